@@ -1,0 +1,70 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "entitled",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "entitled", targets: ["entitled"]),
+        .library(name: "EntitledCore", targets: ["EntitledCore"]),
+        .library(name: "EntitledWire", targets: ["EntitledWire"]),
+        .library(name: "EntitledServer", targets: ["EntitledServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // The domain model and the in-memory store. Knows nothing of sockets or JSON.
+        .target(name: "EntitledCore"),
+        // The wire codec: request lines (bytes) to typed requests, results to response lines (bytes).
+        .target(
+            name: "EntitledWire",
+            dependencies: [
+                "EntitledCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The SwiftNIO server: framing, connections, dispatch to the store.
+        .target(
+            name: "EntitledServer",
+            dependencies: [
+                "EntitledCore",
+                "EntitledWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "entitled",
+            dependencies: [
+                "EntitledCore",
+                "EntitledServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
+        .testTarget(name: "EntitledWireTests", dependencies: ["EntitledWire", "EntitledCore"]),
+        .testTarget(
+            name: "EntitledServerTests",
+            dependencies: [
+                "EntitledServer",
+                "EntitledWire",
+                "EntitledCore",
+                "entitled",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,37 @@
+/// Why the server could not start.
+public enum ServerError: Error, Sendable, CustomStringConvertible {
+    /// Neither TCP nor a Unix socket was configured.
+    case nothingToListenOn
+    /// Another process is accepting connections on this Unix socket path.
+    case socketInUse(path: String)
+    /// Binding an address failed (in use, not permitted, not an address of this machine, ...).
+    case bindFailed(address: String, reason: String)
+    /// The line limit is not a positive number of bytes.
+    case invalidLineLimit(Int)
+
+    /// A stable machine-readable code.
+    public var code: String {
+        switch self {
+        case .nothingToListenOn: return "nothing_to_listen_on"
+        case .socketInUse: return "socket_in_use"
+        case .bindFailed: return "bind_failed"
+        case .invalidLineLimit: return "invalid_line_limit"
+        }
+    }
+
+    /// A sentence a person can act on.
+    public var message: String {
+        switch self {
+        case .nothingToListenOn:
+            return "nothing to listen on: TCP is off and no Unix socket path was given (use --socket PATH)"
+        case .socketInUse(let path):
+            return "another server is already accepting connections on the Unix socket \(path); stop it or choose another path"
+        case .bindFailed(let address, let reason):
+            return "cannot listen on \(address): \(reason)"
+        case .invalidLineLimit(let limit):
+            return "the maximum line length must be at least 1 byte, not \(limit)"
+        }
+    }
+
+    public var description: String { message }
+}

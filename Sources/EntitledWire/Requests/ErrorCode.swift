@@ -1,0 +1,34 @@
+/// The machine-readable codes of failed responses. Part of the wire contract: codes are never renamed.
+public enum ErrorCode: String, Sendable, CaseIterable {
+    /// The line is not valid JSON (or not valid UTF-8).
+    case badJSON = "bad_json"
+    /// Valid JSON, but not a valid request: not an object, a field missing, of the wrong type or out of range.
+    case badRequest = "bad_request"
+    /// `op` names no operation this server knows.
+    case unknownOp = "unknown_op"
+    /// The membership or entitlement named does not exist.
+    case notFound = "not_found"
+    /// The line is longer than the server's limit; the connection is closed after this response.
+    case tooLarge = "too_large"
+    /// Authentication is required or failed.
+    case unauthorized
+    /// Authenticated, but the role does not allow this operation.
+    case forbidden
+    /// The server is at a limit (connections, load) and refuses the request; retry later.
+    case busy
+    /// The server failed; the request may not have been carried out.
+    case `internal`
+}
+
+/// A failed request: a code and a sentence a person can act on.
+public struct WireError: Error, Hashable, Sendable {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    static func badRequest(_ message: String) -> WireError { WireError(.badRequest, message) }
+}

@@ -1,0 +1,155 @@
+import EntitledCore
+
+extension RequestFields {
+    /// The typed request these fields make, or the first reason they make none.
+    func request() throws(WireError) -> Request {
+        if isNotAnObject { throw .badRequest("a request must be a JSON object such as {\"op\":\"ping\"}") }
+        if let fieldError { throw fieldError }
+        guard let op else {
+            throw .badRequest("field \"op\" is required: the operation to run, such as \"check\"")
+        }
+        guard let operation = Request.Operation(rawValue: op) else {
+            let known = Request.Operation.allCases.map(\.rawValue).joined(separator: ", ")
+            throw WireError(.unknownOp, "unknown op \"\(Self.printable(op))\"; known ops: \(known)")
+        }
+        switch operation {
+        case .ping:
+            return .ping
+        case .grant:
+            return .grant(try grant())
+        case .check:
+            return .check(try accessQuery())
+        case .claim:
+            return .claim(
+                device: try required(.device, device, for: operation),
+                user: try required(.user, user, for: operation)
+            )
+        case .revoke:
+            let id = try required(.membership, membership, for: operation)
+            return .revoke(MembershipID(rawValue: id), reason: try text(.reason, reason))
+        case .memberships:
+            return .memberships(try subject(for: operation), moment: try time(.at, at))
+        case .define:
+            return .define(
+                entitlement: try required(.entitlement, entitlement, for: operation),
+                products: try productList(for: operation)
+            )
+        case .catalog:
+            return .catalog
+        }
+    }
+
+    private func grant() throws(WireError) -> Grant {
+        let subject = try subject(for: .grant)
+        let productId = try required(.product, product, for: .grant)
+        let planId = try identifier(.plan, plan)
+        var purchaseSource = PurchaseSource.default
+        if let source {
+            guard let parsed = PurchaseSource(rawValue: source) else {
+                let known = PurchaseSource.allCases.map(\.rawValue).joined(separator: ", ")
+                throw .badRequest("field \"source\" must be one of \(known)")
+            }
+            purchaseSource = parsed
+        }
+        let expiry: Grant.Expiry
+        switch (expiresAt, duration) {
+        case (.some, .some):
+            throw .badRequest("give \"expiresAt\" or \"duration\", not both")
+        case (.some, nil):
+            expiry = .at(try time(.expiresAt, expiresAt)!)
+        case (nil, .some(let text)):
+            guard let span = TimeSpan(parsing: text) else {
+                throw .badRequest(
+                    "field \"duration\" must be a positive whole number and a unit s, m, h, d or w, such as \"30d\""
+                )
+            }
+            expiry = .after(span)
+        case (nil, nil):
+            expiry = .lifetime
+        }
+        return Grant(subject: subject, productId: productId, planId: planId, source: purchaseSource, expiry: expiry)
+    }
+
+    private func accessQuery() throws(WireError) -> AccessQuery {
+        let subject = try subject(for: .check)
+        let filter: AccessFilter
+        switch (try identifier(.product, product), try identifier(.entitlement, entitlement)) {
+        case (.some, .some): throw .badRequest("give \"product\" or \"entitlement\", not both")
+        case (.some(let product), nil): filter = .product(product)
+        case (nil, .some(let entitlement)): filter = .entitlement(entitlement)
+        case (nil, nil): filter = .anyProduct
+        }
+        return AccessQuery(subject: subject, filter: filter, moment: try time(.at, at))
+    }
+
+    private func subject(for operation: Request.Operation) throws(WireError) -> Subject {
+        guard let subject = Subject(user: try identifier(.user, user), device: try identifier(.device, device)) else {
+            throw .badRequest("\(operation.rawValue) needs \"user\" or \"device\" (or both)")
+        }
+        return subject
+    }
+
+    private func productList(for operation: Request.Operation) throws(WireError) -> [String] {
+        guard let products else {
+            throw .badRequest("field \"products\" is required for \(operation.rawValue): an array of product ids")
+        }
+        guard products.count <= Limits.maximumProductsPerEntitlement else {
+            throw .badRequest(
+                "field \"products\" may list at most \(Limits.maximumProductsPerEntitlement) products"
+            )
+        }
+        for product in products {
+            _ = try identifier(.products, product)
+        }
+        return products
+    }
+
+    // MARK: Field rules
+
+    private func required(
+        _ field: RequestField,
+        _ value: String?,
+        for operation: Request.Operation
+    ) throws(WireError) -> String {
+        guard let value = try identifier(field, value) else {
+            throw .badRequest("field \"\(field.description)\" is required for \(operation.rawValue)")
+        }
+        return value
+    }
+
+    /// An id or a name: non-empty, at most `Limits.maximumIdentifierBytes` bytes.
+    private func identifier(_ field: RequestField, _ value: String?) throws(WireError) -> String? {
+        try text(field, value, maximumBytes: Limits.maximumIdentifierBytes)
+    }
+
+    private func text(
+        _ field: RequestField,
+        _ value: String?,
+        maximumBytes: Int = Limits.maximumReasonBytes
+    ) throws(WireError) -> String? {
+        guard let value else { return nil }
+        let byteCount = value.utf8.count
+        if byteCount == 0 {
+            throw .badRequest("field \"\(field.description)\" must not be empty")
+        }
+        if byteCount > maximumBytes {
+            throw .badRequest("field \"\(field.description)\" must be at most \(maximumBytes) bytes, not \(byteCount)")
+        }
+        return value
+    }
+
+    private func time(_ field: RequestField, _ value: String?) throws(WireError) -> Timestamp? {
+        guard let value else { return nil }
+        guard let timestamp = Timestamp(rfc3339: value) else {
+            throw .badRequest(
+                "field \"\(field.description)\" must be an RFC 3339 time such as \"2026-12-21T00:00:00Z\""
+            )
+        }
+        return timestamp
+    }
+
+    /// A client's string made safe to quote in a message: at most 64 characters.
+    static func printable(_ text: String) -> String {
+        text.count <= 64 ? text : String(text.prefix(64)) + "…"
+    }
+}

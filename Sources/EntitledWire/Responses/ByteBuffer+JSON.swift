@@ -1,0 +1,98 @@
+import EntitledCore
+import NIOCore
+
+// Writing JSON straight into the outbound buffer: responses are small, flat and known in advance, so a
+// handful of byte writes replaces an encoder and its intermediate values.
+
+extension ByteBuffer {
+    /// Writes `string` as a JSON string literal, escaping quotes, backslashes and control characters.
+    mutating func writeJSONString(_ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            writeInteger(UInt8(ascii: "\""))
+            var plainStart = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[plainStart..<index]))
+                writeEscaped(byte)
+                plainStart = index + 1
+            }
+            writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[plainStart...]))
+            writeInteger(UInt8(ascii: "\""))
+        }
+    }
+
+    mutating func writeEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): writeStaticString("\\\"")
+        case UInt8(ascii: "\\"): writeStaticString("\\\\")
+        case 0x0A: writeStaticString("\\n")
+        case 0x0D: writeStaticString("\\r")
+        case 0x09: writeStaticString("\\t")
+        case 0x08: writeStaticString("\\b")
+        case 0x0C: writeStaticString("\\f")
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            writeStaticString("\\u00")
+            writeInteger(hex.utf8Start[Int(byte >> 4)])
+            writeInteger(hex.utf8Start[Int(byte & 0x0F)])
+        }
+    }
+
+    /// Writes `timestamp` as a quoted UTC RFC 3339 string.
+    mutating func writeJSONTimestamp(_ timestamp: Timestamp) {
+        writeInteger(UInt8(ascii: "\""))
+        timestamp.withRFC3339Bytes { _ = writeBytes(UnsafeRawBufferPointer($0)) }
+        writeInteger(UInt8(ascii: "\""))
+    }
+
+    /// Writes `timestamp` as a quoted RFC 3339 string, or `null`.
+    mutating func writeJSONTimestampOrNull(_ timestamp: Timestamp?) {
+        if let timestamp {
+            writeJSONTimestamp(timestamp)
+        } else {
+            writeStaticString("null")
+        }
+    }
+
+    mutating func writeJSONBool(_ value: Bool) {
+        writeStaticString(value ? "true" : "false")
+    }
+
+    /// Writes an integer in decimal.
+    mutating func writeJSONInteger(_ value: Int) {
+        writeString(String(value))
+    }
+
+    /// Copies a JSON value that a client sent (already validated) without its insignificant whitespace,
+    /// so that an echoed `id` never breaks the one-line framing.
+    mutating func writeMinifiedJSON(_ raw: ByteBuffer) {
+        let hasWhitespace = raw.readableBytesView.contains { byte in
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+                || byte == UInt8(ascii: "\n")
+        }
+        guard hasWhitespace else {
+            writeImmutableBuffer(raw)
+            return
+        }
+        var insideString = false
+        var escaped = false
+        for byte in raw.readableBytesView {
+            if insideString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    insideString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                insideString = true
+            } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+                || byte == UInt8(ascii: "\n")
+            {
+                continue
+            }
+            writeInteger(byte)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import EntitledCore
+
+/// The successful outcome of a request, ready to be written as a response line.
+public enum Response: Sendable {
+    /// `ping`: nothing but `ok`.
+    case pong
+    /// `grant` and `revoke`: the membership, its status computed at `moment`.
+    case membership(Membership, moment: Timestamp)
+    /// `check`: `active`, and `expiresAt` when active.
+    case access(AccessResult)
+    /// `claim`: how many memberships moved.
+    case claimed(Int)
+    /// `memberships`: the visible memberships, statuses computed at `moment`.
+    case memberships([Membership], moment: Timestamp)
+    /// `define`: the entitlement and its products as stored.
+    case defined(entitlement: String, products: [String])
+    /// `catalog`: every entitlement and its products.
+    case catalog([(entitlement: String, products: [String])])
+}

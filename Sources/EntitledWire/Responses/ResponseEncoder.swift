@@ -1,0 +1,112 @@
+import EntitledCore
+import NIOCore
+
+/// Writes response lines: one JSON object and a `\n` each.
+public enum ResponseEncoder {
+    /// Writes a success line for `response`, echoing `id` when the request had one.
+    public static func write(_ response: Response, id: ByteBuffer?, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("{\"ok\":true")
+        writeID(id, into: &buffer)
+        switch response {
+        case .pong:
+            break
+        case .membership(let membership, let moment):
+            buffer.writeStaticString(",\"membership\":")
+            write(membership, at: moment, into: &buffer)
+        case .access(.inactive):
+            buffer.writeStaticString(",\"active\":false")
+        case .access(.active(let until)):
+            buffer.writeStaticString(",\"active\":true,\"expiresAt\":")
+            buffer.writeJSONTimestampOrNull(until)
+        case .claimed(let count):
+            buffer.writeStaticString(",\"claimed\":")
+            buffer.writeJSONInteger(count)
+        case .memberships(let memberships, let moment):
+            buffer.writeStaticString(",\"memberships\":[")
+            for (index, membership) in memberships.enumerated() {
+                if index > 0 { buffer.writeStaticString(",") }
+                write(membership, at: moment, into: &buffer)
+            }
+            buffer.writeStaticString("]")
+        case .defined(let entitlement, let products):
+            buffer.writeStaticString(",\"entitlement\":")
+            buffer.writeJSONString(entitlement)
+            buffer.writeStaticString(",\"products\":")
+            write(products, into: &buffer)
+        case .catalog(let entries):
+            buffer.writeStaticString(",\"entitlements\":{")
+            for (index, entry) in entries.enumerated() {
+                if index > 0 { buffer.writeStaticString(",") }
+                buffer.writeJSONString(entry.entitlement)
+                buffer.writeStaticString(":")
+                write(entry.products, into: &buffer)
+            }
+            buffer.writeStaticString("}")
+        }
+        buffer.writeStaticString("}\n")
+    }
+
+    /// Writes a failure line: `{"ok":false,"id":...,"error":{"code":...,"message":...}}`.
+    public static func write(_ error: WireError, id: ByteBuffer?, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("{\"ok\":false")
+        writeID(id, into: &buffer)
+        buffer.writeStaticString(",\"error\":{\"code\":")
+        buffer.writeJSONString(error.code.rawValue)
+        buffer.writeStaticString(",\"message\":")
+        buffer.writeJSONString(error.message)
+        buffer.writeStaticString("}}\n")
+    }
+
+    private static func writeID(_ id: ByteBuffer?, into buffer: inout ByteBuffer) {
+        guard let id else { return }
+        buffer.writeStaticString(",\"id\":")
+        buffer.writeMinifiedJSON(id)
+    }
+
+    /// A membership object; `status` and `isActive` are computed at `moment`.
+    static func write(_ membership: Membership, at moment: Timestamp, into buffer: inout ByteBuffer) {
+        let status = membership.status(at: moment)
+        buffer.writeStaticString("{\"id\":")
+        buffer.writeJSONString(membership.id.rawValue)
+        buffer.writeStaticString(",\"productId\":")
+        buffer.writeJSONString(membership.productId)
+        if let planId = membership.planId {
+            buffer.writeStaticString(",\"planId\":")
+            buffer.writeJSONString(planId)
+        }
+        if let user = membership.user {
+            buffer.writeStaticString(",\"user\":")
+            buffer.writeJSONString(user)
+        }
+        if let device = membership.device {
+            buffer.writeStaticString(",\"device\":")
+            buffer.writeJSONString(device)
+        }
+        buffer.writeStaticString(",\"status\":")
+        buffer.writeJSONString(status.rawValue)
+        buffer.writeStaticString(",\"isActive\":")
+        buffer.writeJSONBool(status.grantsAccess)
+        buffer.writeStaticString(",\"createdAt\":")
+        buffer.writeJSONTimestamp(membership.createdAt)
+        buffer.writeStaticString(",\"expiresAt\":")
+        buffer.writeJSONTimestampOrNull(membership.expiresAt)
+        buffer.writeStaticString(",\"source\":")
+        buffer.writeJSONString(membership.source.rawValue)
+        if let revocation = membership.revocation {
+            buffer.writeStaticString(",\"revokedAt\":")
+            buffer.writeJSONTimestamp(revocation.revokedAt)
+            buffer.writeStaticString(",\"reason\":")
+            buffer.writeJSONString(revocation.reason)
+        }
+        buffer.writeStaticString("}")
+    }
+
+    private static func write(_ strings: [String], into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("[")
+        for (index, string) in strings.enumerated() {
+            if index > 0 { buffer.writeStaticString(",") }
+            buffer.writeJSONString(string)
+        }
+        buffer.writeStaticString("]")
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import EntitledCore
+import EntitledServer
+import Foundation
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `entitled`: the entitlement server.
+@main
+struct EntitledCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "entitled",
+        abstract: "Answers \"may this user or device use product X / entitlement Y right now?\" over a newline-delimited JSON protocol.",
+        discussion: """
+            Serves TCP (127.0.0.1:7117 by default) and, with --socket, a Unix socket. When it is ready it \
+            prints one line containing "listening on" and the addresses it bound. SIGTERM or SIGINT stops it \
+            gracefully. The protocol is specified in Protocol/PROTOCOL.md.
+            """,
+        version: EntitledServer.version
+    )
+
+    @Option(help: "The TCP address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The TCP port to listen on; 0 picks any free port (the ready line shows which).")
+    var port = ServerConfiguration.defaultPort
+
+    @Flag(name: .customLong("no-tcp"), help: "Do not listen on TCP (serve the Unix socket only).")
+    var tcpDisabled = false
+
+    @Option(name: .customLong("socket"), help: "Also listen on a Unix domain socket at this path.")
+    var socketPath: String?
+
+    @Option(help: "The data directory, created if missing.")
+    var dataDir = "./entitled-data"
+
+    @Option(help: "The longest request line accepted, in bytes; a longer one is answered too_large and its connection closed.")
+    var maxLineLength = ServerConfiguration.defaultMaximumLineLength
+
+    @Option(help: "The lowest level of log lines written to standard error: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
+        guard maxLineLength >= 1 else { throw ValidationError("--max-line-length must be at least 1, not \(maxLineLength)") }
+        if tcpDisabled && socketPath == nil {
+            throw ValidationError("--no-tcp needs --socket PATH: there would be nothing to listen on")
+        }
+    }
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "entitled")
+
+        do {
+            try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        } catch {
+            logger.critical("cannot create the data directory \(dataDir): \(error.localizedDescription)")
+            throw ExitCode.failure
+        }
+
+        let configuration = ServerConfiguration(
+            tcp: tcpDisabled ? nil : .init(host: host, port: port),
+            unixSocketPath: socketPath,
+            maximumLineLength: maxLineLength
+        )
+        let dataDirectory = dataDir
+        let server = EntitledServer(
+            store: EntitlementStore(),
+            configuration: configuration,
+            logger: logger,
+            onReady: { addresses in
+                let line = "entitled \(EntitledServer.version) listening on \(ReadyLine.describe(addresses)) (data directory \(dataDirectory))"
+                print(line)
+                fflush(nil)  // flush stdout at once: scripts wait for this line
+                logger.info("ready", metadata: ["addresses": "\(ReadyLine.describe(addresses))"])
+            }
+        )
+        let group = ServiceGroup(
+            services: [server],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [],
+            logger: logger
+        )
+        do {
+            try await group.run()
+        } catch let error as ServerError {
+            logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
+            throw ExitCode.failure
+        }
+        logger.info("stopped")
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
