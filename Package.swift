@@ -59,7 +59,6 @@ let package = Package(
                 "EntitledServer",
                 "EntitledWire",
                 "EntitledCore",
-                "entitled",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

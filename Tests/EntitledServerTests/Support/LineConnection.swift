@@ -1,0 +1,154 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A deliberately plain blocking socket client for tests: it sends exactly the bytes a test gives it, in
+/// the pieces the test chooses, and reads response lines back, so tests control framing down to the byte.
+final class LineConnection {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private let descriptor: Int32
+    private var received: [UInt8] = []
+    private var sawEndOfStream = false
+
+    /// Connects over TCP to 127.0.0.1.
+    init(port: Int, timeoutSeconds: Int = 10) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard status == 0 else {
+            Glibc.close(descriptor)
+            throw Failure(description: "connect to port \(port) failed: errno \(errno)")
+        }
+        var noDelay: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+        setTimeout(seconds: timeoutSeconds)
+    }
+
+    /// Connects to a Unix domain socket.
+    init(unixSocketPath path: String, timeoutSeconds: Int = 10) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes.prefix(raw.count - 1))
+        }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard status == 0 else {
+            Glibc.close(descriptor)
+            throw Failure(description: "connect to \(path) failed: errno \(errno)")
+        }
+        setTimeout(seconds: timeoutSeconds)
+    }
+
+    deinit {
+        Glibc.close(descriptor)
+    }
+
+    private func setTimeout(seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Sends `text` as it is (no newline added).
+    func send(_ text: String) throws {
+        try send(bytes: Array(text.utf8))
+    }
+
+    /// Sends raw bytes as they are.
+    func send(bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { throw Failure(description: "send failed: errno \(errno)") }
+            offset += written
+        }
+    }
+
+    /// Closes the sending side (the server sees end of input) but keeps reading.
+    func closeSending() {
+        shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// The next response line without its newline, or `nil` when the server closed the connection.
+    func readLine() throws -> String? {
+        while true {
+            if let newline = received.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: received[..<newline], as: UTF8.self)
+                received.removeSubrange(...newline)
+                return line
+            }
+            if sawEndOfStream { return nil }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count == 0 {
+                sawEndOfStream = true
+            } else if count < 0 {
+                if errno == ECONNRESET {
+                    sawEndOfStream = true
+                } else {
+                    throw Failure(description: "no response within the timeout (errno \(errno))")
+                }
+            } else {
+                received.append(contentsOf: chunk[..<count])
+            }
+        }
+    }
+
+    /// Whether the server has closed the connection (reads end of stream with no further line).
+    func isClosedByServer() throws -> Bool {
+        try readLine() == nil
+    }
+
+    /// Sends one request line and returns its response, parsed.
+    func request(_ line: String) throws -> JSONObject {
+        try send(line + "\n")
+        guard let response = try readLine() else { throw Failure(description: "connection closed before a response to \(line)") }
+        return try JSONObject(line: response)
+    }
+}
+
+/// A parsed response line, with typed accessors for the fields tests look at.
+struct JSONObject: CustomStringConvertible {
+    let line: String
+    let fields: [String: Any]
+
+    init(line: String) throws {
+        self.line = line
+        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            throw LineConnection.Failure(description: "response is not a JSON object: \(line)")
+        }
+        fields = object
+    }
+
+    var description: String { line }
+
+    subscript(key: String) -> Any? { fields[key] }
+
+    var ok: Bool? { fields["ok"] as? Bool }
+    var errorCode: String? { (fields["error"] as? [String: Any])?["code"] as? String }
+    var errorMessage: String? { (fields["error"] as? [String: Any])?["message"] as? String }
+    var active: Bool? { fields["active"] as? Bool }
+    var membership: [String: Any]? { fields["membership"] as? [String: Any] }
+    var membershipID: String? { membership?["id"] as? String }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// The real `entitled` executable, started as a child process, for tests of the command line, startup
+/// and signals. The binary is the one `swift build` put beside this test bundle.
+final class ServerProcess {
+    let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    /// The line the server printed when it was ready.
+    private(set) var readyLine = ""
+
+    static var executableURL: URL {
+        // The test runner lives in the build products folder; the server binary is built there too.
+        let runner = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return runner.deletingLastPathComponent().appendingPathComponent("entitled")
+    }
+
+    init(arguments: [String], workingDirectory: String) {
+        process.executableURL = Self.executableURL
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
+        process.standardOutput = output
+        process.standardError = errors
+    }
+
+    /// Starts the process and waits for its ready line; returns the TCP port it names, if any.
+    @discardableResult
+    func startAndWaitUntilReady(timeout: Duration = .seconds(30)) throws -> Int? {
+        try process.run()
+        let deadline = ContinuousClock.now + timeout
+        var collected = Data()
+        let handle = output.fileHandleForReading
+        while !collected.contains(UInt8(ascii: "\n")) {
+            guard ContinuousClock.now < deadline, process.isRunning || !collected.isEmpty else {
+                throw LineConnection.Failure(
+                    description: "entitled did not become ready; stderr: \(standardErrorText())"
+                )
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            collected.append(chunk)
+        }
+        readyLine = String(decoding: collected, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        guard let match = readyLine.firstMatch(of: /tcp 127\.0\.0\.1:(\d+)/) else { return nil }
+        return Int(match.1)
+    }
+
+    /// Sends `signal` and waits for the process to exit; returns its exit status.
+    func stop(with signal: Int32 = SIGTERM) -> Int32 {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Runs to completion (for invocations that exit by themselves) and returns the exit status.
+    func runToExit() throws -> Int32 {
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    func standardErrorText() -> String {
+        String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    func standardOutputText() -> String {
+        String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import EntitledCore
+import EntitledServer
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// An in-process `EntitledServer` on an ephemeral TCP port (and optionally a Unix socket in a fresh
+/// temporary directory), for the duration of `body`.
+func withTestServer<Result>(
+    unixSocket: Bool = false,
+    maximumLineLength: Int = ServerConfiguration.defaultMaximumLineLength,
+    store: EntitlementStore = EntitlementStore(),
+    _ body: (RunningServer) async throws -> Result
+) async throws -> Result {
+    let directory = try TemporaryDirectory()
+    let configuration = ServerConfiguration(
+        tcp: .init(host: "127.0.0.1", port: 0),
+        unixSocketPath: unixSocket ? directory.path + "/entitled.sock" : nil,
+        maximumLineLength: maximumLineLength
+    )
+    var logger = Logger(label: "entitled-test")
+    logger.logLevel = .warning
+    let server = EntitledServer(store: store, configuration: configuration, logger: logger)
+    let addresses = try await server.start()
+    let running = RunningServer(
+        server: server,
+        store: store,
+        port: addresses.first?.port ?? 0,
+        unixSocketPath: configuration.unixSocketPath,
+        directory: directory
+    )
+    do {
+        let result = try await body(running)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
+struct RunningServer {
+    let server: EntitledServer
+    let store: EntitlementStore
+    let port: Int
+    let unixSocketPath: String?
+    let directory: TemporaryDirectory
+
+    func connect() throws -> LineConnection {
+        try LineConnection(port: port)
+    }
+}
+
+/// A directory under the system's temporary directory, removed when the value is released.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/entitled-test-XXXXXX").utf8CString)
+        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw LineConnection.Failure(description: "mkdtemp failed: errno \(errno)")
+        }
+        path = String(cString: created)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
