@@ -35,9 +35,10 @@ enum RequestField: Int, CaseIterable {
 
     /// The field whose name is exactly these bytes (compared without building a String).
     static func matching(_ key: UnsafeRawBufferPointer) -> RequestField? {
+        guard let keyStart = key.baseAddress, !key.isEmpty else { return nil }
         for field in allCases {
             let name = field.name
-            if name.utf8CodeUnitCount == key.count, memcmp(name.utf8Start, key.baseAddress!, key.count) == 0 {
+            if name.utf8CodeUnitCount == key.count, memcmp(name.utf8Start, keyStart, key.count) == 0 {
                 return field
             }
         }
