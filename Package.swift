@@ -52,7 +52,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
-        .testTarget(name: "EntitledWireTests", dependencies: ["EntitledWire", "EntitledCore"]),
+        .testTarget(
+            name: "EntitledWireTests",
+            dependencies: ["EntitledWire", "EntitledCore", .product(name: "NIOCore", package: "swift-nio")]
+        ),
         .testTarget(
             name: "EntitledServerTests",
             dependencies: [

@@ -164,6 +164,21 @@ struct ProtocolOverTCPTests {
         }
     }
 
+    @Test func aLastLineWithoutANewlineIsHeldToTheSameLimit() async throws {
+        try await withTestServer(maximumLineLength: 20) { server in
+            let atLimit = try server.connect()
+            try atLimit.send(#"{"op":"ping","x":12}"#)  // 20 bytes
+            atLimit.closeSending()
+            #expect(try JSONObject(line: try #require(try atLimit.readLine())).ok == true)
+
+            let overLimit = try server.connect()
+            try overLimit.send(#"{"op":"ping","x":123}"#)  // 21 bytes
+            overLimit.closeSending()
+            #expect(try JSONObject(line: try #require(try overLimit.readLine())).errorCode == "too_large")
+            #expect(try overLimit.isClosedByServer())
+        }
+    }
+
     @Test func aWriteOnOneConnectionIsVisibleToAReadOnAnotherRightAfterItsResponse() async throws {
         try await withTestServer { server in
             let writer = try server.connect()

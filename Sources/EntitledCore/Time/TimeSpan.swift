@@ -36,15 +36,16 @@ extension TimeSpan {
         guard utf8.count >= 2, let unit = utf8.popLast(), let unitLength = Self.unitMilliseconds[unit] else {
             return nil
         }
-        guard utf8.count <= 9 else { return nil }  // 9 digits cannot overflow Int64 below
+        // 12 digits hold 1000 years even in seconds, and cannot overflow Int64 before the check below.
+        guard utf8.count <= 12 else { return nil }
         var count: Int64 = 0
         for digit in utf8 {
             guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
             count = count * 10 + Int64(digit - UInt8(ascii: "0"))
         }
         guard count > 0 else { return nil }
-        let milliseconds = count * unitLength
-        guard milliseconds <= Self.maximum.milliseconds else { return nil }
+        let (milliseconds, overflow) = count.multipliedReportingOverflow(by: unitLength)
+        guard !overflow, milliseconds <= Self.maximum.milliseconds else { return nil }
         self.init(milliseconds: milliseconds)
     }
 }

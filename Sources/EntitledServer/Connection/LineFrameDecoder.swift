@@ -44,6 +44,9 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         while try decode(context: context, buffer: &buffer) == .continue {}
         // The peer closed its side after a last line without "\n": answer it all the same.
         if seenEOF, buffer.readableBytes > 0 {
+            let view = buffer.readableBytesView
+            let contentLength = view.last == UInt8(ascii: "\r") ? view.count - 1 : view.count
+            if contentLength > maximumLineLength { throw LineTooLongError(limit: maximumLineLength) }
             searchedBytes = 0
             context.fireChannelRead(Self.wrapInboundOut(buffer.readSlice(length: buffer.readableBytes)!))
         }

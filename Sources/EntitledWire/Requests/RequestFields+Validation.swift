@@ -4,14 +4,15 @@ extension RequestFields {
     /// The typed request these fields make, or the first reason they make none.
     func request() throws(WireError) -> Request {
         if isNotAnObject { throw .badRequest("a request must be a JSON object such as {\"op\":\"ping\"}") }
-        if let fieldError { throw fieldError }
+        // An unknown op is reported before any field problem: the fields mean nothing without an op.
         guard let op else {
-            throw .badRequest("field \"op\" is required: the operation to run, such as \"check\"")
+            throw fieldError ?? .badRequest("field \"op\" is required: the operation to run, such as \"check\"")
         }
         guard let operation = Request.Operation(rawValue: op) else {
             let known = Request.Operation.allCases.map(\.rawValue).joined(separator: ", ")
             throw WireError(.unknownOp, "unknown op \"\(Self.printable(op))\"; known ops: \(known)")
         }
+        if let fieldError { throw fieldError }
         switch operation {
         case .ping:
             return .ping
@@ -98,8 +99,10 @@ extension RequestFields {
                 "field \"products\" may list at most \(Limits.maximumProductsPerEntitlement) products"
             )
         }
-        for product in products {
-            _ = try identifier(.products, product)
+        for product in products where product.isEmpty || product.utf8.count > Limits.maximumIdentifierBytes {
+            throw .badRequest(
+                "each product in \"products\" must be a non-empty string of at most \(Limits.maximumIdentifierBytes) bytes"
+            )
         }
         return products
     }

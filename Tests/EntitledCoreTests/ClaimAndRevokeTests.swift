@@ -1,0 +1,99 @@
+import Testing
+
+@testable import EntitledCore
+
+@Suite struct ClaimTests {
+    @Test func aRepeatedClaimMovesNothingAndReturnsZero() throws {
+        let store = makeStore()
+        store.buy("prod_a", as: .device("phone"))
+        store.buy("prod_b", as: .device("phone"))
+
+        #expect(store.claim(device: "phone", user: "alice") == 2)
+        #expect(store.claim(device: "phone", user: "alice") == 0)
+        #expect(store.memberships(visibleTo: .user("alice")).count == 2)
+    }
+
+    @Test func claimingADeviceWithNoPurchasesReturnsZero() {
+        let store = makeStore()
+        #expect(store.claim(device: "unknown-device", user: "alice") == 0)
+        #expect(store.memberships(visibleTo: .user("alice")).isEmpty)
+    }
+
+    @Test func aClaimLeavesOtherDevicesGuestPurchasesAlone() throws {
+        let store = makeStore()
+        store.buy("prod_a", as: .device("phone"))
+        let other = store.buy("prod_b", as: .device("tablet"))
+
+        #expect(store.claim(device: "phone", user: "alice") == 1)
+        #expect(store.membership(withID: other.id)?.user == nil)
+        #expect(store.visibleIDs(.device("tablet")) == [other.id])
+    }
+}
+
+@Suite struct RevokeTests {
+    @Test func revokingMarksTheMembershipRevokedWithTimeAndReason() throws {
+        let store = makeStore()
+        let membership = store.buy("prod_a", as: .user("alice"))
+
+        let revoked = try store.revoke(membership.id, reason: "refund")
+        #expect(revoked.id == membership.id)
+        #expect(revoked.revocation == Revocation(revokedAt: referenceTime, reason: "refund"))
+        #expect(revoked.status(at: referenceTime) == .revoked)
+        #expect(!revoked.isActive(at: referenceTime))
+        #expect(store.membership(withID: membership.id) == revoked)
+        #expect(try store.access(.user("alice")) == .inactive)
+    }
+
+    @Test func aRepeatedRevokeReturnsTheMembershipUnchangedWithItsFirstTimeAndReason() throws {
+        let clock = TestClock(referenceTime)
+        let store = makeStore(clock: clock)
+        let membership = store.buy("prod_a", as: .user("alice"))
+
+        clock.advance(by: .hours(1))
+        let first = try store.revoke(membership.id, reason: "refund")
+        clock.advance(by: .hours(1))
+        let second = try store.revoke(membership.id, reason: "chargeback")
+
+        #expect(second == first)
+        #expect(second.revocation?.revokedAt == referenceTime.adding(.hours(1)))
+        #expect(second.revocation?.reason == "refund")
+        #expect(store.membership(withID: membership.id) == first)
+    }
+
+    @Test func revokingAnUnknownIDThrowsUnknownMembership() {
+        let store = makeStore()
+        let id = MembershipID(rawValue: "mem_doesnotexist0")
+        #expect(throws: StoreError.unknownMembership(id)) {
+            try store.revoke(id, reason: nil)
+        }
+        #expect(StoreError.unknownMembership(id).code == .notFound)
+    }
+
+    @Test func aRevokedMembershipIsNotActiveEvenAtAMomentBeforeItsRevocation() throws {
+        let clock = TestClock(referenceTime)
+        let store = makeStore(clock: clock)
+        let membership = store.buy("prod_a", as: .user("alice"), expiry: .after(.days(30)))
+        clock.advance(by: .days(2))
+        let revoked = try store.revoke(membership.id, reason: "chargeback")
+
+        let beforeRevocation = referenceTime.adding(.days(1))
+        #expect(revoked.status(at: beforeRevocation) == .revoked)
+        #expect(try store.access(.user("alice"), at: beforeRevocation) == .inactive)
+        #expect(try store.access(.user("alice"), product: "prod_a", at: referenceTime) == .inactive)
+    }
+
+    @Test func revokedStatusWinsOverExpiredStatus() throws {
+        let store = makeStore()
+        let membership = store.buy("prod_a", as: .user("alice"), expiry: .at(referenceTime.adding(.days(-1))))
+        let revoked = try store.revoke(membership.id, reason: nil)
+        #expect(revoked.status(at: referenceTime) == .revoked)
+    }
+
+    @Test func aRevokeWithoutAReasonRecordsManual() throws {
+        let store = makeStore()
+        let membership = store.buy("prod_a", as: .device("phone"))
+        let revoked = try store.revoke(membership.id, reason: nil)
+        #expect(revoked.revocation?.reason == "manual")
+        #expect(Revocation.defaultReason == "manual")
+    }
+}

@@ -1,0 +1,166 @@
+import NIOCore
+import Testing
+
+@testable import EntitledCore
+@testable import EntitledWire
+
+/// Each operation decodes to the right typed request with its fields.
+@Suite struct RequestDecodingTests {
+    static let december21 = Timestamp(millisecondsSinceEpoch: 1_797_811_200_000)  // 2026-12-21T00:00:00Z
+
+    @Test func pingDecodesToPing() throws {
+        let decoded = try request(#"{"op":"ping"}"#)
+        guard case .ping = decoded else {
+            Issue.record("decoded \(decoded)")
+            return
+        }
+        #expect(decoded.op == .ping)
+    }
+
+    @Test func grantDecodesEveryFieldWithAFixedExpiry() throws {
+        let grant = try #require(
+            try request(
+                #"{"op":"grant","user":"alice","device":"phone","product":"prod_pro","plan":"plan_monthly","source":"app_store","expiresAt":"2026-12-21T01:30:00+01:30"}"#
+            ).grant)
+        #expect(grant.subject == .user("alice", device: "phone"))
+        #expect(grant.productId == "prod_pro")
+        #expect(grant.planId == "plan_monthly")
+        #expect(grant.source == .appStore)
+        #expect(grant.expiry == .at(Self.december21))
+    }
+
+    @Test func grantDecodesADuration() throws {
+        let grant = try #require(try request(#"{"op":"grant","device":"phone","product":"prod_pro","duration":"30d"}"#).grant)
+        #expect(grant.subject == .device("phone"))
+        #expect(grant.expiry == .after(.days(30)))
+    }
+
+    @Test func aGrantWithoutExpiryPlanOrSourceIsALifetimeManualGrant() throws {
+        let grant = try #require(try request(#"{"op":"grant","user":"alice","product":"prod_pro"}"#).grant)
+        #expect(grant.subject == .user("alice"))
+        #expect(grant.planId == nil)
+        #expect(grant.source == .manual)
+        #expect(grant.expiry == .lifetime)
+    }
+
+    @Test func grantAcceptsEverySourceTheProtocolNames() throws {
+        for source in ["app_store", "play_store", "stripe", "whop", "manual", "promotional"] {
+            let grant = try #require(
+                try request(#"{"op":"grant","user":"u","product":"p","source":"\#(source)"}"#).grant)
+            #expect(grant.source.rawValue == source)
+        }
+    }
+
+    @Test func checkDecodesSubjectProductAndMoment() throws {
+        let query = try #require(
+            try request(#"{"op":"check","user":"alice","device":"phone","product":"prod_pro","at":"2026-12-21T00:00:00Z"}"#)
+                .accessQuery)
+        #expect(query.subject == .user("alice", device: "phone"))
+        #expect(query.filter == .product("prod_pro"))
+        #expect(query.moment == Self.december21)
+    }
+
+    @Test func checkDecodesAnEntitlementFilter() throws {
+        let query = try #require(try request(#"{"op":"check","device":"phone","entitlement":"pro"}"#).accessQuery)
+        #expect(query.subject == .device("phone"))
+        #expect(query.filter == .entitlement("pro"))
+        #expect(query.moment == nil)
+    }
+
+    @Test func aCheckWithoutProductOrEntitlementMeansAnyProduct() throws {
+        let query = try #require(try request(#"{"op":"check","user":"alice"}"#).accessQuery)
+        #expect(query.filter == .anyProduct)
+        #expect(query.moment == nil)
+    }
+
+    @Test func claimDecodesDeviceAndUser() throws {
+        guard case .claim(let device, let user) = try request(#"{"op":"claim","user":"alice","device":"phone"}"#) else {
+            Issue.record("not a claim")
+            return
+        }
+        #expect(device == "phone")
+        #expect(user == "alice")
+    }
+
+    @Test func revokeDecodesTheMembershipIDAndReason() throws {
+        guard case .revoke(let id, let reason) = try request(#"{"op":"revoke","membership":"mem_0k3n5q8r2t4v6","reason":"refund"}"#)
+        else {
+            Issue.record("not a revoke")
+            return
+        }
+        #expect(id == MembershipID(rawValue: "mem_0k3n5q8r2t4v6"))
+        #expect(reason == "refund")
+    }
+
+    @Test func aRevokeWithoutAReasonHasNoReason() throws {
+        guard case .revoke(_, let reason) = try request(#"{"op":"revoke","membership":"mem_0k3n5q8r2t4v6"}"#) else {
+            Issue.record("not a revoke")
+            return
+        }
+        #expect(reason == nil)
+    }
+
+    @Test func membershipsDecodesTheSubjectAndMoment() throws {
+        guard case .memberships(let subject, let moment) = try request(
+            #"{"op":"memberships","user":"alice","device":"phone","at":"2026-12-21T00:00:00Z"}"#)
+        else {
+            Issue.record("not memberships")
+            return
+        }
+        #expect(subject == .user("alice", device: "phone"))
+        #expect(moment == Self.december21)
+
+        guard case .memberships(let deviceOnly, nil) = try request(#"{"op":"memberships","device":"phone"}"#) else {
+            Issue.record("not memberships without a moment")
+            return
+        }
+        #expect(deviceOnly == .device("phone"))
+    }
+
+    @Test func defineDecodesTheEntitlementAndItsProducts() throws {
+        guard case .define(let entitlement, let products) = try request(
+            #"{"op":"define","entitlement":"pro","products":["prod_b","prod_a"]}"#)
+        else {
+            Issue.record("not a define")
+            return
+        }
+        #expect(entitlement == "pro")
+        #expect(products == ["prod_b", "prod_a"])
+    }
+
+    @Test func defineAcceptsAnEmptyProductList() throws {
+        guard case .define(_, let products) = try request(#"{"op":"define","entitlement":"pro","products":[ ]}"#) else {
+            Issue.record("not a define")
+            return
+        }
+        #expect(products.isEmpty)
+    }
+
+    @Test func catalogDecodesToCatalog() throws {
+        let decoded = try request(#"{"op":"catalog"}"#)
+        guard case .catalog = decoded else {
+            Issue.record("decoded \(decoded)")
+            return
+        }
+    }
+
+    @Test func whitespaceAroundTokensIsAllowed() throws {
+        let query = try #require(try request(" \t{ \"op\" : \"check\" ,\n \"user\" : \"alice\" } ").accessQuery)
+        #expect(query.subject == .user("alice"))
+    }
+
+    @Test func aTrailingCarriageReturnIsTolerated() throws {
+        let decoded = decode("{\"op\":\"check\",\"user\":\"alice\",\"id\":7}\r")
+        guard case .success(.check(let query)) = decoded.result else {
+            Issue.record("decoded \(decoded.result)")
+            return
+        }
+        #expect(query.subject == .user("alice"))
+        #expect(decoded.id.map { String(buffer: $0) } == "7")
+    }
+
+    @Test func theOperationNamesAreTheProtocols() {
+        #expect(Request.Operation.allCases.map(\.rawValue)
+            == ["ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog"])
+    }
+}
