@@ -43,7 +43,11 @@ struct EntitledCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
-        guard maxLineLength >= 1 else { throw ValidationError("--max-line-length must be at least 1, not \(maxLineLength)") }
+        guard (1...ServerConfiguration.largestMaximumLineLength).contains(maxLineLength) else {
+            throw ValidationError(
+                "--max-line-length must be between 1 and \(ServerConfiguration.largestMaximumLineLength) (64 MiB), not \(maxLineLength)"
+            )
+        }
         if tcpDisabled && socketPath == nil {
             throw ValidationError("--no-tcp needs --socket PATH: there would be nothing to listen on")
         }

@@ -85,6 +85,21 @@ import Testing
         #expect(try store.check(AccessQuery(subject: .user("bob"), filter: .entitlement("pro"))) == .inactive)
     }
 
+    @Test func anEntitlementWithManyProductsRecognisesEachOfThem() throws {
+        // Past a handful of products the store looks them up in a set instead of scanning the list.
+        let store = makeStore()
+        let products = (0..<1000).map { "prod_\($0)" }
+        store.define(entitlement: "bundle", products: products)
+        store.buy("prod_0", as: .user("first"))
+        store.buy("prod_737", as: .user("middle"))
+        store.buy("prod_999", as: .user("last"))
+        store.buy("prod_1000", as: .user("outsider"))
+        for user in ["first", "middle", "last"] {
+            #expect(try store.check(AccessQuery(subject: .user(user), filter: .entitlement("bundle"))).isActive)
+        }
+        #expect(try store.check(AccessQuery(subject: .user("outsider"), filter: .entitlement("bundle"))) == .inactive)
+    }
+
     @Test func anEntitlementWithNoProductsIsInactive() throws {
         let store = makeStore()
         store.define(entitlement: "empty", products: [])

@@ -70,7 +70,8 @@ struct EntitledExecutableTests {
     @Test(arguments: [
         (["--port", "70000"], "--port must be between 0 and 65535"),
         (["--no-tcp"], "--no-tcp needs --socket"),
-        (["--max-line-length", "0"], "--max-line-length must be at least 1"),
+        (["--max-line-length", "0"], "--max-line-length must be between 1 and"),
+        (["--max-line-length", "9223372036854775807"], "--max-line-length must be between 1 and"),
         (["--log-level", "loud"], "log-level"),
     ])
     func invalidFlagsAreRefusedWithAMessage(arguments: [String], message: String) async throws {

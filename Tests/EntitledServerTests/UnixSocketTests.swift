@@ -69,6 +69,29 @@ struct UnixSocketTests {
         }
     }
 
+    @Test func stoppingLeavesASocketFileThatIsNoLongerItsOwn() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/e.sock"
+        let server = EntitledServer(store: EntitlementStore(), configuration: ServerConfiguration(tcp: nil, unixSocketPath: path))
+        try await server.start()
+        // Someone replaced the socket file (an operator, or a second server that took the path over).
+        #expect(unlink(path) == 0)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("not ours".utf8)))
+        await server.stop()
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aServerStartsOnceAndCannotBeRestartedAfterStopping() async throws {
+        let server = EntitledServer(
+            store: EntitlementStore(),
+            configuration: ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0))
+        )
+        try await server.start()
+        await #expect(throws: ServerError.self) { try await server.start() }
+        await server.stop()
+        await #expect(throws: ServerError.self) { try await server.start() }
+    }
+
     @Test func aServerWithNothingToListenOnRefusesToStart() async throws {
         let server = EntitledServer(store: EntitlementStore(), configuration: ServerConfiguration(tcp: nil, unixSocketPath: nil))
         await #expect(throws: ServerError.self) { try await server.start() }

@@ -180,8 +180,24 @@ import Testing
 
     @Test func anUnknownOpIsReportedBeforeProblemsWithItsFields() throws {
         #expect(try failure(#"{"op":"fly","user":5,"device":""}"#).code == .unknownOp)
-        // Without a usable op, the field problem is what there is to report.
-        #expect(try failure(#"{"op":7,"user":"u"}"#).code == .badRequest)
+        // An op of the wrong type is what there is to report.
+        let wrongType = try failure(#"{"op":7,"user":"u"}"#)
+        #expect(wrongType.code == .badRequest)
+        #expect(wrongType.message.contains(#"field "op" must be a string"#))
+    }
+
+    @Test func aMissingOpIsReportedBeforeProblemsWithOtherFields() throws {
+        let error = try failure(#"{"user":5}"#)
+        #expect(error.code == .badRequest)
+        #expect(error.message.contains(#"field "op" is required"#))
+    }
+
+    @Test func anUnknownOpMadeOfCombiningMarksIsShortenedInTheMessage() throws {
+        // One Character, 20,001 Unicode scalars: the message must not carry them all.
+        let op = "a" + String(repeating: "\u{0301}", count: 20_000)
+        let error = try failure(#"{"op":"\#(op)"}"#)
+        #expect(error.code == .unknownOp)
+        #expect(error.message.utf8.count < 400)
     }
 
     @Test func opNamesAreCaseSensitive() throws {

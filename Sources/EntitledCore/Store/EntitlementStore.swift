@@ -1,7 +1,8 @@
 /// The in-memory store of memberships and the entitlement catalog: the source of truth for every read.
 ///
-/// Safe to use from any thread. Reads (checks, listings) run concurrently under a shared lock and never
-/// wait for each other; writes take the lock alone for the few microseconds a change needs. The store
+/// Safe to use from any thread. Reads (checks, listings) run concurrently under a shared lock and do not
+/// wait for each other, only for a write; writes take the lock alone for the few microseconds a change
+/// needs (and go before readers that arrive after them, so checks cannot starve a grant). The store
 /// reads time from the clock it was given, so tests can fix "now".
 public final class EntitlementStore: Sendable {
     private let lock = ReadWriteLock()
@@ -23,8 +24,8 @@ public final class EntitlementStore: Sendable {
 extension EntitlementStore {
     /// Whether `query.subject` has access matching `query.filter` at `query.moment` (now if `nil`).
     ///
-    /// This is the hot path: a shared lock, one or two dictionary lookups, a scan of the subject's few
-    /// memberships, no allocation.
+    /// This is the hot path: a shared lock, one to three dictionary lookups (user, device, entitlement),
+    /// a scan of the subject's few memberships, no allocation.
     /// - Throws: `StoreError.unknownEntitlement` when the filter names an entitlement the catalog lacks.
     public func check(_ query: AccessQuery) throws(StoreError) -> AccessResult {
         let moment = query.moment ?? clock()
@@ -52,7 +53,7 @@ extension EntitlementStore {
             case .entitlement(let name):
                 guard let products = state.catalog[name] else { throw .unknownEntitlement(name) }
                 state.forEachVisibleMembership(of: query.subject) { membership in
-                    products.contains(membership.productId) ? consider(membership) : true
+                    products.unlocks(membership.productId) ? consider(membership) : true
                 }
             }
             return found ? .active(until: latestExpiry) : .inactive
@@ -74,7 +75,7 @@ extension EntitlementStore {
     /// The catalog: every entitlement with the products that unlock it, sorted by entitlement name.
     public func catalog() -> [(entitlement: String, products: [String])] {
         lock.withReadLock {
-            state.catalog.sorted { $0.key < $1.key }.map { (entitlement: $0.key, products: $0.value) }
+            state.catalog.sorted { $0.key < $1.key }.map { (entitlement: $0.key, products: $0.value.sorted) }
         }
     }
 
@@ -90,15 +91,16 @@ extension EntitlementStore {
     /// Creates a membership for `grant` and returns it. It is visible to every read that starts after
     /// this returns.
     public func grant(_ grant: Grant) -> Membership {
-        let createdAt = clock()
-        let expiresAt: Timestamp?
-        switch grant.expiry {
-        case .lifetime: expiresAt = nil
-        case .at(let moment): expiresAt = moment
-        case .after(let span): expiresAt = createdAt.adding(span)
-        }
         var generator = SystemRandomNumberGenerator()
         return lock.withWriteLock {
+            // Read the clock under the lock, so that creation order and `createdAt` order agree.
+            let createdAt = clock()
+            let expiresAt: Timestamp?
+            switch grant.expiry {
+            case .lifetime: expiresAt = nil
+            case .at(let moment): expiresAt = moment
+            case .after(let span): expiresAt = createdAt.adding(span)
+            }
             var id = MembershipID.random(using: &generator)
             while state.membership(withID: id) != nil {
                 id = MembershipID.random(using: &generator)
@@ -130,10 +132,10 @@ extension EntitlementStore {
     /// - Parameter reason: free text such as `refund` or `chargeback`; `Revocation.defaultReason` if `nil`.
     /// - Throws: `StoreError.unknownMembership` when no membership has this id.
     public func revoke(_ id: MembershipID, reason: String?) throws(StoreError) -> Membership {
-        let revocation = Revocation(revokedAt: clock(), reason: reason ?? Revocation.defaultReason)
-        return try lock.withWriteLock { () throws(StoreError) -> Membership in
+        try lock.withWriteLock { () throws(StoreError) -> Membership in
             guard let existing = state.membership(withID: id) else { throw .unknownMembership(id) }
             guard existing.revocation == nil else { return existing }
+            let revocation = Revocation(revokedAt: clock(), reason: reason ?? Revocation.defaultReason)
             state.apply(.revoke(id, revocation))
             return state.membership(withID: id)!
         }
@@ -145,7 +147,7 @@ extension EntitlementStore {
     public func define(entitlement: String, products: [String]) -> [String] {
         lock.withWriteLock {
             state.apply(.define(entitlement: entitlement, products: products))
-            return state.catalog[entitlement] ?? []
+            return state.catalog[entitlement]?.sorted ?? []
         }
     }
 }

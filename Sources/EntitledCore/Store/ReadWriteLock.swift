@@ -37,7 +37,8 @@ final class ReadWriteLock: @unchecked Sendable {
     /// Runs `body` while holding the lock shared with other readers.
     @inline(__always)
     func withReadLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_rwlock_rdlock(lock)
+        let status = pthread_rwlock_rdlock(lock)
+        precondition(status == 0, "pthread_rwlock_rdlock failed: \(status)")
         defer { pthread_rwlock_unlock(lock) }
         return try body()
     }
@@ -45,7 +46,8 @@ final class ReadWriteLock: @unchecked Sendable {
     /// Runs `body` while holding the lock alone.
     @inline(__always)
     func withWriteLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_rwlock_wrlock(lock)
+        let status = pthread_rwlock_wrlock(lock)
+        precondition(status == 0, "pthread_rwlock_wrlock failed: \(status)")
         defer { pthread_rwlock_unlock(lock) }
         return try body()
     }

@@ -11,8 +11,8 @@ struct StoreState: Sendable {
     private(set) var ownedSlotsByUser: [String: [Int]] = [:]
     /// The slots of the guest memberships bought on each device that no user has claimed yet.
     private(set) var unclaimedSlotsByDevice: [String: [Int]] = [:]
-    /// Entitlement name to the products that unlock it (sorted, without duplicates).
-    private(set) var catalog: [String: [String]] = [:]
+    /// Entitlement name to the products that unlock it.
+    private(set) var catalog: [String: EntitlementProducts] = [:]
 
     /// One change to the state, fully decided.
     enum Change: Sendable {
@@ -49,7 +49,7 @@ struct StoreState: Sendable {
             memberships[slot].revocation = revocation
             return 0
         case .define(let entitlement, let products):
-            catalog[entitlement] = Array(Set(products)).sorted()
+            catalog[entitlement] = EntitlementProducts(products)
             return 0
         }
     }

@@ -22,8 +22,8 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         let view = buffer.readableBytesView
         guard let newline = view[(view.startIndex + searchedBytes)...].firstIndex(of: UInt8(ascii: "\n")) else {
             searchedBytes = view.count
-            // One byte of slack: the line may still end in "\r\n".
-            if view.count > maximumLineLength + 1 { throw LineTooLongError(limit: maximumLineLength) }
+            // One byte of slack: the line may still end in "\r\n". (Written so that no limit can overflow.)
+            if view.count - 1 > maximumLineLength { throw LineTooLongError(limit: maximumLineLength) }
             return .needMoreData
         }
         searchedBytes = 0

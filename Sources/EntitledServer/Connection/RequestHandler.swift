@@ -7,7 +7,8 @@ import NIOCore
 ///
 /// Everything happens on the connection's event loop: no thread hop between reading a check and writing
 /// its answer. Flushing once per read rather than once per request is what keeps pipelined clients fast
-/// (one `write` system call for a whole batch).
+/// (one `write` system call for a whole batch). A `BackPressureHandler` before this one stops reading from
+/// a client whose responses pile up unread.
 final class RequestHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -30,7 +31,15 @@ final class RequestHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         processor.respond(to: unwrapInboundIn(data), into: &pending)
+        // One read can hold thousands of pipelined requests: hand large batches to the channel early, so
+        // its writability (and with it `BackPressureHandler`) sees them before the read is done.
+        if pending.readableBytes >= Self.flushThreshold {
+            flush(context: context)
+        }
     }
+
+    /// How many response bytes may pile up during one read before they are flushed.
+    static let flushThreshold = 64 * 1024
 
     func channelReadComplete(context: ChannelHandlerContext) {
         flush(context: context)

@@ -35,7 +35,7 @@ public struct RequestProcessor: Sendable {
                 return .success(.access(try store.check(query)))
             case .grant(let grant):
                 let membership = store.grant(grant)
-                return .success(.membership(membership, moment: store.now()))
+                return .success(.membership(membership, moment: membership.createdAt))
             case .claim(let device, let user):
                 return .success(.claimed(store.claim(device: device, user: user)))
             case .revoke(let id, let reason):
@@ -51,7 +51,11 @@ public struct RequestProcessor: Sendable {
                 return .success(.catalog(store.catalog()))
             }
         } catch {
-            return .failure(WireError(ErrorCode(rawValue: error.code.rawValue) ?? .internal, error.message))
+            let code: ErrorCode
+            switch error.code {
+            case .notFound: code = .notFound
+            }
+            return .failure(WireError(code, error.message))
         }
     }
 }

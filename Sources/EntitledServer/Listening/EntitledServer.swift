@@ -30,9 +30,18 @@ public final class EntitledServer: Service, Sendable {
     private let state = NIOLockedValueBox(State())
 
     private struct State {
-        var listeners: [any Channel] = []
+        var lifecycle = Lifecycle.idle
         var connections: [ObjectIdentifier: any Channel] = [:]
-        var isStopped = false
+        /// The Unix socket file this server created, so `stop()` removes that file and not a successor's.
+        var socketFile: FileIdentity?
+    }
+
+    /// A server starts once and stops once.
+    private enum Lifecycle {
+        case idle
+        case starting
+        case running(listeners: [any Channel])
+        case stopped
     }
 
     /// - Parameters:
@@ -55,43 +64,61 @@ public final class EntitledServer: Service, Sendable {
     /// - Returns: the bound addresses, TCP first.
     @discardableResult
     public func start() async throws -> [SocketAddress] {
-        guard configuration.maximumLineLength >= 1 else {
+        guard (1...ServerConfiguration.largestMaximumLineLength).contains(configuration.maximumLineLength) else {
             throw ServerError.invalidLineLimit(configuration.maximumLineLength)
         }
         guard configuration.tcp != nil || configuration.unixSocketPath != nil else {
             throw ServerError.nothingToListenOn
         }
+        try state.withLockedValue { state in
+            guard case .idle = state.lifecycle else { throw ServerError.alreadyStarted }
+            state.lifecycle = .starting
+        }
         var listeners: [any Channel] = []
+        var socketFile: FileIdentity?
         do {
             if let tcp = configuration.tcp {
                 listeners.append(try await bindTCP(tcp))
             }
             if let path = configuration.unixSocketPath {
                 listeners.append(try await bindUnix(path))
+                socketFile = FileIdentity(path: path)
             }
         } catch {
             for listener in listeners { try? await listener.close() }
+            state.withLockedValue { $0.lifecycle = .idle }
             throw error
         }
-        state.withLockedValue { $0.listeners = listeners }
+        let stoppedWhileStarting = state.withLockedValue { state in
+            guard case .starting = state.lifecycle else { return true }
+            state.lifecycle = .running(listeners: listeners)
+            state.socketFile = socketFile
+            return false
+        }
+        if stoppedWhileStarting {
+            for listener in listeners { try? await listener.close() }
+            removeSocketFile(ifStill: socketFile)
+            throw ServerError.alreadyStopped
+        }
         return listeners.compactMap(\.localAddress)
     }
 
-    /// Stops accepting, closes every connection and removes the Unix socket file.
+    /// Stops accepting, closes every connection and removes the Unix socket file this server created.
+    /// A stopped server cannot be started again.
     public func stop() async {
-        let (listeners, connections) = state.withLockedValue { state in
-            state.isStopped = true
+        let (listeners, connections, socketFile) = state.withLockedValue { state in
+            var listeners: [any Channel] = []
+            if case .running(let running) = state.lifecycle { listeners = running }
+            state.lifecycle = .stopped
             defer {
-                state.listeners = []
                 state.connections = [:]
+                state.socketFile = nil
             }
-            return (state.listeners, Array(state.connections.values))
+            return (listeners, Array(state.connections.values), state.socketFile)
         }
         for listener in listeners { try? await listener.close() }
         for connection in connections { try? await connection.close() }
-        if let path = configuration.unixSocketPath, !listeners.isEmpty {
-            unlink(path)
-        }
+        removeSocketFile(ifStill: socketFile)
     }
 
     /// Starts, reports readiness, serves until a graceful shutdown is requested (SIGTERM, SIGINT) or the
@@ -119,6 +146,9 @@ extension EntitledServer {
             .childChannelInitializer { [weak self] channel in
                 self?.track(channel)
                 return channel.eventLoop.makeCompletedFuture {
+                    // Stops reading from a client that does not read its responses, once more than the
+                    // write buffer's high water mark (64 KiB by default) waits to be sent to it.
+                    try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(maximumLineLength: maximumLineLength))
                     )
@@ -159,11 +189,20 @@ extension EntitledServer {
         return true
     }
 
+    /// Removes the Unix socket file if it is still the one this server bound: another server may have
+    /// replaced a file this one no longer listens on.
+    private func removeSocketFile(ifStill identity: FileIdentity?) {
+        guard let identity, let path = configuration.unixSocketPath, FileIdentity(path: path) == identity else {
+            return
+        }
+        unlink(path)
+    }
+
     /// Remembers an accepted connection until it closes, so `stop()` can close it.
     private func track(_ channel: any Channel) {
         let id = ObjectIdentifier(channel)
         let accepted = state.withLockedValue { state in
-            guard !state.isStopped else { return false }
+            if case .stopped = state.lifecycle { return false }
             state.connections[id] = channel
             return true
         }

@@ -10,6 +10,8 @@ public struct ServerConfiguration: Sendable {
 
     public static let defaultPort = 7117
     public static let defaultMaximumLineLength = 64 * 1024
+    /// The largest line limit accepted: a buffered line is held in memory whole.
+    public static let largestMaximumLineLength = 64 * 1024 * 1024
 
     public init(
         tcp: TCPAddress? = TCPAddress(host: "127.0.0.1", port: ServerConfiguration.defaultPort),

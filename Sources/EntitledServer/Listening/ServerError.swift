@@ -8,6 +8,10 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     case bindFailed(address: String, reason: String)
     /// The line limit is not a positive number of bytes.
     case invalidLineLimit(Int)
+    /// `start()` was called on a server that was already started (or stopped).
+    case alreadyStarted
+    /// `stop()` was called while `start()` was still binding; the server did not start.
+    case alreadyStopped
 
     /// A stable machine-readable code.
     public var code: String {
@@ -16,6 +20,8 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
         case .socketInUse: return "socket_in_use"
         case .bindFailed: return "bind_failed"
         case .invalidLineLimit: return "invalid_line_limit"
+        case .alreadyStarted: return "already_started"
+        case .alreadyStopped: return "already_stopped"
         }
     }
 
@@ -29,7 +35,11 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
         case .bindFailed(let address, let reason):
             return "cannot listen on \(address): \(reason)"
         case .invalidLineLimit(let limit):
-            return "the maximum line length must be at least 1 byte, not \(limit)"
+            return "the maximum line length must be between 1 byte and \(ServerConfiguration.largestMaximumLineLength) bytes (64 MiB), not \(limit)"
+        case .alreadyStarted:
+            return "this server was already started; a server starts once (create a new one to serve again)"
+        case .alreadyStopped:
+            return "the server was stopped while it was starting, so it did not start"
         }
     }
 

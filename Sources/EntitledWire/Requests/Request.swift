@@ -29,13 +29,5 @@ public enum Request: Sendable {
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog
-
-        /// Whether the operation changes the store.
-        public var isWrite: Bool {
-            switch self {
-            case .grant, .claim, .revoke, .define: return true
-            case .ping, .check, .memberships, .catalog: return false
-            }
-        }
     }
 }

@@ -6,7 +6,7 @@ extension RequestFields {
         if isNotAnObject { throw .badRequest("a request must be a JSON object such as {\"op\":\"ping\"}") }
         // An unknown op is reported before any field problem: the fields mean nothing without an op.
         guard let op else {
-            throw fieldError ?? .badRequest("field \"op\" is required: the operation to run, such as \"check\"")
+            throw opTypeError ?? .badRequest("field \"op\" is required: the operation to run, such as \"check\"")
         }
         guard let operation = Request.Operation(rawValue: op) else {
             let known = Request.Operation.allCases.map(\.rawValue).joined(separator: ", ")
@@ -151,8 +151,11 @@ extension RequestFields {
         return timestamp
     }
 
-    /// A client's string made safe to quote in a message: at most 64 characters.
+    /// A client's string made short enough to quote in a message: at most 64 Unicode scalars (256 bytes).
+    /// Scalars, not Characters: one Character can hold any number of combining marks.
     static func printable(_ text: String) -> String {
-        text.count <= 64 ? text : String(text.prefix(64)) + "…"
+        let scalars = text.unicodeScalars
+        guard scalars.count > 64 else { return text }
+        return String(String.UnicodeScalarView(scalars.prefix(64))) + "…"
     }
 }

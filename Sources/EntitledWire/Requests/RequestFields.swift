@@ -19,6 +19,8 @@ struct RequestFields {
     /// The first problem with a field's type or a repeated key; reported as `bad_request` once the line
     /// has been read to its end and found to be valid JSON.
     var fieldError: WireError?
+    /// Set when `op` is there but not a string: the reason there is no `op` to run.
+    var opTypeError: WireError?
     private var seen: UInt32 = 0
 
     /// Whether the line was a JSON value other than an object.
@@ -61,9 +63,7 @@ struct RequestFields {
     /// Reads a key and returns the field it names, or `nil` for a key the protocol does not define.
     private static func readKey(_ scanner: inout JSONScanner) throws(JSONSyntaxError) -> RequestField? {
         guard scanner.peekSignificant() == UInt8(ascii: "\"") else { throw scanner.error("expected a key in quotes") }
-        let key = try scanner.readString()
-        var utf8 = key
-        return utf8.withUTF8 { RequestField.matching(UnsafeRawBufferPointer($0)) }
+        return try scanner.withStringBytes { RequestField.matching($0) }
     }
 
     private mutating func read(_ field: RequestField, from scanner: inout JSONScanner) throws(JSONSyntaxError) {
@@ -142,8 +142,8 @@ struct RequestFields {
     }
 
     private mutating func noteWrongType(_ field: RequestField, expected: String) {
-        if fieldError == nil {
-            fieldError = .badRequest("field \"\(field.description)\" must be \(expected)")
-        }
+        let error = WireError.badRequest("field \"\(field.description)\" must be \(expected)")
+        if field == .op { opTypeError = error }
+        if fieldError == nil { fieldError = error }
     }
 }

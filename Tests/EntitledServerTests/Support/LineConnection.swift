@@ -17,10 +17,14 @@ final class LineConnection {
     private var received: [UInt8] = []
     private var sawEndOfStream = false
 
-    /// Connects over TCP to 127.0.0.1.
-    init(port: Int, timeoutSeconds: Int = 10) throws {
+    /// Connects over TCP to 127.0.0.1. A `receiveBufferSize` shrinks the socket's receive buffer (set
+    /// before connecting, so the TCP window follows), for tests of clients that read slowly or never.
+    init(port: Int, timeoutSeconds: Int = 10, receiveBufferSize: Int32? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
+        if var size = receiveBufferSize {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -83,6 +87,18 @@ final class LineConnection {
             guard written > 0 else { throw Failure(description: "send failed: errno \(errno)") }
             offset += written
         }
+    }
+
+    /// Sends as much of `bytes` as the socket takes without blocking; returns how many bytes it took.
+    func sendWithoutBlocking(bytes: [UInt8]) throws -> Int {
+        let written = bytes.withUnsafeBytes {
+            Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+        if written < 0 {
+            guard errno == EAGAIN || errno == EWOULDBLOCK else { throw Failure(description: "send failed: errno \(errno)") }
+            return 0
+        }
+        return written
     }
 
     /// Closes the sending side (the server sees end of input) but keeps reading.

@@ -47,8 +47,8 @@ struct RunningServer {
     let unixSocketPath: String?
     let directory: TemporaryDirectory
 
-    func connect() throws -> LineConnection {
-        try LineConnection(port: port)
+    func connect(receiveBufferSize: Int32? = nil) throws -> LineConnection {
+        try LineConnection(port: port, receiveBufferSize: receiveBufferSize)
     }
 }
 
