@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "EntitledCore", targets: ["EntitledCore"]),
         .library(name: "EntitledWire", targets: ["EntitledWire"]),
         .library(name: "EntitledServer", targets: ["EntitledServer"]),
+        .library(name: "EntitledStorage", targets: ["EntitledStorage"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -19,6 +20,11 @@ let package = Package(
     targets: [
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
         .target(name: "EntitledCore"),
+        // Durability: the append-only log, snapshots and recovery of an EntitlementStore in a data directory.
+        .target(
+            name: "EntitledStorage",
+            dependencies: ["EntitledCore", .product(name: "Logging", package: "swift-log")]
+        ),
         // The wire codec: request lines (bytes) to typed requests, results to response lines (bytes).
         .target(
             name: "EntitledWire",
@@ -32,6 +38,7 @@ let package = Package(
             name: "EntitledServer",
             dependencies: [
                 "EntitledCore",
+                "EntitledStorage",
                 "EntitledWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -45,6 +52,7 @@ let package = Package(
             dependencies: [
                 "EntitledCore",
                 "EntitledServer",
+                "EntitledStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -21,8 +21,8 @@ import Testing
         store.buy("prod_a", as: .user("alice"), expiry: .at(referenceTime.adding(.days(-1))))
         let revoked = store.buy("prod_a", as: .user("alice"), expiry: .after(.days(300)))
         let revokedLifetime = store.buy("prod_a", as: .user("alice"))
-        _ = try store.revoke(revoked.id, reason: "refund")
-        _ = try store.revoke(revokedLifetime.id, reason: "refund")
+        _ = try store.revoke(revoked.id, reason: "refund").value
+        _ = try store.revoke(revokedLifetime.id, reason: "refund").value
 
         #expect(try store.access(.user("alice")) == .active(until: referenceTime.adding(.days(3))))
     }
@@ -73,8 +73,8 @@ import Testing
 
     @Test func anEntitlementFilterCountsTheProductsTheCatalogListsForIt() throws {
         let store = makeStore()
-        store.define(entitlement: "pro", products: ["prod_pro_monthly", "prod_pro_yearly"])
-        store.define(entitlement: "basic", products: ["prod_basic"])
+        _ = try store.define(entitlement: "pro", products: ["prod_pro_monthly", "prod_pro_yearly"]).value
+        _ = try store.define(entitlement: "basic", products: ["prod_basic"]).value
         store.buy("prod_pro_yearly", as: .user("alice"), expiry: .after(.days(365)))
         store.buy("prod_basic", as: .user("alice"))
         store.buy("prod_basic", as: .user("bob"))
@@ -89,7 +89,7 @@ import Testing
         // Past a handful of products the store looks them up in a set instead of scanning the list.
         let store = makeStore()
         let products = (0..<1000).map { "prod_\($0)" }
-        store.define(entitlement: "bundle", products: products)
+        _ = try store.define(entitlement: "bundle", products: products).value
         store.buy("prod_0", as: .user("first"))
         store.buy("prod_737", as: .user("middle"))
         store.buy("prod_999", as: .user("last"))
@@ -102,7 +102,7 @@ import Testing
 
     @Test func anEntitlementWithNoProductsIsInactive() throws {
         let store = makeStore()
-        store.define(entitlement: "empty", products: [])
+        _ = try store.define(entitlement: "empty", products: []).value
         store.buy("prod_a", as: .user("alice"))
         #expect(try store.check(AccessQuery(subject: .user("alice"), filter: .entitlement("empty"))) == .inactive)
     }

@@ -8,14 +8,14 @@ import Testing
         store.buy("prod_a", as: .device("phone"))
         store.buy("prod_b", as: .device("phone"))
 
-        #expect(store.claim(device: "phone", user: "alice") == 2)
-        #expect(store.claim(device: "phone", user: "alice") == 0)
+        #expect(try store.claim(device: "phone", user: "alice").value == 2)
+        #expect(try store.claim(device: "phone", user: "alice").value == 0)
         #expect(store.memberships(visibleTo: .user("alice")).count == 2)
     }
 
-    @Test func claimingADeviceWithNoPurchasesReturnsZero() {
+    @Test func claimingADeviceWithNoPurchasesReturnsZero() throws {
         let store = makeStore()
-        #expect(store.claim(device: "unknown-device", user: "alice") == 0)
+        #expect(try store.claim(device: "unknown-device", user: "alice").value == 0)
         #expect(store.memberships(visibleTo: .user("alice")).isEmpty)
     }
 
@@ -24,7 +24,7 @@ import Testing
         store.buy("prod_a", as: .device("phone"))
         let other = store.buy("prod_b", as: .device("tablet"))
 
-        #expect(store.claim(device: "phone", user: "alice") == 1)
+        #expect(try store.claim(device: "phone", user: "alice").value == 1)
         #expect(store.membership(withID: other.id)?.user == nil)
         #expect(store.visibleIDs(.device("tablet")) == [other.id])
     }
@@ -35,7 +35,7 @@ import Testing
         let store = makeStore()
         let membership = store.buy("prod_a", as: .user("alice"))
 
-        let revoked = try store.revoke(membership.id, reason: "refund")
+        let revoked = try store.revoke(membership.id, reason: "refund").value
         #expect(revoked.id == membership.id)
         #expect(revoked.revocation == Revocation(revokedAt: referenceTime, reason: "refund"))
         #expect(revoked.status(at: referenceTime) == .revoked)
@@ -50,9 +50,9 @@ import Testing
         let membership = store.buy("prod_a", as: .user("alice"))
 
         clock.advance(by: .hours(1))
-        let first = try store.revoke(membership.id, reason: "refund")
+        let first = try store.revoke(membership.id, reason: "refund").value
         clock.advance(by: .hours(1))
-        let second = try store.revoke(membership.id, reason: "chargeback")
+        let second = try store.revoke(membership.id, reason: "chargeback").value
 
         #expect(second == first)
         #expect(second.revocation?.revokedAt == referenceTime.adding(.hours(1)))
@@ -60,11 +60,11 @@ import Testing
         #expect(store.membership(withID: membership.id) == first)
     }
 
-    @Test func revokingAnUnknownIDThrowsUnknownMembership() {
+    @Test func revokingAnUnknownIDThrowsUnknownMembership() throws {
         let store = makeStore()
         let id = MembershipID(rawValue: "mem_doesnotexist0")
         #expect(throws: StoreError.unknownMembership(id)) {
-            try store.revoke(id, reason: nil)
+            try store.revoke(id, reason: nil).value
         }
         #expect(StoreError.unknownMembership(id).code == .notFound)
     }
@@ -74,7 +74,7 @@ import Testing
         let store = makeStore(clock: clock)
         let membership = store.buy("prod_a", as: .user("alice"), expiry: .after(.days(30)))
         clock.advance(by: .days(2))
-        let revoked = try store.revoke(membership.id, reason: "chargeback")
+        let revoked = try store.revoke(membership.id, reason: "chargeback").value
 
         let beforeRevocation = referenceTime.adding(.days(1))
         #expect(revoked.status(at: beforeRevocation) == .revoked)
@@ -85,14 +85,14 @@ import Testing
     @Test func revokedStatusWinsOverExpiredStatus() throws {
         let store = makeStore()
         let membership = store.buy("prod_a", as: .user("alice"), expiry: .at(referenceTime.adding(.days(-1))))
-        let revoked = try store.revoke(membership.id, reason: nil)
+        let revoked = try store.revoke(membership.id, reason: nil).value
         #expect(revoked.status(at: referenceTime) == .revoked)
     }
 
     @Test func aRevokeWithoutAReasonRecordsManual() throws {
         let store = makeStore()
         let membership = store.buy("prod_a", as: .device("phone"))
-        let revoked = try store.revoke(membership.id, reason: nil)
+        let revoked = try store.revoke(membership.id, reason: nil).value
         #expect(revoked.revocation?.reason == "manual")
         #expect(Revocation.defaultReason == "manual")
     }

@@ -12,7 +12,7 @@ import Testing
         let onTablet = store.buy("prod_b", as: .device("tablet"))
 
         // Login on the phone claims only the phone's membership.
-        #expect(store.claim(device: "phone", user: "alice") == 1)
+        #expect(try store.claim(device: "phone", user: "alice").value == 1)
         #expect(store.visibleIDs(.user("alice")) == [onPhone.id])
         #expect(try store.hasAccess(.user("alice", device: "phone"), product: "prod_a"))
         #expect(try !store.hasAccess(.user("alice", device: "phone"), product: "prod_b"))
@@ -20,7 +20,7 @@ import Testing
         #expect(try store.hasAccess(.device("tablet"), product: "prod_b"))
 
         // Login on the tablet claims the rest.
-        #expect(store.claim(device: "tablet", user: "alice") == 1)
+        #expect(try store.claim(device: "tablet", user: "alice").value == 1)
         #expect(try !store.hasAccess(.device("tablet")))
 
         // alice sees both from anywhere.
@@ -38,7 +38,7 @@ import Testing
         let first = store.buy(
             "prod_pro", plan: "plan_monthly", as: .user("alice", device: "phone"), expiry: .after(.days(10)))
         let second = store.buy("prod_pro", plan: "plan_monthly", as: .device("tablet"), expiry: .after(.days(30)))
-        #expect(store.claim(device: "tablet", user: "alice") == 1)
+        #expect(try store.claim(device: "tablet", user: "alice").value == 1)
 
         let owned = store.memberships(visibleTo: .user("alice"))
         #expect(owned.count == 2)
@@ -62,7 +62,7 @@ import Testing
         let store = makeStore(clock: clock)
         let monthly = store.buy("prod_pro", plan: "plan_monthly", as: .device("phone"), expiry: .after(.days(30)))
         let yearly = store.buy("prod_pro", plan: "plan_yearly", as: .user("alice"), expiry: .after(.days(365)))
-        #expect(store.claim(device: "phone", user: "alice") == 1)
+        #expect(try store.claim(device: "phone", user: "alice").value == 1)
 
         let owned = store.memberships(visibleTo: .user("alice"))
         #expect(Set(owned.map(\.id)) == [monthly.id, yearly.id])
@@ -78,10 +78,10 @@ import Testing
     @Test func aChangedUserIDStartsFreshWhileTheOldIDKeepsItsMemberships() throws {
         let store = makeStore()
         let membership = store.buy("prod_pro", as: .device("phone"))
-        #expect(store.claim(device: "phone", user: "old-id") == 1)
+        #expect(try store.claim(device: "phone", user: "old-id").value == 1)
 
         // The app now logs in with a new id on the same device.
-        #expect(store.claim(device: "phone", user: "new-id") == 0)
+        #expect(try store.claim(device: "phone", user: "new-id").value == 0)
         #expect(try !store.hasAccess(.user("new-id")))
         #expect(try !store.hasAccess(.user("new-id", device: "phone")))
         #expect(store.memberships(visibleTo: .user("new-id", device: "phone")).isEmpty)
@@ -95,10 +95,10 @@ import Testing
     @Test func switchingAccountsOnOneDeviceLeavesClaimedMembershipsWithTheirUser() throws {
         let store = makeStore()
         let alicesPurchase = store.buy("prod_pro", as: .device("shared-ipad"))
-        #expect(store.claim(device: "shared-ipad", user: "alice") == 1)
+        #expect(try store.claim(device: "shared-ipad", user: "alice").value == 1)
 
         // alice logs out, bob logs in on the same device.
-        #expect(store.claim(device: "shared-ipad", user: "bob") == 0)
+        #expect(try store.claim(device: "shared-ipad", user: "bob").value == 0)
         #expect(try !store.hasAccess(.user("bob", device: "shared-ipad")))
         #expect(store.visibleIDs(.user("bob", device: "shared-ipad")).isEmpty)
         #expect(store.visibleIDs(.user("alice")) == [alicesPurchase.id])
@@ -107,19 +107,19 @@ import Testing
     @Test func aGuestPurchaseMadeAfterSwitchingAccountsGoesToTheNextUserWhoClaimsIt() throws {
         let store = makeStore()
         store.buy("prod_pro", as: .device("shared-ipad"))
-        #expect(store.claim(device: "shared-ipad", user: "alice") == 1)
-        #expect(store.claim(device: "shared-ipad", user: "bob") == 0)
+        #expect(try store.claim(device: "shared-ipad", user: "alice").value == 1)
+        #expect(try store.claim(device: "shared-ipad", user: "bob").value == 0)
 
         // bob logs out; someone buys on the logged-out device.
         let guestPurchase = store.buy("prod_extra", as: .device("shared-ipad"))
         #expect(try store.hasAccess(.device("shared-ipad"), product: "prod_extra"))
 
         // The next login (carol) claims it; bob, who was logged in before, does not get it.
-        #expect(store.claim(device: "shared-ipad", user: "carol") == 1)
+        #expect(try store.claim(device: "shared-ipad", user: "carol").value == 1)
         #expect(store.membership(withID: guestPurchase.id)?.user == "carol")
         #expect(store.visibleIDs(.user("carol")) == [guestPurchase.id])
         #expect(try !store.hasAccess(.user("bob"), product: "prod_extra"))
         #expect(try !store.hasAccess(.user("alice"), product: "prod_extra"))
-        #expect(store.claim(device: "shared-ipad", user: "alice") == 0)
+        #expect(try store.claim(device: "shared-ipad", user: "alice").value == 0)
     }
 }

@@ -28,7 +28,7 @@ import Testing
         let store = makeStore()
         let membership = store.buy("prod_pro", as: .device("device-1"))
 
-        #expect(store.claim(device: "device-1", user: "alice") == 1)
+        #expect(try store.claim(device: "device-1", user: "alice").value == 1)
 
         let claimed = try #require(store.membership(withID: membership.id))
         #expect(claimed.user == "alice")
@@ -46,13 +46,13 @@ import Testing
     @Test func theSameUserOnANewDeviceSeesTheirMembershipsAfterLogin() throws {
         let store = makeStore()
         let membership = store.buy("prod_pro", as: .device("phone"))
-        #expect(store.claim(device: "phone", user: "alice") == 1)
+        #expect(try store.claim(device: "phone", user: "alice").value == 1)
 
         // The new device before login sees nothing.
         #expect(try !store.hasAccess(.device("tablet")))
 
         // Login on the new device: nothing to claim there, but alice's memberships come with her.
-        #expect(store.claim(device: "tablet", user: "alice") == 0)
+        #expect(try store.claim(device: "tablet", user: "alice").value == 0)
         #expect(try store.hasAccess(.user("alice", device: "tablet")))
         #expect(try store.hasAccess(.user("alice", device: "tablet"), product: "prod_pro"))
         #expect(store.visibleIDs(.user("alice", device: "tablet")) == [membership.id])
@@ -62,7 +62,7 @@ import Testing
     @Test func afterLogoutTheDeviceKeepsItsNeverClaimedMembershipsAndHidesClaimedOnes() throws {
         let store = makeStore()
         let claimedGuestPurchase = store.buy("prod_claimed", as: .device("device-1"))
-        #expect(store.claim(device: "device-1", user: "alice") == 1)
+        #expect(try store.claim(device: "device-1", user: "alice").value == 1)
         let boughtWhileLoggedIn = store.buy("prod_logged_in", as: .user("alice", device: "device-1"))
         // alice logs out; a purchase on the logged-out device nobody claims.
         let neverClaimed = store.buy("prod_guest", as: .device("device-1"))
@@ -82,7 +82,7 @@ import Testing
     @Test func afterLogoutADeviceWhoseMembershipsWereAllClaimedHasNoAccess() throws {
         let store = makeStore()
         store.buy("prod_pro", as: .device("device-1"))
-        #expect(store.claim(device: "device-1", user: "alice") == 1)
+        #expect(try store.claim(device: "device-1", user: "alice").value == 1)
 
         #expect(try store.access(.device("device-1")) == .inactive)
         #expect(store.memberships(visibleTo: .device("device-1")).isEmpty)
@@ -101,7 +101,7 @@ import Testing
         #expect(store.visibleIDs(.device("device-1")).isEmpty)
 
         // Another user logging in on that device cannot claim it.
-        #expect(store.claim(device: "device-1", user: "bob") == 0)
+        #expect(try store.claim(device: "device-1", user: "bob").value == 0)
         #expect(store.membership(withID: membership.id)?.user == "alice")
         #expect(try !store.hasAccess(.user("bob", device: "device-1")))
     }

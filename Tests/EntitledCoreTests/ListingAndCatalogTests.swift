@@ -11,7 +11,7 @@ import Testing
         let lifetime = store.buy("prod_b", as: .user("alice"))
         clock.advance(by: .days(1))
         let revoked = store.buy("prod_c", as: .user("alice"))
-        _ = try store.revoke(revoked.id, reason: "refund")
+        _ = try store.revoke(revoked.id, reason: "refund").value
         clock.advance(by: .days(1))
 
         let listed = store.memberships(visibleTo: .user("alice"))
@@ -19,7 +19,7 @@ import Testing
         #expect(listed.map { $0.status(at: clock.now) } == [.revoked, .active, .expired])
     }
 
-    @Test func membershipsOfAUserAndADeviceInterleaveNewestFirst() {
+    @Test func membershipsOfAUserAndADeviceInterleaveNewestFirst() throws {
         let clock = TestClock(referenceTime)
         let store = makeStore(clock: clock)
         let oldestOwned = store.buy("prod_a", as: .user("alice"))
@@ -36,7 +36,7 @@ import Testing
         #expect(listed.map(\.createdAt) == listed.map(\.createdAt).sorted(by: >))
     }
 
-    @Test func aGrantRecordsItsFields() {
+    @Test func aGrantRecordsItsFields() throws {
         let store = makeStore()
         let membership = store.buy("prod_a", plan: "plan_1", as: .user("alice", device: "phone"), source: .appStore)
         #expect(membership.productId == "prod_a")
@@ -50,35 +50,35 @@ import Testing
 }
 
 @Suite struct CatalogTests {
-    @Test func defineStoresProductsSortedWithoutDuplicates() {
+    @Test func defineStoresProductsSortedWithoutDuplicates() throws {
         let store = makeStore()
-        let stored = store.define(entitlement: "pro", products: ["prod_y", "prod_x", "prod_y", "prod_a"])
+        let stored = try store.define(entitlement: "pro", products: ["prod_y", "prod_x", "prod_y", "prod_a"]).value
         #expect(stored == ["prod_a", "prod_x", "prod_y"])
         #expect(store.catalog().map(\.products) == [["prod_a", "prod_x", "prod_y"]])
     }
 
     @Test func defineReplacesTheProductsOfAnEntitlement() throws {
         let store = makeStore()
-        store.define(entitlement: "pro", products: ["prod_old"])
+        _ = try store.define(entitlement: "pro", products: ["prod_old"]).value
         store.buy("prod_old", as: .user("alice"))
         #expect(try store.check(AccessQuery(subject: .user("alice"), filter: .entitlement("pro"))).isActive)
 
-        #expect(store.define(entitlement: "pro", products: ["prod_new"]) == ["prod_new"])
+        #expect(try store.define(entitlement: "pro", products: ["prod_new"]).value == ["prod_new"])
         #expect(store.catalog().count == 1)
         #expect(store.catalog().first?.products == ["prod_new"])
         #expect(try store.check(AccessQuery(subject: .user("alice"), filter: .entitlement("pro"))) == .inactive)
     }
 
-    @Test func theCatalogIsSortedByEntitlementName() {
+    @Test func theCatalogIsSortedByEntitlementName() throws {
         let store = makeStore()
-        store.define(entitlement: "pro", products: ["p1"])
-        store.define(entitlement: "basic", products: ["p2"])
-        store.define(entitlement: "gold", products: [])
+        _ = try store.define(entitlement: "pro", products: ["p1"]).value
+        _ = try store.define(entitlement: "basic", products: ["p2"]).value
+        _ = try store.define(entitlement: "gold", products: []).value
         #expect(store.catalog().map(\.entitlement) == ["basic", "gold", "pro"])
         #expect(store.catalog().map(\.products) == [["p2"], [], ["p1"]])
     }
 
-    @Test func anEmptyStoreHasAnEmptyCatalog() {
+    @Test func anEmptyStoreHasAnEmptyCatalog() throws {
         #expect(makeStore().catalog().isEmpty)
     }
 }

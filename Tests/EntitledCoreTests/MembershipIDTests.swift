@@ -5,7 +5,7 @@ import Testing
 @Suite struct MembershipIDTests {
     static let base32 = Set("0123456789abcdefghjkmnpqrstvwxyz")
 
-    @Test func aRandomIDIsMemPrefixAndThirteenBase32Characters() {
+    @Test func aRandomIDIsMemPrefixAndThirteenBase32Characters() throws {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<100 {
             let id = MembershipID.random(using: &generator).rawValue
@@ -16,12 +16,12 @@ import Testing
         }
     }
 
-    @Test func twoRandomIDsDiffer() {
+    @Test func twoRandomIDsDiffer() throws {
         var generator = SystemRandomNumberGenerator()
         #expect(MembershipID.random(using: &generator) != MembershipID.random(using: &generator))
     }
 
-    @Test func grantedMembershipsGetDistinctMemIDs() {
+    @Test func grantedMembershipsGetDistinctMemIDs() throws {
         let store = makeStore()
         let ids = (0..<50).map { _ in store.buy("prod_a", as: .user("alice")).id }
         #expect(Set(ids).count == 50)

@@ -173,7 +173,7 @@ import Testing
         let error = try failure(#"{"op":"fly","user":"u"}"#)
         #expect(error.code == .unknownOp)
         #expect(error.message.contains(#""fly""#))
-        for op in ["ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog"] {
+        for op in ["ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog", "snapshot"] {
             #expect(error.message.contains(op), "\(error.message) lacks \(op)")
         }
     }

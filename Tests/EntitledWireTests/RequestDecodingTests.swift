@@ -161,6 +161,6 @@ import Testing
 
     @Test func theOperationNamesAreTheProtocols() {
         #expect(Request.Operation.allCases.map(\.rawValue)
-            == ["ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog"])
+            == ["ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog", "snapshot"])
     }
 }

@@ -2,21 +2,90 @@
 ///
 /// Safe to use from any thread. Reads (checks, listings) run concurrently under a shared lock and do not
 /// wait for each other, only for a write; writes take the lock alone for the few microseconds a change
-/// needs (and go before readers that arrive after them, so checks cannot starve a grant). The store
-/// reads time from the clock it was given, so tests can fix "now".
+/// needs (and go before readers that arrive after them, so checks cannot starve a grant).
+///
+/// With a `ChangeJournal`, every change is numbered and handed to the journal before it takes effect, in
+/// the order the changes are applied; writes return that number (`Recorded.sequence`) so the caller can
+/// wait until the journal holds it durably before answering. The store reads time from the clock it was
+/// given, so tests can fix "now".
 public final class EntitlementStore: Sendable {
     private let lock = ReadWriteLock()
     // Guarded by `lock`: only touched inside `lock.withReadLock` / `lock.withWriteLock`.
-    nonisolated(unsafe) private var state = StoreState()
+    nonisolated(unsafe) private var state: StoreState
+    // Guarded by `lock`: the number of the last change applied.
+    nonisolated(unsafe) private var lastSequence: UInt64
     private let clock: @Sendable () -> Timestamp
+    private let journal: (any ChangeJournal)?
 
-    /// A store that reads the current time from `clock` (the system clock by default).
-    public init(clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) {
+    /// An empty store that reads the current time from `clock` (the system clock by default) and records
+    /// its changes in `journal`, if one is given.
+    public convenience init(
+        clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
+        journal: (any ChangeJournal)? = nil
+    ) {
+        self.init(restoring: StoreImage(sequence: 0, memberships: MembershipTable(), catalog: [:]), clock: clock, journal: journal)
+    }
+
+    /// A store holding what `image` holds; its next change is numbered `image.sequence + 1`.
+    public init(
+        restoring image: StoreImage,
+        clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
+        journal: (any ChangeJournal)? = nil
+    ) {
+        self.state = StoreState(image: image)
+        self.lastSequence = image.sequence
         self.clock = clock
+        self.journal = journal
     }
 
     /// The current time by this store's clock.
     public func now() -> Timestamp { clock() }
+
+    /// The number of the last change applied (0 before any).
+    public var sequence: UInt64 {
+        lock.withReadLock { lastSequence }
+    }
+
+    /// A consistent copy of the whole state, for a snapshot. `atCapture` runs while no change can happen,
+    /// with the number of the last change the image includes (the journal starts a new log file there).
+    /// Costs a few copies of references, not of the data: checks and writes go on while the image is
+    /// written out.
+    public func image(atCapture: (UInt64) -> Void = { _ in }) -> StoreImage {
+        lock.withReadLock {
+            atCapture(lastSequence)
+            return state.image(sequence: lastSequence)
+        }
+    }
+
+    /// Applies a change read back from the log during recovery (it is not recorded again).
+    /// - Throws: `StoreError.inconsistentReplay` when `sequence` does not follow the last one or the change
+    ///   contradicts the state.
+    public func replay(_ change: StoreChange, sequence: UInt64) throws(StoreError) {
+        try lock.withWriteLock { () throws(StoreError) in
+            guard sequence == lastSequence + 1 else {
+                throw .inconsistentReplay("change \(sequence) follows change \(lastSequence)")
+            }
+            if case .create(let membership) = change, state.membership(withID: membership.id) != nil {
+                throw .inconsistentReplay("change \(sequence) creates membership \(membership.id), which exists")
+            }
+            state.apply(change)
+            lastSequence = sequence
+        }
+    }
+
+    /// Records and applies `change`; the caller holds the write lock.
+    private func commit(_ change: StoreChange) throws(StoreError) -> Int {
+        let sequence = lastSequence + 1
+        if let journal {
+            do {
+                try journal.record(change, sequence: sequence)
+            } catch {
+                throw .changesUnavailable(reason: error.reason)
+            }
+        }
+        lastSequence = sequence
+        return state.apply(change)
+    }
 }
 
 // MARK: Reads
@@ -90,9 +159,10 @@ extension EntitlementStore {
 extension EntitlementStore {
     /// Creates a membership for `grant` and returns it. It is visible to every read that starts after
     /// this returns.
-    public func grant(_ grant: Grant) -> Membership {
+    /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
+    public func grant(_ grant: Grant) throws(StoreError) -> Recorded<Membership> {
         var generator = SystemRandomNumberGenerator()
-        return lock.withWriteLock {
+        return try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
             // Read the clock under the lock, so that creation order and `createdAt` order agree.
             let createdAt = clock()
             let expiresAt: Timestamp?
@@ -101,6 +171,8 @@ extension EntitlementStore {
             case .at(let moment): expiresAt = moment
             case .after(let span): expiresAt = createdAt.adding(span)
             }
+            // Every membership ever made stays in the store (and in its snapshots), so checking against
+            // it keeps ids unique across restarts as well.
             var id = MembershipID.random(using: &generator)
             while state.membership(withID: id) != nil {
                 id = MembershipID.random(using: &generator)
@@ -115,39 +187,46 @@ extension EntitlementStore {
                 expiresAt: expiresAt,
                 source: grant.source
             )
-            state.apply(.create(membership))
-            return membership
+            _ = try commit(.create(membership))
+            return Recorded(membership, sequence: lastSequence)
         }
     }
 
     /// Gives every unclaimed membership bought on `device` to `user` (the SDKs' `logIn(appUserId:)`) and
     /// returns how many moved. Memberships another user already claimed stay with that user, so a repeated
-    /// claim moves nothing and returns 0.
-    public func claim(device: String, user: String) -> Int {
-        lock.withWriteLock { state.apply(.claim(device: device, user: user)) }
+    /// claim moves nothing, records nothing and returns 0.
+    /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
+    public func claim(device: String, user: String) throws(StoreError) -> Recorded<Int> {
+        try lock.withWriteLock { () throws(StoreError) -> Recorded<Int> in
+            guard state.hasUnclaimedMemberships(device: device) else { return Recorded(0, sequence: lastSequence) }
+            let moved = try commit(.claim(device: device, user: user))
+            return Recorded(moved, sequence: lastSequence)
+        }
     }
 
     /// Revokes a membership and returns it. Revoking a revoked membership changes nothing and returns it
     /// as it is, with its first revocation time and reason.
     /// - Parameter reason: free text such as `refund` or `chargeback`; `Revocation.defaultReason` if `nil`.
-    /// - Throws: `StoreError.unknownMembership` when no membership has this id.
-    public func revoke(_ id: MembershipID, reason: String?) throws(StoreError) -> Membership {
-        try lock.withWriteLock { () throws(StoreError) -> Membership in
+    /// - Throws: `StoreError.unknownMembership` when no membership has this id;
+    ///   `StoreError.changesUnavailable` when the journal takes no more changes.
+    public func revoke(_ id: MembershipID, reason: String?) throws(StoreError) -> Recorded<Membership> {
+        try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
             guard let existing = state.membership(withID: id) else { throw .unknownMembership(id) }
-            guard existing.revocation == nil else { return existing }
+            guard existing.revocation == nil else { return Recorded(existing, sequence: lastSequence) }
             let revocation = Revocation(revokedAt: clock(), reason: reason ?? Revocation.defaultReason)
-            state.apply(.revoke(id, revocation))
-            return state.membership(withID: id)!
+            _ = try commit(.revoke(id, revocation))
+            return Recorded(state.membership(withID: id)!, sequence: lastSequence)
         }
     }
 
     /// Sets the products that unlock `entitlement`, replacing any it had, and returns them as stored
     /// (sorted, without duplicates). An empty list keeps the entitlement defined with nothing unlocking it.
+    /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
     @discardableResult
-    public func define(entitlement: String, products: [String]) -> [String] {
-        lock.withWriteLock {
-            state.apply(.define(entitlement: entitlement, products: products))
-            return state.catalog[entitlement]?.sorted ?? []
+    public func define(entitlement: String, products: [String]) throws(StoreError) -> Recorded<[String]> {
+        try lock.withWriteLock { () throws(StoreError) -> Recorded<[String]> in
+            _ = try commit(.define(entitlement: entitlement, products: products))
+            return Recorded(state.catalog[entitlement]?.sorted ?? [], sequence: lastSequence)
         }
     }
 }

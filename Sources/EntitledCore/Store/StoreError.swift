@@ -4,11 +4,17 @@ public enum StoreError: Error, Hashable, Sendable {
     case unknownMembership(MembershipID)
     /// The catalog does not define this entitlement.
     case unknownEntitlement(String)
+    /// The journal refused the change (the disk failed): the store takes no more changes; reads go on.
+    case changesUnavailable(reason: String)
+    /// A change replayed during recovery contradicts the state (a membership id used twice, a sequence
+    /// number out of order): the log does not describe a history this store could have written.
+    case inconsistentReplay(String)
 
     /// A stable machine-readable code for the failure.
     public var code: Code {
         switch self {
         case .unknownMembership, .unknownEntitlement: return .notFound
+        case .changesUnavailable, .inconsistentReplay: return .internal
         }
     }
 
@@ -19,10 +25,15 @@ public enum StoreError: Error, Hashable, Sendable {
             return "no membership has the id \"\(id)\""
         case .unknownEntitlement(let name):
             return "the catalog has no entitlement \"\(name)\"; define it first or check a product instead"
+        case .changesUnavailable(let reason):
+            return "the server cannot record changes (\(reason)); it takes no more changes until an operator restarts it, and reads go on"
+        case .inconsistentReplay(let problem):
+            return "the log cannot be replayed: \(problem)"
         }
     }
 
     public enum Code: String, Sendable {
         case notFound = "not_found"
+        case `internal`
     }
 }

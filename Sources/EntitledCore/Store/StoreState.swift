@@ -5,7 +5,7 @@
 /// changes in the same order rebuilds the same state.
 struct StoreState: Sendable {
     /// Every membership ever created, in creation order; a membership's index here is its *slot*.
-    private(set) var memberships: [Membership] = []
+    private(set) var memberships = MembershipTable()
     private(set) var slotByID: [MembershipID: Int] = [:]
     /// The slots of the memberships each user owns.
     private(set) var ownedSlotsByUser: [String: [Int]] = [:]
@@ -14,28 +14,29 @@ struct StoreState: Sendable {
     /// Entitlement name to the products that unlock it.
     private(set) var catalog: [String: EntitlementProducts] = [:]
 
-    /// One change to the state, fully decided.
-    enum Change: Sendable {
-        case create(Membership)
-        case claim(device: String, user: String)
-        case revoke(MembershipID, Revocation)
-        case define(entitlement: String, products: [String])
+    init() {}
+
+    /// The state an image describes, with its indexes rebuilt.
+    init(image: StoreImage) {
+        for membership in image.memberships {
+            insert(membership)
+        }
+        catalog = image.catalog.mapValues(EntitlementProducts.init)
+    }
+
+    /// A copy of the data (not the indexes) as of change `sequence`. Cheap: the membership table is shared
+    /// with this state until one of them changes, and then only one chunk is copied.
+    func image(sequence: UInt64) -> StoreImage {
+        StoreImage(sequence: sequence, memberships: memberships, catalog: catalog.mapValues(\.sorted))
     }
 
     /// Applies `change` and returns how many memberships a claim moved (0 for other changes).
     @discardableResult
-    mutating func apply(_ change: Change) -> Int {
+    mutating func apply(_ change: StoreChange) -> Int {
         switch change {
         case .create(let membership):
             precondition(slotByID[membership.id] == nil, "membership id \(membership.id) is already used")
-            let slot = memberships.count
-            memberships.append(membership)
-            slotByID[membership.id] = slot
-            if let user = membership.user {
-                ownedSlotsByUser[user, default: []].append(slot)
-            } else if let device = membership.device {
-                unclaimedSlotsByDevice[device, default: []].append(slot)
-            }
+            insert(membership)
             return 0
         case .claim(let device, let user):
             guard let slots = unclaimedSlotsByDevice.removeValue(forKey: device) else { return 0 }
@@ -52,6 +53,20 @@ struct StoreState: Sendable {
             catalog[entitlement] = EntitlementProducts(products)
             return 0
         }
+    }
+
+    private mutating func insert(_ membership: Membership) {
+        let slot = memberships.append(membership)
+        slotByID[membership.id] = slot
+        if let user = membership.user {
+            ownedSlotsByUser[user, default: []].append(slot)
+        } else if let device = membership.device {
+            unclaimedSlotsByDevice[device, default: []].append(slot)
+        }
+    }
+
+    func hasUnclaimedMemberships(device: String) -> Bool {
+        unclaimedSlotsByDevice[device]?.isEmpty == false
     }
 
     func membership(withID id: MembershipID) -> Membership? {

@@ -44,17 +44,31 @@ public final class EntitledServer: Service, Sendable {
         case stopped
     }
 
+    /// A server answering from `store` alone, in memory (tests, tools).
     /// - Parameters:
     ///   - onReady: called once by `run()` with the addresses actually bound (port 0 resolved).
-    public init(
+    public convenience init(
         store: EntitlementStore,
         configuration: ServerConfiguration = ServerConfiguration(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "entitled"),
         onReady: @escaping @Sendable ([SocketAddress]) -> Void = { _ in }
     ) {
+        self.init(processor: RequestProcessor(store: store), configuration: configuration, group: group, logger: logger, onReady: onReady)
+    }
+
+    /// A server answering with `processor`: from a `DurableStore` in production.
+    /// - Parameters:
+    ///   - onReady: called once by `run()` with the addresses actually bound (port 0 resolved).
+    public init(
+        processor: RequestProcessor,
+        configuration: ServerConfiguration = ServerConfiguration(),
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "entitled"),
+        onReady: @escaping @Sendable ([SocketAddress]) -> Void = { _ in }
+    ) {
         self.configuration = configuration
-        self.processor = RequestProcessor(store: store)
+        self.processor = processor
         self.group = group
         self.logger = logger
         self.onReady = onReady

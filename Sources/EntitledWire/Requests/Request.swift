@@ -11,6 +11,8 @@ public enum Request: Sendable {
     case memberships(Subject, moment: Timestamp?)
     case define(entitlement: String, products: [String])
     case catalog
+    /// Write a snapshot of the whole state now (an admin operation).
+    case snapshot
 
     /// The operation's name on the wire.
     public var op: Operation {
@@ -23,11 +25,12 @@ public enum Request: Sendable {
         case .memberships: return .memberships
         case .define: return .define
         case .catalog: return .catalog
+        case .snapshot: return .snapshot
         }
     }
 
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
-        case ping, grant, check, claim, revoke, memberships, define, catalog
+        case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot
     }
 }

@@ -37,6 +37,8 @@ extension RequestFields {
             )
         case .catalog:
             return .catalog
+        case .snapshot:
+            return .snapshot
         }
     }
 

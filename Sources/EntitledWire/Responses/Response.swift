@@ -16,4 +16,6 @@ public enum Response: Sendable {
     case defined(entitlement: String, products: [String])
     /// `catalog`: every entitlement and its products.
     case catalog([(entitlement: String, products: [String])])
+    /// `snapshot`: the file written, the last change it holds, its size and how long it took.
+    case snapshot(file: String, sequence: UInt64, bytes: Int, milliseconds: Int64, memberships: Int)
 }

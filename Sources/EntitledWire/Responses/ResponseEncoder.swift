@@ -42,6 +42,17 @@ public enum ResponseEncoder {
                 write(entry.products, into: &buffer)
             }
             buffer.writeStaticString("}")
+        case .snapshot(let file, let sequence, let bytes, let milliseconds, let memberships):
+            buffer.writeStaticString(",\"file\":")
+            buffer.writeJSONString(file)
+            buffer.writeStaticString(",\"sequence\":")
+            buffer.writeString(String(sequence))
+            buffer.writeStaticString(",\"bytes\":")
+            buffer.writeJSONInteger(bytes)
+            buffer.writeStaticString(",\"durationMs\":")
+            buffer.writeString(String(milliseconds))
+            buffer.writeStaticString(",\"memberships\":")
+            buffer.writeJSONInteger(memberships)
         }
         buffer.writeStaticString("}\n")
     }

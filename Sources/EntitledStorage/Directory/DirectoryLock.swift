@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An exclusive `flock` on `<data directory>/LOCK`, held for as long as the server runs, so that two
+/// servers never write one data directory. The kernel releases it when the process dies, even by kill -9,
+/// so a crash never leaves a stale lock. The file holds the holder's process id, for the error message.
+final class DirectoryLock: Sendable {
+    private let descriptor: Int32
+
+    init(directory: String) throws(StorageError) {
+        let path = directory + "/LOCK"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let lockErrno = errno
+            var holder = [UInt8](repeating: 0, count: 64)
+            let count = holder.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            close(descriptor)
+            guard lockErrno == EWOULDBLOCK else { throw .io(operation: "lock", path: path, errno: lockErrno) }
+            let pid = String(decoding: holder.prefix(max(0, count)), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            throw .locked(directory: directory, holder: pid.isEmpty ? "process id unknown" : "process \(pid)")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(descriptor, 0)
+        _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        self.descriptor = descriptor
+    }
+
+    /// Releases the lock.
+    func release() {
+        close(descriptor)
+    }
+}
+
+import Foundation

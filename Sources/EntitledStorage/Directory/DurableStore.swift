@@ -1,0 +1,226 @@
+import EntitledCore
+import Foundation
+import Logging
+
+/// An `EntitlementStore` kept in a data directory: recovered from the newest snapshot and the log after
+/// it when opened, every change logged before it is acknowledged, snapshots written on request.
+///
+/// The data directory holds `LOCK`, `snapshot-<sequence>.snap` (at most one after a completed snapshot)
+/// and `log-<first sequence>.wal` segments; Protocol/STORAGE.md specifies the files.
+public final class DurableStore: Sendable {
+    public let directory: String
+    public let store: EntitlementStore
+    public let log: LogWriter
+    public let recovery: RecoveryReport
+    private let lock: DirectoryLock
+    private let logger: Logger
+    /// One snapshot at a time; remembers the last one.
+    private let snapshotState = NSLock()
+    nonisolated(unsafe) private var lastSnapshot: SnapshotReport?
+
+    /// Opens (creating if needed) the data directory at `directory`, takes its lock and recovers the store.
+    /// - Throws: `StorageError.locked` when another server uses the directory; `.corruptLog` or
+    ///   `.corruptSnapshot` (naming the file and byte offset) when a file fails its checks; `.io` for
+    ///   a file system failure. A torn last log record is not an error: it is dropped with a warning.
+    public init(
+        directory: String,
+        policy: FsyncPolicy = .always,
+        clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
+        logger: Logger = Logger(label: "entitled.storage")
+    ) throws(StorageError) {
+        let started = ContinuousClock.now
+        try FileSystem.makeDirectory(directory)
+        let lock = try DirectoryLock(directory: directory)
+        do throws(StorageError) {
+            let log = LogWriter(directory: directory, policy: policy, logger: logger)
+            let inventory = try Inventory(directory: directory)
+            var report = RecoveryReport(
+                snapshotFile: inventory.snapshots.last?.file, snapshotSequence: 0, replayedRecords: 0,
+                droppedTornTail: nil, removedFiles: [], sequence: 0, membershipCount: 0, duration: .zero
+            )
+            var image = StoreImage(sequence: 0, memberships: MembershipTable(), catalog: [:])
+            if let newest = inventory.snapshots.last {
+                image = try SnapshotFile.read(newest.file, in: directory)
+                guard image.sequence == newest.sequence else {
+                    throw .corruptSnapshot(file: newest.file, offset: 16, problem: "the header says change \(image.sequence), the name says \(newest.sequence)")
+                }
+            }
+            report.snapshotSequence = image.sequence
+            let store = EntitlementStore(restoring: image, clock: clock, journal: log)
+            try Self.replay(inventory.segments, into: store, after: image.sequence, directory: directory, report: &report, logger: logger)
+
+            // Left-overs: temporary snapshots from a crash, and files the snapshot already covers.
+            for file in inventory.temporaryFiles { try FileSystem.remove(directory + "/" + file) }
+            report.removedFiles += inventory.temporaryFiles
+            report.removedFiles += try Self.removeCovered(by: image.sequence, in: directory)
+
+            let nextSequence = store.sequence + 1
+            // A segment named for the next record can exist only without records (a crash right after a
+            // rotation); it is replaced.
+            let reused = directory + "/" + LogFormat.segmentName(firstSequence: nextSequence)
+            if FileSystem.fileSize(reused) != nil {
+                try FileSystem.remove(reused)
+                try FileSystem.syncDirectory(directory)
+            }
+            try log.start(nextSequence: nextSequence)
+
+            report.sequence = store.sequence
+            report.membershipCount = store.membershipCount
+            report.duration = ContinuousClock.now - started
+            self.directory = directory
+            self.store = store
+            self.log = log
+            self.recovery = report
+            self.lock = lock
+            self.logger = logger
+        } catch {
+            lock.release()
+            throw error
+        }
+    }
+
+    /// Replays every record after `sequence`, in order, checking that they form one unbroken history.
+    private static func replay(
+        _ segments: [Inventory.Segment],
+        into store: EntitlementStore,
+        after sequence: UInt64,
+        directory: String,
+        report: inout RecoveryReport,
+        logger: Logger
+    ) throws(StorageError) {
+        for (index, segment) in segments.enumerated() {
+            let isLast = index == segments.count - 1
+            let scan = try LogSegmentScan(path: directory + "/" + segment.file, file: segment.file)
+            for record in scan.records where record.sequence > sequence {
+                guard record.sequence == store.sequence + 1 else {
+                    throw .brokenHistory(
+                        "\(segment.file) holds change \(record.sequence), but the changes before it end at \(store.sequence); a log file is missing"
+                    )
+                }
+                do {
+                    try store.replay(record.change, sequence: record.sequence)
+                } catch {
+                    throw .corruptLog(file: segment.file, offset: 0, problem: error.message)
+                }
+                report.replayedRecords += 1
+            }
+            if let offset = scan.tornTailOffset {
+                guard isLast else {
+                    throw .corruptLog(
+                        file: segment.file, offset: offset,
+                        problem: "the file ends in the middle of a record, but a newer log file follows it"
+                    )
+                }
+                logger.warning(
+                    "dropped a torn last log record (a crash cut it short; it was never acknowledged)",
+                    metadata: ["file": "\(segment.file)", "offset": "\(offset)", "bytes": "\(scan.tornBytes)"]
+                )
+                if offset == 0 {
+                    try FileSystem.remove(directory + "/" + segment.file)
+                } else {
+                    try FileSystem.truncate(directory + "/" + segment.file, to: offset)
+                }
+                report.droppedTornTail = (segment.file, offset, scan.tornBytes)
+            }
+        }
+    }
+
+    /// Removes snapshots older than the one holding `sequence`, and log segments whose records are all
+    /// at most `sequence`. Returns the names removed.
+    private static func removeCovered(by sequence: UInt64, in directory: String) throws(StorageError) -> [String] {
+        let inventory = try Inventory(directory: directory)
+        var removed: [String] = []
+        for snapshot in inventory.snapshots where snapshot.sequence < sequence {
+            removed.append(snapshot.file)
+        }
+        for (index, segment) in inventory.segments.enumerated().dropLast()
+        where inventory.segments[index + 1].firstSequence <= sequence + 1 {
+            removed.append(segment.file)
+        }
+        for file in removed { try FileSystem.remove(directory + "/" + file) }
+        if !removed.isEmpty { try FileSystem.syncDirectory(directory) }
+        return removed
+    }
+
+    // MARK: Snapshots
+
+    /// Writes a snapshot of the whole state now, then removes the log and the older snapshot it covers.
+    /// Checks and writes go on meanwhile. One snapshot runs at a time; a second call waits for the first.
+    public func snapshot() throws(StorageError) -> SnapshotReport {
+        snapshotState.lock()
+        defer { snapshotState.unlock() }
+        return try writeSnapshot()
+    }
+
+    /// Like `snapshot()`, but does nothing and returns `nil` when nothing changed since the last snapshot
+    /// (or since the start, when the state came entirely from a snapshot): for the periodic snapshots.
+    public func snapshotIfChanged() throws(StorageError) -> SnapshotReport? {
+        snapshotState.lock()
+        defer { snapshotState.unlock() }
+        // What the newest snapshot on disk holds: the last one written, or at the start the loaded one
+        // when no log came after it (an empty directory counts as a snapshot of nothing).
+        let covered = lastSnapshot?.sequence ?? (recovery.replayedRecords == 0 ? recovery.snapshotSequence : nil)
+        if let covered, covered == store.sequence { return nil }
+        return try writeSnapshot()
+    }
+
+    /// The last snapshot this process wrote.
+    public var latestSnapshot: SnapshotReport? {
+        snapshotState.lock()
+        defer { snapshotState.unlock() }
+        return lastSnapshot
+    }
+
+    /// Caller holds `snapshotState`.
+    private func writeSnapshot() throws(StorageError) -> SnapshotReport {
+        let started = ContinuousClock.now
+        let image = store.image { sequence in log.rotate(after: sequence) }
+        let written = try SnapshotFile.write(image, to: directory)
+        _ = log.waitForRotation(after: image.sequence)
+        let removed = try Self.removeCovered(by: image.sequence, in: directory)
+        let report = SnapshotReport(
+            file: written.file, sequence: image.sequence, bytes: written.bytes,
+            membershipCount: image.memberships.count, duration: ContinuousClock.now - started
+        )
+        lastSnapshot = report
+        logger.info(
+            "wrote a snapshot",
+            metadata: [
+                "file": "\(report.file)", "change": "\(report.sequence)", "bytes": "\(report.bytes)",
+                "memberships": "\(report.membershipCount)", "ms": "\(report.milliseconds)",
+                "removed": "\(removed.joined(separator: " "))",
+            ]
+        )
+        return report
+    }
+
+    /// Writes and syncs the rest of the log and releases the data directory. Take the final snapshot first.
+    public func close() {
+        log.close()
+        lock.release()
+    }
+}
+
+/// The files of a data directory, by kind, in sequence order.
+struct Inventory {
+    struct Snapshot { let file: String; let sequence: UInt64 }
+    struct Segment { let file: String; let firstSequence: UInt64 }
+
+    var snapshots: [Snapshot] = []
+    var segments: [Segment] = []
+    var temporaryFiles: [String] = []
+
+    init(directory: String) throws(StorageError) {
+        for name in try FileSystem.listDirectory(directory) {
+            if let sequence = SnapshotFormat.sequence(ofFileNamed: name) {
+                snapshots.append(Snapshot(file: name, sequence: sequence))
+            } else if let first = LogFormat.firstSequence(ofSegmentNamed: name) {
+                segments.append(Segment(file: name, firstSequence: first))
+            } else if name.hasSuffix(SnapshotFormat.suffix + SnapshotFormat.temporarySuffix) {
+                temporaryFiles.append(name)
+            }
+        }
+        snapshots.sort { $0.sequence < $1.sequence }
+        segments.sort { $0.firstSequence < $1.firstSequence }
+    }
+}

@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The few POSIX file operations the storage needs, with errors that name the file. POSIX rather than
+/// Foundation because durability depends on exactly which calls happen: `fdatasync` of a file, `fsync`
+/// of its directory after a create or rename.
+enum FileSystem {
+    static func readWholeFile(_ path: String) throws(StorageError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .io(operation: "stat", path: path, errno: errno) }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw .io(operation: "read", path: path, errno: count == 0 ? EIO : errno) }
+            offset += count
+        }
+        return bytes
+    }
+
+    /// Writes all of `bytes` at the descriptor's current position (retrying short writes).
+    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(StorageError) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw .io(operation: "write", path: path, errno: count == 0 ? EIO : errno) }
+            offset += count
+        }
+    }
+
+    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(StorageError) {
+        try bytes.withBytes { (raw) throws(StorageError) in try writeAll(descriptor, raw, path: path) }
+    }
+
+    static func syncData(_ descriptor: Int32, path: String) throws(StorageError) {
+        #if canImport(Darwin)
+        let status = fsync(descriptor)
+        #else
+        let status = fdatasync(descriptor)
+        #endif
+        guard status == 0 else { throw .io(operation: "fdatasync", path: path, errno: errno) }
+    }
+
+    /// Makes the creation, renaming or removal of entries in `directory` durable.
+    static func syncDirectory(_ directory: String) throws(StorageError) {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: directory, errno: errno) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: directory, errno: errno) }
+    }
+
+    /// Creates a new file (failing if it exists) for writing.
+    static func createFile(_ path: String) throws(StorageError) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
+        return descriptor
+    }
+
+    static func rename(_ from: String, to: String) throws(StorageError) {
+        guard Glibc.rename(from, to) == 0 else { throw .io(operation: "rename", path: from, errno: errno) }
+    }
+
+    static func remove(_ path: String) throws(StorageError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw .io(operation: "remove", path: path, errno: errno) }
+    }
+
+    static func truncate(_ path: String, to length: Int) throws(StorageError) {
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { close(descriptor) }
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
+        guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+
+    static func makeDirectory(_ path: String) throws(StorageError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component + "/"
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw .io(operation: "mkdir", path: prefix, errno: errno)
+            }
+        }
+    }
+
+    static func listDirectory(_ path: String) throws(StorageError) -> [String] {
+        guard let directory = opendir(path) else { throw .io(operation: "list", path: path, errno: errno) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func fileSize(_ path: String) -> Int? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Int(status.st_size)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// `withUnsafeBytes` for bodies with typed throws (the standard library's version rethrows `any Error`).
+    func withBytes<Result>(
+        _ body: (UnsafeRawBufferPointer) throws(StorageError) -> Result
+    ) throws(StorageError) -> Result {
+        let outcome: Swift.Result<Result, StorageError> = withUnsafeBytes { raw in
+            Swift.Result { () throws(StorageError) -> Result in try body(raw) }
+        }
+        return try outcome.get()
+    }
+}

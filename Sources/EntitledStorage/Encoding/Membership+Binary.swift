@@ -1,0 +1,70 @@
+import EntitledCore
+
+// The binary form of a membership, shared by `create` log records and snapshots (Protocol/STORAGE.md):
+//   id: string, productId: string, planId: string?, device: string?, user: string?,
+//   createdAt: i64, expiresAt: time?, source: u8, revocation: u8 presence, then revokedAt: i64, reason: string
+
+extension PurchaseSource {
+    /// The byte each source is stored as. Never renumbered: files written by earlier versions use them.
+    var storageCode: UInt8 {
+        switch self {
+        case .appStore: return 1
+        case .playStore: return 2
+        case .stripe: return 3
+        case .whop: return 4
+        case .manual: return 5
+        case .promotional: return 6
+        }
+    }
+
+    init?(storageCode: UInt8) {
+        guard let source = PurchaseSource.allCases.first(where: { $0.storageCode == storageCode }) else { return nil }
+        self = source
+    }
+}
+
+extension BinaryWriter {
+    mutating func write(_ membership: Membership) {
+        write(membership.id.rawValue)
+        write(membership.productId)
+        write(membership.planId)
+        write(membership.device)
+        write(membership.user)
+        write(membership.createdAt.millisecondsSinceEpoch)
+        write(membership.expiresAt)
+        write(membership.source.storageCode)
+        if let revocation = membership.revocation {
+            write(UInt8(1))
+            write(revocation.revokedAt.millisecondsSinceEpoch)
+            write(revocation.reason)
+        } else {
+            write(UInt8(0))
+        }
+    }
+}
+
+extension BinaryReader {
+    mutating func readMembership() throws(Malformed) -> Membership {
+        let id = MembershipID(rawValue: try readString())
+        let productId = try readString()
+        let planId = try readOptionalString()
+        let device = try readOptionalString()
+        let user = try readOptionalString()
+        let createdAt = Timestamp(millisecondsSinceEpoch: try readInt64())
+        let expiresAt = try readOptionalTimestamp()
+        let sourceOffset = offset
+        guard let source = PurchaseSource(storageCode: try readUInt8()) else {
+            throw Malformed(offset: sourceOffset, problem: "unknown source code")
+        }
+        var revocation: Revocation?
+        switch try readUInt8() {
+        case 0: break
+        case 1: revocation = Revocation(revokedAt: Timestamp(millisecondsSinceEpoch: try readInt64()), reason: try readString())
+        case let flag: throw Malformed(offset: offset - 1, problem: "a presence byte is \(flag), not 0 or 1")
+        }
+        return Membership(
+            id: id, productId: productId, planId: planId, device: device, user: user,
+            createdAt: createdAt, expiresAt: expiresAt, source: source, revocation: revocation
+        )
+    }
+}

@@ -1,0 +1,63 @@
+import EntitledCore
+
+/// The log's file format, version 1 (specified in Protocol/STORAGE.md).
+///
+/// A log is a series of segment files `log-<first sequence, 20 digits>.wal`. Each starts with a 28-byte
+/// header (magic `ENTLDLOG`, u32 version, u32 reserved zero, u64 first sequence, u32 CRC-32C of the 24
+/// bytes before it) and holds records: a 12-byte record header (u32 payload length, u32 CRC-32C of the
+/// payload, u32 CRC-32C of those 8 bytes) and the payload (`LoggedChange`).
+enum LogFormat {
+    static let magic: [UInt8] = Array("ENTLDLOG".utf8)
+    static let version: UInt32 = 1
+    static let segmentHeaderLength = 28
+    static let recordHeaderLength = 12
+    /// The largest payload a record may have; a longer length field is corruption, not a torn write.
+    static let maximumPayloadLength = 16 << 20
+
+    static let segmentPrefix = "log-"
+    static let segmentSuffix = ".wal"
+
+    static func segmentName(firstSequence: UInt64) -> String {
+        segmentPrefix + zeroPadded(firstSequence) + segmentSuffix
+    }
+
+    /// The first sequence a segment file name announces, or `nil` for any other name.
+    static func firstSequence(ofSegmentNamed name: String) -> UInt64? {
+        parseNumber(name, prefix: segmentPrefix, suffix: segmentSuffix)
+    }
+
+    static func segmentHeader(firstSequence: UInt64) -> [UInt8] {
+        var writer = BinaryWriter(capacity: segmentHeaderLength)
+        writer.bytes.append(contentsOf: magic)
+        writer.write(version)
+        writer.write(UInt32(0))
+        writer.write(firstSequence)
+        writer.write(CRC32C.checksum(writer.bytes))
+        return writer.bytes
+    }
+
+    /// Appends one framed record holding `logged` to `bytes`.
+    static func appendRecord(_ logged: LoggedChange, to bytes: inout [UInt8]) {
+        var payload = BinaryWriter()
+        payload.write(logged)
+        var header = BinaryWriter(capacity: recordHeaderLength)
+        header.write(UInt32(payload.bytes.count))
+        header.write(CRC32C.checksum(payload.bytes))
+        header.write(CRC32C.checksum(header.bytes))
+        bytes.append(contentsOf: header.bytes)
+        bytes.append(contentsOf: payload.bytes)
+    }
+}
+
+/// Zero-padded to 20 digits, so that file names sort in sequence order.
+func zeroPadded(_ number: UInt64) -> String {
+    let digits = String(number)
+    return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+}
+
+func parseNumber(_ name: String, prefix: String, suffix: String) -> UInt64? {
+    guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count == prefix.count + 20 + suffix.count else {
+        return nil
+    }
+    return UInt64(name.dropFirst(prefix.count).dropLast(suffix.count))
+}

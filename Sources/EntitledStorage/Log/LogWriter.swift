@@ -1,0 +1,275 @@
+import EntitledCore
+import Foundation
+import Logging
+
+/// The append-only log: the `ChangeJournal` of a durable `EntitlementStore`.
+///
+/// `record` (called under the store's write lock) only encodes the change and appends it to a buffer in
+/// memory. One writer thread takes everything buffered, writes it with one `write` and, with
+/// `FsyncPolicy.always`, one `fdatasync`, then acknowledges every change up to the last one it wrote:
+/// writers that arrive while a sync is running share the next one (group commit), so 50 concurrent
+/// writers pay a handful of syncs, not 50.
+///
+/// A failed write or sync is final: every change not yet acknowledged is reported failed, `record`
+/// refuses every later change (the store then refuses the write), and the failure is logged at
+/// `critical`. Reads go on from memory.
+public final class LogWriter: ChangeJournal, @unchecked Sendable {
+    // @unchecked: every mutable property is guarded by `condition`, except `segment`, which only the
+    // writer thread (and `start`, before that thread exists) touches.
+
+    public let directory: String
+    public let policy: FsyncPolicy
+    private let logger: Logger
+    private let condition = NSCondition()
+
+    private var pending: [UInt8] = []
+    private var spare: [UInt8] = []
+    private var pendingLastSequence: UInt64 = 0
+    /// Where in `pending` a new segment must start (a snapshot was captured there), and its first sequence.
+    private var rotations: [(offset: Int, firstSequence: UInt64)] = []
+    private var waiters: [(sequence: UInt64, callback: @Sendable (Result<Void, JournalError>) -> Void)] = []
+    private var acknowledged: UInt64 = 0
+    /// The first sequence of the segment being written, once the writer thread has opened it.
+    private var currentSegmentFirstSequence: UInt64 = 0
+    private var failure: JournalError?
+    private var state = Lifecycle.notStarted
+
+    private enum Lifecycle { case notStarted, running, closing, closed }
+
+    private var segment: (descriptor: Int32, path: String, firstSequence: UInt64)?
+
+    /// A log in `directory` (which must exist). Nothing is written before `start(nextSequence:)`.
+    public init(directory: String, policy: FsyncPolicy, logger: Logger = Logger(label: "entitled.log")) {
+        self.directory = directory
+        self.policy = policy
+        self.logger = logger
+    }
+
+    /// Opens a new segment whose first record will be `nextSequence` and starts the writer thread.
+    /// Everything before `nextSequence` counts as acknowledged (it was recovered from disk).
+    public func start(nextSequence: UInt64) throws(StorageError) {
+        try openSegment(firstSequence: nextSequence)
+        condition.lock()
+        acknowledged = nextSequence - 1
+        pendingLastSequence = nextSequence - 1
+        currentSegmentFirstSequence = nextSequence
+        state = .running
+        condition.unlock()
+        let thread = Thread { [self] in writerLoop() }
+        thread.name = "entitled-log-writer"
+        thread.start()
+    }
+
+    // MARK: ChangeJournal
+
+    public func record(_ change: StoreChange, sequence: UInt64) throws(JournalError) {
+        var encoded: [UInt8] = []
+        LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change), to: &encoded)
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure { throw failure }
+        guard state == .running else { throw JournalError(reason: "the log is closed") }
+        pending.append(contentsOf: encoded)
+        pendingLastSequence = sequence
+        condition.signal()
+    }
+
+    // MARK: Acknowledgement
+
+    /// The last change that may be acknowledged: synced with `always`, written to the OS otherwise.
+    public var acknowledgedSequence: UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return acknowledged
+    }
+
+    /// Calls `callback` (on the writer thread, or at once) when change `sequence` may be acknowledged,
+    /// or with the failure that means it never will be.
+    public func whenAcknowledged(
+        _ sequence: UInt64,
+        _ callback: @escaping @Sendable (Result<Void, JournalError>) -> Void
+    ) {
+        condition.lock()
+        if sequence <= acknowledged {
+            condition.unlock()
+            callback(.success(()))
+        } else if let failure {
+            condition.unlock()
+            callback(.failure(failure))
+        } else {
+            waiters.append((sequence, callback))
+            condition.unlock()
+        }
+    }
+
+    // MARK: Snapshots and shutdown
+
+    /// Makes the record after `sequence` start a new segment. Call it while no change can be recorded
+    /// (`EntitlementStore.image(atCapture:)`), so that every record in older segments is at most `sequence`.
+    public func rotate(after sequence: UInt64) {
+        condition.lock()
+        rotations.append((pending.count, sequence + 1))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits until the writer thread has opened the segment that starts after `sequence` (or failed).
+    /// Returns the first sequence of the segment being written.
+    public func waitForRotation(after sequence: UInt64) -> UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        while currentSegmentFirstSequence <= sequence, failure == nil, state == .running {
+            condition.wait()
+        }
+        return currentSegmentFirstSequence
+    }
+
+    /// Writes and syncs everything recorded, then stops the writer thread. Later changes are refused.
+    public func close() {
+        condition.lock()
+        guard state == .running else {
+            condition.unlock()
+            return
+        }
+        state = .closing
+        condition.broadcast()
+        while state != .closed { condition.wait() }
+        condition.unlock()
+    }
+
+    /// The failure that stopped the log, if any.
+    public var failed: JournalError? {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure
+    }
+
+    // MARK: The writer thread
+
+    private func writerLoop() {
+        var lastSync = ContinuousClock.now
+        var unsyncedWrites = false
+        while true {
+            condition.lock()
+            while pending.isEmpty, rotations.isEmpty, state == .running {
+                if policy == .everysec, unsyncedWrites {
+                    if ContinuousClock.now - lastSync >= .seconds(1) { break }
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+                } else {
+                    condition.wait()
+                }
+            }
+            swap(&pending, &spare)
+            let batchLastSequence = pendingLastSequence
+            let batchRotations = rotations
+            rotations.removeAll()
+            let closing = state == .closing
+            let failedAlready = failure != nil
+            condition.unlock()
+
+            if !failedAlready {
+                do throws(StorageError) {
+                    var start = 0
+                    for rotation in batchRotations where rotation.firstSequence > (segment?.firstSequence ?? 0) {
+                        // (A segment that starts there already, with nothing in it yet, needs no successor.)
+                        try writeToSegment(spare[start..<rotation.offset])
+                        try closeSegment()
+                        try openSegment(firstSequence: rotation.firstSequence)
+                        start = rotation.offset
+                        condition.lock()
+                        currentSegmentFirstSequence = rotation.firstSequence
+                        condition.broadcast()
+                        condition.unlock()
+                    }
+                    try writeToSegment(spare[start...])
+                    if !spare.isEmpty { unsyncedWrites = true }
+                    let syncDue = policy == .everysec && ContinuousClock.now - lastSync >= .seconds(1)
+                    if unsyncedWrites, policy == .always || syncDue || closing {
+                        try syncSegment()
+                        lastSync = ContinuousClock.now
+                        unsyncedWrites = false
+                    }
+                    if !spare.isEmpty { acknowledge(through: batchLastSequence) }
+                } catch {
+                    fail(JournalError(reason: error.message))
+                }
+            }
+            spare.removeAll(keepingCapacity: spare.capacity <= 1 << 20)
+
+            if closing {
+                condition.lock()
+                let drained = pending.isEmpty && rotations.isEmpty
+                condition.unlock()
+                guard drained else { continue }
+                if let segment { Glibc.close(segment.descriptor) }
+                segment = nil
+                condition.lock()
+                state = .closed
+                let stranded = waiters
+                waiters.removeAll()
+                condition.broadcast()
+                condition.unlock()
+                for waiter in stranded { waiter.callback(.failure(JournalError(reason: "the log was closed"))) }
+                return
+            }
+        }
+    }
+
+    private func acknowledge(through sequence: UInt64) {
+        condition.lock()
+        acknowledged = max(acknowledged, sequence)
+        var ready: [@Sendable (Result<Void, JournalError>) -> Void] = []
+        waiters.removeAll { waiter in
+            guard waiter.sequence <= sequence else { return false }
+            ready.append(waiter.callback)
+            return true
+        }
+        condition.unlock()
+        for callback in ready { callback(.success(())) }
+    }
+
+    private func fail(_ error: JournalError) {
+        logger.critical(
+            "the log cannot be written: \(error.reason). Changes are refused from now on (reads go on); fix the disk and restart entitled"
+        )
+        condition.lock()
+        failure = error
+        let failed = waiters
+        waiters.removeAll()
+        condition.broadcast()
+        condition.unlock()
+        for waiter in failed { waiter.callback(.failure(error)) }
+    }
+
+    // MARK: Segment files (writer thread, or `start` before it runs)
+
+    private func openSegment(firstSequence: UInt64) throws(StorageError) {
+        let path = directory + "/" + LogFormat.segmentName(firstSequence: firstSequence)
+        let descriptor = try FileSystem.createFile(path)
+        segment = (descriptor, path, firstSequence)
+        try FileSystem.writeAll(descriptor, LogFormat.segmentHeader(firstSequence: firstSequence), path: path)
+        try FileSystem.syncData(descriptor, path: path)
+        try FileSystem.syncDirectory(directory)
+    }
+
+    private func closeSegment() throws(StorageError) {
+        guard let segment else { return }
+        // A segment is complete once a newer one exists: make it durable whatever the policy.
+        try FileSystem.syncData(segment.descriptor, path: segment.path)
+        Glibc.close(segment.descriptor)
+        self.segment = nil
+    }
+
+    private func writeToSegment(_ bytes: ArraySlice<UInt8>) throws(StorageError) {
+        guard !bytes.isEmpty, let segment else { return }
+        let result: Result<Void, StorageError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(StorageError) in try FileSystem.writeAll(segment.descriptor, raw, path: segment.path) }
+        }
+        try result.get()
+    }
+
+    private func syncSegment() throws(StorageError) {
+        guard let segment else { return }
+        try FileSystem.syncData(segment.descriptor, path: segment.path)
+    }
+}

@@ -1,0 +1,117 @@
+import EntitledCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes and reads snapshot files.
+enum SnapshotFile {
+    /// Writes `image` to `directory` durably: a temporary file, `fdatasync`, rename, `fsync` of the
+    /// directory. A crash at any point leaves either the old files or the complete new one.
+    /// - Returns: the file name and its size in bytes.
+    static func write(_ image: StoreImage, to directory: String) throws(StorageError) -> (file: String, bytes: Int) {
+        let file = SnapshotFormat.fileName(sequence: image.sequence)
+        let path = directory + "/" + file
+        let temporaryPath = path + SnapshotFormat.temporarySuffix
+        try FileSystem.remove(temporaryPath)
+        let descriptor = try FileSystem.createFile(temporaryPath)
+        var closed = false
+        defer { if !closed { close(descriptor) } }
+
+        // The header's length and checksum are known only at the end: write zeros now, the header last.
+        try FileSystem.writeAll(descriptor, [UInt8](repeating: 0, count: SnapshotFormat.headerLength), path: temporaryPath)
+        var bodyLength: UInt64 = 0
+        var checksum: UInt32 = 0
+        var chunk = BinaryWriter(capacity: 1 << 20)
+        func emit() throws(StorageError) {
+            checksum = chunk.bytes.withUnsafeBytes { CRC32C.update(checksum, with: $0) }
+            bodyLength += UInt64(chunk.bytes.count)
+            try FileSystem.writeAll(descriptor, chunk.bytes, path: temporaryPath)
+            chunk.bytes.removeAll(keepingCapacity: true)
+        }
+
+        chunk.write(UInt32(image.catalog.count))
+        for (entitlement, products) in image.catalog.sorted(by: { $0.key < $1.key }) {
+            chunk.write(entitlement)
+            chunk.write(UInt32(products.count))
+            for product in products { chunk.write(product) }
+        }
+        chunk.write(UInt64(image.memberships.count))
+        for membership in image.memberships {
+            chunk.write(membership)
+            if chunk.bytes.count >= 1 << 20 { try emit() }
+        }
+        try emit()
+
+        let header = SnapshotFormat.header(sequence: image.sequence, bodyLength: bodyLength, bodyChecksum: checksum)
+        let written = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        guard written == header.count else {
+            throw .io(operation: "write", path: temporaryPath, errno: written < 0 ? errno : EIO)
+        }
+        try FileSystem.syncData(descriptor, path: temporaryPath)
+        close(descriptor)
+        closed = true
+        try FileSystem.rename(temporaryPath, to: path)
+        try FileSystem.syncDirectory(directory)
+        return (file, SnapshotFormat.headerLength + Int(bodyLength))
+    }
+
+    /// Reads and checks the snapshot `file` in `directory`.
+    static func read(_ file: String, in directory: String) throws(StorageError) -> StoreImage {
+        let bytes = try FileSystem.readWholeFile(directory + "/" + file)
+        return try bytes.withBytes { (raw) throws(StorageError) -> StoreImage in try decode(raw, file: file) }
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer, file: String) throws(StorageError) -> StoreImage {
+        func corrupt(_ offset: Int, _ problem: String) -> StorageError {
+            .corruptSnapshot(file: file, offset: offset, problem: problem)
+        }
+        guard bytes.count >= SnapshotFormat.headerLength else {
+            throw corrupt(bytes.count, "the file ends inside its \(SnapshotFormat.headerLength)-byte header")
+        }
+        guard Array(bytes[0..<8]) == SnapshotFormat.magic else { throw corrupt(0, "not an entitled snapshot (bad magic)") }
+        var header = BinaryReader(bytes, offset: 8)
+        let storedHeaderChecksum = bytes.loadUnaligned(fromByteOffset: 36, as: UInt32.self).littleEndian
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<36])) == storedHeaderChecksum else {
+            throw corrupt(0, "the header fails its checksum")
+        }
+        do throws(BinaryReader.Malformed) {
+            let version = try header.readUInt32()
+            guard version == SnapshotFormat.version else {
+                throw BinaryReader.Malformed(offset: 8, problem: "format version \(version); this server reads version \(SnapshotFormat.version)")
+            }
+            _ = try header.readUInt32()
+            let sequence = try header.readUInt64()
+            let bodyLength = try header.readUInt64()
+            let bodyChecksum = try header.readUInt32()
+            guard UInt64(bytes.count - SnapshotFormat.headerLength) == bodyLength else {
+                throw BinaryReader.Malformed(offset: bytes.count, problem: "the header announces a \(bodyLength)-byte body, the file holds \(bytes.count - SnapshotFormat.headerLength)")
+            }
+            let body = UnsafeRawBufferPointer(rebasing: bytes[SnapshotFormat.headerLength...])
+            guard CRC32C.checksum(body) == bodyChecksum else {
+                throw BinaryReader.Malformed(offset: SnapshotFormat.headerLength, problem: "the body (bytes \(SnapshotFormat.headerLength) to \(bytes.count)) fails its checksum")
+            }
+            var reader = BinaryReader(bytes, offset: SnapshotFormat.headerLength)
+            var catalog: [String: [String]] = [:]
+            for _ in 0..<(try reader.readUInt32()) {
+                let name = try reader.readString()
+                var products: [String] = []
+                for _ in 0..<(try reader.readUInt32()) { products.append(try reader.readString()) }
+                catalog[name] = products
+            }
+            var memberships = MembershipTable()
+            let count = try reader.readUInt64()
+            for _ in 0..<count {
+                memberships.append(try reader.readMembership())
+            }
+            guard reader.remaining == 0 else { throw BinaryReader.Malformed(offset: reader.offset, problem: "\(reader.remaining) bytes follow the last membership") }
+            return StoreImage(sequence: sequence, memberships: memberships, catalog: catalog)
+        } catch {
+            throw corrupt(error.offset, error.problem)
+        }
+    }
+}

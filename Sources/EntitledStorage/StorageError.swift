@@ -1,0 +1,54 @@
+/// Why the data directory could not be opened, read or written.
+public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Another process holds the data directory's lock.
+    case locked(directory: String, holder: String)
+    /// A system call on a file failed.
+    case io(operation: String, path: String, errno: Int32)
+    /// A log file fails its checks somewhere other than a torn last record.
+    case corruptLog(file: String, offset: Int, problem: String)
+    /// A snapshot file fails its checks.
+    case corruptSnapshot(file: String, offset: Int, problem: String)
+    /// The files on disk do not form one unbroken history (a log file is missing).
+    case brokenHistory(String)
+
+    /// A stable machine-readable code.
+    public var code: String {
+        switch self {
+        case .locked: return "data_directory_locked"
+        case .io: return "io_error"
+        case .corruptLog: return "corrupt_log"
+        case .corruptSnapshot: return "corrupt_snapshot"
+        case .brokenHistory: return "broken_history"
+        }
+    }
+
+    /// A sentence a person can act on.
+    public var message: String {
+        switch self {
+        case .locked(let directory, let holder):
+            return "the data directory \(directory) is in use by another entitled (\(holder)); stop it, or give this one its own --data-dir"
+        case .io(let operation, let path, let errno):
+            return "\(operation) \(path) failed: \(Self.describe(errno: errno))"
+        case .corruptLog(let file, let offset, let problem):
+            return "the log file \(file) is corrupt at byte offset \(offset): \(problem). Nothing was dropped; see \"When the data directory is damaged\" in the README (entitled-datadir verify / cut-log)"
+        case .corruptSnapshot(let file, let offset, let problem):
+            return "the snapshot \(file) is corrupt at byte offset \(offset): \(problem). Nothing was dropped; see \"When the data directory is damaged\" in the README"
+        case .brokenHistory(let problem):
+            return "the data directory does not hold one unbroken history: \(problem)"
+        }
+    }
+
+    public var description: String { message }
+
+    static func describe(errno: Int32) -> String {
+        String(cString: strerror(errno)) + " (errno \(errno))"
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
