@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "entitled", targets: ["entitled"]),
+        .executable(name: "entitled-datadir", targets: ["entitled-datadir"]),
+        .executable(name: "entitled-durability-bench", targets: ["entitled-durability-bench"]),
         .library(name: "EntitledCore", targets: ["EntitledCore"]),
         .library(name: "EntitledWire", targets: ["EntitledWire"]),
         .library(name: "EntitledServer", targets: ["EntitledServer"]),
@@ -59,7 +61,26 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Operator tools, built with the package.
+        .executableTarget(
+            name: "entitled-datadir",
+            dependencies: [
+                "EntitledStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/entitled-datadir"
+        ),
+        .executableTarget(
+            name: "entitled-durability-bench",
+            dependencies: [
+                "EntitledCore",
+                "EntitledStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/entitled-durability-bench"
+        ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
+        .testTarget(name: "EntitledStorageTests", dependencies: ["EntitledStorage", "EntitledCore"]),
         .testTarget(
             name: "EntitledWireTests",
             dependencies: ["EntitledWire", "EntitledCore", .product(name: "NIOCore", package: "swift-nio")]

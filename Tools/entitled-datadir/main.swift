@@ -1,0 +1,1 @@
+print("entitled-datadir: being written")

@@ -1,0 +1,1 @@
+print("entitled-durability-bench: being written")
