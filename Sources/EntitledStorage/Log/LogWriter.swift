@@ -33,6 +33,26 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private var currentSegmentFirstSequence: UInt64 = 0
     private var failure: JournalError?
     private var state = Lifecycle.notStarted
+    private var counters = Statistics()
+
+    /// What the log has done since it started.
+    public struct Statistics: Sendable, Hashable {
+        /// Changes recorded.
+        public var records = 0
+        /// Batches written (one `write` each, or one per segment when a batch spans a rotation).
+        public var batches = 0
+        /// `fdatasync` calls for acknowledgements (segment rotations not counted).
+        public var syncs = 0
+        /// Bytes written to segments, headers included.
+        public var bytes = 0
+    }
+
+    /// A copy of the counters.
+    public var statistics: Statistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return counters
+    }
 
     private enum Lifecycle { case notStarted, running, closing, closed }
 
@@ -71,6 +91,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         guard state == .running else { throw JournalError(reason: "the log is closed") }
         pending.append(contentsOf: encoded)
         pendingLastSequence = sequence
+        counters.records += 1
         condition.signal()
     }
 
@@ -184,11 +205,20 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                     try writeToSegment(spare[start...])
                     if !spare.isEmpty { unsyncedWrites = true }
                     let syncDue = policy == .everysec && ContinuousClock.now - lastSync >= .seconds(1)
+                    var synced = false
                     if unsyncedWrites, policy == .always || syncDue || closing {
                         try syncSegment()
                         lastSync = ContinuousClock.now
                         unsyncedWrites = false
+                        synced = true
                     }
+                    condition.lock()
+                    if !spare.isEmpty {
+                        counters.batches += 1
+                        counters.bytes += spare.count
+                    }
+                    if synced { counters.syncs += 1 }
+                    condition.unlock()
                     if !spare.isEmpty { acknowledge(through: batchLastSequence) }
                 } catch {
                     fail(JournalError(reason: error.message))
