@@ -10,6 +10,8 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     case corruptSnapshot(file: String, offset: Int, problem: String)
     /// The files on disk do not form one unbroken history (a log file is missing).
     case brokenHistory(String)
+    /// An operator tool was pointed at a file that is not a log segment of the data directory.
+    case notALogSegment(file: String, directory: String)
 
     /// A stable machine-readable code.
     public var code: String {
@@ -19,6 +21,7 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case .corruptLog: return "corrupt_log"
         case .corruptSnapshot: return "corrupt_snapshot"
         case .brokenHistory: return "broken_history"
+        case .notALogSegment: return "not_a_log_segment"
         }
     }
 
@@ -35,6 +38,8 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the snapshot \(file) is corrupt at byte offset \(offset): \(problem). Nothing was dropped; see \"When the data directory is damaged\" in the README"
         case .brokenHistory(let problem):
             return "the data directory does not hold one unbroken history: \(problem)"
+        case .notALogSegment(let file, let directory):
+            return "\(file) is not a log segment (log-<20-digit first sequence>.wal) of the data directory \(directory)"
         }
     }
 

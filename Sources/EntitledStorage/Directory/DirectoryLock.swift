@@ -11,6 +11,9 @@ import Darwin
 /// so a crash never leaves a stale lock. The file holds the holder's process id, for the error message.
 final class DirectoryLock: Sendable {
     private let descriptor: Int32
+    /// Guards against closing the descriptor twice (its number may belong to another file by then).
+    private let released = NSLock()
+    nonisolated(unsafe) private var isReleased = false
 
     init(directory: String) throws(StorageError) {
         let path = directory + "/LOCK"
@@ -32,8 +35,12 @@ final class DirectoryLock: Sendable {
         self.descriptor = descriptor
     }
 
-    /// Releases the lock.
+    /// Releases the lock. Releasing twice does nothing.
     func release() {
+        released.lock()
+        defer { released.unlock() }
+        guard !isReleased else { return }
+        isReleased = true
         close(descriptor)
     }
 }

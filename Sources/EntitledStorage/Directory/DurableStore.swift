@@ -90,8 +90,11 @@ public final class DurableStore: Sendable {
     ) throws(StorageError) {
         for (index, segment) in segments.enumerated() {
             let isLast = index == segments.count - 1
+            // A segment followed by one that starts within the snapshot is wholly covered by it (a crash
+            // came between the snapshot and the removal of its log): nothing to replay, removed below.
+            if !isLast, segments[index + 1].firstSequence <= sequence + 1 { continue }
             let scan = try LogSegmentScan(path: directory + "/" + segment.file, file: segment.file)
-            for record in scan.records where record.sequence > sequence {
+            for (record, payloadOffset) in zip(scan.records, scan.payloadOffsets) where record.sequence > sequence {
                 guard record.sequence == store.sequence + 1 else {
                     throw .brokenHistory(
                         "\(segment.file) holds change \(record.sequence), but the changes before it end at \(store.sequence); a log file is missing"
@@ -100,7 +103,7 @@ public final class DurableStore: Sendable {
                 do {
                     try store.replay(record.change, sequence: record.sequence)
                 } catch {
-                    throw .corruptLog(file: segment.file, offset: 0, problem: error.message)
+                    throw .corruptLog(file: segment.file, offset: payloadOffset, problem: error.message)
                 }
                 report.replayedRecords += 1
             }

@@ -67,7 +67,7 @@ enum FileSystem {
     }
 
     static func rename(_ from: String, to: String) throws(StorageError) {
-        guard Glibc.rename(from, to) == 0 else { throw .io(operation: "rename", path: from, errno: errno) }
+        guard systemRename(from, to) == 0 else { throw .io(operation: "rename", path: from, errno: errno) }
     }
 
     static func remove(_ path: String) throws(StorageError) {
@@ -110,6 +110,15 @@ enum FileSystem {
         guard stat(path, &status) == 0 else { return nil }
         return Int(status.st_size)
     }
+}
+
+/// The C library's `close` and `rename`, named so that methods of the same name cannot shadow them.
+func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
+
+private func systemRename(_ from: String, _ to: String) -> Int32 {
+    rename(from, to)
 }
 
 extension Array where Element == UInt8 {

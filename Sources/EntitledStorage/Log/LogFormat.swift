@@ -59,5 +59,7 @@ func parseNumber(_ name: String, prefix: String, suffix: String) -> UInt64? {
     guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count == prefix.count + 20 + suffix.count else {
         return nil
     }
-    return UInt64(name.dropFirst(prefix.count).dropLast(suffix.count))
+    let digits = name.dropFirst(prefix.count).dropLast(suffix.count)
+    guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+    return UInt64(digits)
 }

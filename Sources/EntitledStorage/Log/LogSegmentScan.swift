@@ -5,6 +5,8 @@ struct LogSegmentScan {
     let file: String
     let firstSequence: UInt64
     var records: [LoggedChange] = []
+    /// Where each record's payload starts in the file, for error messages about it.
+    var payloadOffsets: [Int] = []
     /// Where a torn last record starts, when the file ends in the middle of one (or in zeros).
     var tornTailOffset: Int?
     /// Bytes after the last complete record.
@@ -23,8 +25,10 @@ struct LogSegmentScan {
     }
 
     private mutating func scan(_ bytes: UnsafeRawBufferPointer) throws(StorageError) {
-        guard bytes.count >= LogFormat.segmentHeaderLength else {
-            // Created but its header never fully written: a crash during a log rotation.
+        guard bytes.count >= LogFormat.segmentHeaderLength,
+            !bytes[0..<LogFormat.segmentHeaderLength].allSatisfy({ $0 == 0 })
+        else {
+            // Created but its header never (fully) written: a crash during a log rotation.
             tornTailOffset = 0
             tornBytes = bytes.count
             return
@@ -55,6 +59,10 @@ struct LogSegmentScan {
             let payloadStart = offset + LogFormat.recordHeaderLength
             let payload = UnsafeRawBufferPointer(rebasing: bytes[payloadStart..<(payloadStart + length)])
             guard CRC32C.checksum(payload) == payloadChecksum else {
+                // A last record whose header reached the disk but whose payload did not (zeros to the end).
+                if payloadStart + length == bytes.count, payload.allSatisfy({ $0 == 0 }) {
+                    return markTorn(at: offset, total: bytes.count)
+                }
                 throw .corruptLog(file: file, offset: payloadStart, problem: "a record fails its checksum")
             }
             var reader = BinaryReader(payload)
@@ -68,6 +76,7 @@ struct LogSegmentScan {
                 throw .corruptLog(file: file, offset: payloadStart, problem: "record \(logged.sequence) where record \(expected) belongs")
             }
             records.append(logged)
+            payloadOffsets.append(payloadStart)
             expected += 1
             offset = payloadStart + length
         }
@@ -86,14 +95,15 @@ struct LogSegmentScan {
         guard Array(bytes[0..<8]) == LogFormat.magic else {
             throw .corruptLog(file: file, offset: 0, problem: "not an entitled log file (bad magic)")
         }
-        let checksum = bytes.loadUnaligned(fromByteOffset: 24, as: UInt32.self).littleEndian
-        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<24])) == checksum else {
-            throw .corruptLog(file: file, offset: 0, problem: "the file header fails its checksum")
-        }
         _ = try read { () throws(BinaryReader.Malformed) in try reader.readUInt64() }  // magic
+        // The version before the checksum: another version may lay its header out differently.
         let version = try read { () throws(BinaryReader.Malformed) in try reader.readUInt32() }
         guard version == LogFormat.version else {
             throw .corruptLog(file: file, offset: 8, problem: "format version \(version); this server reads version \(LogFormat.version)")
+        }
+        let checksum = bytes.loadUnaligned(fromByteOffset: 24, as: UInt32.self).littleEndian
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<24])) == checksum else {
+            throw .corruptLog(file: file, offset: 0, problem: "the file header fails its checksum")
         }
         _ = try read { () throws(BinaryReader.Malformed) in try reader.readUInt32() }
         let first = try read { () throws(BinaryReader.Malformed) in try reader.readUInt64() }

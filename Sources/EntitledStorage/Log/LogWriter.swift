@@ -231,7 +231,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                 let drained = pending.isEmpty && rotations.isEmpty
                 condition.unlock()
                 guard drained else { continue }
-                if let segment { Glibc.close(segment.descriptor) }
+                if let segment { closeDescriptor(segment.descriptor) }
                 segment = nil
                 condition.lock()
                 state = .closed
@@ -286,7 +286,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         guard let segment else { return }
         // A segment is complete once a newer one exists: make it durable whatever the policy.
         try FileSystem.syncData(segment.descriptor, path: segment.path)
-        Glibc.close(segment.descriptor)
+        closeDescriptor(segment.descriptor)
         self.segment = nil
     }
 

@@ -75,14 +75,15 @@ enum SnapshotFile {
         }
         guard Array(bytes[0..<8]) == SnapshotFormat.magic else { throw corrupt(0, "not an entitled snapshot (bad magic)") }
         var header = BinaryReader(bytes, offset: 8)
-        let storedHeaderChecksum = bytes.loadUnaligned(fromByteOffset: 36, as: UInt32.self).littleEndian
-        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<36])) == storedHeaderChecksum else {
-            throw corrupt(0, "the header fails its checksum")
-        }
         do throws(BinaryReader.Malformed) {
+            // The version before the checksum: another version may lay its header out differently.
             let version = try header.readUInt32()
             guard version == SnapshotFormat.version else {
                 throw BinaryReader.Malformed(offset: 8, problem: "format version \(version); this server reads version \(SnapshotFormat.version)")
+            }
+            let storedHeaderChecksum = bytes.loadUnaligned(fromByteOffset: 36, as: UInt32.self).littleEndian
+            guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<36])) == storedHeaderChecksum else {
+                throw BinaryReader.Malformed(offset: 0, problem: "the header fails its checksum")
             }
             _ = try header.readUInt32()
             let sequence = try header.readUInt64()
