@@ -42,9 +42,9 @@ struct DurableServerTests {
         let statistics = durable.log.statistics
         #expect(statistics.records == 1000)
         #expect(statistics.syncs >= 1)
-        // Without group commit every write would pay its own fsync: 1000.
-        #expect(statistics.syncs <= 500, "1000 writes from 50 concurrent writers paid \(statistics.syncs) fsyncs")
-        print("group commit: 1000 writes from 50 writers, \(statistics.syncs) fsyncs")
+        // Without group commit every write pays its own fsync: exactly 1000. How many share one depends on
+        // timing (the deterministic proof is in EntitledStorageTests.GroupCommitTests).
+        #expect(statistics.syncs < 1000, "1000 writes from 50 concurrent writers paid \(statistics.syncs) fsyncs")
         #expect(durable.log.acknowledgedSequence == 1000)
         await server.stop()
         durable.close()

@@ -58,11 +58,20 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     private var segment: (descriptor: Int32, path: String, firstSequence: UInt64)?
 
+    /// Called on the writer thread just before each acknowledgement sync: lets tests hold a sync open
+    /// while more writers arrive.
+    private let beforeSync: (@Sendable () -> Void)?
+
     /// A log in `directory` (which must exist). Nothing is written before `start(nextSequence:)`.
-    public init(directory: String, policy: FsyncPolicy, logger: Logger = Logger(label: "entitled.log")) {
+    public convenience init(directory: String, policy: FsyncPolicy, logger: Logger = Logger(label: "entitled.log")) {
+        self.init(directory: directory, policy: policy, logger: logger, beforeSync: nil)
+    }
+
+    init(directory: String, policy: FsyncPolicy, logger: Logger, beforeSync: (@Sendable () -> Void)?) {
         self.directory = directory
         self.policy = policy
         self.logger = logger
+        self.beforeSync = beforeSync
     }
 
     /// Opens a new segment whose first record will be `nextSequence` and starts the writer thread.
@@ -207,6 +216,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                     let syncDue = policy == .everysec && ContinuousClock.now - lastSync >= .seconds(1)
                     var synced = false
                     if unsyncedWrites, policy == .always || syncDue || closing {
+                        beforeSync?()
                         try syncSegment()
                         lastSync = ContinuousClock.now
                         unsyncedWrites = false
