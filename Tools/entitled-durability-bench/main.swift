@@ -1,1 +1,207 @@
-print("entitled-durability-bench: being written")
+import ArgumentParser
+import Foundation
+
+/// `entitled-durability-bench`: the durability benchmarks of issue 3, against real processes.
+struct DurabilityBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "entitled-durability-bench",
+        abstract: "Measures entitled's durable write rate next to Redis, and its snapshot and recovery times at scale.",
+        discussion: """
+            1. Durable writes: entitled --fsync always (grant of a new user per request) and redis-server \
+            --appendonly yes --appendfsync always (SADD), each on a fresh data directory, at each --connections \
+            count: closed loop, one request in flight per connection, for --duration seconds after --warmup, \
+            --runs times (median reported).
+
+            2. Snapshot and recovery: entitled --fsync no gets --memberships grants (pipelined), then a \
+            snapshot; check latency is measured without a snapshot and while a second one is written; then a \
+            graceful stop, a restart, --log-grants more grants, kill -9, and --runs timed restarts (launch to \
+            ready line: recovery from the snapshot plus the log).
+
+            Every server runs on 127.0.0.1 and is stopped at the end, also after an error or an interrupt; the \
+            temporary directories are removed. Progress goes to standard error, the table to standard output.
+            """
+    )
+
+    @Option(help: "The entitled binary (default: entitled next to this executable, in the same build folder).")
+    var entitled: String?
+
+    @Option(name: .customLong("redis-server"), help: "The redis-server binary (a name is looked up on PATH). Without it the Redis half is skipped.")
+    var redisServer = "redis-server"
+
+    @Option(help: "Seconds each write measurement runs (after the warm-up).")
+    var duration = 5.0
+
+    @Option(help: "Seconds of warm-up before each write measurement (sent, not counted).")
+    var warmup = 0.5
+
+    @Option(help: "How many times each write measurement, and the recovery, is repeated (the median is reported).")
+    var runs = 3
+
+    @Option(name: .customLong("connections"), help: "Concurrent connections of a write measurement; repeat the option for several (default: 1 and 50).")
+    var connections: [Int] = []
+
+    @Option(help: "Memberships loaded before the snapshot.")
+    var memberships = 1_000_000
+
+    @Option(name: .customLong("log-grants"), help: "Grants after the snapshot, for recovery to replay from the log.")
+    var logGrants = 5000
+
+    @Option(name: .customLong("check-connections"), help: "Connections running checks during and without a snapshot.")
+    var checkConnections = 4
+
+    @Option(name: .customLong("load-connections"), help: "Connections loading the memberships.")
+    var loadConnections = 4
+
+    @Option(name: .customLong("load-window"), help: "Request lines in flight per loading connection.")
+    var loadWindow = 1000
+
+    @Option(help: "At most this many seconds to wait, before each timed step, until other processes use under 0.25 cores (0: never wait). The CPU they used is reported either way.")
+    var settle = 30.0
+
+    @Option(name: .customLong("work-dir"), help: "Where the temporary data directories go (must be a real disk for fsync to mean anything).")
+    var workDir = NSTemporaryDirectory()
+
+    @Option(help: "Also write the full results, every run included, as JSON to this file.")
+    var json: String?
+
+    @Flag(name: .customLong("skip-writes"), help: "Skip part 1 (durable writes).")
+    var skipWrites = false
+
+    @Flag(name: .customLong("skip-snapshot"), help: "Skip part 2 (snapshot and recovery).")
+    var skipSnapshot = false
+
+    func validate() throws {
+        guard duration > 0 && duration <= 600 else { throw ValidationError("--duration must be above 0 and at most 600 seconds") }
+        guard warmup >= 0 && warmup <= 60 else { throw ValidationError("--warmup must be 0 to 60 seconds") }
+        guard (1...50).contains(runs) else { throw ValidationError("--runs must be 1 to 50") }
+        guard connections.allSatisfy({ (1...1000).contains($0) }) else { throw ValidationError("--connections must be 1 to 1000") }
+        guard (1...50_000_000).contains(memberships) else { throw ValidationError("--memberships must be 1 to 50000000") }
+        guard (0...10_000_000).contains(logGrants) else { throw ValidationError("--log-grants must be 0 to 10000000") }
+        guard (1...256).contains(checkConnections) else { throw ValidationError("--check-connections must be 1 to 256") }
+        guard (1...64).contains(loadConnections) else { throw ValidationError("--load-connections must be 1 to 64") }
+        guard (1...100_000).contains(loadWindow) else { throw ValidationError("--load-window must be 1 to 100000") }
+        guard settle >= 0 && settle <= 600 else { throw ValidationError("--settle must be 0 to 600 seconds") }
+    }
+
+    func run() throws {
+        cleanup.installSignalHandlers()
+        do {
+            try measure()
+        } catch {
+            cleanup.runAll()
+            throw error
+        }
+        cleanup.runAll()
+    }
+
+    private func measure() throws {
+        let entitledPath = entitled ?? Executables.defaultEntitled()
+        guard Executables.isExecutable(entitledPath) else {
+            throw BenchError(
+                "no entitled binary at \(entitledPath); build it next to this tool (swift build -c release --product entitled, with the same --scratch-path) or pass --entitled PATH"
+            )
+        }
+        let redisPath = Executables.find(redisServer)
+        var redisSkipped: String?
+        if redisPath == nil {
+            redisSkipped = "no \(redisServer) found (install it: apt-get install -y redis-server, or pass --redis-server PATH)"
+            printError("entitled-durability-bench: \(redisSkipped!); the Redis half is skipped")
+        }
+        let workRoot = try cleanup.makeTemporaryDirectory(
+            in: workDir.hasSuffix("/") ? String(workDir.dropLast()) : workDir, prefix: "entitled-durability-bench"
+        )
+        let counts = connections.isEmpty ? [1, 50] : connections
+        let machine = MachineInfo.current(workDirectory: workRoot)
+        if machine.workFileSystem.hasPrefix("tmpfs") {
+            printError("entitled-durability-bench: warning: \(workRoot) is on tmpfs, where fsync costs nothing; use --work-dir on a real disk")
+        }
+        var report = BenchReport(
+            startedAt: Self.timestamp(), command: CommandLine.arguments, machine: machine,
+            settings: BenchSettings(
+                durationSeconds: duration, warmupSeconds: warmup, runs: runs, connections: counts,
+                memberships: memberships, logGrants: logGrants, checkConnections: checkConnections,
+                loadConnections: loadConnections, loadWindow: loadWindow, settleSeconds: settle, entitledBinary: entitledPath,
+                redisServer: redisPath, redisVersion: redisPath.map { RedisProcess.version(binary: $0) },
+                workDirectory: workRoot
+            )
+        )
+        if !skipWrites {
+            report.writes = WriteBenchmark(
+                entitled: entitledPath, redis: redisPath, redisSkipped: redisSkipped, workDirectory: workRoot,
+                connections: counts, runs: runs, duration: duration, warmup: warmup, settle: settle
+            ).run()
+        }
+        if !skipSnapshot {
+            report.snapshot = SnapshotBenchmark(
+                entitled: entitledPath, workDirectory: workRoot, memberships: memberships, logGrants: logGrants,
+                checkConnections: checkConnections, loadConnections: loadConnections, loadWindow: loadWindow, runs: runs,
+                settle: settle
+            ).run()
+        }
+        report.finishedAt = Self.timestamp()
+        report.goals = Self.goals(of: report)
+
+        print(ReportTable.render(report))
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            do {
+                try encoder.encode(report).write(to: URL(fileURLWithPath: json))
+                print("\nJSON: \(json)")
+            } catch {
+                throw BenchError("cannot write the JSON file \(json): \(error)")
+            }
+        } else {
+            print("\n(no --json PATH given: only this table was kept)")
+        }
+    }
+
+    /// The issue's goals, judged on this run's numbers.
+    static func goals(of report: BenchReport) -> [Goal] {
+        var goals: [Goal] = []
+        if let writes = report.writes, let most = report.settings.connections.max() {
+            let ratio = writes.ratios.first { $0.connections == most }
+            goals.append(
+                Goal(
+                    name: "durable writes at \(most) conns vs Redis", target: "≥ 1.00×",
+                    measured: ratio.map { ReportTable.format($0.entitledOverRedis, 2) + "×" } ?? "—",
+                    met: ratio.map { $0.entitledOverRedis >= 1 }
+                )
+            )
+        }
+        if let snapshot = report.snapshot {
+            let scale = ReportTable.grouped(Double(snapshot.memberships))
+            let slowest = [snapshot.firstSnapshot, snapshot.secondSnapshot].compactMap { $0?.serverMs }.max()
+            goals.append(
+                Goal(
+                    name: "snapshot of \(scale) memberships (slower of 2)", target: "< 3 s",
+                    measured: slowest.map { "\(ReportTable.format(Double($0) / 1000, 3)) s" } ?? "—",
+                    met: slowest.map { $0 < 3000 }
+                )
+            )
+            goals.append(
+                Goal(
+                    name: "recovery, snapshot + log (median launch→ready)", target: "< 3 s",
+                    measured: snapshot.recoveryMedianSeconds.map { "\(ReportTable.format($0, 3)) s" } ?? "—",
+                    met: snapshot.recoveryMedianSeconds.map { $0 < 3 }
+                )
+            )
+            if let without = snapshot.checksWithoutSnapshot, let during = snapshot.checksDuringSnapshot {
+                goals.append(
+                    Goal(
+                        name: "check p99.9 during snapshot (without)", target: "reported",
+                        measured: "\(ReportTable.format(during.latency.p999Ms, 2)) ms (\(ReportTable.format(without.latency.p999Ms, 2)))",
+                        met: during.errors == 0 && during.inactive == 0 && during.latency.count > 0
+                    )
+                )
+            }
+        }
+        return goals
+    }
+
+    static func timestamp() -> String {
+        ISO8601DateFormatter().string(from: Date())
+    }
+}
+
+DurabilityBench.main()

@@ -1,0 +1,35 @@
+/// Latency percentiles of a set of samples, in milliseconds (the unit the table prints).
+struct LatencySummary: Codable, Sendable {
+    let count: Int
+    let p50Ms: Double
+    let p99Ms: Double
+    let p999Ms: Double
+    let maxMs: Double
+    let meanMs: Double
+
+    /// Summarizes nanosecond samples (sorted here: at most a few million, so sorting is cheap enough).
+    init(nanoseconds samples: [UInt64]) {
+        let sorted = samples.sorted()
+        count = sorted.count
+        p50Ms = Self.percentile(sorted, 0.50)
+        p99Ms = Self.percentile(sorted, 0.99)
+        p999Ms = Self.percentile(sorted, 0.999)
+        maxMs = Double(sorted.last ?? 0) / 1e6
+        meanMs = sorted.isEmpty ? 0 : Double(sorted.reduce(0, &+)) / Double(sorted.count) / 1e6
+    }
+
+    /// Nearest rank: the smallest sample with at least `fraction` of the samples at or below it.
+    private static func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((fraction * Double(sorted.count)).rounded(.up))
+        return Double(sorted[min(max(rank, 1), sorted.count) - 1]) / 1e6
+    }
+}
+
+/// The median of some values (the mean of the middle two for an even count); 0 for none.
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
