@@ -1,3 +1,4 @@
+import EntitledCore
 import EntitledStorage
 import EntitledWire
 import Logging
@@ -11,8 +12,9 @@ import NIOCore
 /// `write` system call for a whole batch). A `BackPressureHandler` before this one stops reading from a
 /// client whose responses pile up unread.
 ///
-/// Answers leave in request order. A write's answer waits until the log acknowledges its change (or a
-/// snapshot's until it is written); answers to later requests queue behind it in `waiting`.
+/// Answers leave in request order. A write's answer waits until the log acknowledges its change (the
+/// loop's `LoopCommitter` commits once per loop turn), a snapshot's until it is written; answers to later
+/// requests queue behind it in `waiting`.
 final class RequestHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -35,13 +37,19 @@ final class RequestHandler: ChannelInboundHandler {
         let token: UInt64
         var answer: ByteBuffer?
         var trailing: ByteBuffer
+        /// For a write: the change the log must acknowledge, the answer then, and the id for a failure.
+        var write: (sequence: UInt64, success: ByteBuffer, id: ByteBuffer?)?
     }
 
     /// How many response bytes may pile up during one read before they are flushed.
     static let flushThreshold = 64 * 1024
 
-    init(processor: RequestProcessor, logger: Logger) {
+    /// Commits the log for this connection's writes, shared with the other connections of its loop.
+    private let committer: LoopCommitter?
+
+    init(processor: RequestProcessor, committer: LoopCommitter?, logger: Logger) {
         self.processor = processor
+        self.committer = committer
         self.logger = logger
         self.pending = ByteBuffer()
     }
@@ -77,6 +85,7 @@ final class RequestHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        commitWrites()
         flush(context: context)
         context.fireChannelReadComplete()
     }
@@ -84,6 +93,7 @@ final class RequestHandler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event {
             // The client sent its last line and closed its side: answer what is left, then close ours.
+            commitWrites()
             closeWhenAnswered = true
             closeIfAnswered(context: context)
             return
@@ -108,6 +118,7 @@ final class RequestHandler: ChannelInboundHandler {
                 ResponseEncoder.write(tooLarge, id: nil, into: &last.trailing)
                 waiting.append(last)
             }
+            commitWrites()
             closeWhenAnswered = true
             closeIfAnswered(context: context)
             return
@@ -128,21 +139,8 @@ final class RequestHandler: ChannelInboundHandler {
         case .written:
             return
         case .afterLog(let sequence, let success, let id):
-            token = enqueue()
-            guard let log = processor.durable?.log, let loopBound = loopBoundSelf else { return }
-            let eventLoop = context.eventLoop
-            log.whenAcknowledged(sequence) { result in
-                eventLoop.execute {
-                    switch result {
-                    case .success:
-                        loopBound.value.complete(token, with: success)
-                    case .failure(let error):
-                        var failure = ByteBuffer()
-                        RequestProcessor.writeLogFailure(error, id: id, into: &failure)
-                        loopBound.value.complete(token, with: failure)
-                    }
-                }
-            }
+            // Released by `commitWrites` when this read is done.
+            _ = enqueue(write: (sequence, success, id))
         case .afterSnapshot(let id):
             token = enqueue()
             guard let loopBound = loopBoundSelf else { return }
@@ -153,23 +151,64 @@ final class RequestHandler: ChannelInboundHandler {
         }
     }
 
-    private func enqueue() -> UInt64 {
+    private func enqueue(write: (sequence: UInt64, success: ByteBuffer, id: ByteBuffer?)? = nil) -> UInt64 {
         nextToken += 1
-        waiting.append(WaitingAnswer(token: nextToken, answer: nil, trailing: ByteBuffer()))
+        waiting.append(WaitingAnswer(token: nextToken, answer: nil, trailing: ByteBuffer(), write: write))
         return nextToken
+    }
+
+    /// The last change this connection's waiting answers need acknowledged, if any.
+    var uncommittedSequence: UInt64? {
+        waiting.last(where: { $0.write != nil && $0.answer == nil })?.write?.sequence
+    }
+
+    /// Asks this loop's committer to commit the writes read so far; their answers are released when it
+    /// has (`committed(through:result:)`), after every connection of the loop had its turn to read.
+    private func commitWrites() {
+        guard uncommittedSequence != nil, let committer else { return }
+        committer.enqueue(self)
+    }
+
+    /// The log acknowledged (or failed) everything through `through`: release those answers.
+    func committed(through: UInt64, result: Result<Void, JournalError>) {
+        guard let context else { return }
+        for index in waiting.indices {
+            guard waiting[index].answer == nil, let write = waiting[index].write, write.sequence <= through else {
+                continue
+            }
+            switch result {
+            case .success:
+                waiting[index].answer = write.success
+            case .failure(let error):
+                var failure = ByteBuffer()
+                RequestProcessor.writeLogFailure(error, id: write.id, into: &failure)
+                waiting[index].answer = failure
+            }
+        }
+        releaseReadyAnswers(context: context)
+        flush(context: context)
+        closeIfAnswered(context: context)
+        // Writes read after the commit began wait for the next one.
+        commitWrites()
     }
 
     /// Fills in a waiting answer, then releases every answer that no longer waits, in order.
     private func complete(_ token: UInt64, with answer: ByteBuffer) {
         guard let context, let index = waiting.firstIndex(where: { $0.token == token }) else { return }
         waiting[index].answer = answer
+        releaseReadyAnswers(context: context)
+        flush(context: context)
+        closeIfAnswered(context: context)
+    }
+
+    /// Moves the answers at the front of `waiting` that are ready, with what queued behind them, to
+    /// `pending`.
+    private func releaseReadyAnswers(context: ChannelHandlerContext) {
         while let first = waiting.first, let ready = first.answer {
             pending.writeImmutableBuffer(ready)
             pending.writeImmutableBuffer(first.trailing)
             waiting.removeFirst()
         }
-        flush(context: context)
-        closeIfAnswered(context: context)
     }
 
     private func closeIfAnswered(context: ChannelHandlerContext) {

@@ -28,6 +28,8 @@ public final class EntitledServer: Service, Sendable {
     private let logger: Logger
     private let onReady: @Sendable ([SocketAddress]) -> Void
     private let state = NIOLockedValueBox(State())
+    /// One log committer per event loop, made when the loop accepts its first connection.
+    private let committers = NIOLockedValueBox([ObjectIdentifier: LoopCommitter]())
 
     private struct State {
         var lifecycle = Lifecycle.idle
@@ -159,6 +161,7 @@ extension EntitledServer {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [weak self] channel in
                 self?.track(channel)
+                let committer = self?.committer(for: channel.eventLoop)
                 return channel.eventLoop.makeCompletedFuture {
                     // Stops reading from a client that does not read its responses, once more than the
                     // write buffer's high water mark (64 KiB by default) waits to be sent to it.
@@ -167,7 +170,7 @@ extension EntitledServer {
                         ByteToMessageHandler(LineFrameDecoder(maximumLineLength: maximumLineLength))
                     )
                     try channel.pipeline.syncOperations.addHandler(
-                        RequestHandler(processor: processor, logger: logger)
+                        RequestHandler(processor: processor, committer: committer, logger: logger)
                     )
                 }
             }
@@ -210,6 +213,18 @@ extension EntitledServer {
             return
         }
         unlink(path)
+    }
+
+    /// The committer of `eventLoop`'s connections, or `nil` for a server without a log.
+    private func committer(for eventLoop: any EventLoop) -> LoopCommitter? {
+        guard let log = processor.durable?.log else { return nil }
+        return committers.withLockedValue { committers in
+            let key = ObjectIdentifier(eventLoop)
+            if let existing = committers[key] { return existing }
+            let committer = LoopCommitter(eventLoop: eventLoop, log: log)
+            committers[key] = committer
+            return committer
+        }
     }
 
     /// Remembers an accepted connection until it closes, so `stop()` can close it.

@@ -14,8 +14,8 @@ import Logging
 /// refuses every later change (the store then refuses the write), and the failure is logged at
 /// `critical`. Reads go on from memory.
 public final class LogWriter: ChangeJournal, @unchecked Sendable {
-    // @unchecked: every mutable property is guarded by `condition`, except `segment`, which only the
-    // writer thread (and `start`, before that thread exists) touches.
+    // @unchecked: every mutable property is guarded by `condition`, except the file state, which
+    // `ioLock` guards (and `start` touches before any other thread can).
 
     public let directory: String
     public let policy: FsyncPolicy
@@ -56,7 +56,13 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     private enum Lifecycle { case notStarted, running, closing, closed }
 
+    /// Serializes the file I/O of `flushPending`; guards `segment`, `spare`, `lastSync`, `unsyncedWrites`.
+    private let ioLock = NSLock()
     private var segment: (descriptor: Int32, path: String, firstSequence: UInt64)?
+    private var lastSync = ContinuousClock.now
+    private var unsyncedWrites = false
+    /// A copy of `unsyncedWrites` readable under `condition`.
+    private var unsyncedWritesHint = false
 
     /// Called on the writer thread just before each acknowledgement sync: lets tests hold a sync open
     /// while more writers arrive.
@@ -101,7 +107,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         pending.append(contentsOf: encoded)
         pendingLastSequence = sequence
         counters.records += 1
-        condition.signal()
+        // No wake-up here: whoever needs the change acknowledged calls `commit(through:)` (doing the I/O
+        // on its own thread, no hop) or `whenAcknowledged` (which wakes the writer thread).
     }
 
     // MARK: Acknowledgement
@@ -128,8 +135,39 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
             callback(.failure(failure))
         } else {
             waiters.append((sequence, callback))
+            condition.signal()
             condition.unlock()
         }
+    }
+
+    /// Makes change `sequence` acknowledgeable before returning: writes (and with `.always` syncs)
+    /// everything recorded so far on the calling thread, or waits for the write already under way that
+    /// covers it. Changes recorded by other threads meanwhile ride along (group commit), with no thread
+    /// hop for the caller: the connection handler calls this once per socket read.
+    public func commit(through sequence: UInt64) -> Result<Void, JournalError> {
+        if let settled = settled(sequence) { return settled }
+        flushPending(closing: false)
+        return settled(sequence) ?? .failure(JournalError(reason: "the log is closed"))
+    }
+
+    /// Like `commit(through:)`, but never waits for a write another thread has under way: returns `nil`
+    /// then, and the caller waits with `whenAcknowledged` instead (the writer thread writes the rest
+    /// right after). An event loop uses this so that it never blocks on another loop's sync.
+    public func commitIfIdle(through sequence: UInt64) -> Result<Void, JournalError>? {
+        if let settled = settled(sequence) { return settled }
+        guard ioLock.try() else { return nil }
+        flushPendingHoldingIOLock(closing: false)
+        ioLock.unlock()
+        return settled(sequence) ?? .failure(JournalError(reason: "the log is closed"))
+    }
+
+    /// Success when `sequence` is acknowledged, the failure when the log failed, `nil` otherwise.
+    private func settled(_ sequence: UInt64) -> Result<Void, JournalError>? {
+        condition.lock()
+        defer { condition.unlock() }
+        if sequence <= acknowledged { return .success(()) }
+        if let failure { return .failure(failure) }
+        return nil
     }
 
     // MARK: Snapshots and shutdown
@@ -177,72 +215,30 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     // MARK: The writer thread
 
     private func writerLoop() {
-        var lastSync = ContinuousClock.now
-        var unsyncedWrites = false
         while true {
             condition.lock()
-            while pending.isEmpty, rotations.isEmpty, state == .running {
-                if policy == .everysec, unsyncedWrites {
-                    if ContinuousClock.now - lastSync >= .seconds(1) { break }
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
-                } else {
-                    condition.wait()
-                }
+            while rotations.isEmpty, state == .running {
+                if !pending.isEmpty, !waiters.isEmpty { break }  // someone waits for these records
+                // `record` does not wake this thread (that would cost a context switch per write), so it
+                // looks every few milliseconds for records nobody has committed and for an everysec sync
+                // falling due: at most 5 ms late, at about 200 cheap wake-ups a second.
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.005))
+                if !pending.isEmpty || (policy == .everysec && unsyncedWritesHint) { break }
             }
-            swap(&pending, &spare)
-            let batchLastSequence = pendingLastSequence
-            let batchRotations = rotations
-            rotations.removeAll()
             let closing = state == .closing
-            let failedAlready = failure != nil
             condition.unlock()
 
-            if !failedAlready {
-                do throws(StorageError) {
-                    var start = 0
-                    for rotation in batchRotations where rotation.firstSequence > (segment?.firstSequence ?? 0) {
-                        // (A segment that starts there already, with nothing in it yet, needs no successor.)
-                        try writeToSegment(spare[start..<rotation.offset])
-                        try closeSegment()
-                        try openSegment(firstSequence: rotation.firstSequence)
-                        start = rotation.offset
-                        condition.lock()
-                        currentSegmentFirstSequence = rotation.firstSequence
-                        condition.broadcast()
-                        condition.unlock()
-                    }
-                    try writeToSegment(spare[start...])
-                    if !spare.isEmpty { unsyncedWrites = true }
-                    let syncDue = policy == .everysec && ContinuousClock.now - lastSync >= .seconds(1)
-                    var synced = false
-                    if unsyncedWrites, policy == .always || syncDue || closing {
-                        beforeSync?()
-                        try syncSegment()
-                        lastSync = ContinuousClock.now
-                        unsyncedWrites = false
-                        synced = true
-                    }
-                    condition.lock()
-                    if !spare.isEmpty {
-                        counters.batches += 1
-                        counters.bytes += spare.count
-                    }
-                    if synced { counters.syncs += 1 }
-                    condition.unlock()
-                    if !spare.isEmpty { acknowledge(through: batchLastSequence) }
-                } catch {
-                    fail(JournalError(reason: error.message))
-                }
-            }
-            spare.removeAll(keepingCapacity: spare.capacity <= 1 << 20)
+            flushPending(closing: closing)
 
             if closing {
                 condition.lock()
                 let drained = pending.isEmpty && rotations.isEmpty
                 condition.unlock()
                 guard drained else { continue }
+                ioLock.lock()
                 if let segment { closeDescriptor(segment.descriptor) }
                 segment = nil
+                ioLock.unlock()
                 condition.lock()
                 state = .closed
                 let stranded = waiters
@@ -252,6 +248,64 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                 for waiter in stranded { waiter.callback(.failure(JournalError(reason: "the log was closed"))) }
                 return
             }
+        }
+    }
+
+    /// Takes everything recorded so far, writes it (opening new segments at rotations), syncs as the
+    /// policy says, and acknowledges it. One caller at a time (`ioLock`): the writer thread or a
+    /// connection's thread in `commit(through:)`.
+    private func flushPending(closing: Bool) {
+        ioLock.lock()
+        defer { ioLock.unlock() }
+        flushPendingHoldingIOLock(closing: closing)
+    }
+
+    private func flushPendingHoldingIOLock(closing: Bool) {
+        condition.lock()
+        swap(&pending, &spare)
+        let batchLastSequence = pendingLastSequence
+        let batchRotations = rotations
+        rotations.removeAll()
+        let failedAlready = failure != nil
+        condition.unlock()
+        defer { spare.removeAll(keepingCapacity: spare.capacity <= 1 << 20) }
+        guard !failedAlready else { return }
+
+        do throws(StorageError) {
+            var start = 0
+            for rotation in batchRotations where rotation.firstSequence > (segment?.firstSequence ?? 0) {
+                // (A segment that starts there already, with nothing in it yet, needs no successor.)
+                try writeToSegment(spare[start..<rotation.offset])
+                try closeSegment()
+                try openSegment(firstSequence: rotation.firstSequence)
+                start = rotation.offset
+                condition.lock()
+                currentSegmentFirstSequence = rotation.firstSequence
+                condition.broadcast()
+                condition.unlock()
+            }
+            try writeToSegment(spare[start...])
+            if !spare.isEmpty { unsyncedWrites = true }
+            let syncDue = policy == .everysec && ContinuousClock.now - lastSync >= .seconds(1)
+            var synced = false
+            if unsyncedWrites, policy == .always || syncDue || closing {
+                beforeSync?()
+                try syncSegment()
+                lastSync = ContinuousClock.now
+                unsyncedWrites = false
+                synced = true
+            }
+            condition.lock()
+            unsyncedWritesHint = unsyncedWrites
+            if !spare.isEmpty {
+                counters.batches += 1
+                counters.bytes += spare.count
+            }
+            if synced { counters.syncs += 1 }
+            condition.unlock()
+            if !spare.isEmpty { acknowledge(through: batchLastSequence) }
+        } catch {
+            fail(JournalError(reason: error.message))
         }
     }
 
