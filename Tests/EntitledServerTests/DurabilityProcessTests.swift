@@ -156,6 +156,64 @@ struct DurabilityProcessTests {
         #expect(message.contains(snapshot) && message.contains("corrupt at byte offset 40"), "\(message)")
     }
 
+    @Test(arguments: ["everysec", "no"])
+    func everyFsyncPolicySurvivesAProcessCrashWithEveryAcknowledgedWrite(policy: String) async throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        var (server, port) = try Self.start(data, in: directory, extra: ["--fsync", policy])
+        var connection = try LineConnection(port: port)
+        for index in 0..<25 {
+            #expect(try connection.request(#"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).ok == true)
+        }
+        _ = server.stop(with: SIGKILL)  // the answered writes were handed to the OS, which outlives the process
+        (server, port) = try Self.start(data, in: directory, extra: ["--fsync", policy])
+        connection = try LineConnection(port: port)
+        for index in 0..<25 {
+            #expect(try connection.request(#"{"op":"check","user":"u\#(index)"}"#).active == true)
+        }
+        #expect(server.stop() == 0)
+    }
+
+    @Test func snapshotsAreWrittenEverySnapshotIntervalWhenSomethingChanged() async throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        let server = ServerProcess(
+            arguments: ["--port", "0", "--data-dir", data, "--snapshot-interval", "1"],
+            workingDirectory: directory.path
+        )
+        let port = try #require(try server.startAndWaitUntilReady())
+        let connection = try LineConnection(port: port)
+        #expect(try connection.request(#"{"op":"grant","user":"u1","product":"prod_pro"}"#).ok == true)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try DataDirectoryFiles.snapshots(in: data).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try DataDirectoryFiles.snapshots(in: data) == ["snapshot-00000000000000000001.snap"])
+        // Nothing changed since: the next interval writes nothing new.
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(try DataDirectoryFiles.snapshots(in: data) == ["snapshot-00000000000000000001.snap"])
+        #expect(server.stop() == 0)
+    }
+
+    @Test func idsMadeAfterARestartNeverCollideWithIdsMadeBefore() async throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        var ids = Set<String>()
+        for _ in 0..<3 {
+            let (server, port) = try Self.start(data, in: directory)
+            let connection = try LineConnection(port: port)
+            for _ in 0..<100 {
+                let id = try #require(try connection.request(#"{"op":"grant","user":"same","product":"prod_pro"}"#).membershipID)
+                #expect(ids.insert(id).inserted, "id \(id) was made twice")
+            }
+            _ = server.stop(with: SIGKILL)
+        }
+        let (server, port) = try Self.start(data, in: directory)
+        let listed = try LineConnection(port: port).request(#"{"op":"memberships","user":"same"}"#)
+        #expect((listed["memberships"] as? [[String: Any]])?.count == 300)
+        #expect(server.stop() == 0)
+    }
+
     @Test func aSecondServerOnTheSameDataDirectoryRefusesToStart() async throws {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
