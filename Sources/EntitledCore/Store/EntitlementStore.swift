@@ -14,6 +14,8 @@ public final class EntitlementStore: Sendable {
     nonisolated(unsafe) private var state: StoreState
     // Guarded by `lock`: the number of the last change applied.
     nonisolated(unsafe) private var lastSequence: UInt64
+    // Guarded by `lock` (used under the write lock): random bits for membership ids.
+    nonisolated(unsafe) private var random = BufferedRandomNumberGenerator()
     private let clock: @Sendable () -> Timestamp
     private let journal: (any ChangeJournal)?
 
@@ -161,8 +163,7 @@ extension EntitlementStore {
     /// this returns.
     /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
     public func grant(_ grant: Grant) throws(StoreError) -> Recorded<Membership> {
-        var generator = SystemRandomNumberGenerator()
-        return try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
+        try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
             // Read the clock under the lock, so that creation order and `createdAt` order agree.
             let createdAt = clock()
             let expiresAt: Timestamp?
@@ -173,9 +174,9 @@ extension EntitlementStore {
             }
             // Every membership ever made stays in the store (and in its snapshots), so checking against
             // it keeps ids unique across restarts as well.
-            var id = MembershipID.random(using: &generator)
+            var id = MembershipID.random(using: &random)
             while state.membership(withID: id) != nil {
-                id = MembershipID.random(using: &generator)
+                id = MembershipID.random(using: &random)
             }
             let membership = Membership(
                 id: id,
