@@ -5,10 +5,11 @@ import Logging
 /// The append-only log: the `ChangeJournal` of a durable `EntitlementStore`.
 ///
 /// `record` (called under the store's write lock) only encodes the change and appends it to a buffer in
-/// memory. One writer thread takes everything buffered, writes it with one `write` and, with
-/// `FsyncPolicy.always`, one `fdatasync`, then acknowledges every change up to the last one it wrote:
-/// writers that arrive while a sync is running share the next one (group commit), so 50 concurrent
-/// writers pay a handful of syncs, not 50.
+/// memory. A flush takes everything buffered, writes it with one `write` and, with `FsyncPolicy.always`,
+/// one `fdatasync`, then acknowledges every change up to the last one it wrote: writers that arrive while
+/// a sync is running share the next one (group commit), so 50 concurrent writers pay a handful of syncs,
+/// not 50. Event loops flush on their own thread (`commitIfIdle`); a writer thread flushes for callers
+/// of `whenAcknowledged`, for snapshots' log rotations, and within 5 ms for records nobody committed.
 ///
 /// A failed write or sync is final: every change not yet acknowledged is reported failed, `record`
 /// refuses every later change (the store then refuses the write), and the failure is logged at
@@ -107,8 +108,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         pending.append(contentsOf: encoded)
         pendingLastSequence = sequence
         counters.records += 1
-        // No wake-up here: whoever needs the change acknowledged calls `commit(through:)` (doing the I/O
-        // on its own thread, no hop) or `whenAcknowledged` (which wakes the writer thread).
+        // No wake-up here: whoever needs the change acknowledged calls `commitIfIdle(through:)` (doing
+        // the I/O on its own thread, no hop) or `whenAcknowledged` (which wakes the writer thread).
     }
 
     // MARK: Acknowledgement
@@ -140,19 +141,12 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         }
     }
 
-    /// Makes change `sequence` acknowledgeable before returning: writes (and with `.always` syncs)
-    /// everything recorded so far on the calling thread, or waits for the write already under way that
-    /// covers it. Changes recorded by other threads meanwhile ride along (group commit), with no thread
-    /// hop for the caller: the connection handler calls this once per socket read.
-    public func commit(through sequence: UInt64) -> Result<Void, JournalError> {
-        if let settled = settled(sequence) { return settled }
-        flushPending(closing: false)
-        return settled(sequence) ?? .failure(JournalError(reason: "the log is closed"))
-    }
-
-    /// Like `commit(through:)`, but never waits for a write another thread has under way: returns `nil`
-    /// then, and the caller waits with `whenAcknowledged` instead (the writer thread writes the rest
-    /// right after). An event loop uses this so that it never blocks on another loop's sync.
+    /// Makes change `sequence` acknowledgeable before returning, if no other thread is writing the log:
+    /// writes (and with `.always` syncs) everything recorded so far on the calling thread, so changes
+    /// recorded by other threads meanwhile ride along (group commit) and the caller makes no thread hop.
+    /// Returns `nil` when another thread is writing the log right now: the caller then waits with
+    /// `whenAcknowledged` (the writer thread writes the rest right after) instead of blocking, so an
+    /// event loop never waits for another loop's sync.
     public func commitIfIdle(through sequence: UInt64) -> Result<Void, JournalError>? {
         if let settled = settled(sequence) { return settled }
         guard ioLock.try() else { return nil }
@@ -253,7 +247,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     /// Takes everything recorded so far, writes it (opening new segments at rotations), syncs as the
     /// policy says, and acknowledges it. One caller at a time (`ioLock`): the writer thread or a
-    /// connection's thread in `commit(through:)`.
+    /// connection's thread in `commitIfIdle(through:)`.
     private func flushPending(closing: Bool) {
         ioLock.lock()
         defer { ioLock.unlock() }
