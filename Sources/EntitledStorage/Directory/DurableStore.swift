@@ -167,13 +167,6 @@ public final class DurableStore: Sendable {
         return try writeSnapshot()
     }
 
-    /// The last snapshot this process wrote.
-    public var latestSnapshot: SnapshotReport? {
-        snapshotState.lock()
-        defer { snapshotState.unlock() }
-        return lastSnapshot
-    }
-
     /// Caller holds `snapshotState`.
     private func writeSnapshot() throws(StorageError) -> SnapshotReport {
         let started = ContinuousClock.now

@@ -199,13 +199,6 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The failure that stopped the log, if any.
-    public var failed: JournalError? {
-        condition.lock()
-        defer { condition.unlock() }
-        return failure
-    }
-
     // MARK: The writer thread
 
     private func writerLoop() {
