@@ -6,12 +6,14 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "entitled", targets: ["entitled"]),
+        .executable(name: "entitlectl", targets: ["entitlectl"]),
         .executable(name: "entitled-datadir", targets: ["entitled-datadir"]),
         .executable(name: "entitled-durability-bench", targets: ["entitled-durability-bench"]),
         .library(name: "EntitledCore", targets: ["EntitledCore"]),
         .library(name: "EntitledWire", targets: ["EntitledWire"]),
         .library(name: "EntitledServer", targets: ["EntitledServer"]),
         .library(name: "EntitledStorage", targets: ["EntitledStorage"]),
+        .library(name: "EntitledClient", targets: ["EntitledClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -61,6 +63,26 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // A Swift client of the protocol: requests, responses, a connection. Knows nothing of the server.
+        .target(name: "EntitledClient"),
+        // The system's libedit (Debian libedit-dev), with fixed-signature shims for its variadic functions.
+        .systemLibrary(
+            name: "CLibEdit",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"]), .brew(["libedit"])]
+        ),
+        // The admin console's logic: command syntax, completion, hints, rendering. Knows nothing of libedit.
+        .target(name: "EntitledConsole", dependencies: ["EntitledClient"]),
+        // `entitlectl`: the console's executable, with the libedit line editor.
+        .executableTarget(
+            name: "entitlectl",
+            dependencies: [
+                "CLibEdit",
+                "EntitledClient",
+                "EntitledConsole",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // Operator tools, built with the package.
         .executableTarget(
             name: "entitled-datadir",
@@ -80,6 +102,11 @@ let package = Package(
             path: "Tools/entitled-durability-bench"
         ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
+        .testTarget(name: "EntitledClientTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
+        .testTarget(name: "EntitledConsoleTests", dependencies: ["EntitledConsole", "EntitledClient"]),
+        .testTarget(name: "EntitlectlTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
+        // Test helpers shared by the test targets: the real server as a child process, temporary folders.
+        .target(name: "EntitledTestSupport", path: "Tests/EntitledTestSupport"),
         .testTarget(name: "EntitledStorageTests", dependencies: ["EntitledStorage", "EntitledCore"]),
         .testTarget(
             name: "EntitledWireTests",
@@ -89,6 +116,7 @@ let package = Package(
             name: "EntitledServerTests",
             dependencies: [
                 "EntitledServer",
+                "EntitledTestSupport",
                 "EntitledWire",
                 "EntitledCore",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import EntitledTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import EntitledTestSupport
 import EntitledServer
 import EntitledStorage
 import Foundation

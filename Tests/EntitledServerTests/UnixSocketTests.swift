@@ -1,3 +1,4 @@
+import EntitledTestSupport
 import EntitledCore
 import EntitledServer
 import Foundation

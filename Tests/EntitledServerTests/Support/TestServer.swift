@@ -1,5 +1,6 @@
 import EntitledCore
 import EntitledServer
+import EntitledTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -49,22 +50,5 @@ struct RunningServer {
 
     func connect(receiveBufferSize: Int32? = nil) throws -> LineConnection {
         try LineConnection(port: port, receiveBufferSize: receiveBufferSize)
-    }
-}
-
-/// A directory under the system's temporary directory, removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "/entitled-test-XXXXXX").utf8CString)
-        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw LineConnection.Failure(description: "mkdtemp failed: errno \(errno)")
-        }
-        path = String(cString: created)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
     }
 }

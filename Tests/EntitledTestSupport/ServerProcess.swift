@@ -2,20 +2,23 @@ import Foundation
 
 /// The real `entitled` executable, started as a child process, for tests of the command line, startup
 /// and signals. The binary is the one `swift build` put beside this test bundle.
-final class ServerProcess {
-    let process = Process()
+public final class ServerProcess {
+    public let process = Process()
     private let output = Pipe()
     private let errors = Pipe()
     /// The line the server printed when it was ready.
-    private(set) var readyLine = ""
+    public private(set) var readyLine = ""
 
-    static var executableURL: URL {
-        // The test runner lives in the build products folder; the server binary is built there too.
+    public static var executableURL: URL { builtExecutable(named: "entitled") }
+
+    /// An executable of this package, from the build products folder the test runner lives in (the
+    /// package's executables are built there too).
+    public static func builtExecutable(named name: String) -> URL {
         let runner = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        return runner.deletingLastPathComponent().appendingPathComponent("entitled")
+        return runner.deletingLastPathComponent().appendingPathComponent(name)
     }
 
-    init(arguments: [String], workingDirectory: String) {
+    public init(arguments: [String], workingDirectory: String) {
         process.executableURL = Self.executableURL
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
@@ -25,14 +28,14 @@ final class ServerProcess {
 
     /// Starts the process and waits for its ready line; returns the TCP port it names, if any.
     @discardableResult
-    func startAndWaitUntilReady(timeout: Duration = .seconds(30)) throws -> Int? {
+    public func startAndWaitUntilReady(timeout: Duration = .seconds(30)) throws -> Int? {
         try process.run()
         let deadline = ContinuousClock.now + timeout
         var collected = Data()
         let handle = output.fileHandleForReading
         while !collected.contains(UInt8(ascii: "\n")) {
             guard ContinuousClock.now < deadline, process.isRunning || !collected.isEmpty else {
-                throw LineConnection.Failure(
+                throw TestSupportFailure(
                     description: "entitled did not become ready; stderr: \(standardErrorText())"
                 )
             }
@@ -46,24 +49,24 @@ final class ServerProcess {
     }
 
     /// Sends `signal` and waits for the process to exit; returns its exit status.
-    func stop(with signal: Int32 = SIGTERM) -> Int32 {
+    public func stop(with signal: Int32 = SIGTERM) -> Int32 {
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         return process.terminationStatus
     }
 
     /// Runs to completion (for invocations that exit by themselves) and returns the exit status.
-    func runToExit() throws -> Int32 {
+    public func runToExit() throws -> Int32 {
         try process.run()
         process.waitUntilExit()
         return process.terminationStatus
     }
 
-    func standardErrorText() -> String {
+    public func standardErrorText() -> String {
         String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 
-    func standardOutputText() -> String {
+    public func standardOutputText() -> String {
         String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 

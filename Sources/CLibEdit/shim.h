@@ -1,0 +1,89 @@
+// Fixed-signature wrappers around libedit's variadic functions (el_set, el_get, history), which Swift
+// cannot call directly. One wrapper per use, named after the operation it performs.
+#ifndef ENTITLED_CLIBEDIT_SHIM_H
+#define ENTITLED_CLIBEDIT_SHIM_H
+
+#include <stdio.h>
+#include <histedit.h>
+
+// The C standard streams as functions: Swift 6 refuses the global variables `stdin`, `stdout` and
+// `stderr` as shared mutable state.
+static inline FILE *entitled_standard_input(void) { return stdin; }
+static inline FILE *entitled_standard_output(void) { return stdout; }
+static inline FILE *entitled_standard_error(void) { return stderr; }
+
+typedef char *(*entitled_prompt_function)(EditLine *);
+typedef unsigned char (*entitled_editor_function)(EditLine *, int);
+
+static inline int entitled_el_set_prompt(EditLine *el, entitled_prompt_function prompt) {
+    return el_set(el, EL_PROMPT, prompt);
+}
+
+static inline int entitled_el_set_right_prompt(EditLine *el, entitled_prompt_function prompt) {
+    return el_set(el, EL_RPROMPT, prompt);
+}
+
+static inline int entitled_el_set_editor(EditLine *el, const char *mode) {
+    return el_set(el, EL_EDITOR, mode);
+}
+
+static inline int entitled_el_set_signal_handling(EditLine *el, int on) {
+    return el_set(el, EL_SIGNAL, on);
+}
+
+static inline int entitled_el_set_history(EditLine *el, History *h) {
+    return el_set(el, EL_HIST, history, h);
+}
+
+static inline int entitled_el_set_client_data(EditLine *el, void *data) {
+    return el_set(el, EL_CLIENTDATA, data);
+}
+
+static inline void *entitled_el_get_client_data(EditLine *el) {
+    void *data = NULL;
+    el_get(el, EL_CLIENTDATA, &data);
+    return data;
+}
+
+/// Adds a named editor function, which a key can then be bound to.
+static inline int entitled_el_add_function(EditLine *el, const char *name, const char *help, entitled_editor_function function) {
+    return el_set(el, EL_ADDFN, name, help, function);
+}
+
+/// Binds a key sequence (such as "^I" or "^R") to a named editor function.
+static inline int entitled_el_bind(EditLine *el, const char *key, const char *function) {
+    return el_set(el, EL_BIND, key, function, NULL);
+}
+
+/// Turns off the terminal's signal keys while a line is edited, so Ctrl-C reaches the editor as a key
+/// (bound to clearing the line) instead of killing the process. Outside editing they work as usual.
+static inline int entitled_el_set_edit_mode_without_signal_keys(EditLine *el) {
+    return el_set(el, EL_SETTY, "-d", "-isig", NULL);
+}
+
+static inline int entitled_history_set_size(History *h, int size) {
+    HistEvent event;
+    return history(h, &event, H_SETSIZE, size);
+}
+
+static inline int entitled_history_set_unique(History *h, int unique) {
+    HistEvent event;
+    return history(h, &event, H_SETUNIQUE, unique);
+}
+
+static inline int entitled_history_enter(History *h, const char *line) {
+    HistEvent event;
+    return history(h, &event, H_ENTER, line);
+}
+
+static inline int entitled_history_load(History *h, const char *path) {
+    HistEvent event;
+    return history(h, &event, H_LOAD, path);
+}
+
+static inline int entitled_history_save(History *h, const char *path) {
+    HistEvent event;
+    return history(h, &event, H_SAVE, path);
+}
+
+#endif

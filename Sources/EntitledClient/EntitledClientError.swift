@@ -1,0 +1,50 @@
+/// Why the client could not get a response. A response that reports an error (`"ok":false`) is not one of
+/// these: it is a response, with its `error`.
+public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No connection could be made: the server is down, the address is wrong, the socket file is missing.
+    case cannotConnect(address: ServerAddress, reason: String)
+    /// The server closed the connection before it answered.
+    case connectionClosed(address: ServerAddress)
+    /// The connection failed while sending or receiving.
+    case connectionFailed(address: ServerAddress, reason: String)
+    /// No complete response arrived within the timeout.
+    case timedOut(address: ServerAddress, seconds: Double)
+    /// The server sent something that is not a response line.
+    case malformedResponse(line: String, reason: String)
+    /// A response longer than the client accepts (it guards its memory against a runaway peer).
+    case responseTooLarge(address: ServerAddress, limit: Int)
+    /// The server refused the token given for authentication.
+    case authenticationFailed(address: ServerAddress, failure: ServerFailure)
+
+    /// A stable machine-readable name for the case.
+    public var code: String {
+        switch self {
+        case .cannotConnect: "cannot_connect"
+        case .connectionClosed: "connection_closed"
+        case .connectionFailed: "connection_failed"
+        case .timedOut: "timed_out"
+        case .malformedResponse: "malformed_response"
+        case .responseTooLarge: "response_too_large"
+        case .authenticationFailed: "authentication_failed"
+        }
+    }
+
+    /// A sentence a person can act on, such as `cannot connect to 127.0.0.1:7117: connection refused`.
+    public var message: String {
+        switch self {
+        case .cannotConnect(let address, let reason): "cannot connect to \(address): \(reason)"
+        case .connectionClosed(let address): "\(address) closed the connection before answering"
+        case .connectionFailed(let address, let reason): "lost the connection to \(address): \(reason)"
+        case .timedOut(let address, let seconds): "no response from \(address) within \(Self.format(seconds)) s"
+        case .malformedResponse(let line, let reason): "the server sent a line that is not a response (\(reason)): \(line.prefix(200))"
+        case .responseTooLarge(let address, let limit): "\(address) sent a response longer than \(limit) bytes"
+        case .authenticationFailed(let address, let failure): "\(address) refused the token: \(failure.message)"
+        }
+    }
+
+    public var description: String { message }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}

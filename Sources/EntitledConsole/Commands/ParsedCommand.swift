@@ -1,0 +1,14 @@
+import EntitledClient
+
+/// A console line, understood: what the console will do with it.
+public enum ParsedCommand: Sendable, Hashable {
+    /// Send `request` to the server; `command` names the console command, which decides how the response
+    /// is shown.
+    case request(command: String, EntitledRequest)
+    /// Send a protocol line exactly as typed (`raw`).
+    case raw(String)
+    /// Show the list of commands, or one command's syntax.
+    case help(topic: String?)
+    /// Leave the console.
+    case quit
+}

@@ -1,0 +1,91 @@
+/// Tab completion for console lines: a pure function of the text before the cursor and what the session
+/// knows, so it is tested without a terminal.
+public enum Completer {
+    /// The candidates for the word the cursor is in.
+    public static func candidates(forLine line: String, knowledge: SessionKnowledge) -> Completion {
+        let (finished, current) = CommandWords.splitForCompletion(line)
+        guard let commandWord = finished.first else {
+            // The command name, matched without regard to case.
+            let names = CommandSpec.all.map(\.name).filter { $0.hasPrefix(current.lowercased()) }
+            return Completion(partial: current, candidates: names)
+        }
+        guard let spec = CommandSpec.named(commandWord) else { return Completion(partial: current, candidates: []) }
+        let arguments = Array(finished.dropFirst())
+        let words = argumentWords(for: spec, arguments: arguments, knowledge: knowledge)
+        let lowered = current.lowercased()
+        var matches = Set(words.filter { $0.lowercased().hasPrefix(lowered) })
+        // "user:" typed in full with users known: offer the users, not the prefix itself again.
+        if matches.count > 1 { matches.remove(current) }
+        return Completion(partial: current, candidates: matches.sorted())
+    }
+
+    /// Every word that could come next after `arguments`.
+    static func argumentWords(for spec: CommandSpec, arguments: [String], knowledge: SessionKnowledge) -> [String] {
+        let hasUser = arguments.contains { $0.lowercased().hasPrefix("user:") }
+        let hasDevice = arguments.contains { $0.lowercased().hasPrefix("device:") }
+        var subjects: [String] = []
+        if !hasUser { subjects += ["user:"] + knowledge.users.map { "user:" + $0 } }
+        if !hasDevice { subjects += ["device:"] + knowledge.devices.map { "device:" + $0 } }
+        let positional = arguments.filter {
+            !$0.lowercased().hasPrefix("user:") && !$0.lowercased().hasPrefix("device:") && !$0.contains("=")
+        }
+        let options = { (keys: [String]) in keys.filter { key in !arguments.contains { $0.lowercased().hasPrefix(key) } } }
+        switch spec.name {
+        case "check":
+            let targets = positional.isEmpty ? Array(knowledge.products) + knowledge.entitlements.map { "entitlement:" + $0 } : []
+            return subjects + targets + options(["at="])
+        case "grant":
+            var words = subjects + options(["source=", "plan="]) + CommandSpec.sources.map { "source=" + $0 }
+            if positional.isEmpty {
+                words += knowledge.products
+            } else if positional.count == 1 {
+                words += ["lifetime", "until", "30d", "7d", "365d"]
+            }
+            return words
+        case "claim":
+            return subjects
+        case "show":
+            return subjects + options(["at="])
+        case "revoke":
+            return arguments.isEmpty ? Array(knowledge.membershipIDs) : ["refund", "chargeback", "manual"]
+        case "define":
+            return arguments.isEmpty ? Array(knowledge.entitlements) : Array(knowledge.products.subtracting(arguments))
+        case "help":
+            return arguments.isEmpty ? CommandSpec.all.map(\.name) : []
+        default:
+            return []
+        }
+    }
+}
+
+/// The candidates for one word, and what pressing Tab does with them.
+public struct Completion: Sendable, Hashable {
+    /// The part of the word already typed.
+    public var partial: String
+    /// Whole words that start with `partial` (without regard to case), sorted.
+    public var candidates: [String]
+
+    /// What Tab does to the line.
+    public enum Action: Sendable, Hashable {
+        /// Nothing fits: ring the bell.
+        case none
+        /// Replace the typed part (`deleting` characters before the cursor) with `insert`.
+        case replace(deleting: Int, insert: String)
+        /// Several fit and typing cannot go further: show them.
+        case list([String])
+    }
+
+    public var action: Action {
+        guard let first = candidates.first else { return .none }
+        if candidates.count == 1 {
+            // A word that ends in ':' or '=' wants its value next, not a space.
+            let finished = first.hasSuffix(":") || first.hasSuffix("=") ? first : first + " "
+            return .replace(deleting: partial.count, insert: finished)
+        }
+        let common = candidates.dropFirst().reduce(first) { prefix, word in
+            String(zip(prefix, word).prefix { $0 == $1 }.map(\.0))
+        }
+        if common.count > partial.count { return .replace(deleting: partial.count, insert: common) }
+        return .list(candidates)
+    }
+}

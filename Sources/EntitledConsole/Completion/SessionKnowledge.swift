@@ -1,0 +1,37 @@
+import EntitledClient
+
+/// What this console session has learned about the server's data, for Tab completion: the catalog's
+/// entitlements and products, and every membership, user and device that responses have shown.
+public struct SessionKnowledge: Sendable, Hashable {
+    public var entitlements: Set<String> = []
+    public var products: Set<String> = []
+    public var membershipIDs: Set<String> = []
+    public var users: Set<String> = []
+    public var devices: Set<String> = []
+
+    public init() {}
+
+    /// Takes in whatever a response shows: memberships, a catalog, a definition.
+    public mutating func learn(from response: EntitledResponse) {
+        guard response.isOK else { return }
+        if let membership = response.membership { learn(membership) }
+        for membership in response.memberships ?? [] { learn(membership) }
+        if let catalog = response.catalog {
+            for (entitlement, products) in catalog {
+                entitlements.insert(entitlement)
+                self.products.formUnion(products)
+            }
+        }
+        if let entitlement = response["entitlement"]?.stringValue, let products = response["products"]?.arrayValue {
+            entitlements.insert(entitlement)
+            self.products.formUnion(products.compactMap(\.stringValue))
+        }
+    }
+
+    mutating func learn(_ membership: MembershipInfo) {
+        membershipIDs.insert(membership.id)
+        products.insert(membership.productId)
+        if let user = membership.user { users.insert(user) }
+        if let device = membership.device { devices.insert(device) }
+    }
+}

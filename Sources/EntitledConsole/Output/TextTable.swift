@@ -1,0 +1,46 @@
+/// A table of text with aligned columns: a header row, then one row per item. Cells may be decorated
+/// (colored) after their width is measured, so colors never break the alignment.
+public struct TextTable: Sendable {
+    public struct Cell: Sendable {
+        public var text: String
+        /// Applied to the padded text; the identity when output is plain.
+        public var decorate: @Sendable (String) -> String
+
+        public init(_ text: String, decorate: @escaping @Sendable (String) -> String = { $0 }) {
+            self.text = text
+            self.decorate = decorate
+        }
+    }
+
+    public var headers: [String]
+    public var rows: [[Cell]] = []
+
+    public init(headers: [String]) {
+        self.headers = headers
+    }
+
+    public mutating func append(_ row: [Cell]) {
+        rows.append(row)
+    }
+
+    /// The table as lines, columns separated by two spaces, trailing spaces trimmed.
+    public func render(style: TextStyle) -> String {
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() where column < widths.count {
+                widths[column] = max(widths[column], cell.text.count)
+            }
+        }
+        func line(_ cells: [Cell]) -> String {
+            var parts: [String] = []
+            for (column, cell) in cells.enumerated() {
+                let isLast = column == cells.count - 1
+                let padding = isLast ? "" : String(repeating: " ", count: widths[column] - cell.text.count)
+                parts.append(cell.decorate(cell.text) + padding)
+            }
+            return parts.joined(separator: "  ")
+        }
+        let headerCells = headers.map { header in Cell(header, decorate: { style.bold($0) }) }
+        return ([line(headerCells)] + rows.map(line)).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,123 @@
+import EntitledClient
+
+/// Runs console commands against a server: parses a line, sends its request, shows the answer and
+/// remembers what the answer taught it for completion. The same session serves the interactive console,
+/// scripts and one-shot commands; only where its text goes differs.
+public final class ConsoleSession {
+    public let connection: EntitledConnection
+    /// What responses have shown so far, for Tab completion.
+    public private(set) var knowledge = SessionKnowledge()
+    /// Print the server's response lines as they are instead of tables and sentences.
+    public let printsJSON: Bool
+    public let style: TextStyle
+    private let standardOutput: (String) -> Void
+    private let standardError: (String) -> Void
+    private var warnedAboutAuthentication = false
+
+    /// - Parameters:
+    ///   - standardOutput: receives answers, one block of text (without a final newline) per call.
+    ///   - standardError: receives error messages the same way.
+    public init(
+        connection: EntitledConnection, printsJSON: Bool, style: TextStyle,
+        standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void
+    ) {
+        self.connection = connection
+        self.printsJSON = printsJSON
+        self.style = style
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+    }
+
+    /// Runs one line of console input. Blank lines and lines starting with `#` do nothing.
+    public func run(line: String) -> CommandOutcome {
+        let trimmed = line.drop { $0.isWhitespace }
+        if trimmed.isEmpty || trimmed.first == "#" { return .nothing }
+        do {
+            guard let command = try CommandParser.parse(line: line) else { return .nothing }
+            return execute(command)
+        } catch {
+            standardError(style.red("error: ") + error.message)
+            return .usageError
+        }
+    }
+
+    /// Runs one command given as separate words (a one-shot command line).
+    public func run(words: [String]) -> CommandOutcome {
+        do {
+            guard let command = try CommandParser.parse(words: words) else { return .nothing }
+            return execute(command)
+        } catch {
+            standardError(style.red("error: ") + error.message)
+            return .usageError
+        }
+    }
+
+    public func execute(_ command: ParsedCommand) -> CommandOutcome {
+        switch command {
+        case .quit:
+            return .quit
+        case .help(let topic):
+            guard let topic else {
+                standardOutput(HelpText.overview(style: style))
+                return .succeeded
+            }
+            guard let spec = CommandSpec.named(topic) else {
+                let error = ConsoleUsageError.unknownCommand(topic, suggestions: CommandSuggestions.closest(to: topic))
+                standardError(style.red("error: ") + error.message)
+                return .usageError
+            }
+            standardOutput(HelpText.command(spec, style: style))
+            return .succeeded
+        case .raw(let line):
+            return exchange { () throws(EntitledClientError) in try connection.send(line: line) } show: { response in
+                // raw shows the response line as the server wrote it, whatever the output mode.
+                if response.isOK { standardOutput(response.line) } else { standardError(response.line) }
+            }
+        case .request(let name, let request):
+            return exchange { () throws(EntitledClientError) in try connection.send(request) } show: { response in
+                if printsJSON {
+                    standardOutput(response.line)
+                    return
+                }
+                let renderer = ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds())
+                if let failure = response.error {
+                    standardError(renderer.failure(failure))
+                } else {
+                    standardOutput(renderer.render(command: name, response: response))
+                }
+            }
+        }
+    }
+
+    /// Asks the server for its catalog and learns it, showing nothing: completion then knows the
+    /// entitlements and products before the person has listed anything. Failures are left for the next
+    /// command to report.
+    public func learnCatalog() {
+        if let response = try? connection.send(.catalog) { knowledge.learn(from: response) }
+    }
+
+    private func exchange(
+        _ send: () throws(EntitledClientError) -> EntitledResponse, show: (EntitledResponse) -> Void
+    ) -> CommandOutcome {
+        let response: EntitledResponse
+        do {
+            response = try send()
+        } catch {
+            standardError(style.red("error: ") + error.message)
+            return .connectionError
+        }
+        warnIfTokenUnused()
+        knowledge.learn(from: response)
+        show(response)
+        return response.isOK ? .succeeded : .failedOnServer
+    }
+
+    private func warnIfTokenUnused() {
+        guard connection.serverIgnoresAuthentication, !warnedAboutAuthentication else { return }
+        warnedAboutAuthentication = true
+        standardError(
+            style.yellow("warning: ")
+                + "\(connection.address) does not know the auth operation (it has no authentication); the token was not needed"
+        )
+    }
+}
