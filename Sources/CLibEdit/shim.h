@@ -61,6 +61,12 @@ static inline int entitled_el_set_edit_mode_without_signal_keys(EditLine *el) {
     return el_set(el, EL_SETTY, "-d", "-isig", NULL);
 }
 
+/// Puts the terminal in editing mode now (libedit would do it at the first key read, after drawing the
+/// prompt, and keys typed in between would be taken by the terminal's cooked mode).
+static inline int entitled_el_prepare_terminal(EditLine *el) {
+    return el_set(el, EL_PREP_TERM, 1);
+}
+
 static inline int entitled_history_set_size(History *h, int size) {
     HistEvent event;
     return history(h, &event, H_SETSIZE, size);

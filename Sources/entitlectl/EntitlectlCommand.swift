@@ -95,6 +95,21 @@ struct EntitlectlCommand: ParsableCommand {
             StandardStreams.error(fullMessage(for: error) + "\nRun entitlectl --help for the options.\n")
             Glibc.exit(2)
         }
+        // The command words are captured as they are (a reason or a raw line may contain anything), which
+        // also captures options written where the command would start: answer those here.
+        if let first = parsed.command.first, first.hasPrefix("-") {
+            switch first {
+            case "-h", "--help", "-help":
+                StandardStreams.output(helpMessage() + "\n")
+                Glibc.exit(0)
+            case "--version":
+                StandardStreams.output(configuration.version + "\n")
+                Glibc.exit(0)
+            default:
+                StandardStreams.error("error: unknown option '\(first)'\nRun entitlectl --help for the options.\n")
+                Glibc.exit(2)
+            }
+        }
         Glibc.exit(parsed.runConsole())
     }
 }

@@ -84,6 +84,9 @@ final class LineEditor {
     func readLine(prompt: String) -> Input {
         free(promptText)
         promptText = strdup(prompt)
+        // Editing mode before the prompt appears: a key typed the moment the prompt shows (Ctrl-D, Tab)
+        // must reach libedit, not the terminal's cooked mode.
+        entitled_el_prepare_terminal(editLine)
         var count: Int32 = 0
         guard let text = el_gets(editLine, &count), count > 0 else { return .endOfInput }
         var line = String(cString: text)

@@ -6,7 +6,7 @@ public enum Completer {
         let (finished, current) = CommandWords.splitForCompletion(line)
         guard let commandWord = finished.first else {
             // The command name, matched without regard to case.
-            let names = CommandSpec.all.map(\.name).filter { $0.hasPrefix(current.lowercased()) }
+            let names = CommandSpec.all.map(\.name).filter { $0.hasPrefix(current.lowercased()) }.sorted()
             return Completion(partial: current, candidates: names)
         }
         guard let spec = CommandSpec.named(commandWord) else { return Completion(partial: current, candidates: []) }

@@ -1,0 +1,124 @@
+import EntitledTestSupport
+import Foundation
+import Testing
+
+/// The interactive console on a real pseudo-terminal: line editing, completion, hints, history.
+@Suite struct TerminalTests {
+    /// Starts the console on a terminal, connected to `server`, with its history in `historyPath`.
+    func console(_ server: RunningEntitled, historyPath: String) throws -> PseudoTerminal {
+        try PseudoTerminal(
+            executable: ConsoleRun.executableURL,
+            arguments: ["--port", String(server.port)],
+            environment: [
+                "TERM": "xterm", "HOME": server.directory.path, "ENTITLECTL_HISTFILE": historyPath,
+                "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            ]
+        )
+    }
+
+    @Test func tabCompletesACommandNameAndAProductNameFromTheCatalog() throws {
+        let server = try RunningEntitled()
+        _ = try ConsoleRun.run(["--port", String(server.port), "define", "pro", "prod_unique_product", "other_product"])
+        let terminal = try console(server, historyPath: server.directory.path + "/history")
+        try terminal.waitFor("127.0.0.1:\(server.port)> ")
+        try terminal.type("GR\t")
+        try terminal.waitFor("grant ")
+        try terminal.type("user:u1 prod_u\t")
+        try terminal.waitFor("unique_product")
+        try terminal.type("lifetime\r")
+        try terminal.waitFor("active  yes")
+        try terminal.type("quit\r")
+        #expect(try terminal.waitForExit() == 0)
+
+        let show = try ConsoleRun.run(["--port", String(server.port), "--json", "show", "user:u1"])
+        #expect(show.standardOutput.contains(#""productId":"prod_unique_product""#))
+    }
+
+    @Test func ambiguousTabListsTheCandidates() throws {
+        let server = try RunningEntitled()
+        let terminal = try console(server, historyPath: "/dev/null")
+        try terminal.waitFor("> ")
+        try terminal.type("c\t")
+        let drawn = try terminal.waitFor("claim")
+        #expect(drawn.contains("catalog  check    claim"))
+    }
+
+    @Test func theRightPromptHintsTheArgumentsOfTheCommandTyped() throws {
+        let server = try RunningEntitled()
+        let terminal = try console(server, historyPath: "/dev/null")
+        try terminal.waitFor("> ")
+        try terminal.type("revoke ")
+        try terminal.waitFor("MEMBERSHIP [REASON...]")
+    }
+
+    @Test func upArrowRecallsACommandAfterTheConsoleRestarts() throws {
+        let server = try RunningEntitled()
+        let history = server.directory.path + "/history"
+        let first = try console(server, historyPath: history)
+        try first.waitFor("> ")
+        try first.type("grant user:recall prod_recalled\r")
+        try first.waitFor("prod_recalled  active")
+        try first.waitFor("> ")
+        try first.type("\u{04}")  // Ctrl-D, so that the grant stays the newest line of the history
+        #expect(try first.waitForExit() == 0)
+
+        let second = try console(server, historyPath: history)
+        try second.waitFor("> ")
+        try second.type("\u{1B}[A")
+        try second.waitFor("prod_recalled")
+        try second.type("\r")
+        try second.waitFor("prod_recalled  active")
+        let show = try ConsoleRun.run(["--port", String(server.port), "--json", "show", "user:recall"])
+        #expect(show.standardOutput.components(separatedBy: "prod_recalled").count == 3)  // two memberships
+    }
+
+    @Test func aLineCarryingATokenNeverReachesTheHistoryFile() throws {
+        let server = try RunningEntitled()
+        let history = server.directory.path + "/history"
+        let terminal = try console(server, historyPath: history)
+        try terminal.waitFor("> ")
+        try terminal.type(#"raw {"op":"auth","token":"s3cret-value"}"# + "\r")
+        try terminal.waitFor("unknown_op")
+        try terminal.type("ping\r")
+        try terminal.waitFor("pong")
+        try terminal.type("quit\r")
+        #expect(try terminal.waitForExit() == 0)
+        let saved = try String(contentsOfFile: history, encoding: .utf8)
+        #expect(saved.contains("ping"))
+        #expect(!saved.contains("s3cret"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: history)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test func ctrlCClearsTheLineAndCtrlDLeaves() throws {
+        let server = try RunningEntitled()
+        let terminal = try console(server, historyPath: "/dev/null")
+        try terminal.waitFor("> ")
+        try terminal.type("grant user:u1 prod_never")
+        try terminal.waitFor("prod_never")
+        try terminal.type("\u{03}")
+        try terminal.waitFor("^C")
+        try terminal.type("ping\r")
+        try terminal.waitFor("pong")
+        try terminal.waitFor("> ")
+        try terminal.type("\u{04}")
+        #expect(try terminal.waitForExit() == 0)
+        // Had Ctrl-C not cleared the line, "grant user:u1 prod_neverping" would have been sent.
+        let show = try ConsoleRun.run(["--port", String(server.port), "show", "user:u1"])
+        #expect(show.standardOutput == "(no memberships)\n")
+    }
+
+    @Test func thePromptSaysWhenTheServerIsGoneAndTheNextCommandReconnects() throws {
+        let server = try RunningEntitled()
+        let terminal = try console(server, historyPath: "/dev/null")
+        try terminal.waitFor("127.0.0.1:\(server.port)> ")
+        server.stop()
+        try terminal.type("ping\r")
+        try terminal.waitFor("cannot connect to 127.0.0.1:\(server.port): connection refused")
+        try terminal.waitFor("not connected> ")
+        try server.restart()
+        try terminal.type("ping\r")
+        try terminal.waitFor("pong")
+        try terminal.waitFor("127.0.0.1:\(server.port)> ")
+    }
+}

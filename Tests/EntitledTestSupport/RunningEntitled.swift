@@ -1,0 +1,41 @@
+import Foundation
+
+/// A real `entitled` process on a free TCP port (and optionally a Unix socket), with its data directory
+/// in a fresh temporary directory; it can be stopped and started again on the same port and data.
+public final class RunningEntitled {
+    public let directory: TemporaryDirectory
+    public private(set) var port: Int = 0
+    /// The Unix socket's path, when one was asked for.
+    public let socketPath: String?
+    private var process: ServerProcess?
+
+    public init(unixSocket: Bool = false) throws {
+        directory = try TemporaryDirectory()
+        socketPath = unixSocket ? directory.path + "/entitled.sock" : nil
+        try start(port: 0)
+    }
+
+    /// Stops the server gracefully (SIGTERM) and waits for it; returns its exit status.
+    @discardableResult
+    public func stop() -> Int32 {
+        defer { process = nil }
+        return process?.stop() ?? 0
+    }
+
+    /// Starts it again on the port it had, with the data it had.
+    public func restart() throws {
+        stop()
+        try start(port: port)
+    }
+
+    private func start(port requested: Int) throws {
+        var arguments = ["--port", String(requested), "--log-level", "warning"]
+        if let socketPath { arguments += ["--socket", socketPath] }
+        let process = ServerProcess(arguments: arguments, workingDirectory: directory.path)
+        guard let bound = try process.startAndWaitUntilReady() else {
+            throw TestSupportFailure(description: "entitled printed no TCP port: \(process.readyLine)")
+        }
+        port = bound
+        self.process = process
+    }
+}
