@@ -72,6 +72,27 @@ import Testing
         #expect(show.standardOutput.components(separatedBy: "prod_recalled").count == 3)  // two memberships
     }
 
+    @Test func eachCommandIsSavedAtOnceAndCtrlRFindsItAgain() throws {
+        let server = try RunningEntitled()
+        let history = server.directory.path + "/history"
+        let terminal = try console(server, historyPath: history)
+        try terminal.waitFor("> ")
+        try terminal.type("grant user:searched prod_found_by_search\r")
+        try terminal.waitFor("prod_found_by_search  active")
+        try terminal.waitFor("> ")
+        // Saved after the command, while the console still runs: a crash or a kill loses nothing typed.
+        #expect(try String(contentsOfFile: history, encoding: .utf8).contains("prod_found_by_search"))
+        try terminal.type("ping\r")
+        try terminal.waitFor("pong")
+        try terminal.waitFor("> ")
+        try terminal.type("\u{12}found_by")
+        try terminal.waitFor("prod_found_by_search")
+        try terminal.type("\r")
+        try terminal.waitFor("prod_found_by_search  active")
+        let show = try ConsoleRun.run(["--port", String(server.port), "--json", "show", "user:searched"])
+        #expect(show.standardOutput.components(separatedBy: "prod_found_by_search").count == 3)  // two memberships
+    }
+
     @Test func aLineCarryingATokenNeverReachesTheHistoryFile() throws {
         let server = try RunningEntitled()
         let history = server.directory.path + "/history"
