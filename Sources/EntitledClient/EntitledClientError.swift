@@ -45,6 +45,6 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
     public var description: String { message }
 
     private static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
     }
 }

@@ -54,7 +54,9 @@ struct EntitlectlCommand: ParsableCommand {
 
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535, not \(port)") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
+        guard timeout > 0, timeout <= 86_400 else {
+            throw ValidationError("--timeout must be more than 0 and at most 86400 seconds, not \(timeout)")
+        }
     }
 
     var address: ServerAddress {

@@ -119,6 +119,14 @@ import Testing
         let run = try ConsoleRun.run(["--port", "seventy", "ping"])
         #expect(run.status == 2)
         #expect(run.standardError.contains("--port"))
+        for timeout in ["0", "-1", "inf", "nan", "100000"] {
+            let run = try ConsoleRun.run(["--timeout=\(timeout)", "ping"])
+            #expect(run.status == 2, "--timeout \(timeout)")
+            #expect(run.standardError.contains("--timeout must be more than 0 and at most 86400 seconds"), "--timeout \(timeout)")
+        }
+        let unknown = try ConsoleRun.run(["--bogus", "ping"])
+        #expect(unknown.status == 2)
+        #expect(unknown.standardError.hasPrefix("error: unknown option '--bogus'"))
         let help = try ConsoleRun.run(["--help"])
         #expect(help.status == 0)
         #expect(help.standardOutput.contains("USAGE: entitlectl"))

@@ -18,11 +18,16 @@ public final class EntitledConnection {
     /// authentication, so it admits every client): the token was not needed.
     public private(set) var serverIgnoresAuthentication = false
 
+    /// The longest timeout accepted: a day. Longer (or infinite) values are clamped to it.
+    public static let maximumTimeout: Double = 86_400
+
     /// Prepares a connection; nothing is opened until `connect()` or the first request.
-    /// - Parameter token: sent in an `auth` request right after each connect, when given.
+    /// - Parameters:
+    ///   - timeout: seconds, clamped to 0.001...`maximumTimeout`.
+    ///   - token: sent in an `auth` request right after each connect, when given.
     public init(address: ServerAddress = .standard, timeout: Double = 10, token: String? = nil) {
         self.address = address
-        self.timeout = timeout
+        self.timeout = timeout.isNaN ? 10 : min(max(timeout, 0.001), Self.maximumTimeout)
         self.token = token
     }
 

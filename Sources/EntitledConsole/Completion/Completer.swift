@@ -15,7 +15,7 @@ public enum Completer {
         let lowered = current.lowercased()
         var matches = Set(words.filter { $0.lowercased().hasPrefix(lowered) })
         // "user:" typed in full with users known: offer the users, not the prefix itself again.
-        if matches.count > 1 { matches.remove(current) }
+        if matches.count > 1 { matches = matches.filter { $0.lowercased() != lowered } }
         return Completion(partial: current, candidates: matches.sorted())
     }
 

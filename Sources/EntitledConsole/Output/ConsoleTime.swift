@@ -68,7 +68,7 @@ public enum ConsoleTime {
         // Days up to 60 read better than "2 months"; months up to 2 years.
         let unit =
             distance < 60 * 86_400 * second
-            ? units.first { distance >= $0.size }!
+            ? units.dropFirst(2).first { distance >= $0.size }!
             : (distance < 2 * 365 * 86_400 * second ? units[1] : units[0])
         let count = distance / unit.size
         let phrase = "\(count) \(unit.name)\(count == 1 ? "" : "s")"

@@ -23,19 +23,22 @@ public struct TextTable: Sendable {
         rows.append(row)
     }
 
-    /// The table as lines, columns separated by two spaces, trailing spaces trimmed.
+    /// The table as lines, columns separated by two spaces, with no spaces at the end of a line. A row
+    /// with more cells than there are headers gets unnamed columns.
     public func render(style: TextStyle) -> String {
         var widths = headers.map(\.count)
         for row in rows {
-            for (column, cell) in row.enumerated() where column < widths.count {
+            for (column, cell) in row.enumerated() {
+                if column == widths.count { widths.append(0) }
                 widths[column] = max(widths[column], cell.text.count)
             }
         }
         func line(_ cells: [Cell]) -> String {
+            // Cells after the last non-empty one would only add padding at the end of the line.
+            let last = cells.lastIndex { !$0.text.isEmpty } ?? -1
             var parts: [String] = []
-            for (column, cell) in cells.enumerated() {
-                let isLast = column == cells.count - 1
-                let padding = isLast ? "" : String(repeating: " ", count: widths[column] - cell.text.count)
+            for (column, cell) in cells.enumerated() where column <= last {
+                let padding = column == last ? "" : String(repeating: " ", count: widths[column] - cell.text.count)
                 parts.append(cell.decorate(cell.text) + padding)
             }
             return parts.joined(separator: "  ")

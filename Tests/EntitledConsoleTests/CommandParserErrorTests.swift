@@ -1,0 +1,144 @@
+import EntitledConsole
+import Testing
+
+/// Lines the console refuses before sending anything, and the message each refusal shows.
+@Suite struct CommandParserErrorTests {
+    // MARK: unknown commands
+
+    @Test func aTransposedCommandNameSuggestsTheCommand() {
+        let error = usageError("grnat user:u1 prod_pro")
+        #expect(error == .unknownCommand("grnat", suggestions: ["grant"]))
+        #expect(error?.message == "unknown command 'grnat'; did you mean grant?")
+        #expect(error?.code == "unknown_command")
+    }
+
+    @Test func twoSuggestionsAreJoinedWithOr() {
+        #expect(usageError("qit")?.message == "unknown command 'qit'; did you mean quit or exit?")
+    }
+
+    @Test func threeSuggestionsAreListedWithCommasAndOr() {
+        #expect(usageError("rit")?.message == "unknown command 'rit'; did you mean exit, quit or raw?")
+    }
+
+    @Test func aNameFarFromEveryCommandPointsToHelp() {
+        let error = usageError("xyzzy")
+        #expect(error == .unknownCommand("xyzzy", suggestions: []))
+        #expect(error?.message == "unknown command 'xyzzy'; type help for the list of commands")
+    }
+
+    @Test func anUnknownCommandFromShellWordsKeepsTheTypedSpelling() {
+        #expect(throws: ConsoleUsageError.unknownCommand("GRNAT", suggestions: ["grant"])) {
+            try CommandParser.parse(words: ["GRNAT", "user:u1"])
+        }
+    }
+
+    // MARK: quotes
+
+    @Test func anUnterminatedQuoteIsRefused() {
+        #expect(usageError(#"revoke mem_x "customer asked"#) == .unterminatedQuote)
+        #expect(usageError("revoke mem_x 'customer asked") == .unterminatedQuote)
+        #expect(ConsoleUsageError.unterminatedQuote.message == "a quote is not closed")
+        #expect(ConsoleUsageError.unterminatedQuote.code == "unterminated_quote")
+    }
+
+    // MARK: bad arguments: the reason, then the usage line
+
+    @Test func badArgumentsShowTheReasonThenTheUsageLine() throws {
+        let error = usageError("grant user:u1")
+        #expect(error == .badArguments(try spec("grant"), reason: "a PRODUCT is required"))
+        #expect(
+            error?.message
+                == "a PRODUCT is required\nusage: grant SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN]"
+        )
+        #expect(error?.code == "bad_arguments")
+    }
+
+    @Test func aMissingSubjectIsRefusedByEveryCommandThatNeedsOne() {
+        let reason = "a SUBJECT is required: user:ID, device:ID or both"
+        #expect(usageError("check prod_pro")?.message == "\(reason)\nusage: check SUBJECT [SUBJECT] [PRODUCT | entitlement:NAME] [at=TIME]")
+        #expect(usageError("show")?.message == "\(reason)\nusage: show SUBJECT [SUBJECT] [at=TIME]")
+        #expect(usageError("grant prod_pro 30d")?.message.hasPrefix(reason + "\n") == true)
+        #expect(usageError("claim")?.message == "\(reason)\nusage: claim device:ID user:ID")
+    }
+
+    @Test func aSubjectGivenTwiceIsRefused() throws {
+        #expect(usageError("check user:u1 user:u2") == .badArguments(try spec("check"), reason: "user: is given twice"))
+        #expect(usageError("grant device:a DEVICE:b prod_pro") == .badArguments(try spec("grant"), reason: "device: is given twice"))
+    }
+
+    @Test func aSubjectWithoutANameIsRefused() throws {
+        #expect(usageError("show user:") == .badArguments(try spec("show"), reason: "user:ID needs a name after the colon"))
+        #expect(usageError("check device: prod") == .badArguments(try spec("check"), reason: "device:ID needs a name after the colon"))
+        #expect(
+            usageError("check user:u1 entitlement:")
+                == .badArguments(try spec("check"), reason: "entitlement:NAME needs a name after the colon")
+        )
+    }
+
+    @Test func anOptionTheCommandDoesNotHaveIsRefused() throws {
+        #expect(usageError("check user:u1 foo=bar") == .badArguments(try spec("check"), reason: "unknown option 'foo=bar'"))
+        #expect(usageError("grant user:u1 prod_pro foo=bar") == .badArguments(try spec("grant"), reason: "unknown option 'foo=bar'"))
+        #expect(usageError("show user:u1 source=stripe") == .badArguments(try spec("show"), reason: "unknown option 'source=stripe'"))
+        #expect(usageError("claim device:d1 user:u1 foo=bar") == .badArguments(try spec("claim"), reason: "unknown option 'foo=bar'"))
+    }
+
+    @Test func anOptionGivenTwiceOrWithoutAValueIsRefused() throws {
+        #expect(usageError("grant user:u1 p source=stripe SOURCE=whop") == .badArguments(try spec("grant"), reason: "source= is given twice"))
+        #expect(usageError("check user:u1 at=2027-01-01 at=2028-01-01") == .badArguments(try spec("check"), reason: "at= is given twice"))
+        #expect(usageError("grant user:u1 p plan=") == .badArguments(try spec("grant"), reason: "plan= needs a value"))
+    }
+
+    @Test func extraWordsAreRefused() throws {
+        #expect(usageError("check user:u1 prod_a prod_b") == .badArguments(try spec("check"), reason: "unexpected 'prod_b'"))
+        #expect(usageError("grant user:u1 prod_pro 30d extra") == .badArguments(try spec("grant"), reason: "unexpected 'extra'"))
+        #expect(usageError("grant user:u1 prod_pro until 2027-01-01 30d") == .badArguments(try spec("grant"), reason: "unexpected '30d'"))
+        #expect(usageError("claim device:d1 user:u1 now") == .badArguments(try spec("claim"), reason: "unexpected 'now'"))
+        #expect(usageError("show user:u1 prod_pro") == .badArguments(try spec("show"), reason: "unexpected 'prod_pro'"))
+        #expect(usageError("catalog all") == .badArguments(try spec("catalog"), reason: "unexpected 'all'"))
+        #expect(usageError("snapshot now") == .badArguments(try spec("snapshot"), reason: "unexpected 'now'"))
+        #expect(usageError("ping twice")?.message == "unexpected 'twice'\nusage: ping")
+        #expect(usageError("quit now")?.message == "unexpected 'now'\nusage: quit")
+        #expect(usageError("exit 1")?.message == "unexpected '1'\nusage: exit")
+    }
+
+    @Test func aWordThatIsNotADurationIsRefused() throws {
+        for word in ["forever", "30D", "1.5h", "d", "30", "-1d"] {
+            #expect(
+                usageError("grant user:u1 prod_pro \(word)")
+                    == .badArguments(try spec("grant"), reason: "'\(word)' is not a duration (30d, 12h, 2w), until TIME or lifetime"),
+                "\(word)"
+            )
+        }
+    }
+
+    @Test func untilWithoutATimeIsRefused() throws {
+        #expect(
+            usageError("grant user:u1 prod_pro until")
+                == .badArguments(try spec("grant"), reason: "until needs a TIME, such as until 2027-01-01")
+        )
+    }
+
+    @Test func grantWithOnlyOptionsHasNoProduct() throws {
+        #expect(usageError("grant user:u1 source=stripe") == .badArguments(try spec("grant"), reason: "a PRODUCT is required"))
+    }
+
+    @Test func claimNeedsBothADeviceAndAUser() throws {
+        let expected = ConsoleUsageError.badArguments(try spec("claim"), reason: "claim needs both device:ID and user:ID")
+        #expect(usageError("claim user:u1") == expected)
+        #expect(usageError("claim device:d1") == expected)
+    }
+
+    @Test func revokeAndDefineNeedTheirFirstWord() {
+        #expect(usageError("revoke")?.message == "a MEMBERSHIP id is required (show lists them)\nusage: revoke MEMBERSHIP [REASON...]")
+        #expect(usageError("define")?.message == "an ENTITLEMENT name is required\nusage: define ENTITLEMENT [PRODUCT...]")
+    }
+
+    @Test func rawWithoutALineIsRefused() {
+        #expect(usageError("raw")?.message == "raw needs a JSON request line\nusage: raw JSON")
+        #expect(usageError("raw   \t ")?.message == "raw needs a JSON request line\nusage: raw JSON")
+    }
+
+    @Test func helpTakesAtMostOneTopic() {
+        #expect(usageError("help grant check")?.message == "help takes at most one command name\nusage: help [COMMAND]")
+    }
+}

@@ -1,0 +1,149 @@
+import EntitledConsole
+import Testing
+
+/// What Tab offers for the word under the cursor: command names, subjects, options, and the products,
+/// entitlements and memberships the session has seen.
+@Suite struct CompleterTests {
+    /// What a session knows after a catalog and a few memberships.
+    static let knowledge: SessionKnowledge = {
+        var knowledge = SessionKnowledge()
+        knowledge.entitlements = ["pro", "beta"]
+        knowledge.products = ["prod_pro_monthly", "prod_pro_yearly"]
+        knowledge.membershipIDs = ["mem_1ymr6jcw5jqzv", "mem_bydn4qrrzzhrt"]
+        knowledge.users = ["user_42"]
+        knowledge.devices = ["dev_A", "dev_B"]
+        return knowledge
+    }()
+
+    func complete(_ line: String, knowing knowledge: SessionKnowledge = knowledge) -> Completion {
+        Completer.candidates(forLine: line, knowledge: knowledge)
+    }
+
+    // MARK: command names
+
+    @Test func aCommandNameIsCompletedWithoutRegardToCaseAndGetsASpace() {
+        let completion = complete("GR")
+        #expect(completion.partial == "GR")
+        #expect(completion.candidates == ["grant"])
+        #expect(completion.action == .replace(deleting: 2, insert: "grant "))
+    }
+
+    @Test func commandNamesSharingOnlyTheTypedLetterAreListed() {
+        #expect(complete("s").action == .list(["show", "snapshot"]))
+        #expect(complete("sn").action == .replace(deleting: 2, insert: "snapshot "))
+    }
+
+    @Test func theCommandNamesStartingWithTheTypedLettersAreOffered() {
+        #expect(Set(complete("c").candidates) == ["check", "claim", "catalog"])
+        #expect(Set(complete("").candidates) == Set(CommandSpec.all.map(\.name)))
+    }
+
+    @Test func commandNameCandidatesAreSortedLikeEveryOtherCandidateList() {
+        #expect(complete("c").candidates == ["catalog", "check", "claim"])
+        #expect(complete("c").action == .list(["catalog", "check", "claim"]))
+        #expect(complete("r").action == .list(["raw", "revoke"]))
+    }
+
+    @Test func anUnknownCommandOrAnUnknownPrefixCompletesNothing() {
+        #expect(complete("frob ").action == .none)
+        #expect(complete("frob u").candidates == [])
+        #expect(complete("zz").action == .none)
+    }
+
+    // MARK: subjects
+
+    @Test func aSubjectPrefixIsCompletedWithoutATrailingSpace() {
+        #expect(complete("grant u", knowing: SessionKnowledge()).action == .replace(deleting: 1, insert: "user:"))
+        #expect(complete("show d", knowing: SessionKnowledge()).action == .replace(deleting: 1, insert: "device:"))
+        #expect(complete("check U", knowing: SessionKnowledge()).action == .replace(deleting: 1, insert: "user:"))
+    }
+
+    @Test func knownUsersAndDevicesAreOfferedAfterTheirPrefix() {
+        #expect(complete("check user:").action == .replace(deleting: 5, insert: "user:user_42 "))
+        let devices = complete("check device:")
+        #expect(devices.candidates == ["device:dev_A", "device:dev_B"])
+        #expect(devices.action == .replace(deleting: 7, insert: "device:dev_"))
+    }
+
+    @Test func aSubjectAlreadyGivenIsNotOfferedAgain() {
+        #expect(complete("show user:user_42 u").action == .none)
+        #expect(complete("claim device:dev_A u", knowing: SessionKnowledge()).action == .replace(deleting: 1, insert: "user:"))
+        #expect(complete("claim device:dev_A user:user_42 ").action == .none)
+    }
+
+    @Test func thePrefixTypedInCapitalsIsNotOfferedBackBesideTheKnownUsers() {
+        // "user:" typed in full is dropped from the candidates so the known users are offered; the match is
+        // case-insensitive, so "USER:" should be dropped the same way.
+        #expect(complete("check USER:").action == .replace(deleting: 5, insert: "user:user_42 "))
+    }
+
+    // MARK: products, entitlements, options
+
+    @Test func productsSharingAPrefixAreCompletedToTheCommonPrefix() {
+        let completion = complete("grant user:u1 pr")
+        #expect(completion.candidates == ["prod_pro_monthly", "prod_pro_yearly"])
+        #expect(completion.action == .replace(deleting: 2, insert: "prod_pro_"))
+        #expect(complete("grant user:u1 prod_pro_y").action == .replace(deleting: 10, insert: "prod_pro_yearly "))
+    }
+
+    @Test func checkOffersEntitlementsWithTheirPrefix() {
+        let completion = complete("check user:u1 e")
+        #expect(completion.candidates == ["entitlement:beta", "entitlement:pro"])
+        #expect(completion.action == .replace(deleting: 1, insert: "entitlement:"))
+        #expect(complete("check user:u1 entitlement:p").action == .replace(deleting: 13, insert: "entitlement:pro "))
+    }
+
+    @Test func checkOffersNoSecondTarget() {
+        #expect(complete("check user:u1 prod_pro_monthly pr").action == .none)
+    }
+
+    @Test func anOptionIsCompletedWithoutATrailingSpace() {
+        #expect(complete("show user:u1 a").action == .replace(deleting: 1, insert: "at="))
+        #expect(complete("grant user:u1 prod_pro_yearly pl").action == .replace(deleting: 2, insert: "plan="))
+        #expect(complete("check user:u1 at=2027-01-01 a").action == .none)
+    }
+
+    @Test func grantSourcesAreCompletedToTheOptionThenListed() {
+        #expect(complete("grant user:u1 prod_pro_yearly so").action == .replace(deleting: 2, insert: "source="))
+        #expect(
+            complete("grant user:u1 prod_pro_yearly source=").action
+                == .list([
+                    "source=app_store", "source=manual", "source=play_store", "source=promotional", "source=stripe",
+                    "source=whop",
+                ])
+        )
+        #expect(complete("grant user:u1 prod_pro_yearly source=st").action == .replace(deleting: 9, insert: "source=stripe "))
+    }
+
+    @Test func grantOffersATermAfterTheProduct() {
+        #expect(complete("grant user:u1 prod_pro_yearly l").action == .replace(deleting: 1, insert: "lifetime "))
+        #expect(complete("grant user:u1 prod_pro_yearly un").action == .replace(deleting: 2, insert: "until "))
+        #expect(complete("grant user:u1 prod_pro_yearly 3").action == .list(["30d", "365d"]))
+    }
+
+    // MARK: revoke, define, help
+
+    @Test func revokeOffersKnownMembershipIdsThenReasons() {
+        #expect(complete("revoke m").action == .replace(deleting: 1, insert: "mem_"))
+        #expect(complete("revoke mem_b").action == .replace(deleting: 5, insert: "mem_bydn4qrrzzhrt "))
+        #expect(complete("revoke mem_bydn4qrrzzhrt r").action == .replace(deleting: 1, insert: "refund "))
+        #expect(complete("revoke mem_bydn4qrrzzhrt c").action == .replace(deleting: 1, insert: "chargeback "))
+        #expect(complete("revoke x", knowing: SessionKnowledge()).action == .none)
+    }
+
+    @Test func defineOffersEntitlementsThenProductsNotYetTyped() {
+        #expect(complete("define ").action == .list(["beta", "pro"]))
+        #expect(complete("define pro prod_pro_monthly p").action == .replace(deleting: 1, insert: "prod_pro_yearly "))
+    }
+
+    @Test func helpOffersCommandNamesAsTopics() {
+        #expect(complete("help gr").action == .replace(deleting: 2, insert: "grant "))
+        #expect(complete("help ").candidates == CommandSpec.all.map(\.name).sorted())
+        #expect(complete("help grant ").action == .none)
+    }
+
+    @Test func commandsWithoutArgumentsCompleteNothing() {
+        #expect(complete("ping ").action == .none)
+        #expect(complete("catalog x").action == .none)
+    }
+}
