@@ -8,7 +8,7 @@ let package = Package(
         .executable(name: "entitled", targets: ["entitled"]),
         .executable(name: "entitlectl", targets: ["entitlectl"]),
         .executable(name: "entitled-datadir", targets: ["entitled-datadir"]),
-        .executable(name: "entitled-durability-bench", targets: ["entitled-durability-bench"]),
+        .executable(name: "entitled-bench", targets: ["entitled-bench"]),
         .library(name: "EntitledCore", targets: ["EntitledCore"]),
         .library(name: "EntitledWire", targets: ["EntitledWire"]),
         .library(name: "EntitledServer", targets: ["EntitledServer"]),
@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
@@ -92,14 +93,16 @@ let package = Package(
             ],
             path: "Tools/entitled-datadir"
         ),
+        // The benchmarks against Redis: check load (issue 5) and durability (issue 3), against real processes.
         .executableTarget(
-            name: "entitled-durability-bench",
+            name: "entitled-bench",
             dependencies: [
                 "EntitledCore",
                 "EntitledStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
-            path: "Tools/entitled-durability-bench"
+            path: "Tools/entitled-bench"
         ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
         .testTarget(name: "EntitledClientTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),

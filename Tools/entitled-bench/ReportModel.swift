@@ -1,6 +1,6 @@
 /// Everything one benchmark run measured: written as the JSON file, and rendered as the table.
 struct BenchReport: Codable {
-    var tool = "entitled-durability-bench"
+    var tool = "entitled-bench durability"
     var startedAt: String
     var finishedAt: String?
     var command: [String]

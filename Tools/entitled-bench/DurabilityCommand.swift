@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 
-/// `entitled-durability-bench`: the durability benchmarks of issue 3, against real processes.
-struct DurabilityBench: ParsableCommand {
+/// `entitled-bench durability`: durable writes next to Redis, snapshot and recovery times at scale.
+struct DurabilityCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "entitled-durability-bench",
+        commandName: "durability",
         abstract: "Measures entitled's durable write rate next to Redis, and its snapshot and recovery times at scale.",
         discussion: """
             1. Durable writes: entitled --fsync always (grant of a new user per request) and redis-server \
@@ -105,15 +105,15 @@ struct DurabilityBench: ParsableCommand {
         var redisSkipped: String?
         if redisPath == nil {
             redisSkipped = "no \(redisServer) found (install it: apt-get install -y redis-server, or pass --redis-server PATH)"
-            printError("entitled-durability-bench: \(redisSkipped!); the Redis half is skipped")
+            printError("entitled-bench durability: \(redisSkipped!); the Redis half is skipped")
         }
         let workRoot = try cleanup.makeTemporaryDirectory(
-            in: workDir.hasSuffix("/") ? String(workDir.dropLast()) : workDir, prefix: "entitled-durability-bench"
+            in: workDir.hasSuffix("/") ? String(workDir.dropLast()) : workDir, prefix: "entitled-bench-durability"
         )
         let counts = connections.isEmpty ? [1, 50] : connections
         let machine = MachineInfo.current(workDirectory: workRoot)
         if machine.workFileSystem.hasPrefix("tmpfs") {
-            printError("entitled-durability-bench: warning: \(workRoot) is on tmpfs, where fsync costs nothing; use --work-dir on a real disk")
+            printError("entitled-bench durability: warning: \(workRoot) is on tmpfs, where fsync costs nothing; use --work-dir on a real disk")
         }
         var report = BenchReport(
             startedAt: Self.timestamp(), command: CommandLine.arguments, machine: machine,
@@ -204,4 +204,3 @@ struct DurabilityBench: ParsableCommand {
     }
 }
 
-DurabilityBench.main()

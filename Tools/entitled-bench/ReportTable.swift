@@ -6,7 +6,7 @@ enum ReportTable {
         var out: [String] = []
         let settings = report.settings
         let machine = report.machine
-        out.append("entitled-durability-bench  \(report.startedAt)")
+        out.append("entitled-bench durability  \(report.startedAt)")
         out.append(
             "machine: \(machine.cpus) CPUs, \(machine.memoryGiB) GiB, \(machine.kernel); data directories on \(machine.workFileSystem)"
         )

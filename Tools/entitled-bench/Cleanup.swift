@@ -100,7 +100,7 @@ final class Cleanup: @unchecked Sendable {
         let watcher = Thread { [self] in
             var number: UInt8 = 0
             while read(readEnd, &number, 1) < 0 && errno == EINTR {}
-            printError("entitled-durability-bench: interrupted (signal \(number)); stopping the servers and removing temporary directories")
+            printError("entitled-bench: interrupted (signal \(number)); stopping the servers and removing temporary directories")
             runAll()
             exit(128 + Int32(number))
         }

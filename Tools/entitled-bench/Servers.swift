@@ -100,13 +100,14 @@ struct RedisProcess {
     let process: ChildProcess
     let port: UInt16
 
-    static func start(binary: String, directory: String) throws -> RedisProcess {
+    /// - Parameter appendfsync: `always`, `everysec` or `no`; its append-only file is always on.
+    static func start(binary: String, directory: String, appendfsync: String = "always") throws -> RedisProcess {
         let port = try TCPConnection.freePort()
         let process = try ChildProcess.launch(
             binary,
             [
                 "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-                "--appendfsync", "always", "--dir", directory,
+                "--appendfsync", appendfsync, "--dir", directory,
             ],
             name: "redis-server"
         )

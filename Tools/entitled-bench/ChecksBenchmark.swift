@@ -1,0 +1,138 @@
+import Foundation
+import Histogram
+
+/// Runs `entitled-bench checks`: starts both servers, loads them, measures every scenario on each.
+struct ChecksBenchmark {
+    let options: ChecksCommand
+
+    func run() throws -> ChecksReport {
+        let entitledPath = options.entitled ?? Executables.defaultEntitled()
+        guard Executables.isExecutable(entitledPath) else {
+            throw BenchError(
+                "no entitled binary at \(entitledPath); build it next to this tool (swift build -c release --product entitled) or pass --entitled PATH"
+            )
+        }
+        guard let redisPath = Executables.find(options.redisServer) else {
+            throw BenchError("no \(options.redisServer) found: install it (apt-get install -y redis-server) or pass --redis-server PATH")
+        }
+        let workRoot = try cleanup.makeTemporaryDirectory(
+            in: options.workDir.hasSuffix("/") ? String(options.workDir.dropLast()) : options.workDir, prefix: "entitled-bench-checks"
+        )
+        var report = ChecksReport(
+            startedAt: ISO8601DateFormatter().string(from: Date()), command: CommandLine.arguments,
+            machine: MachineInfo.current(workDirectory: workRoot),
+            settings: ChecksSettings(
+                users: options.users, durationSeconds: options.duration, warmupSeconds: options.warmup, runs: options.runs,
+                distribution: options.distribution, mix: options.mix, fsync: options.fsync, threads: options.threads,
+                entitledBinary: entitledPath, redisServer: redisPath, redisVersion: RedisProcess.version(binary: redisPath)
+            )
+        )
+
+        let entitledDirectory = workRoot + "/entitled"
+        let redisDirectory = workRoot + "/redis"
+        try FileManager.default.createDirectory(atPath: redisDirectory, withIntermediateDirectories: true)
+        let entitled = try EntitledProcess.start(binary: entitledPath, dataDirectory: entitledDirectory, fsync: options.fsync)
+        defer { entitled.process.stop() }
+        let redis = try RedisProcess.start(binary: redisPath, directory: redisDirectory, appendfsync: options.fsync)
+        defer { redis.process.stop() }
+
+        try define(port: entitled.port)
+        for (target, port) in [(Target.entitled, entitled.port), (.redis, redis.port)] {
+            progress("loading \(options.users) users into \(target.rawValue)")
+            let started = monotonicNanoseconds()
+            let loaded = try LoadEngine.load(port: port, target: target, users: options.users)
+            guard loaded.errors == 0 else {
+                throw BenchError("loading \(target.rawValue) failed: \(loaded.errors) errors, the first: \(loaded.firstError ?? "?")")
+            }
+            report.loadSeconds[target.rawValue] = Double(monotonicNanoseconds() - started) / 1e9
+        }
+        report.residentBytesAfterLoad["entitled"] = entitled.process.residentBytes()
+        report.residentBytesAfterLoad["redis"] = redis.process.residentBytes()
+
+        let connectionCounts = options.connections.isEmpty ? [50, 1] : options.connections
+        let pipelines = options.pipelines.isEmpty ? [1, 16] : options.pipelines
+        for connections in connectionCounts {
+            for pipeline in pipelines where !(connections == 1 && pipeline > 1 && options.pipelines.isEmpty) {
+                report.scenarios.append(try measure(connections: connections, pipeline: pipeline, entitled: entitled.port, redis: redis.port, redisPath: redisPath))
+            }
+        }
+        return report
+    }
+
+    /// Defines entitlement `pro` as product `prod_pro` on entitled.
+    private func define(port: UInt16) throws {
+        let connection = try TCPConnection(port: port)
+        let answer = try connection.call(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#, reader: LineReader(connection))
+        guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("entitled refused to define pro: \(answer)") }
+    }
+
+    private func measure(connections: Int, pipeline: Int, entitled: UInt16, redis: UInt16, redisPath: String) throws -> ScenarioResult {
+        let shape = LoadShape(
+            connections: connections, pipeline: pipeline, users: options.users, distribution: options.distribution, mix: options.mix
+        )
+        var result = ScenarioResult(connections: connections, pipeline: pipeline)
+        var entitledAll = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        var redisAll = entitledAll
+        for run in 1...options.runs {
+            // Alternating within each run, so a slow period of the machine touches both servers alike.
+            for (target, port) in [(Target.entitled, entitled), (.redis, redis)] {
+                let outcome = try LoadEngine.measure(
+                    port: port, target: target, shape: shape, threads: options.threads, warmup: options.warmup,
+                    duration: options.duration, seed: UInt64(run)
+                )
+                let measured = RunResult(outcome)
+                progress(
+                    "\(connections) conns, pipeline \(pipeline), run \(run)/\(options.runs): \(target.rawValue) "
+                        + "\(Int(measured.requestsPerSecond)) req/s, p99 \(Int(measured.p99Microseconds)) µs"
+                )
+                if target == .entitled {
+                    result.entitled.append(measured)
+                    entitledAll.add(outcome.histogram)
+                } else {
+                    result.redis.append(measured)
+                    redisAll.add(outcome.histogram)
+                }
+            }
+        }
+        result.entitledSpectrum = PercentilePoint.points(of: entitledAll)
+        result.redisSpectrum = PercentilePoint.points(of: redisAll)
+        if options.compareWithRedisBenchmark && options.mix == .checks {
+            result.redisBenchmarkRequestsPerSecond = try redisBenchmark(
+                port: redis, connections: connections, pipeline: pipeline,
+                requests: max(100_000, Int(result.redisMedian.requestsPerSecond * options.duration)), redisPath: redisPath
+            )
+        }
+        return result
+    }
+
+    /// `redis-benchmark` (beside redis-server) with the same command, connections, pipeline and key range;
+    /// its requests per second.
+    private func redisBenchmark(port: UInt16, connections: Int, pipeline: Int, requests: Int, redisPath: String) throws -> Double? {
+        let beside = (redisPath as NSString).deletingLastPathComponent + "/redis-benchmark"
+        guard let binary = Executables.isExecutable(beside) ? beside : Executables.find("redis-benchmark") else {
+            progress("no redis-benchmark found: --validate skipped")
+            return nil
+        }
+        let process = try ChildProcess.launch(
+            binary,
+            [
+                "-p", "\(port)", "-c", "\(connections)", "-P", "\(pipeline)", "-n", "\(requests)", "-r", "\(options.users)",
+                "--threads", "\(options.threads)", "-q", "SISMEMBER", "ents:__rand_int__", "pro",
+            ],
+            name: "redis-benchmark"
+        )
+        guard process.waitForExit(timeout: 600) else {
+            process.stop(signal: SIGKILL)
+            throw BenchError("redis-benchmark did not finish")
+        }
+        // "SISMEMBER ents:__rand_int__ pro: 612345.67 requests per second, p50=..." (after \r progress lines)
+        let text = process.output.text
+        guard let range = text.range(of: " requests per second") else {
+            throw BenchError("redis-benchmark printed no rate: \(text.suffix(300))")
+        }
+        let number = text[..<range.lowerBound].split(whereSeparator: { $0 == " " || $0 == "\r" || $0 == "\n" }).last
+        let rate = number.flatMap { Double($0) }
+        progress("redis-benchmark \(connections) conns, pipeline \(pipeline): \(rate.map { String(Int($0)) } ?? "?") req/s")
+        return rate
+    }
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+
+/// `entitled-bench checks`: the same check load against entitled and Redis, in one run.
+struct ChecksCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checks",
+        abstract: "Runs the same load of access checks against entitled and redis-server and reports the ratio.",
+        discussion: """
+            Starts entitled and redis-server on 127.0.0.1 with fresh data directories, gives --users users one \
+            membership each (entitled: a grant of prod_pro, which unlocks entitlement pro; Redis: SADD \
+            ents:<user> pro), then for each scenario (--connections × --pipeline) runs the load against each \
+            server in turn, --runs times, and reports the medians: throughput, p50/p99/p99.9 latency and \
+            entitled's ratio to Redis. A check is entitled {"op":"check","user":...,"entitlement":"pro"} and \
+            Redis SISMEMBER ents:<user> pro. With --validate it also runs redis-benchmark against the same \
+            Redis and load, to show the load generator is not the bottleneck.
+            """
+    )
+
+    @Option(help: "The entitled binary (default: entitled next to this executable, in the same build folder).")
+    var entitled: String?
+
+    @Option(name: .customLong("redis-server"), help: "The redis-server binary (a name is looked up on PATH).")
+    var redisServer = "redis-server"
+
+    @Option(help: "Users loaded, each holding one membership.")
+    var users = 100_000
+
+    @Option(name: .customLong("connections"), help: "Concurrent connections; repeat for several scenarios (default: 50 and 1).")
+    var connections: [Int] = []
+
+    @Option(name: .customLong("pipeline"), help: "Requests in flight per connection; repeat for several (default: 1 and 16).")
+    var pipelines: [Int] = []
+
+    @Option(help: "Seconds each measurement runs, after the warm-up.")
+    var duration = 5.0
+
+    @Option(help: "Seconds of warm-up before each measurement (sent, not counted).")
+    var warmup = 1.0
+
+    @Option(help: "Measurements per server and scenario; medians are reported.")
+    var runs = 5
+
+    @Option(help: "Which users the requests name: uniform or skewed (Zipfian, θ 0.99).")
+    var distribution: KeyDistribution = .uniform
+
+    @Option(help: "checks (only checks) or mixed (95% checks, 5% grants).")
+    var mix: OperationMix = .checks
+
+    @Option(help: "Durability of both servers' writes: always, everysec or no (entitled --fsync, Redis appendfsync).")
+    var fsync = "always"
+
+    @Option(help: "Load generator threads (redis-benchmark uses 1).")
+    var threads = 1
+
+    @Flag(name: .customLong("validate"), help: "Also run redis-benchmark with the same connections, pipeline and keys against the same Redis.")
+    var compareWithRedisBenchmark = false
+
+    @Option(name: .customLong("work-dir"), help: "Where the temporary data directories go.")
+    var workDir = NSTemporaryDirectory()
+
+    @Option(help: "Write the results, every run included, as JSON to this file.")
+    var json: String?
+
+    @Option(help: "Write a plot of both latency distributions (SVG) to this file.")
+    var plot: String?
+
+    func validate() throws {
+        guard (1...50_000_000).contains(users) else { throw ValidationError("--users must be 1 to 50000000") }
+        guard connections.allSatisfy({ (1...10_000).contains($0) }) else { throw ValidationError("--connections must be 1 to 10000") }
+        guard pipelines.allSatisfy({ (1...10_000).contains($0) }) else { throw ValidationError("--pipeline must be 1 to 10000") }
+        guard duration > 0 && duration <= 600 else { throw ValidationError("--duration must be above 0 and at most 600 seconds") }
+        guard warmup >= 0 && warmup <= 60 else { throw ValidationError("--warmup must be 0 to 60 seconds") }
+        guard (1...50).contains(runs) else { throw ValidationError("--runs must be 1 to 50") }
+        guard ["always", "everysec", "no"].contains(fsync) else { throw ValidationError("--fsync must be always, everysec or no") }
+        guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1 to 64") }
+    }
+
+    func run() throws {
+        cleanup.installSignalHandlers()
+        defer { cleanup.runAll() }
+        let report = try ChecksBenchmark(options: self).run()
+        print(ChecksReportTable.render(report))
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            do {
+                try encoder.encode(report).write(to: URL(fileURLWithPath: json))
+                print("\nJSON: \(json)")
+            } catch {
+                throw BenchError("cannot write the JSON file \(json): \(error)")
+            }
+        }
+        if let plot {
+            do {
+                try LatencyPlot.svg(report).write(toFile: plot, atomically: true, encoding: .utf8)
+                print("plot: \(plot)")
+            } catch {
+                throw BenchError("cannot write the plot \(plot): \(error)")
+            }
+        }
+    }
+}
+
+extension KeyDistribution: ExpressibleByArgument {}
+extension OperationMix: ExpressibleByArgument {}

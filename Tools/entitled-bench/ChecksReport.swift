@@ -1,0 +1,109 @@
+import Histogram
+
+/// Everything `entitled-bench checks` measured, for the table, the JSON file and the plot.
+struct ChecksReport: Codable {
+    var tool = "entitled-bench checks"
+    var startedAt: String
+    var command: [String]
+    var machine: MachineInfo
+    var settings: ChecksSettings
+    /// Seconds each server took to load the users.
+    var loadSeconds: [String: Double] = [:]
+    /// Resident memory of each server after loading, in bytes.
+    var residentBytesAfterLoad: [String: Int] = [:]
+    var scenarios: [ScenarioResult] = []
+}
+
+struct ChecksSettings: Codable {
+    var users: Int
+    var durationSeconds: Double
+    var warmupSeconds: Double
+    var runs: Int
+    var distribution: KeyDistribution
+    var mix: OperationMix
+    var fsync: String
+    var threads: Int
+    var entitledBinary: String
+    var redisServer: String
+    var redisVersion: String
+}
+
+/// One load shape, measured `runs` times against each server.
+struct ScenarioResult: Codable {
+    var connections: Int
+    var pipeline: Int
+    var entitled: [RunResult] = []
+    var redis: [RunResult] = []
+    /// The latency distribution of every run of each server together: points for the plot.
+    var entitledSpectrum: [PercentilePoint] = []
+    var redisSpectrum: [PercentilePoint] = []
+    /// redis-benchmark's throughput with the same connections, pipeline and keys (with --validate).
+    var redisBenchmarkRequestsPerSecond: Double?
+
+    var entitledMedian: RunResult { RunResult.medians(of: entitled) }
+    var redisMedian: RunResult { RunResult.medians(of: redis) }
+    /// entitled's median throughput over Redis's.
+    var throughputRatio: Double {
+        redisMedian.requestsPerSecond > 0 ? entitledMedian.requestsPerSecond / redisMedian.requestsPerSecond : 0
+    }
+}
+
+/// One measurement of one server.
+struct RunResult: Codable {
+    var requestsPerSecond: Double
+    var p50Microseconds: Double
+    var p99Microseconds: Double
+    var p999Microseconds: Double
+    var maxMicroseconds: Double
+    var errors: Int
+    var inactive: Int
+    var firstError: String?
+
+    init(_ outcome: LoadOutcome) {
+        let histogram = outcome.histogram
+        requestsPerSecond = outcome.requestsPerSecond
+        p50Microseconds = Double(histogram.valueAtPercentile(50)) / 1000
+        p99Microseconds = Double(histogram.valueAtPercentile(99)) / 1000
+        p999Microseconds = Double(histogram.valueAtPercentile(99.9)) / 1000
+        maxMicroseconds = Double(histogram.max) / 1000
+        errors = outcome.errors
+        inactive = outcome.inactive
+        firstError = outcome.firstError
+    }
+
+    private init(requestsPerSecond: Double, p50: Double, p99: Double, p999: Double, max: Double, errors: Int, inactive: Int) {
+        self.requestsPerSecond = requestsPerSecond
+        p50Microseconds = p50
+        p99Microseconds = p99
+        p999Microseconds = p999
+        maxMicroseconds = max
+        self.errors = errors
+        self.inactive = inactive
+    }
+
+    /// Each figure's median over the runs (errors summed).
+    static func medians(of runs: [RunResult]) -> RunResult {
+        RunResult(
+            requestsPerSecond: median(runs.map(\.requestsPerSecond)),
+            p50: median(runs.map(\.p50Microseconds)),
+            p99: median(runs.map(\.p99Microseconds)),
+            p999: median(runs.map(\.p999Microseconds)),
+            max: median(runs.map(\.maxMicroseconds)),
+            errors: runs.map(\.errors).reduce(0, +),
+            inactive: runs.map(\.inactive).reduce(0, +)
+        )
+    }
+}
+
+/// A point of a latency distribution: the latency below which `percentile` percent of requests were.
+struct PercentilePoint: Codable {
+    var percentile: Double
+    var microseconds: Double
+
+    /// The classic HdrHistogram percentile spectrum: denser towards the tail.
+    static let spectrum: [Double] = [0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999]
+
+    static func points(of histogram: Histogram<UInt64>) -> [PercentilePoint] {
+        spectrum.map { PercentilePoint(percentile: $0, microseconds: Double(histogram.valueAtPercentile($0)) / 1000) }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Which user each request names: uniform over the loaded users, or skewed the way real traffic is (a few
+/// users ask far more often than the rest).
+enum KeyDistribution: String, Sendable, CaseIterable, Codable {
+    case uniform
+    /// Zipfian with θ = 0.99 (YCSB's default), ranks scattered over the key space by a hash so the hot
+    /// users are not neighbours.
+    case skewed
+}
+
+/// Draws user numbers for one load thread: a xorshift generator (no allocation, no lock) shaped by the
+/// distribution.
+struct KeyChooser {
+    private let users: UInt64
+    private var state: UInt64
+    private let zipf: Zipfian?
+
+    init(users: Int, distribution: KeyDistribution, seed: UInt64) {
+        self.users = UInt64(max(1, users))
+        state = (seed &* 0x9E37_79B9_7F4A_7C15) | 1
+        zipf = distribution == .skewed ? Zipfian(items: max(1, users)) : nil
+    }
+
+    /// A number in 0..<users.
+    mutating func next() -> Int {
+        guard let zipf else { return Int(nextRandom() % users) }
+        let rank = zipf.rank(uniform: Double(nextRandom() >> 11) / Double(1 << 53))
+        // FNV-style scatter of the rank: rank 0 (the hottest) lands anywhere in the key space.
+        return Int((UInt64(rank) &* 0x100_0000_01B3 ^ 0xCBF2_9CE4_8422_2325) % users)
+    }
+
+    /// A number in 0..<100, for the operation mix.
+    mutating func percent() -> Int {
+        Int(nextRandom() % 100)
+    }
+
+    private mutating func nextRandom() -> UInt64 {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return state
+    }
+}
+
+/// The Zipfian generator of Gray et al. ("Quickly generating billion-record synthetic databases"), as
+/// YCSB uses it: ζ(n) is computed once, then each draw is constant time.
+struct Zipfian: Sendable {
+    let items: Int
+    let theta = 0.99
+    private let alpha: Double
+    private let zetaN: Double
+    private let eta: Double
+    private let zeta2: Double
+
+    init(items: Int) {
+        self.items = items
+        var zeta = 0.0
+        for rank in 1...items { zeta += 1 / pow(Double(rank), theta) }
+        zetaN = zeta
+        zeta2 = 1 + 1 / pow(2, theta)
+        alpha = 1 / (1 - theta)
+        eta = (1 - pow(2 / Double(items), 1 - theta)) / (1 - zeta2 / zetaN)
+    }
+
+    /// The rank (0 is the most frequent) for a uniform draw in [0, 1).
+    func rank(uniform u: Double) -> Int {
+        let uz = u * zetaN
+        if uz < 1 { return 0 }
+        if uz < zeta2 { return 1 }
+        return min(items - 1, Int(Double(items) * pow(eta * u - eta + 1, alpha)))
+    }
+}

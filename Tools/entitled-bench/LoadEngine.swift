@@ -1,0 +1,260 @@
+import Foundation
+import Histogram
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a measured load is.
+struct LoadShape: Sendable, Codable {
+    var connections: Int
+    /// Requests sent together per connection; the next batch goes when all of them are answered (what
+    /// `redis-benchmark -P` does). 1 is a closed loop with one request in flight.
+    var pipeline: Int
+    var users: Int
+    var distribution: KeyDistribution
+    var mix: OperationMix
+}
+
+/// What a measured load saw.
+struct LoadOutcome: Sendable {
+    /// Latency of every request answered in the window, in nanoseconds: from its batch's send to its answer.
+    var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    var answered = 0
+    var errors = 0
+    var inactive = 0
+    var firstError: String?
+    var windowSeconds = 0.0
+
+    var requestsPerSecond: Double { windowSeconds > 0 ? Double(answered) / windowSeconds : 0 }
+
+    mutating func merge(_ other: LoadOutcome) {
+        histogram.add(other.histogram)
+        answered += other.answered
+        errors += other.errors
+        inactive += other.inactive
+        firstError = firstError ?? other.firstError
+    }
+}
+
+/// The load generator: each thread drives many connections through one `poll` set, as `redis-benchmark`
+/// drives its connections from one event loop (a thread per connection would spend the 2 cores on
+/// context switches and measure itself). `poll` rather than epoll: Swift's Glibc module does not carry
+/// <sys/epoll.h>, and for the tens of connections of a thread scanning the set costs next to nothing.
+/// Requests and answers are written and scanned in per-connection buffers; a request costs no allocation.
+enum LoadEngine {
+    /// Runs `shape` against the server on `port` for `warmup` + `duration` seconds on `threads` threads.
+    static func measure(
+        port: UInt16, target: Target, shape: LoadShape, threads: Int, warmup: Double, duration: Double, seed: UInt64
+    ) throws -> LoadOutcome {
+        let connections = try (0..<shape.connections).map { _ in try TCPConnection(port: port) }
+        let start = monotonicNanoseconds()
+        let measureFrom = start + nanoseconds(seconds: warmup)
+        let deadline = measureFrom + nanoseconds(seconds: duration)
+        let threadCount = max(1, min(threads, shape.connections))
+        let outcomes = try onThreads(threadCount, name: "load") { thread -> LoadOutcome in
+            let mine = stride(from: thread, to: connections.count, by: threadCount).map { connections[$0] }
+            var driver = PollDriver(
+                connections: mine, requests: LoadRequests(target: target), pipeline: shape.pipeline,
+                source: .random(KeyChooser(users: shape.users, distribution: shape.distribution, seed: seed &+ UInt64(thread)), grantPercent: shape.mix.grantPercent),
+                measureFrom: measureFrom, deadline: deadline
+            )
+            return try driver.run()
+        }
+        var merged = LoadOutcome()
+        for outcome in outcomes { merged.merge(outcome) }
+        merged.windowSeconds = duration
+        return merged
+    }
+
+    /// Gives users 0..<users their membership (entitled: a grant of `prod_pro`; Redis: `SADD ents:<user>
+    /// pro`), pipelined over a few connections. Returns what it saw; every answer should be a success.
+    static func load(port: UInt16, target: Target, users: Int, connections count: Int = 8, pipeline: Int = 256) throws -> LoadOutcome {
+        let connections = try (0..<count).map { _ in try TCPConnection(port: port) }
+        let far = monotonicNanoseconds() + nanoseconds(seconds: 3600)
+        var driver = PollDriver(
+            connections: connections, requests: LoadRequests(target: target), pipeline: pipeline,
+            source: .sequential(next: 0, end: users), measureFrom: 0, deadline: far
+        )
+        return try driver.run()
+    }
+}
+
+/// Where the users of the requests come from.
+enum KeySource {
+    /// Drawn from a distribution, with `grantPercent` of the requests grants.
+    case random(KeyChooser, grantPercent: Int)
+    /// Every user once, in order, all of them grants (loading).
+    case sequential(next: Int, end: Int)
+}
+
+/// One thread's connections and their poll set.
+struct PollDriver {
+    /// The state of one connection.
+    final class Link {
+        let connection: TCPConnection
+        var outgoing: [UInt8] = []
+        var written = 0
+        var incoming: [UInt8] = []
+        var kinds: [RequestKind] = []
+        var answeredInBatch = 0
+        var batchStartedAt: UInt64 = 0
+        var finished = false
+
+        init(_ connection: TCPConnection) {
+            self.connection = connection
+            outgoing.reserveCapacity(8192)
+            incoming.reserveCapacity(1 << 16)
+        }
+    }
+
+    private let links: [Link]
+    private let requests: LoadRequests
+    private let pipeline: Int
+    private var source: KeySource
+    private let measureFrom: UInt64
+    private let deadline: UInt64
+    /// One entry per link, same order; `events` asks for POLLOUT while a link has bytes the socket refused.
+    private var pollSet: [pollfd]
+    private var outcome = LoadOutcome()
+    private var unfinished: Int
+
+    init(
+        connections: [TCPConnection], requests: LoadRequests, pipeline: Int, source: KeySource, measureFrom: UInt64,
+        deadline: UInt64
+    ) {
+        links = connections.map(Link.init)
+        self.requests = requests
+        self.pipeline = max(1, pipeline)
+        self.source = source
+        self.measureFrom = measureFrom
+        self.deadline = deadline
+        unfinished = links.count
+        pollSet = links.map { pollfd(fd: $0.connection.descriptor, events: Int16(POLLIN), revents: 0) }
+        for link in links {
+            let descriptor = link.connection.descriptor
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
+    }
+
+    /// Sends the first batches, then answers readiness until every connection has finished.
+    mutating func run() throws -> LoadOutcome {
+        for index in links.indices { try startBatch(index) }
+        let giveUp = deadline + nanoseconds(seconds: 30)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while unfinished > 0 {
+            guard monotonicNanoseconds() < giveUp else {
+                throw BenchError("the server on port \(links[0].connection.port) stopped answering: \(unfinished) connections wait")
+            }
+            let ready = pollSet.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), 100) }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw BenchError.system("poll")
+            }
+            guard ready > 0 else { continue }
+            for index in pollSet.indices where pollSet[index].revents != 0 {
+                let revents = pollSet[index].revents
+                pollSet[index].revents = 0
+                if revents & Int16(POLLOUT) != 0 { try flush(index) }
+                if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { try receive(index, chunk: &chunk) }
+            }
+        }
+        return outcome
+    }
+
+    /// Writes the next batch of requests on link `index`, or marks it finished when there is none.
+    private mutating func startBatch(_ index: Int) throws {
+        let link = links[index]
+        let now = monotonicNanoseconds()
+        link.outgoing.removeAll(keepingCapacity: true)
+        link.kinds.removeAll(keepingCapacity: true)
+        link.written = 0
+        link.answeredInBatch = 0
+        switch source {
+        case .random(var chooser, let grantPercent):
+            if now >= deadline { break }
+            for _ in 0..<pipeline {
+                let kind: RequestKind = grantPercent > 0 && chooser.percent() < grantPercent ? .grant : .check
+                requests.append(kind, user: chooser.next(), to: &link.outgoing)
+                link.kinds.append(kind)
+            }
+            source = .random(chooser, grantPercent: grantPercent)
+        case .sequential(var next, let end):
+            while link.kinds.count < pipeline && next < end {
+                requests.append(.grant, user: next, to: &link.outgoing)
+                link.kinds.append(.grant)
+                next += 1
+            }
+            source = .sequential(next: next, end: end)
+        }
+        guard !link.kinds.isEmpty else {
+            link.finished = true
+            unfinished -= 1
+            return
+        }
+        link.batchStartedAt = now
+        try flush(index)
+    }
+
+    /// Writes what the socket takes of the link's pending bytes; asks for EPOLLOUT when some remain.
+    private mutating func flush(_ index: Int) throws {
+        let link = links[index]
+        let descriptor = link.connection.descriptor
+        while link.written < link.outgoing.count {
+            let sent = link.outgoing.withUnsafeBytes { raw in
+                send(descriptor, raw.baseAddress! + link.written, raw.count - link.written, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                link.written += sent
+                continue
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                pollSet[index].events = Int16(POLLIN | POLLOUT)
+                return
+            }
+            throw BenchError.system("send to port \(link.connection.port)")
+        }
+        pollSet[index].events = Int16(POLLIN)
+    }
+
+    /// Reads what arrived on link `index`, takes each complete answer line, and starts the next batch when
+    /// the current one is fully answered.
+    private mutating func receive(_ index: Int, chunk: inout [UInt8]) throws {
+        let link = links[index]
+        let count = chunk.withUnsafeMutableBytes { recv(link.connection.descriptor, $0.baseAddress, $0.count, 0) }
+        if count < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+            throw BenchError.system("recv from port \(link.connection.port)")
+        }
+        guard count > 0 else { throw BenchError("the server on port \(link.connection.port) closed a connection") }
+        link.incoming.append(contentsOf: chunk[..<count])
+        let now = monotonicNanoseconds()
+        let counted = link.batchStartedAt >= measureFrom && link.batchStartedAt < deadline
+        var consumed = 0
+        try link.incoming.withUnsafeBytes { raw in
+            while let newline = memchr(raw.baseAddress! + consumed, 0x0A, raw.count - consumed) {
+                let end = raw.baseAddress!.distance(to: UnsafeRawPointer(newline))
+                let line = UnsafeRawBufferPointer(rebasing: raw[consumed..<end])
+                consumed = end + 1
+                guard link.answeredInBatch < link.kinds.count else {
+                    throw BenchError("the server on port \(link.connection.port) sent an answer nobody asked for")
+                }
+                let kind = link.kinds[link.answeredInBatch]
+                link.answeredInBatch += 1
+                guard counted else { continue }
+                outcome.answered += 1
+                outcome.histogram.record(now - link.batchStartedAt)
+                switch requests.classify(line, kind: kind) {
+                case .success: break
+                case .inactive: outcome.inactive += 1
+                case .failure:
+                    outcome.errors += 1
+                    if outcome.firstError == nil { outcome.firstError = String(decoding: line.prefix(300), as: UTF8.self) }
+                }
+            }
+        }
+        link.incoming.removeFirst(consumed)
+        if link.answeredInBatch == link.kinds.count { try startBatch(index) }
+    }
+}
