@@ -82,14 +82,7 @@ struct ChecksCommand: ParsableCommand {
         let report = try ChecksBenchmark(options: self).run()
         print(ChecksReportTable.render(report))
         if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            do {
-                try encoder.encode(report).write(to: URL(fileURLWithPath: json))
-                print("\nJSON: \(json)")
-            } catch {
-                throw BenchError("cannot write the JSON file \(json): \(error)")
-            }
+            try writeJSON(report, to: json)
         }
         if let plot {
             do {

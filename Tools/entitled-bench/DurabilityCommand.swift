@@ -143,14 +143,7 @@ struct DurabilityCommand: ParsableCommand {
 
         print(ReportTable.render(report))
         if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            do {
-                try encoder.encode(report).write(to: URL(fileURLWithPath: json))
-                print("\nJSON: \(json)")
-            } catch {
-                throw BenchError("cannot write the JSON file \(json): \(error)")
-            }
+            try writeJSON(report, to: json)
         } else {
             print("\n(no --json PATH given: only this table was kept)")
         }

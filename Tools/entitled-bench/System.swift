@@ -182,3 +182,15 @@ final class Background<T: Sendable>: @unchecked Sendable {
         return try result.get()
     }
 }
+
+/// Writes a report as pretty, key-sorted JSON to `path` and says where it went.
+func writeJSON<Report: Encodable>(_ report: Report, to path: String) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    do {
+        try encoder.encode(report).write(to: URL(fileURLWithPath: path))
+        print("\nJSON: \(path)")
+    } catch {
+        throw BenchError("cannot write the JSON file \(path): \(error)")
+    }
+}
