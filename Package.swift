@@ -38,10 +38,13 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        // The SwiftNIO server: framing, connections, dispatch to the store.
+        // Linux's epoll, eventfd and accept4 for the server's event loops.
+        .systemLibrary(name: "CEpoll"),
+        // The socket server: event loops on epoll, framing, connections, dispatch to the store.
         .target(
             name: "EntitledServer",
             dependencies: [
+                "CEpoll",
                 "EntitledCore",
                 "EntitledStorage",
                 "EntitledWire",

@@ -45,10 +45,16 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "The longest request line accepted, in bytes; a longer one is answered too_large and its connection closed.")
     var maxLineLength = ServerConfiguration.defaultMaximumLineLength
 
+    @Option(help: "Event loop threads serving connections (default: half the cores, at least one).")
+    var eventLoops = ServerConfiguration.defaultEventLoops
+
     @Option(help: "The lowest level of log lines written to standard error: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {
+        guard (1...ServerConfiguration.largestEventLoopCount).contains(eventLoops) else {
+            throw ValidationError("--event-loops must be between 1 and \(ServerConfiguration.largestEventLoopCount), not \(eventLoops)")
+        }
         guard snapshotInterval >= 0 else { throw ValidationError("--snapshot-interval must be 0 or more seconds, not \(snapshotInterval)") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
         guard (1...ServerConfiguration.largestMaximumLineLength).contains(maxLineLength) else {
@@ -91,7 +97,8 @@ struct EntitledCommand: AsyncParsableCommand {
         let configuration = ServerConfiguration(
             tcp: tcpDisabled ? nil : .init(host: host, port: port),
             unixSocketPath: socketPath,
-            maximumLineLength: maxLineLength
+            maximumLineLength: maxLineLength,
+            eventLoops: eventLoops
         )
         let dataDirectory = dataDir
         let server = EntitledServer(

@@ -16,7 +16,7 @@ import Testing
         #expect(lines.count == 2)
         #expect(lines.first?.hasPrefix("ID                 PRODUCT     STATUS  ACTIVE  EXPIRES") == true)
         #expect(lines.last?.contains("prod_pro_m  active  yes") == true)
-        #expect(lines.last?.contains("(in 29 days)  app_store  device:d1 (guest)") == true)
+        #expect(lines.last?.contains("(in 29 days)  app_store  device:d1 (guest)") == true, "\(grant.standardOutput)")
 
         let check = try ConsoleRun.run(port + ["check", "device:d1", "entitlement:pro"])
         #expect(check.status == 0)

@@ -31,7 +31,9 @@ struct ChecksBenchmark {
         let entitledDirectory = workRoot + "/entitled"
         let redisDirectory = workRoot + "/redis"
         try FileManager.default.createDirectory(atPath: redisDirectory, withIntermediateDirectories: true)
-        let entitled = try EntitledProcess.start(binary: entitledPath, dataDirectory: entitledDirectory, fsync: options.fsync)
+        let entitled = try EntitledProcess.start(binary: entitledPath, dataDirectory: entitledDirectory, fsync: options.fsync,
+            extraArguments: options.entitledOptions
+        )
         defer { entitled.process.stop() }
         let redis = try RedisProcess.start(binary: redisPath, directory: redisDirectory, appendfsync: options.fsync)
         defer { redis.process.stop() }

@@ -20,6 +20,13 @@ struct ChecksCommand: ParsableCommand {
     @Option(help: "The entitled binary (default: entitled next to this executable, in the same build folder).")
     var entitled: String?
 
+    @Option(
+        name: .customLong("entitled-option"),
+        parsing: .unconditionalSingleValue,
+        help: "An extra option for entitled, e.g. --entitled-option=--event-loops=1; repeat for several."
+    )
+    var entitledOptions: [String] = []
+
     @Option(name: .customLong("redis-server"), help: "The redis-server binary (a name is looked up on PATH).")
     var redisServer = "redis-server"
 

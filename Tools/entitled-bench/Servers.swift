@@ -17,14 +17,15 @@ struct EntitledProcess {
 
     /// Starts `binary` on `dataDirectory` and waits (at most `readyTimeout` seconds) for its ready line.
     static func start(
-        binary: String, dataDirectory: String, fsync: String, readyTimeout: Double = 120
+        binary: String, dataDirectory: String, fsync: String, extraArguments: [String] = [],
+        readyTimeout: Double = 120
     ) throws -> EntitledProcess {
         let process = try ChildProcess.launch(
             binary,
             [
                 "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDirectory, "--fsync", fsync,
                 "--snapshot-interval", "0",
-            ],
+            ] + extraArguments,
             name: "entitled"
         )
         do {

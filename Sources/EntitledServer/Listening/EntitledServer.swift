@@ -1,20 +1,21 @@
+import Dispatch
 import EntitledCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// The `entitled` socket server: accepts connections on TCP and/or a Unix socket and answers the
 /// line protocol from an `EntitlementStore`.
+///
+/// Connections are served by `configuration.eventLoops` event loops (`ServingLoop`), each a thread on
+/// its own epoll set; the first loop also accepts, and hands connections to the loops in turn.
 ///
 /// Use `start()` and `stop()` directly (tests do), or run it as a swift-service-lifecycle `Service`:
 /// `run()` starts, reports the bound addresses to `onReady`, serves until graceful shutdown, then stops.
@@ -24,16 +25,13 @@ public final class EntitledServer: Service, Sendable {
 
     public let configuration: ServerConfiguration
     private let processor: RequestProcessor
-    private let group: any EventLoopGroup
     private let logger: Logger
     private let onReady: @Sendable ([SocketAddress]) -> Void
     private let state = NIOLockedValueBox(State())
-    /// One log committer per event loop, made when the loop accepts its first connection.
-    private let committers = NIOLockedValueBox([ObjectIdentifier: LoopCommitter]())
+    private let openConnections = NIOLockedValueBox(0)
 
     private struct State {
         var lifecycle = Lifecycle.idle
-        var connections: [ObjectIdentifier: any Channel] = [:]
         /// The Unix socket file this server created, so `stop()` removes that file and not a successor's.
         var socketFile: FileIdentity?
     }
@@ -42,7 +40,7 @@ public final class EntitledServer: Service, Sendable {
     private enum Lifecycle {
         case idle
         case starting
-        case running(listeners: [any Channel])
+        case running(loops: [ServingLoop])
         case stopped
     }
 
@@ -52,11 +50,10 @@ public final class EntitledServer: Service, Sendable {
     public convenience init(
         store: EntitlementStore,
         configuration: ServerConfiguration = ServerConfiguration(),
-        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "entitled"),
         onReady: @escaping @Sendable ([SocketAddress]) -> Void = { _ in }
     ) {
-        self.init(processor: RequestProcessor(store: store), configuration: configuration, group: group, logger: logger, onReady: onReady)
+        self.init(processor: RequestProcessor(store: store), configuration: configuration, logger: logger, onReady: onReady)
     }
 
     /// A server answering with `processor`: from a `DurableStore` in production.
@@ -65,16 +62,17 @@ public final class EntitledServer: Service, Sendable {
     public init(
         processor: RequestProcessor,
         configuration: ServerConfiguration = ServerConfiguration(),
-        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "entitled"),
         onReady: @escaping @Sendable ([SocketAddress]) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.processor = processor
-        self.group = group
         self.logger = logger
         self.onReady = onReady
     }
+
+    /// How many client connections are open right now.
+    public var connectionCount: Int { openConnections.withLockedValue { $0 } }
 
     /// Binds every configured address and starts accepting connections.
     /// - Returns: the bound addresses, TCP first.
@@ -90,50 +88,77 @@ public final class EntitledServer: Service, Sendable {
             guard case .idle = state.lifecycle else { throw ServerError.alreadyStarted }
             state.lifecycle = .starting
         }
-        var listeners: [any Channel] = []
+        guard (1...ServerConfiguration.largestEventLoopCount).contains(configuration.eventLoops) else {
+            state.withLockedValue { $0.lifecycle = .idle }
+            throw ServerError.invalidEventLoopCount(configuration.eventLoops)
+        }
+        var listeners: [ListeningSocket] = []
         var socketFile: FileIdentity?
         do {
             if let tcp = configuration.tcp {
-                listeners.append(try await bindTCP(tcp))
+                do {
+                    listeners.append(try .tcp(host: tcp.host, port: tcp.port, backlog: 1024))
+                } catch {
+                    throw ServerError.bindFailed(address: "\(tcp.host):\(tcp.port)", reason: "\(error)")
+                }
             }
             if let path = configuration.unixSocketPath {
-                listeners.append(try await bindUnix(path))
+                listeners.append(try bindUnix(path))
                 socketFile = FileIdentity(path: path)
             }
         } catch {
-            for listener in listeners { try? await listener.close() }
+            for listener in listeners { listener.close() }
             state.withLockedValue { $0.lifecycle = .idle }
             throw error
         }
+        let loops: [ServingLoop]
+        do {
+            loops = try makeLoops()
+        } catch {
+            for listener in listeners { listener.close() }
+            removeSocketFile(ifStill: socketFile)
+            state.withLockedValue { $0.lifecycle = .idle }
+            throw ServerError.bindFailed(address: "event loops", reason: "\(error)")
+        }
         let stoppedWhileStarting = state.withLockedValue { state in
             guard case .starting = state.lifecycle else { return true }
-            state.lifecycle = .running(listeners: listeners)
+            state.lifecycle = .running(loops: loops)
             state.socketFile = socketFile
             return false
         }
         if stoppedWhileStarting {
-            for listener in listeners { try? await listener.close() }
+            for listener in listeners { listener.close() }
             removeSocketFile(ifStill: socketFile)
             throw ServerError.alreadyStopped
         }
-        return listeners.compactMap(\.localAddress)
+        for loop in loops { loop.start() }
+        let acceptor = loops[0]
+        for listener in listeners {
+            acceptor.execute { acceptor.listen(on: listener) }
+        }
+        return listeners.map(\.address)
     }
 
     /// Stops accepting, closes every connection and removes the Unix socket file this server created.
     /// A stopped server cannot be started again.
     public func stop() async {
-        let (listeners, connections, socketFile) = state.withLockedValue { state in
-            var listeners: [any Channel] = []
-            if case .running(let running) = state.lifecycle { listeners = running }
+        let (loops, socketFile) = state.withLockedValue { state in
+            var loops: [ServingLoop] = []
+            if case .running(let running) = state.lifecycle { loops = running }
             state.lifecycle = .stopped
-            defer {
-                state.connections = [:]
-                state.socketFile = nil
-            }
-            return (listeners, Array(state.connections.values), state.socketFile)
+            defer { state.socketFile = nil }
+            return (loops, state.socketFile)
         }
-        for listener in listeners { try? await listener.close() }
-        for connection in connections { try? await connection.close() }
+        if !loops.isEmpty {
+            // Each loop closes its listeners and connections on its own thread; wait for them off the
+            // caller's (cooperative) thread.
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    for loop in loops { loop.stopAndWait() }
+                    done.resume()
+                }
+            }
+        }
         removeSocketFile(ifStill: socketFile)
     }
 
@@ -151,59 +176,50 @@ public final class EntitledServer: Service, Sendable {
 // MARK: Binding
 
 extension EntitledServer {
-    private func bootstrap() -> ServerBootstrap {
-        let processor = self.processor
-        let logger = self.logger
-        let maximumLineLength = configuration.maximumLineLength
-        return ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 1024)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { [weak self] channel in
-                self?.track(channel)
-                let committer = self?.committer(for: channel.eventLoop)
-                return channel.eventLoop.makeCompletedFuture {
-                    // Stops reading from a client that does not read its responses, once more than the
-                    // write buffer's high water mark (64 KiB by default) waits to be sent to it.
-                    try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineFrameDecoder(maximumLineLength: maximumLineLength))
-                    )
-                    try channel.pipeline.syncOperations.addHandler(
-                        RequestHandler(processor: processor, committer: committer, logger: logger)
-                    )
-                }
-            }
-    }
-
-    private func bindTCP(_ address: ServerConfiguration.TCPAddress) async throws -> any Channel {
-        do {
-            return try await bootstrap()
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                .bind(host: address.host, port: address.port).get()
-        } catch {
-            throw ServerError.bindFailed(address: "\(address.host):\(address.port)", reason: "\(error)")
+    private func makeLoops() throws(SocketError) -> [ServingLoop] {
+        let connections = openConnections
+        let context = ConnectionContext(
+            processor: processor,
+            maximumLineLength: configuration.maximumLineLength,
+            logger: logger,
+            onClose: { connections.withLockedValue { $0 -= 1 } }
+        )
+        var loops: [ServingLoop] = []
+        for index in 0..<configuration.eventLoops {
+            loops.append(try ServingLoop(index: index, context: context, logger: logger))
         }
+        let acceptor = loops[0]
+        let everyLoop = loops
+        var next = 0
+        // Runs on the accepting loop's thread only.
+        acceptor.distribute = { descriptor, kind in
+            connections.withLockedValue { $0 += 1 }
+            let target = everyLoop[next]
+            next = (next + 1) % everyLoop.count
+            if target === acceptor {
+                target.adopt(descriptor, kind: kind)
+            } else if !target.execute({ target.adopt(descriptor, kind: kind) }) {
+                Glibc.close(descriptor)
+                connections.withLockedValue { $0 -= 1 }
+            }
+        }
+        return loops
     }
 
-    private func bindUnix(_ path: String) async throws -> any Channel {
+    private func bindUnix(_ path: String) throws(ServerError) -> ListeningSocket {
         // A socket file left by a server that died is removed; one that a live server answers on is not.
-        if await isAcceptingConnections(unixSocketPath: path) {
+        if ListeningSocket.isAccepting(unixSocketPath: path) {
             throw ServerError.socketInUse(path: path)
         }
+        var status = stat()
+        if lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK {
+            unlink(path)
+        }
         do {
-            return try await bootstrap().bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+            return try ListeningSocket.unix(path: path, backlog: 1024)
         } catch {
             throw ServerError.bindFailed(address: path, reason: "\(error)")
         }
-    }
-
-    private func isAcceptingConnections(unixSocketPath path: String) async -> Bool {
-        guard let channel = try? await ClientBootstrap(group: group).connect(unixDomainSocketPath: path).get() else {
-            return false
-        }
-        try? await channel.close()
-        return true
     }
 
     /// Removes the Unix socket file if it is still the one this server bound: another server may have
@@ -213,34 +229,5 @@ extension EntitledServer {
             return
         }
         unlink(path)
-    }
-
-    /// The committer of `eventLoop`'s connections, or `nil` for a server without a log.
-    private func committer(for eventLoop: any EventLoop) -> LoopCommitter? {
-        guard let log = processor.durable?.log else { return nil }
-        return committers.withLockedValue { committers in
-            let key = ObjectIdentifier(eventLoop)
-            if let existing = committers[key] { return existing }
-            let committer = LoopCommitter(eventLoop: eventLoop, log: log)
-            committers[key] = committer
-            return committer
-        }
-    }
-
-    /// Remembers an accepted connection until it closes, so `stop()` can close it.
-    private func track(_ channel: any Channel) {
-        let id = ObjectIdentifier(channel)
-        let accepted = state.withLockedValue { state in
-            if case .stopped = state.lifecycle { return false }
-            state.connections[id] = channel
-            return true
-        }
-        guard accepted else {
-            channel.close(promise: nil)
-            return
-        }
-        channel.closeFuture.whenComplete { [weak self] _ in
-            _ = self?.state.withLockedValue { $0.connections.removeValue(forKey: id) }
-        }
     }
 }

@@ -8,6 +8,8 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     case bindFailed(address: String, reason: String)
     /// The line limit is not a positive number of bytes.
     case invalidLineLimit(Int)
+    /// The number of event loops is out of range.
+    case invalidEventLoopCount(Int)
     /// `start()` was called on a server that was already started (or stopped).
     case alreadyStarted
     /// `stop()` was called while `start()` was still binding; the server did not start.
@@ -20,6 +22,7 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
         case .socketInUse: return "socket_in_use"
         case .bindFailed: return "bind_failed"
         case .invalidLineLimit: return "invalid_line_limit"
+        case .invalidEventLoopCount: return "invalid_event_loop_count"
         case .alreadyStarted: return "already_started"
         case .alreadyStopped: return "already_stopped"
         }
@@ -36,6 +39,8 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
             return "cannot listen on \(address): \(reason)"
         case .invalidLineLimit(let limit):
             return "the maximum line length must be between 1 byte and \(ServerConfiguration.largestMaximumLineLength) bytes (64 MiB), not \(limit)"
+        case .invalidEventLoopCount(let count):
+            return "the number of event loops must be between 1 and \(ServerConfiguration.largestEventLoopCount), not \(count)"
         case .alreadyStarted:
             return "this server was already started; a server starts once (create a new one to serve again)"
         case .alreadyStopped:

@@ -13,7 +13,7 @@ final class LineConnection {
         let description: String
     }
 
-    private let descriptor: Int32
+    private var descriptor: Int32
     private var received: [UInt8] = []
     private var sawEndOfStream = false
 
@@ -66,7 +66,7 @@ final class LineConnection {
     }
 
     deinit {
-        Glibc.close(descriptor)
+        if descriptor >= 0 { Glibc.close(descriptor) }
     }
 
     private func setTimeout(seconds: Int) {
@@ -99,6 +99,14 @@ final class LineConnection {
             return 0
         }
         return written
+    }
+
+    /// Resets the connection (SO_LINGER 0, then close): the server sees ECONNRESET, not an orderly end.
+    func reset() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        Glibc.close(descriptor)
+        descriptor = -1
     }
 
     /// Closes the sending side (the server sees end of input) but keeps reading.

@@ -4,13 +4,13 @@ import EntitledTestSupport
 import Foundation
 import Logging
 import NIOCore
-import NIOPosix
 
 /// An in-process `EntitledServer` on an ephemeral TCP port (and optionally a Unix socket in a fresh
 /// temporary directory), for the duration of `body`.
 func withTestServer<Result>(
     unixSocket: Bool = false,
     maximumLineLength: Int = ServerConfiguration.defaultMaximumLineLength,
+    eventLoops: Int = ServerConfiguration.defaultEventLoops,
     store: EntitlementStore = EntitlementStore(),
     _ body: (RunningServer) async throws -> Result
 ) async throws -> Result {
@@ -18,7 +18,8 @@ func withTestServer<Result>(
     let configuration = ServerConfiguration(
         tcp: .init(host: "127.0.0.1", port: 0),
         unixSocketPath: unixSocket ? directory.path + "/entitled.sock" : nil,
-        maximumLineLength: maximumLineLength
+        maximumLineLength: maximumLineLength,
+        eventLoops: eventLoops
     )
     var logger = Logger(label: "entitled-test")
     logger.logLevel = .warning

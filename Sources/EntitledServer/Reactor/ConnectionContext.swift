@@ -1,0 +1,16 @@
+import Logging
+
+/// What every connection of a server shares: how to answer, the limits, where to log.
+struct ConnectionContext: Sendable {
+    let processor: RequestProcessor
+    let maximumLineLength: Int
+    let logger: Logger
+    /// Called on a connection's loop when it closes, so the server stops counting it.
+    let onClose: @Sendable () -> Void
+}
+
+/// Which kind of listener accepted a connection.
+enum ConnectionKind: Sendable {
+    case tcp
+    case unix
+}

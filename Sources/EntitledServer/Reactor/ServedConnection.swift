@@ -1,0 +1,344 @@
+import CEpoll
+import EntitledCore
+import EntitledStorage
+import EntitledWire
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One client connection, served on its loop's thread from accept to close.
+///
+/// Reading: one `read` of at most `readSize` bytes per loop turn; every complete line in the buffer is
+/// answered in place, its answer appended to `pending`. Writing: `pending` goes out with one `write` at
+/// the end of the turn (`ServingLoop.flushConnections`), so a client that pipelines gets one system call
+/// for a whole batch, and 50 clients that do not get their answers after the turn's reads, as Redis does.
+///
+/// Answers leave in request order. A write's answer waits until the log acknowledges its change (the
+/// loop commits once per turn), a snapshot's until it is written; answers to later requests queue
+/// behind it in `waiting`.
+///
+/// Backpressure: while more than `highWaterMark` bytes of answers wait for a client that does not read
+/// them, the connection is not read, so such a client cannot grow the server's memory; reading resumes
+/// below `lowWaterMark`.
+final class ServedConnection {
+    let descriptor: Int32
+    let kind: ConnectionKind
+    private unowned let loop: ServingLoop
+
+    /// Bytes read and not yet answered: the start of a line still arriving.
+    private var input: ByteBuffer
+    /// How many bytes at the front of `input` are known to hold no `\n`.
+    private var searchedBytes = 0
+    /// Answers ready to write.
+    private var pending: ByteBuffer
+    private var isQueuedForFlush = false
+    private var isQueuedForCommit = false
+    /// Answers still waiting (for the log or a snapshot), oldest first, each with the ready answers of
+    /// the requests that came after it.
+    private var waiting = CircularBuffer<WaitingAnswer>()
+    private var nextToken: UInt64 = 0
+    /// The client closed its side, or sent a line over the limit: close once every answer is out.
+    private var closeWhenAnswered = false
+    private var isReading = true
+    private var wantsWritable = false
+    private(set) var isClosed = false
+
+    private struct WaitingAnswer {
+        let token: UInt64
+        var answer: ByteBuffer?
+        var trailing: ByteBuffer
+        /// For a write: the change the log must acknowledge, the answer then, and the id for a failure.
+        var write: (sequence: UInt64, success: ByteBuffer, id: ByteBuffer?)?
+    }
+
+    /// The most one `read` takes: a turn's share of one connection.
+    static let readSize = 16 * 1024
+    static let highWaterMark = 64 * 1024
+    static let lowWaterMark = 32 * 1024
+
+    init(descriptor: Int32, kind: ConnectionKind, loop: ServingLoop) {
+        self.descriptor = descriptor
+        self.kind = kind
+        self.loop = loop
+        let allocator = ByteBufferAllocator()
+        input = allocator.buffer(capacity: Self.readSize)
+        pending = allocator.buffer(capacity: 4096)
+    }
+
+    private var context: ConnectionContext { loop.context }
+
+    // MARK: Events
+
+    func handle(events: UInt32) {
+        if events & EPOLLOUT.rawValue != 0 {
+            flush()
+            if isClosed { return }
+        }
+        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0, isReading {
+            readAndAnswer()
+        } else if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            // Reported whatever the interest: the peer is gone both ways (reset), nobody reads answers.
+            close()
+        }
+    }
+
+    private func readAndAnswer() {
+        let count = input.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { buffer in
+            let count = read(descriptor, buffer.baseAddress, min(buffer.count, Self.readSize))
+            return count < 0 ? -Int(errno) : count
+        }
+        switch count {
+        case 0:
+            endOfInput()
+        case ..<0:
+            let code = Int32(-count)
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
+            close()  // reset by the peer, or worse: nobody is left to answer
+        default:
+            answerCompleteLines()
+        }
+    }
+
+    /// Answers every complete line in `input`.
+    private func answerCompleteLines() {
+        while !closeWhenAnswered {
+            let found: Int? = input.withUnsafeReadableBytes { bytes in
+                guard searchedBytes < bytes.count,
+                    let start = bytes.baseAddress?.advanced(by: searchedBytes),
+                    let newline = memchr(start, Int32(UInt8(ascii: "\n")), bytes.count - searchedBytes)
+                else { return nil }
+                return bytes.baseAddress!.distance(to: UnsafeRawPointer(newline))
+            }
+            guard let length = found else {
+                searchedBytes = input.readableBytes
+                // One byte of slack: the line may still end in "\r\n".
+                if input.readableBytes - 1 > context.maximumLineLength { refuseLongLine() }
+                break
+            }
+            searchedBytes = 0
+            let contentLength =
+                length > 0 && input.getInteger(at: input.readerIndex + length - 1, as: UInt8.self) == UInt8(ascii: "\r")
+                ? length - 1 : length
+            if contentLength > context.maximumLineLength {
+                refuseLongLine()
+                break
+            }
+            let line = input.getSlice(at: input.readerIndex, length: length)!
+            input.moveReaderIndex(forwardBy: length + 1)
+            answer(line)
+        }
+        if input.readableBytes == 0 {
+            input.clear()
+        } else if input.readerIndex >= Self.readSize {
+            input.discardReadBytes()
+        }
+        scheduleFlush()
+        if pending.readableBytes > Self.highWaterMark { stopReading() }
+    }
+
+    /// The client sent its last byte and closed its side (or the connection broke): answer what is left,
+    /// a last line without `\n` included, then close.
+    private func endOfInput() {
+        answerCompleteLines()
+        if !closeWhenAnswered, input.readableBytes > 0 {
+            let view = input.readableBytesView
+            let contentLength = view.last == UInt8(ascii: "\r") ? view.count - 1 : view.count
+            if contentLength > context.maximumLineLength {
+                refuseLongLine()
+            } else {
+                answer(input.readSlice(length: input.readableBytes)!)
+            }
+        }
+        input.clear()
+        closeWhenAnswered = true
+        stopReading()
+        scheduleCommit()
+        scheduleFlush()
+    }
+
+    private func refuseLongLine() {
+        let limit = context.maximumLineLength
+        context.logger.info(
+            "closing a connection that sent a line over the limit",
+            metadata: ["limit": "\(limit)"]
+        )
+        let tooLarge = WireError(
+            .tooLarge, "the line is longer than the limit of \(limit) bytes; the connection will be closed"
+        )
+        if waiting.isEmpty {
+            ResponseEncoder.write(tooLarge, id: nil, into: &pending)
+        } else {
+            var last = waiting.removeLast()
+            ResponseEncoder.write(tooLarge, id: nil, into: &last.trailing)
+            waiting.append(last)
+        }
+        input.clear()
+        closeWhenAnswered = true
+        stopReading()
+        scheduleCommit()
+        scheduleFlush()
+    }
+
+    // MARK: Answers
+
+    private func answer(_ line: ByteBuffer) {
+        let answer: RequestProcessor.Answer
+        if waiting.isEmpty {
+            answer = context.processor.respond(to: line, into: &pending)
+        } else {
+            var last = waiting.removeLast()
+            answer = context.processor.respond(to: line, into: &last.trailing)
+            waiting.append(last)
+        }
+        switch answer {
+        case .written:
+            return
+        case .afterLog(let sequence, let success, let id):
+            nextToken += 1
+            waiting.append(WaitingAnswer(token: nextToken, answer: nil, trailing: ByteBuffer(), write: (sequence, success, id)))
+            scheduleCommit()
+        case .afterSnapshot(let id):
+            nextToken += 1
+            let token = nextToken
+            waiting.append(WaitingAnswer(token: token, answer: nil, trailing: ByteBuffer(), write: nil))
+            let loop = self.loop
+            let connection = UncheckedConnection(self)
+            context.processor.takeSnapshot(id: id) { answer in
+                loop.execute { connection.value.complete(token, with: answer) }
+            }
+        }
+    }
+
+    /// The last change this connection's waiting answers need acknowledged, if any.
+    var uncommittedSequence: UInt64? {
+        waiting.last(where: { $0.write != nil && $0.answer == nil })?.write?.sequence
+    }
+
+    private func scheduleCommit() {
+        guard !isQueuedForCommit, uncommittedSequence != nil else { return }
+        isQueuedForCommit = true
+        loop.needsCommit(self)
+    }
+
+    /// The log acknowledged (or failed) everything through `through`: release those answers.
+    func committed(through: UInt64, result: Result<Void, JournalError>) {
+        isQueuedForCommit = false
+        guard !isClosed else { return }
+        for index in waiting.indices {
+            guard waiting[index].answer == nil, let write = waiting[index].write, write.sequence <= through else {
+                continue
+            }
+            switch result {
+            case .success:
+                waiting[index].answer = write.success
+            case .failure(let error):
+                var failure = ByteBuffer()
+                RequestProcessor.writeLogFailure(error, id: write.id, into: &failure)
+                waiting[index].answer = failure
+            }
+        }
+        releaseReadyAnswers()
+        // Writes read after the commit began wait for the next one.
+        scheduleCommit()
+    }
+
+    /// Fills in a waiting answer (a snapshot's), then releases every answer that no longer waits.
+    private func complete(_ token: UInt64, with answer: ByteBuffer) {
+        guard !isClosed, let index = waiting.firstIndex(where: { $0.token == token }) else { return }
+        waiting[index].answer = answer
+        releaseReadyAnswers()
+    }
+
+    /// Moves the answers at the front of `waiting` that are ready, with what queued behind them, to
+    /// `pending`, to be written at the end of the turn.
+    private func releaseReadyAnswers() {
+        while let first = waiting.first, let ready = first.answer {
+            pending.writeImmutableBuffer(ready)
+            pending.writeImmutableBuffer(first.trailing)
+            waiting.removeFirst()
+        }
+        scheduleFlush()
+    }
+
+    // MARK: Writing
+
+    private func scheduleFlush() {
+        guard !isQueuedForFlush, !isClosed else { return }
+        isQueuedForFlush = true
+        loop.needsFlush(self)
+    }
+
+    /// Writes what `pending` holds; what the socket does not take waits for it to be writable.
+    func flush() {
+        isQueuedForFlush = false
+        guard !isClosed else { return }
+        while pending.readableBytes > 0 {
+            let written = pending.withUnsafeReadableBytes { bytes in
+                send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                pending.moveReaderIndex(forwardBy: written)
+                continue
+            }
+            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                watchWritable(true)
+                return
+            }
+            if written < 0 && errno == EINTR { continue }
+            close()  // the client is gone
+            return
+        }
+        pending.clear()
+        if wantsWritable { watchWritable(false) }
+        if !isReading, !closeWhenAnswered, pending.readableBytes < Self.lowWaterMark { startReading() }
+        if closeWhenAnswered, waiting.isEmpty { close() }
+    }
+
+    // MARK: Interest
+
+    private func stopReading() {
+        guard isReading else { return }
+        isReading = false
+        updateInterest()
+    }
+
+    private func startReading() {
+        isReading = true
+        updateInterest()
+        // Lines that arrived while reading was off may already be buffered whole.
+        answerCompleteLines()
+    }
+
+    private func watchWritable(_ on: Bool) {
+        guard wantsWritable != on else { return }
+        wantsWritable = on
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        var interest: Epoll.Interest = []
+        if isReading { interest.insert(.readable) }
+        if wantsWritable { interest.insert(.writable) }
+        if !loop.watch(self, interest) { close() }
+    }
+
+    /// Closes the socket now; answers not yet written are dropped.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.forget(self)
+        _ = Glibc.close(descriptor)
+        waiting.removeAll()
+        context.onClose()
+    }
+}
+
+/// A connection handed to another thread and back to its own loop: only ever touched on that loop.
+struct UncheckedConnection: @unchecked Sendable {
+    let value: ServedConnection
+    init(_ value: ServedConnection) { self.value = value }
+}
