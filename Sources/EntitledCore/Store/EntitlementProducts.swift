@@ -1,21 +1,29 @@
-/// The products that unlock one entitlement, kept both as a sorted list (what `catalog` shows) and in a
-/// form that answers "does this product unlock it?" without scanning a long list on the check path.
+/// The products that unlock one entitlement, kept both as a sorted list (what `catalog` shows) and as
+/// product codes, which the check path compares as integers.
 struct EntitlementProducts: Sendable {
     /// Sorted, without duplicates.
     let sorted: [String]
-    /// The same products, for entitlements with many of them.
-    private let lookup: Set<String>
+    /// The same products' codes, sorted.
+    private let codes: [ProductCode]
 
-    /// Up to this many products a linear scan of `sorted` beats hashing the product id.
-    private static let linearScanLimit = 8
-
-    init(_ products: [String]) {
-        lookup = Set(products)
-        sorted = lookup.sorted()
+    init(_ products: [String], codes productCodes: inout ProductCodes) {
+        sorted = Set(products).sorted()
+        codes = sorted.map { productCodes.intern($0) }.sorted()
     }
 
     @inline(__always)
-    func unlocks(_ productId: String) -> Bool {
-        sorted.count <= Self.linearScanLimit ? sorted.contains(productId) : lookup.contains(productId)
+    func unlocks(_ product: ProductCode) -> Bool {
+        // Catalogs list a handful of products per entitlement: a scan of a few integers beats hashing.
+        codes.count <= 16 ? codes.contains(product) : binarySearch(product)
+    }
+
+    private func binarySearch(_ product: ProductCode) -> Bool {
+        var low = 0
+        var high = codes.count
+        while low < high {
+            let middle = (low + high) / 2
+            if codes[middle] < product { low = middle + 1 } else { high = middle }
+        }
+        return low < codes.count && codes[low] == product
     }
 }

@@ -96,38 +96,32 @@ extension EntitlementStore {
     /// Whether `query.subject` has access matching `query.filter` at `query.moment` (now if `nil`).
     ///
     /// This is the hot path: a shared lock, one to three dictionary lookups (user, device, entitlement),
-    /// a scan of the subject's few memberships, no allocation.
+    /// a scan of the subject's few 16-byte access records, no allocation, no reference counting.
     /// - Throws: `StoreError.unknownEntitlement` when the filter names an entitlement the catalog lacks.
     public func check(_ query: AccessQuery) throws(StoreError) -> AccessResult {
-        let moment = query.moment ?? clock()
+        let moment = (query.moment ?? clock()).millisecondsSinceEpoch
         return try lock.withReadLock { () throws(StoreError) -> AccessResult in
             var found = false
-            var latestExpiry: Timestamp? = nil
-            func consider(_ membership: borrowing Membership) -> Bool {
-                guard membership.isActive(at: moment) else { return true }
-                guard let expiresAt = membership.expiresAt else {
-                    found = true
-                    latestExpiry = nil
-                    return false  // lifetime access: nothing can last longer
-                }
-                if !found || expiresAt > latestExpiry! { latestExpiry = expiresAt }
+            var latestExpiry = Int64.min
+            func consider(_ record: AccessRecord) -> Bool {
+                guard record.isActive(at: moment) else { return true }
                 found = true
-                return true
+                latestExpiry = max(latestExpiry, record.expiresAt)
+                return latestExpiry != .max  // lifetime access: nothing can last longer
             }
             switch query.filter {
             case .anyProduct:
-                state.forEachVisibleMembership(of: query.subject) { consider($0) }
+                state.forEachVisibleAccess(of: query.subject) { consider($0) }
             case .product(let productId):
-                state.forEachVisibleMembership(of: query.subject) { membership in
-                    membership.productId == productId ? consider(membership) : true
-                }
+                // A product no membership ever named cannot be held.
+                guard let product = state.productCode(of: productId) else { return .inactive }
+                state.forEachVisibleAccess(of: query.subject) { $0.product == product ? consider($0) : true }
             case .entitlement(let name):
                 guard let products = state.catalog[name] else { throw .unknownEntitlement(name) }
-                state.forEachVisibleMembership(of: query.subject) { membership in
-                    products.unlocks(membership.productId) ? consider(membership) : true
-                }
+                state.forEachVisibleAccess(of: query.subject) { products.unlocks($0.product) ? consider($0) : true }
             }
-            return found ? .active(until: latestExpiry) : .inactive
+            guard found else { return .inactive }
+            return .active(until: latestExpiry == .max ? nil : Timestamp(millisecondsSinceEpoch: latestExpiry))
         }
     }
 

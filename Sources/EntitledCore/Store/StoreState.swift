@@ -7,10 +7,13 @@ struct StoreState: Sendable {
     /// Every membership ever created, in creation order; a membership's index here is its *slot*.
     private(set) var memberships = MembershipTable()
     private(set) var slotByID: [MembershipID: Int] = [:]
+    /// What checks read of each membership, at the same slots as `memberships`.
+    private var access = AccessTable()
+    private var productCodes = ProductCodes()
     /// The slots of the memberships each user owns.
-    private(set) var ownedSlotsByUser: [String: [Int]] = [:]
+    private(set) var ownedSlotsByUser: [String: SlotList] = [:]
     /// The slots of the guest memberships bought on each device that no user has claimed yet.
-    private(set) var unclaimedSlotsByDevice: [String: [Int]] = [:]
+    private(set) var unclaimedSlotsByDevice: [String: SlotList] = [:]
     /// Entitlement name to the products that unlock it.
     private(set) var catalog: [String: EntitlementProducts] = [:]
 
@@ -21,7 +24,9 @@ struct StoreState: Sendable {
         for membership in image.memberships {
             insert(membership)
         }
-        catalog = image.catalog.mapValues(EntitlementProducts.init)
+        for (entitlement, products) in image.catalog {
+            catalog[entitlement] = EntitlementProducts(products, codes: &productCodes)
+        }
     }
 
     /// A copy of the data (not the indexes) as of change `sequence`. Cheap: the membership table is shared
@@ -43,53 +48,72 @@ struct StoreState: Sendable {
             for slot in slots {
                 memberships[slot].user = user
             }
-            ownedSlotsByUser[user, default: []].append(contentsOf: slots)
+            if ownedSlotsByUser[user] == nil {
+                ownedSlotsByUser[user] = slots
+            } else {
+                ownedSlotsByUser[user]!.append(contentsOf: slots)
+            }
             return slots.count
         case .revoke(let id, let revocation):
             guard let slot = slotByID[id], memberships[slot].revocation == nil else { return 0 }
             memberships[slot].revocation = revocation
+            access[slot].isRevoked = true
             return 0
         case .define(let entitlement, let products):
-            catalog[entitlement] = EntitlementProducts(products)
+            catalog[entitlement] = EntitlementProducts(products, codes: &productCodes)
             return 0
         }
     }
 
     private mutating func insert(_ membership: Membership) {
         let slot = memberships.append(membership)
+        access.append(AccessRecord(membership, product: productCodes.intern(membership.productId)))
         slotByID[membership.id] = slot
         if let user = membership.user {
-            ownedSlotsByUser[user, default: []].append(slot)
+            Self.add(slot, to: user, in: &ownedSlotsByUser)
         } else if let device = membership.device {
-            unclaimedSlotsByDevice[device, default: []].append(slot)
+            Self.add(slot, to: device, in: &unclaimedSlotsByDevice)
+        }
+    }
+
+    private static func add(_ slot: Int, to key: String, in index: inout [String: SlotList]) {
+        if index[key] == nil {
+            index[key] = SlotList(slot)
+        } else {
+            index[key]!.append(slot)
         }
     }
 
     func hasUnclaimedMemberships(device: String) -> Bool {
-        unclaimedSlotsByDevice[device]?.isEmpty == false
+        unclaimedSlotsByDevice[device] != nil
     }
 
     func membership(withID id: MembershipID) -> Membership? {
         slotByID[id].map { memberships[$0] }
     }
 
-    /// Calls `body` with each membership `subject` can see (owned by its user, or unclaimed on its device).
-    /// Stops early when `body` returns `false`.
+    /// Calls `body` with the access record of each membership `subject` can see (owned by its user, or
+    /// unclaimed on its device). Stops early when `body` returns `false`.
     @inline(__always)
-    func forEachVisibleMembership(of subject: Subject, _ body: (borrowing Membership) -> Bool) {
+    func forEachVisibleAccess(of subject: Subject, _ body: (AccessRecord) -> Bool) {
         if let user = subject.user, let slots = ownedSlotsByUser[user] {
-            for slot in slots where !body(memberships[slot]) { return }
+            guard slots.allSatisfy({ body(access[$0]) }) else { return }
         }
         if let device = subject.device, let slots = unclaimedSlotsByDevice[device] {
-            for slot in slots where !body(memberships[slot]) { return }
+            _ = slots.allSatisfy { body(access[$0]) }
         }
+    }
+
+    /// The code of `product`, or `nil` when no membership or catalog entry ever named it.
+    func productCode(of product: String) -> ProductCode? {
+        productCodes.code(of: product)
     }
 
     /// The slots `subject` can see, newest first.
     func visibleSlots(of subject: Subject) -> [Int] {
         var slots: [Int] = []
-        if let user = subject.user { slots += ownedSlotsByUser[user] ?? [] }
-        if let device = subject.device { slots += unclaimedSlotsByDevice[device] ?? [] }
+        if let user = subject.user, let owned = ownedSlotsByUser[user] { slots += owned }
+        if let device = subject.device, let unclaimed = unclaimedSlotsByDevice[device] { slots += unclaimed }
         return slots.sorted(by: >)
     }
 }
