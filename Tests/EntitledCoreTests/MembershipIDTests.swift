@@ -28,3 +28,26 @@ import Testing
         #expect(ids.allSatisfy { $0.rawValue.hasPrefix(MembershipID.prefix) && $0.rawValue.utf8.count == 17 })
     }
 }
+
+@Suite struct MembershipIDTextTests {
+    @Test func anIDReadBackFromItsTextIsTheSameID() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<1000 {
+            let id = MembershipID.random(using: &generator)
+            let read = MembershipID(rawValue: id.rawValue)
+            #expect(read == id)
+            #expect(read.bits == id.bits)
+            #expect(read.rawValue == id.rawValue)
+        }
+        #expect(MembershipID(bits: 0).rawValue == "mem_0000000000000")
+        #expect(MembershipID(bits: .max).rawValue == "mem_fzzzzzzzzzzzz")
+    }
+
+    @Test(arguments: ["", "mem_", "mem_0k3n5q8r2t4v", "mem_0k3n5q8r2t4v67", "MEM_0k3n5q8r2t4v6", "mem_0k3n5q8r2t4vi", "mem_gzzzzzzzzzzzz", "mem_0k3n5q8r2t4vé"])
+    func textThatIsNotACanonicalIDIsKeptVerbatimAndMatchesNoRealID(text: String) throws {
+        let id = MembershipID(rawValue: text)
+        #expect(id.bits == nil)
+        #expect(id.rawValue == text)
+        #expect(id == MembershipID(rawValue: text))
+    }
+}

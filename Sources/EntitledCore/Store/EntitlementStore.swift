@@ -67,8 +67,13 @@ public final class EntitlementStore: Sendable {
             guard sequence == lastSequence + 1 else {
                 throw .inconsistentReplay("change \(sequence) follows change \(lastSequence)")
             }
-            if case .create(let membership) = change, state.membership(withID: membership.id) != nil {
-                throw .inconsistentReplay("change \(sequence) creates membership \(membership.id), which exists")
+            if case .create(let membership) = change {
+                guard membership.id.bits != nil else {
+                    throw .inconsistentReplay("change \(sequence) creates membership \(membership.id), which is not a membership id")
+                }
+                if state.membership(withID: membership.id) != nil {
+                    throw .inconsistentReplay("change \(sequence) creates membership \(membership.id), which exists")
+                }
             }
             state.apply(change)
             lastSequence = sequence

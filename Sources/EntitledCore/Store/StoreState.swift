@@ -6,14 +6,15 @@
 struct StoreState: Sendable {
     /// Every membership ever created, in creation order; a membership's index here is its *slot*.
     private(set) var memberships = MembershipTable()
-    private(set) var slotByID: [MembershipID: Int] = [:]
+    /// Membership id (its 64 bits) to slot. Every id the store makes is canonical (`MembershipID.bits`).
+    private var slotByID: [UInt64: UInt32] = [:]
     /// What checks read of each membership, at the same slots as `memberships`.
     private var access = AccessTable()
     private var productCodes = ProductCodes()
     /// The slots of the memberships each user owns.
-    private(set) var ownedSlotsByUser: [String: SlotList] = [:]
+    private var ownedSlotsByUser = SubjectIndex()
     /// The slots of the guest memberships bought on each device that no user has claimed yet.
-    private(set) var unclaimedSlotsByDevice: [String: SlotList] = [:]
+    private var unclaimedSlotsByDevice = SubjectIndex()
     /// Entitlement name to the products that unlock it.
     private(set) var catalog: [String: EntitlementProducts] = [:]
 
@@ -40,22 +41,18 @@ struct StoreState: Sendable {
     mutating func apply(_ change: StoreChange) -> Int {
         switch change {
         case .create(let membership):
-            precondition(slotByID[membership.id] == nil, "membership id \(membership.id) is already used")
+            precondition(slot(of: membership.id) == nil, "membership id \(membership.id) is already used")
             insert(membership)
             return 0
         case .claim(let device, let user):
-            guard let slots = unclaimedSlotsByDevice.removeValue(forKey: device) else { return 0 }
+            guard let slots = unclaimedSlotsByDevice.removeAll(for: device) else { return 0 }
             for slot in slots {
                 memberships[slot].user = user
-            }
-            if ownedSlotsByUser[user] == nil {
-                ownedSlotsByUser[user] = slots
-            } else {
-                ownedSlotsByUser[user]!.append(contentsOf: slots)
+                ownedSlotsByUser.add(slot, to: user)
             }
             return slots.count
         case .revoke(let id, let revocation):
-            guard let slot = slotByID[id], memberships[slot].revocation == nil else { return 0 }
+            guard let slot = slot(of: id), memberships[slot].revocation == nil else { return 0 }
             memberships[slot].revocation = revocation
             access[slot].isRevoked = true
             return 0
@@ -68,39 +65,39 @@ struct StoreState: Sendable {
     private mutating func insert(_ membership: Membership) {
         let slot = memberships.append(membership)
         access.append(AccessRecord(membership, product: productCodes.intern(membership.productId)))
-        slotByID[membership.id] = slot
+        guard let bits = membership.id.bits else {
+            preconditionFailure("membership id \(membership.id) is not one the store makes")
+        }
+        precondition(slot <= Int(UInt32.max), "a store holds at most \(UInt32.max) memberships")
+        slotByID[bits] = UInt32(slot)
         if let user = membership.user {
-            Self.add(slot, to: user, in: &ownedSlotsByUser)
+            ownedSlotsByUser.add(slot, to: user)
         } else if let device = membership.device {
-            Self.add(slot, to: device, in: &unclaimedSlotsByDevice)
+            unclaimedSlotsByDevice.add(slot, to: device)
         }
     }
 
-    private static func add(_ slot: Int, to key: String, in index: inout [String: SlotList]) {
-        if index[key] == nil {
-            index[key] = SlotList(slot)
-        } else {
-            index[key]!.append(slot)
-        }
+    private func slot(of id: MembershipID) -> Int? {
+        id.bits.flatMap { slotByID[$0] }.map(Int.init)
     }
 
     func hasUnclaimedMemberships(device: String) -> Bool {
-        unclaimedSlotsByDevice[device] != nil
+        unclaimedSlotsByDevice.contains(device)
     }
 
     func membership(withID id: MembershipID) -> Membership? {
-        slotByID[id].map { memberships[$0] }
+        slot(of: id).map { memberships[$0] }
     }
 
     /// Calls `body` with the access record of each membership `subject` can see (owned by its user, or
     /// unclaimed on its device). Stops early when `body` returns `false`.
     @inline(__always)
     func forEachVisibleAccess(of subject: Subject, _ body: (AccessRecord) -> Bool) {
-        if let user = subject.user, let slots = ownedSlotsByUser[user] {
-            guard slots.allSatisfy({ body(access[$0]) }) else { return }
+        if let user = subject.user {
+            guard ownedSlotsByUser.allSlots(of: user, satisfy: { body(access[$0]) }) else { return }
         }
-        if let device = subject.device, let slots = unclaimedSlotsByDevice[device] {
-            _ = slots.allSatisfy { body(access[$0]) }
+        if let device = subject.device {
+            _ = unclaimedSlotsByDevice.allSlots(of: device) { body(access[$0]) }
         }
     }
 
@@ -112,8 +109,8 @@ struct StoreState: Sendable {
     /// The slots `subject` can see, newest first.
     func visibleSlots(of subject: Subject) -> [Int] {
         var slots: [Int] = []
-        if let user = subject.user, let owned = ownedSlotsByUser[user] { slots += owned }
-        if let device = subject.device, let unclaimed = unclaimedSlotsByDevice[device] { slots += unclaimed }
+        if let user = subject.user { slots += ownedSlotsByUser.slots(of: user) }
+        if let device = subject.device { slots += unclaimedSlotsByDevice.slots(of: device) }
         return slots.sorted(by: >)
     }
 }

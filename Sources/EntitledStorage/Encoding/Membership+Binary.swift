@@ -45,7 +45,9 @@ extension BinaryWriter {
 
 extension BinaryReader {
     mutating func readMembership() throws(Malformed) -> Membership {
+        let idOffset = offset
         let id = MembershipID(rawValue: try readString())
+        guard id.bits != nil else { throw Malformed(offset: idOffset, problem: "\(id) is not a membership id") }
         let productId = try readString()
         let planId = try readOptionalString()
         let device = try readOptionalString()
