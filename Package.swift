@@ -28,7 +28,11 @@ let package = Package(
         // Durability: the append-only log, snapshots and recovery of an EntitlementStore in a data directory.
         .target(
             name: "EntitledStorage",
-            dependencies: ["EntitledCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "EntitledCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         // The wire codec: request lines (bytes) to typed requests, results to response lines (bytes).
         .target(

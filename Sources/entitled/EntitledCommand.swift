@@ -2,13 +2,20 @@ import ArgumentParser
 import EntitledCore
 import EntitledServer
 import EntitledStorage
-import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
 
+// Not Foundation (see EntitledStorage's Threading.swift): only the C library's `fflush` is needed here.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `entitled`: the entitlement server.
-@main
 struct EntitledCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "entitled",

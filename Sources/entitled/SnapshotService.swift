@@ -34,7 +34,7 @@ struct SnapshotService: Service {
     private func snapshot(final: Bool) async {
         let durable = self.durable
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<SnapshotReport?, StorageError>, Never>) in
-            Thread.detachNewThread {
+            DetachedThread.start(name: "entitled-snapshot") {
                 continuation.resume(returning: Result { () throws(StorageError) in try durable.snapshotIfChanged() })
             }
         }
@@ -48,5 +48,3 @@ struct SnapshotService: Service {
         }
     }
 }
-
-import Foundation

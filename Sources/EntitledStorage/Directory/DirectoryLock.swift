@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NIOConcurrencyHelpers
 
 /// An exclusive `flock` on `<data directory>/LOCK`, held for as long as the server runs, so that two
 /// servers never write one data directory. The kernel releases it when the process dies, even by kill -9,
@@ -12,7 +13,7 @@ import Darwin
 final class DirectoryLock: Sendable {
     private let descriptor: Int32
     /// Guards against closing the descriptor twice (its number may belong to another file by then).
-    private let released = NSLock()
+    private let released = NIOLock()
     nonisolated(unsafe) private var isReleased = false
 
     init(directory: String) throws(StorageError) {
@@ -25,8 +26,7 @@ final class DirectoryLock: Sendable {
             let count = holder.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
             close(descriptor)
             guard lockErrno == EWOULDBLOCK else { throw .io(operation: "lock", path: path, errno: lockErrno) }
-            let pid = String(decoding: holder.prefix(max(0, count)), as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let pid = trimmingWhitespace(String(decoding: holder.prefix(max(0, count)), as: UTF8.self))
             throw .locked(directory: directory, holder: pid.isEmpty ? "process id unknown" : "process \(pid)")
         }
         let pid = Array("\(getpid())\n".utf8)
@@ -45,4 +45,13 @@ final class DirectoryLock: Sendable {
     }
 }
 
-import Foundation
+/// `text` without the whitespace and newlines at either end: what Foundation's
+/// `trimmingCharacters(in: .whitespacesAndNewlines)` did (the Unicode White_Space scalars), written out
+/// so that the storage does not need Foundation.
+private func trimmingWhitespace(_ text: String) -> String {
+    let scalars = text.unicodeScalars
+    guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+    else { return "" }
+    return String(scalars[first...last])
+}

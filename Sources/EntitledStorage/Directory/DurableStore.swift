@@ -1,6 +1,6 @@
 import EntitledCore
-import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// An `EntitlementStore` kept in a data directory: recovered from the newest snapshot and the log after
 /// it when opened, every change logged before it is acknowledged, snapshots written on request.
@@ -15,7 +15,7 @@ public final class DurableStore: Sendable {
     private let lock: DirectoryLock
     private let logger: Logger
     /// One snapshot at a time; remembers the last one.
-    private let snapshotState = NSLock()
+    private let snapshotState = NIOLock()
     nonisolated(unsafe) private var lastSnapshot: SnapshotReport?
 
     /// Opens (creating if needed) the data directory at `directory`, takes its lock and recovers the store.

@@ -1,5 +1,4 @@
 import EntitledCore
-import Foundation
 import Logging
 
 /// The append-only log: the `ChangeJournal` of a durable `EntitlementStore`.
@@ -21,7 +20,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     public let directory: String
     public let policy: FsyncPolicy
     private let logger: Logger
-    private let condition = NSCondition()
+    private let condition = PthreadCondition()
 
     private var pending: [UInt8] = []
     private var spare: [UInt8] = []
@@ -58,7 +57,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private enum Lifecycle { case notStarted, running, closing, closed }
 
     /// Serializes the file I/O of `flushPending`; guards `segment`, `spare`, `lastSync`, `unsyncedWrites`.
-    private let ioLock = NSLock()
+    /// A `PthreadMutex` rather than an `NIOLock` because `commitIfIdle` needs `tryLock`.
+    private let ioLock = PthreadMutex()
     private var segment: (descriptor: Int32, path: String, firstSequence: UInt64)?
     private var lastSync = ContinuousClock.now
     private var unsyncedWrites = false
@@ -91,9 +91,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         currentSegmentFirstSequence = nextSequence
         state = .running
         condition.unlock()
-        let thread = Thread { [self] in writerLoop() }
-        thread.name = "entitled-log-writer"
-        thread.start()
+        // A thread of its own (not a Swift concurrency task): it blocks in `fdatasync` and on the condition.
+        DetachedThread.start(name: "entitled-log-writer") { [self] in writerLoop() }
     }
 
     // MARK: ChangeJournal
@@ -149,7 +148,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// event loop never waits for another loop's sync.
     public func commitIfIdle(through sequence: UInt64) -> Result<Void, JournalError>? {
         if let settled = settled(sequence) { return settled }
-        guard ioLock.try() else { return nil }
+        guard ioLock.tryLock() else { return nil }
         flushPendingHoldingIOLock(closing: false)
         ioLock.unlock()
         return settled(sequence) ?? .failure(JournalError(reason: "the log is closed"))
@@ -209,7 +208,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                 // `record` does not wake this thread (that would cost a context switch per write), so it
                 // looks every few milliseconds for records nobody has committed and for an everysec sync
                 // falling due: at most 5 ms late, at about 200 cheap wake-ups a second.
-                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.005))
+                condition.wait(timeout: .milliseconds(5))
                 if !pending.isEmpty || (policy == .everysec && unsyncedWritesHint) { break }
             }
             let closing = state == .closing
