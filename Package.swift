@@ -109,7 +109,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
-            path: "Tools/entitled-bench"
+            path: "Tools/entitled-bench",
+            // Published results (the README's table and plot), not sources.
+            exclude: ["results"]
         ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
         .testTarget(name: "EntitledClientTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
