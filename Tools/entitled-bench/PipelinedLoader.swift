@@ -18,7 +18,7 @@ enum PipelinedLoader {
         connections: Int = 4, window: Int = 1000, timeLimitSeconds: Double = 600
     ) throws -> LoadResult {
         let links = try (0..<connections).map { _ in try TCPConnection(port: port) }
-        let states = links.map { _ in Window(capacity: window) }
+        let states = links.map { _ in InFlightWindow(capacity: window) }
         let deadline = monotonicNanoseconds() + nanoseconds(seconds: timeLimitSeconds)
         let started = monotonicNanoseconds()
         // Contiguous slices of the user range, one per connection.
@@ -58,7 +58,7 @@ enum PipelinedLoader {
 
     /// Writes the requests in chunks of lines, each only when the window has room for it.
     private static func write(
-        _ users: Range<Int>, head: [UInt8], tail: [UInt8], to link: TCPConnection, window: Window, deadline: UInt64
+        _ users: Range<Int>, head: [UInt8], tail: [UInt8], to link: TCPConnection, window: InFlightWindow, deadline: UInt64
     ) throws {
         let chunkLines = 100
         var chunk: [UInt8] = []
@@ -79,7 +79,7 @@ enum PipelinedLoader {
     }
 
     /// Reads `count` answers, releasing window room as they come.
-    private static func read(_ count: Int, from link: TCPConnection, window: Window) throws -> LoadResult {
+    private static func read(_ count: Int, from link: TCPConnection, window: InFlightWindow) throws -> LoadResult {
         let reader = LineReader(link)
         var result = LoadResult()
         var unreleased = 0
@@ -98,45 +98,5 @@ enum PipelinedLoader {
             }
         }
         return result
-    }
-
-    /// The count of lines in flight on one connection, shared by its writer and reader.
-    private final class Window: @unchecked Sendable {
-        private let condition = NSCondition()
-        private let capacity: Int
-        private var inFlight = 0
-        private var failed = false
-
-        init(capacity: Int) {
-            self.capacity = capacity
-        }
-
-        /// Waits until `lines` more fit, then counts them as in flight.
-        func reserve(_ lines: Int, deadline: UInt64) throws {
-            condition.lock()
-            defer { condition.unlock() }
-            while inFlight + lines > capacity && inFlight > 0 && !failed {
-                guard monotonicNanoseconds() < deadline else {
-                    throw BenchError("the load did not finish within its time limit: the server stalled")
-                }
-                _ = condition.wait(until: Date().addingTimeInterval(0.5))
-            }
-            if failed { throw BenchError("the reader of this connection failed") }
-            inFlight += lines
-        }
-
-        func release(_ lines: Int) {
-            condition.lock()
-            inFlight -= lines
-            condition.signal()
-            condition.unlock()
-        }
-
-        func fail() {
-            condition.lock()
-            failed = true
-            condition.broadcast()
-            condition.unlock()
-        }
     }
 }
