@@ -37,6 +37,13 @@ import Testing
         #expect(try user(#"{"\u006fp":"check","us\u0065r":"alice"}"#) == "alice")
     }
 
+    @Test func anEscapedOpNamesItsOperation() throws {
+        #expect(try user(#"{"op":"\u0063heck","user":"alice"}"#) == "alice")
+        let error = try failure(#"{"op":"ch\u00e9ck"}"#)
+        #expect(error.code == .unknownOp)
+        #expect(error.message.hasPrefix("unknown op \"chéck\""))
+    }
+
     @Test func unknownFieldsAreIgnored() throws {
         let query = try #require(
             try request(

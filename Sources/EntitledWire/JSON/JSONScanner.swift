@@ -23,6 +23,21 @@ struct JSONSyntaxError: Error {
     var problem: String
 }
 
+/// Where a string value lies in a line: its bytes between the quotes.
+struct StringSpan {
+    /// Offset of the first byte after the opening quote.
+    var start: Int
+    /// Offset of the closing quote.
+    var end: Int
+    /// `false` when the bytes hold escapes or non-ASCII bytes: they are decoded (and validated) to be used.
+    var isPlain: Bool
+
+    /// The bytes between the quotes, as they are on the wire.
+    func rawBytes(in bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+}
+
 /// Reads JSON values from a buffer of bytes, front to back.
 struct JSONScanner {
     /// How deeply arrays and objects may nest inside a request before it is refused.
@@ -97,6 +112,43 @@ struct JSONScanner {
         }
         guard offset < bytes.count else { throw error("a string is not closed") }
         return try readEscapedString(from: start)
+    }
+
+    /// Reads a string, validating it, and returns where its text lies instead of building a String: a
+    /// request names several strings and an operation uses one or two of them (`string(_:)` builds those).
+    mutating func readStringSpan() throws(JSONSyntaxError) -> StringSpan {
+        try expect(UInt8(ascii: "\""), "expected a string")
+        let start = offset
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                offset += 1
+                return StringSpan(start: start, end: offset - 1, isPlain: true)
+            }
+            if byte == UInt8(ascii: "\\") || byte >= 0x80 { break }
+            if byte < 0x20 { throw error("a control character must be escaped inside a string") }
+            offset += 1
+        }
+        // Escapes or non-ASCII: validate the whole string the slow way now; it is decoded again if used.
+        offset = start - 1
+        _ = try readString()
+        return StringSpan(start: start, end: offset - 1, isPlain: false)
+    }
+
+    /// The text of a string this scanner's bytes hold at `span`.
+    func string(_ span: StringSpan) -> String {
+        if span.isPlain {
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[span.start..<span.end]), as: UTF8.self)
+        }
+        var scanner = JSONScanner(bytes)
+        scanner.offset = span.start - 1
+        do throws(JSONSyntaxError) {
+            return try scanner.readString()
+        } catch {
+            // `readStringSpan` validated these bytes before handing out the span.
+            assertionFailure("a span of an invalid string: \(error.problem)")
+            return ""
+        }
     }
 
     /// Reads a string and calls `body` with its UTF-8 bytes, without building a String when the string is

@@ -34,14 +34,39 @@ enum RequestField: Int, CaseIterable {
     var description: String { name.description }
 
     /// The field whose name is exactly these bytes (compared without building a String).
+    ///
+    /// Length and first byte pick the one candidate, then one comparison confirms it: a linear search
+    /// through every name cost about 160 instructions a key in callgrind, three keys a check.
+    /// `RequestFieldMatchingTests` proves the table agrees with `name` for every field.
     static func matching(_ key: UnsafeRawBufferPointer) -> RequestField? {
-        guard let keyStart = key.baseAddress, !key.isEmpty else { return nil }
-        for field in allCases {
-            let name = field.name
-            if name.utf8CodeUnitCount == key.count, memcmp(name.utf8Start, keyStart, key.count) == 0 {
-                return field
-            }
+        guard key.count >= 2 else { return nil }
+        let candidate: RequestField
+        switch (key.count, key[0]) {
+        case (2, UInt8(ascii: "o")): candidate = .op
+        case (2, UInt8(ascii: "i")): candidate = .id
+        case (2, UInt8(ascii: "a")): candidate = .at
+        case (4, UInt8(ascii: "u")): candidate = .user
+        case (4, UInt8(ascii: "p")): candidate = .plan
+        case (6, UInt8(ascii: "d")): candidate = .device
+        case (6, UInt8(ascii: "s")): candidate = .source
+        case (6, UInt8(ascii: "r")): candidate = .reason
+        case (7, UInt8(ascii: "p")): candidate = .product
+        case (8, UInt8(ascii: "d")): candidate = .duration
+        case (8, UInt8(ascii: "p")): candidate = .products
+        case (9, UInt8(ascii: "e")): candidate = .expiresAt
+        case (10, UInt8(ascii: "m")): candidate = .membership
+        case (11, UInt8(ascii: "e")): candidate = .entitlement
+        default: return nil
         }
-        return nil
+        return candidate.name.isSpelled(by: key) ? candidate : nil
+    }
+}
+
+extension StaticString {
+    /// Whether `bytes` are exactly this string's UTF-8.
+    @inline(__always)
+    func isSpelled(by bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let start = bytes.baseAddress, utf8CodeUnitCount == bytes.count else { return false }
+        return memcmp(utf8Start, start, bytes.count) == 0
     }
 }

@@ -8,9 +8,12 @@ extension RequestFields {
         guard let op else {
             throw opTypeError ?? .badRequest("field \"op\" is required: the operation to run, such as \"check\"")
         }
-        guard let operation = Request.Operation(rawValue: op) else {
+        let operation =
+            op.isPlain
+            ? Request.Operation(utf8: op.rawBytes(in: line)) : Request.Operation(rawValue: text(of: op) ?? "")
+        guard let operation else {
             let known = Request.Operation.allCases.map(\.rawValue).joined(separator: ", ")
-            throw WireError(.unknownOp, "unknown op \"\(Self.printable(op))\"; known ops: \(known)")
+            throw WireError(.unknownOp, "unknown op \"\(Self.printable(text(of: op) ?? ""))\"; known ops: \(known)")
         }
         if let fieldError { throw fieldError }
         switch operation {
@@ -22,17 +25,17 @@ extension RequestFields {
             return .check(try accessQuery())
         case .claim:
             return .claim(
-                device: try required(.device, device, for: operation),
-                user: try required(.user, user, for: operation)
+                device: try required(.device, text(of: device), for: operation),
+                user: try required(.user, text(of: user), for: operation)
             )
         case .revoke:
-            let id = try required(.membership, membership, for: operation)
-            return .revoke(MembershipID(rawValue: id), reason: try text(.reason, reason))
+            let id = try required(.membership, text(of: membership), for: operation)
+            return .revoke(MembershipID(rawValue: id), reason: try text(.reason, text(of: reason)))
         case .memberships:
-            return .memberships(try subject(for: operation), moment: try time(.at, at))
+            return .memberships(try subject(for: operation), moment: try time(.at, text(of: at)))
         case .define:
             return .define(
-                entitlement: try required(.entitlement, entitlement, for: operation),
+                entitlement: try required(.entitlement, text(of: entitlement), for: operation),
                 products: try productList(for: operation)
             )
         case .catalog:
@@ -44,10 +47,10 @@ extension RequestFields {
 
     private func grant() throws(WireError) -> Grant {
         let subject = try subject(for: .grant)
-        let productId = try required(.product, product, for: .grant)
-        let planId = try identifier(.plan, plan)
+        let productId = try required(.product, text(of: product), for: .grant)
+        let planId = try identifier(.plan, text(of: plan))
         var purchaseSource = PurchaseSource.default
-        if let source {
+        if let source = text(of: source) {
             guard let parsed = PurchaseSource(rawValue: source) else {
                 let known = PurchaseSource.allCases.map(\.rawValue).joined(separator: ", ")
                 throw .badRequest("field \"source\" must be one of \(known)")
@@ -55,7 +58,8 @@ extension RequestFields {
             purchaseSource = parsed
         }
         let expiry: Grant.Expiry
-        switch (expiresAt, duration) {
+        let expiresAt = text(of: expiresAt)
+        switch (expiresAt, text(of: duration)) {
         case (.some, .some):
             throw .badRequest("give \"expiresAt\" or \"duration\", not both")
         case (.some, nil):
@@ -76,17 +80,18 @@ extension RequestFields {
     private func accessQuery() throws(WireError) -> AccessQuery {
         let subject = try subject(for: .check)
         let filter: AccessFilter
-        switch (try identifier(.product, product), try identifier(.entitlement, entitlement)) {
+        switch (try identifier(.product, text(of: product)), try identifier(.entitlement, text(of: entitlement))) {
         case (.some, .some): throw .badRequest("give \"product\" or \"entitlement\", not both")
         case (.some(let product), nil): filter = .product(product)
         case (nil, .some(let entitlement)): filter = .entitlement(entitlement)
         case (nil, nil): filter = .anyProduct
         }
-        return AccessQuery(subject: subject, filter: filter, moment: try time(.at, at))
+        return AccessQuery(subject: subject, filter: filter, moment: try time(.at, text(of: at)))
     }
 
     private func subject(for operation: Request.Operation) throws(WireError) -> Subject {
-        guard let subject = Subject(user: try identifier(.user, user), device: try identifier(.device, device)) else {
+        let user = try identifier(.user, text(of: user))
+        guard let subject = Subject(user: user, device: try identifier(.device, text(of: device))) else {
             throw .badRequest("\(operation.rawValue) needs \"user\" or \"device\" (or both)")
         }
         return subject
