@@ -58,6 +58,23 @@ import Testing
     @Test func aCheckResponseEchoesTheID() {
         let id = ByteBuffer(string: #""c-1""#)
         #expect(encode(.access(.inactive), id: id) == #"{"ok":true,"id":"c-1","active":false}"# + "\n")
+        #expect(encode(.access(.active(until: nil)), id: id) == #"{"ok":true,"id":"c-1","active":true,"expiresAt":null}"# + "\n")
+        #expect(encode(.access(.active(until: Self.december21)), id: ByteBuffer(string: "[7,{}]"))
+            == #"{"ok":true,"id":[7,{}],"active":true,"expiresAt":"2026-12-21T00:00:00Z"}"# + "\n")
+    }
+
+    @Test func aCheckResponseEchoesAnIDWithWhitespaceMinified() {
+        let id = ByteBuffer(string: "{ \"n\" :\t[1, 2],\r\n\"s\": \"a b\" }")
+        #expect(encode(.access(.inactive), id: id) == #"{"ok":true,"id":{"n":[1,2],"s":"a b"},"active":false}"# + "\n")
+    }
+
+    @Test func checkResponsesAppendToWhatTheBufferAlreadyHolds() {
+        var buffer = ByteBuffer(string: "earlier\n")
+        for _ in 0..<100 { ResponseEncoder.write(.access(.active(until: Self.december21)), id: nil, into: &buffer) }
+        let lines = String(buffer: buffer).split(separator: "\n")
+        #expect(lines.count == 101)
+        #expect(lines.first == "earlier")
+        #expect(lines.dropFirst().allSatisfy { $0 == #"{"ok":true,"active":true,"expiresAt":"2026-12-21T00:00:00Z"}"# })
     }
 
     @Test func aGuestMembershipObjectHasOnlyTheFieldsThatAreSet() {

@@ -66,11 +66,7 @@ extension ByteBuffer {
     /// Copies a JSON value that a client sent (already validated) without its insignificant whitespace,
     /// so that an echoed `id` never breaks the one-line framing.
     mutating func writeMinifiedJSON(_ raw: ByteBuffer) {
-        let hasWhitespace = raw.readableBytesView.contains { byte in
-            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
-                || byte == UInt8(ascii: "\n")
-        }
-        guard hasWhitespace else {
+        guard raw.readableBytesView.contains(where: \.isJSONWhitespace) else {
             writeImmutableBuffer(raw)
             return
         }
@@ -87,12 +83,17 @@ extension ByteBuffer {
                 }
             } else if byte == UInt8(ascii: "\"") {
                 insideString = true
-            } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
-                || byte == UInt8(ascii: "\n")
-            {
+            } else if byte.isJSONWhitespace {
                 continue
             }
             writeInteger(byte)
         }
+    }
+}
+
+extension UInt8 {
+    /// Whether this byte is whitespace between JSON tokens (RFC 8259: space, tab, line feed, carriage return).
+    var isJSONWhitespace: Bool {
+        self == UInt8(ascii: " ") || self == UInt8(ascii: "\t") || self == UInt8(ascii: "\r") || self == UInt8(ascii: "\n")
     }
 }

@@ -5,6 +5,10 @@ import NIOCore
 public enum ResponseEncoder {
     /// Writes a success line for `response`, echoing `id` when the request had one.
     public static func write(_ response: Response, id: ByteBuffer?, into buffer: inout ByteBuffer) {
+        if case .access(let result) = response {
+            write(result, id: id, into: &buffer)
+            return
+        }
         buffer.writeStaticString("{\"ok\":true")
         writeID(id, into: &buffer)
         switch response {
@@ -13,11 +17,8 @@ public enum ResponseEncoder {
         case .membership(let membership, let moment):
             buffer.writeStaticString(",\"membership\":")
             write(membership, at: moment, into: &buffer)
-        case .access(.inactive):
-            buffer.writeStaticString(",\"active\":false")
-        case .access(.active(let until)):
-            buffer.writeStaticString(",\"active\":true,\"expiresAt\":")
-            buffer.writeJSONTimestampOrNull(until)
+        case .access:
+            break  // Written by `write(_: AccessResult, id:into:)` above.
         case .claimed(let count):
             buffer.writeStaticString(",\"claimed\":")
             buffer.writeJSONInteger(count)
@@ -55,6 +56,39 @@ public enum ResponseEncoder {
             buffer.writeJSONInteger(memberships)
         }
         buffer.writeStaticString("}\n")
+    }
+
+    /// Writes a check's answer, the hot path's line: `{"ok":true[,"id":ID],"active":...}`, reserving the
+    /// buffer once (see `UnsafeLineWriter`).
+    static func write(_ result: AccessResult, id: ByteBuffer?, into buffer: inout ByteBuffer) {
+        var id = id
+        if let raw = id, raw.readableBytesView.contains(where: \.isJSONWhitespace) {
+            // Rare: an id with whitespace in it is minified first, so the line stays one line.
+            var compact = ByteBuffer()
+            compact.writeMinifiedJSON(raw)
+            id = compact
+        }
+        // `{"ok":true` + `,"id":` + `,"active":true,"expiresAt":"` + the time + `"}\n`
+        let longest = 10 + 6 + (id?.readableBytes ?? 0) + 28 + Timestamp.maximumRFC3339Length + 3
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: longest) { memory in
+            var line = UnsafeLineWriter(memory)
+            line.append("{\"ok\":true")
+            if let id {
+                line.append(",\"id\":")
+                id.withUnsafeReadableBytes { line.append($0) }
+            }
+            switch result {
+            case .inactive:
+                line.append(",\"active\":false}\n")
+            case .active(nil):
+                line.append(",\"active\":true,\"expiresAt\":null}\n")
+            case .active(let until?):
+                line.append(",\"active\":true,\"expiresAt\":\"")
+                until.withRFC3339Bytes { line.append(UnsafeRawBufferPointer($0)) }
+                line.append("\"}\n")
+            }
+            return line.count
+        }
     }
 
     /// Writes a failure line: `{"ok":false,"id":...,"error":{"code":...,"message":...}}`.
