@@ -10,6 +10,11 @@ writing.
 
     python3 Tools/profile/check-cost.py .build/release/entitled
     python3 Tools/profile/check-cost.py --pipeline 1 .build/release/entitled
+    python3 Tools/profile/check-cost.py --operation grant .build/release/entitled
+
+With --operation grant the requests counted are grants, each to a new user (the write of
+`entitled-bench durability`), instead of checks; the server runs with --fsync no, so the log is
+written but not synced (a sync costs time, not instructions).
 
 Needs valgrind (callgrind_control) and perf with uprobes (run as root); skips what it lacks.
 """
@@ -41,14 +46,18 @@ def exchange(connection, lines, pipeline):
             if not answer.startswith(b'{"ok":true'):
                 sys.exit(f"unexpected answer: {answer!r}")
 
-def workload(users, checks):
+def workload(users, count, operation="check"):
+    """The setup lines, and `count` measured lines of `operation` (plus 1,000 more to warm up, first)."""
     grants = [b'{"op":"define","entitlement":"pro","products":["prod_pro"]}\n']
     grants += [b'{"op":"grant","user":"%012d","product":"prod_pro"}\n' % user for user in range(users)]
-    queries = [b'{"op":"check","user":"%012d","entitlement":"pro"}\n' % ((index * 7919) % users)
-               for index in range(checks)]
+    if operation == "grant":
+        queries = [b'{"op":"grant","user":"new%012d","product":"prod_pro"}\n' % index for index in range(count + 1000)]
+    else:
+        queries = [b'{"op":"check","user":"%012d","entitlement":"pro"}\n' % ((index * 7919) % users)
+                   for index in range(count + 1000)]
     return grants, queries
 
-def callgrind_instructions(binary, users, checks, pipeline, keep=None):
+def callgrind_instructions(binary, users, checks, pipeline, operation, keep=None):
     if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
         return None
     work = tempfile.mkdtemp(prefix="check-cost-")
@@ -59,12 +68,12 @@ def callgrind_instructions(binary, users, checks, pipeline, keep=None):
     process, port = start(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out + ".%p", stripped],
                           os.path.join(work, "data"))
     try:
-        grants, queries = workload(users, checks)
+        grants, queries = workload(users, checks, operation)
         connection = socket.create_connection(("127.0.0.1", port))
         exchange(connection, grants, 100)
         exchange(connection, queries[:1000], pipeline)  # warm up
         subprocess.run(["callgrind_control", "-z", str(process.pid)], check=True, capture_output=True)
-        exchange(connection, queries, pipeline)
+        exchange(connection, queries[1000:], pipeline)
         subprocess.run(["callgrind_control", "-d", str(process.pid)], check=True, capture_output=True)
         connection.close()
         dumps = [path for path in glob.glob(out + ".*") if re.search(r"\.\d+\.\d+$", path)]
@@ -82,7 +91,7 @@ def callgrind_instructions(binary, users, checks, pipeline, keep=None):
         process.wait()
         shutil.rmtree(work, ignore_errors=True)
 
-def perf_mallocs(binary, users, checks, pipeline):
+def perf_mallocs(binary, users, checks, pipeline, operation):
     if not shutil.which("perf"):
         return None
     libc = next((path for path in ["/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6"]
@@ -93,14 +102,14 @@ def perf_mallocs(binary, users, checks, pipeline):
     work = tempfile.mkdtemp(prefix="check-cost-")
     process, port = start([binary], os.path.join(work, "data"))
     try:
-        grants, queries = workload(users, checks)
+        grants, queries = workload(users, checks, operation)
         connection = socket.create_connection(("127.0.0.1", port))
         exchange(connection, grants, 100)
         exchange(connection, queries[:1000], pipeline)
         counter = subprocess.Popen(["perf", "stat", "-x,", "-e", "probe_libc:malloc", "-p", str(process.pid)],
                                    stderr=subprocess.PIPE, text=True)
         time.sleep(0.5)  # perf attaches
-        exchange(connection, queries, pipeline)
+        exchange(connection, queries[1000:], pipeline)
         time.sleep(0.2)
         counter.send_signal(2)
         _, report = counter.communicate()
@@ -116,16 +125,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("binary")
     parser.add_argument("--users", type=int, default=10_000)
-    parser.add_argument("--checks", type=int, default=20_000)
+    parser.add_argument("--checks", type=int, default=20_000, help="requests counted (checks, or grants)")
+    parser.add_argument("--operation", choices=["check", "grant"], default="check")
     parser.add_argument("--pipeline", type=int, default=16)
     parser.add_argument("--keep-profile", metavar="FILE", help="keep the callgrind profile of the checks here (read it with callgrind_annotate)")
     arguments = parser.parse_args()
+    operation = arguments.operation
     instructions = callgrind_instructions(arguments.binary, arguments.users, arguments.checks, arguments.pipeline,
-                                          arguments.keep_profile)
-    mallocs = perf_mallocs(arguments.binary, arguments.users, arguments.checks, arguments.pipeline)
-    print(f"{arguments.binary}: {arguments.checks} checks, pipeline {arguments.pipeline}, {arguments.users} users")
-    print("instructions per check: " + (f"{instructions:,.0f}" if instructions else "not measured (valgrind missing or failed)"))
-    print("allocations per check:  " + (f"{mallocs:.2f}" if mallocs is not None else "not measured (perf uprobes unavailable)"))
+                                          operation, arguments.keep_profile)
+    mallocs = perf_mallocs(arguments.binary, arguments.users, arguments.checks, arguments.pipeline, operation)
+    print(f"{arguments.binary}: {arguments.checks} {operation}s, pipeline {arguments.pipeline}, {arguments.users} users")
+    print(f"instructions per {operation}: " + (f"{instructions:,.0f}" if instructions else "not measured (valgrind missing or failed)"))
+    print(f"allocations per {operation}:  " + (f"{mallocs:.2f}" if mallocs is not None else "not measured (perf uprobes unavailable)"))
 
 if __name__ == "__main__":
     main()

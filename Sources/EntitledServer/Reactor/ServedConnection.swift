@@ -228,7 +228,12 @@ final class ServedConnection {
     func committed(through: UInt64, result: Result<Void, JournalError>) {
         isQueuedForCommit = false
         guard !isClosed else { return }
-        for index in waiting.indices {
+        // An index loop, not `for index in waiting.indices`: `CircularBuffer.indices` holds a copy of the
+        // buffer, so every assignment below copied all of its storage (callgrind: about a sixth of a
+        // durable grant's instructions, in copies and frees).
+        var index = waiting.startIndex
+        while index != waiting.endIndex {
+            defer { index = waiting.index(after: index) }
             guard waiting[index].answer == nil, let write = waiting[index].write, write.sequence <= through else {
                 continue
             }
