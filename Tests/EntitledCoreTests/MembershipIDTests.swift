@@ -43,6 +43,15 @@ import Testing
         #expect(MembershipID(bits: .max).rawValue == "mem_fzzzzzzzzzzzz")
     }
 
+    @Test func theUTF8GivenToEncodersIsTheText() {
+        var generator = SystemRandomNumberGenerator()
+        let ids = (0..<100).map { _ in MembershipID.random(using: &generator) }
+            + [MembershipID(bits: 0), MembershipID(bits: .max), MembershipID(rawValue: "not an id ✓"), MembershipID(rawValue: "")]
+        for id in ids {
+            #expect(id.withUTF8 { String(decoding: $0, as: UTF8.self) } == id.rawValue)
+        }
+    }
+
     @Test(arguments: ["", "mem_", "mem_0k3n5q8r2t4v", "mem_0k3n5q8r2t4v67", "MEM_0k3n5q8r2t4v6", "mem_0k3n5q8r2t4vi", "mem_gzzzzzzzzzzzz", "mem_0k3n5q8r2t4vé"])
     func textThatIsNotACanonicalIDIsKeptVerbatimAndMatchesNoRealID(text: String) throws {
         let id = MembershipID(rawValue: text)

@@ -55,15 +55,38 @@ public struct MembershipID: Hashable, Sendable, CustomStringConvertible {
         MembershipID(bits: generator.next())
     }
 
+    /// The length of a canonical id's text.
+    public static let textLength = 17
+
     private static func text(of bits: UInt64) -> String {
+        String(unsafeUninitializedCapacity: textLength) { spell(bits, into: UnsafeMutableRawBufferPointer($0)) }
+    }
+
+    /// Calls `body` with the id's UTF-8 text, without building a String for a canonical id: encoders
+    /// copy it straight into their output (a String of 17 bytes is a heap allocation).
+    public func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        switch storage {
+        case .canonical(let bits):
+            return try withUnsafeTemporaryAllocation(byteCount: Self.textLength, alignment: 1) { buffer in
+                let count = Self.spell(bits, into: buffer)
+                return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            }
+        case .other(var text):
+            return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// Writes the text of `bits` (`textLength` bytes) at the start of `buffer`; returns its length.
+    private static func spell(_ bits: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let digits: StaticString = "0123456789abcdefghjkmnpqrstvwxyz"
+        let prefix: StaticString = "mem_"
         var bits = bits
-        var characters = [UInt8](repeating: 0, count: 17)
-        characters.replaceSubrange(0..<4, with: prefix.utf8)
-        for index in stride(from: 16, through: 4, by: -1) {
-            characters[index] = alphabet[Int(bits & 31)]
+        for index in 0..<4 { buffer[index] = prefix.utf8Start[index] }
+        for index in stride(from: textLength - 1, through: 4, by: -1) {
+            buffer[index] = digits.utf8Start[Int(bits & 31)]
             bits >>= 5
         }
-        return String(decoding: characters, as: UTF8.self)
+        return textLength
     }
 
     /// The bits `text` spells, if it is exactly what `text(of:)` writes for some 64-bit value.

@@ -62,7 +62,8 @@ public struct RequestProcessor: Sendable {
                 ResponseEncoder.write(response, id: decoded.id, into: &output)
                 return .written
             }
-            var success = ByteBuffer()
+            // Room for a membership answer from the start: growing an empty buffer reallocated it twice.
+            var success = ByteBufferAllocator().buffer(capacity: 512)
             ResponseEncoder.write(response, id: decoded.id, into: &success)
             return .afterLog(sequence: sequence, success: success, id: decoded.id)
         }

@@ -35,6 +35,14 @@ struct BinaryWriter {
         }
     }
 
+    /// A membership id, as the string it is on the wire (copied from its text, never built as a String).
+    mutating func write(_ id: MembershipID) {
+        id.withUTF8 { utf8 in
+            write(UInt32(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
     /// An optional string: a presence byte (0 or 1), then the string when present.
     mutating func write(_ value: String?) {
         if let value {

@@ -25,7 +25,7 @@ extension PurchaseSource {
 
 extension BinaryWriter {
     mutating func write(_ membership: Membership) {
-        write(membership.id.rawValue)
+        write(membership.id)
         write(membership.productId)
         write(membership.planId)
         write(membership.device)

@@ -25,7 +25,7 @@ extension BinaryWriter {
             write(user)
         case .revoke(let id, let revocation):
             write(UInt8(3))
-            write(id.rawValue)
+            write(id)
             write(revocation.revokedAt.millisecondsSinceEpoch)
             write(revocation.reason)
         case .define(let entitlement, let products):

@@ -38,14 +38,24 @@ enum LogFormat {
 
     /// Appends one framed record holding `logged` to `bytes`.
     static func appendRecord(_ logged: LoggedChange, to bytes: inout [UInt8]) {
-        var payload = BinaryWriter()
-        payload.write(logged)
-        var header = BinaryWriter(capacity: recordHeaderLength)
-        header.write(UInt32(payload.bytes.count))
-        header.write(CRC32C.checksum(payload.bytes))
-        header.write(CRC32C.checksum(header.bytes))
-        bytes.append(contentsOf: header.bytes)
-        bytes.append(contentsOf: payload.bytes)
+        // Written in place behind a blank header that is filled in after: a payload writer and a header
+        // writer of their own cost two allocations and two copies a record.
+        var writer = BinaryWriter(capacity: 0)
+        swap(&writer.bytes, &bytes)
+        defer { swap(&writer.bytes, &bytes) }
+        let headerStart = writer.bytes.count
+        let payloadStart = headerStart + recordHeaderLength
+        writer.bytes.append(contentsOf: repeatElement(0, count: recordHeaderLength))
+        writer.write(logged)
+        let payloadChecksum = writer.bytes.withUnsafeBytes {
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payloadStart...]))
+        }
+        writer.patch(UInt32(writer.bytes.count - payloadStart), at: headerStart)
+        writer.patch(payloadChecksum, at: headerStart + 4)
+        let headerChecksum = writer.bytes.withUnsafeBytes {
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[headerStart..<(headerStart + 8)]))
+        }
+        writer.patch(headerChecksum, at: headerStart + 8)
     }
 }
 

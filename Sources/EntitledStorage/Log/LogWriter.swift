@@ -99,6 +99,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     public func record(_ change: StoreChange, sequence: UInt64) throws(JournalError) {
         var encoded: [UInt8] = []
+        encoded.reserveCapacity(256)  // a grant's record is about 100 bytes: one allocation, no regrowth
         LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change), to: &encoded)
         condition.lock()
         defer { condition.unlock() }

@@ -8,33 +8,12 @@ extension ByteBuffer {
     /// Writes `string` as a JSON string literal, escaping quotes, backslashes and control characters.
     mutating func writeJSONString(_ string: String) {
         var string = string
-        string.withUTF8 { utf8 in
-            writeInteger(UInt8(ascii: "\""))
-            var plainStart = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[plainStart..<index]))
-                writeEscaped(byte)
-                plainStart = index + 1
+        _ = string.withUTF8 { utf8 in
+            writeWithUnsafeMutableBytes(minimumWritableBytes: UnsafeLineWriter.jsonStringBound(utf8.count)) { memory in
+                var out = UnsafeLineWriter(memory)
+                out.appendJSONString(UnsafeRawBufferPointer(utf8))
+                return out.count
             }
-            writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[plainStart...]))
-            writeInteger(UInt8(ascii: "\""))
-        }
-    }
-
-    mutating func writeEscaped(_ byte: UInt8) {
-        switch byte {
-        case UInt8(ascii: "\""): writeStaticString("\\\"")
-        case UInt8(ascii: "\\"): writeStaticString("\\\\")
-        case 0x0A: writeStaticString("\\n")
-        case 0x0D: writeStaticString("\\r")
-        case 0x09: writeStaticString("\\t")
-        case 0x08: writeStaticString("\\b")
-        case 0x0C: writeStaticString("\\f")
-        default:
-            let hex: StaticString = "0123456789abcdef"
-            writeStaticString("\\u00")
-            writeInteger(hex.utf8Start[Int(byte >> 4)])
-            writeInteger(hex.utf8Start[Int(byte & 0x0F)])
         }
     }
 

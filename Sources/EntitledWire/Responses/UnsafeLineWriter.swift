@@ -1,3 +1,5 @@
+import EntitledCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -8,10 +10,10 @@ import Darwin
 
 /// Appends bytes to memory reserved beforehand, with no capacity checks of its own.
 ///
-/// Written by hand for the check answer: `ByteBuffer.writeStaticString` checks capacity, uniqueness and
+/// Written by hand for the hot answers: `ByteBuffer.writeStaticString` checks capacity, uniqueness and
 /// exclusive access on every call, about 170 instructions in callgrind, and a check answer took four
-/// calls. Reserving once and copying here costs a few dozen. The caller reserves enough for everything
-/// it appends (`precondition`-checked in debug builds).
+/// calls, a membership forty. Reserving once and copying here costs a few dozen. The caller reserves
+/// enough for everything it appends (`assert`-checked in debug builds): see `jsonStringBound`.
 struct UnsafeLineWriter {
     private let memory: UnsafeMutableRawBufferPointer
     /// How many bytes have been appended.
@@ -33,4 +35,66 @@ struct UnsafeLineWriter {
         memcpy(base + count, source, bytes.count)
         count += bytes.count
     }
+
+    /// The most bytes `appendJSONString` writes for `byteCount` bytes of text: the quotes, and six bytes
+    /// (`\u00XX`) for every byte at worst.
+    static func jsonStringBound(_ byteCount: Int) -> Int {
+        2 + 6 * byteCount
+    }
+
+    /// Appends UTF-8 text as a JSON string literal, escaping quotes, backslashes and control characters
+    /// (everything else, non-ASCII included, is valid as it is).
+    mutating func appendJSONString(_ text: UnsafeRawBufferPointer) {
+        append("\"")
+        var plainStart = 0
+        for index in 0..<text.count {
+            let byte = text[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            append(UnsafeRawBufferPointer(rebasing: text[plainStart..<index]))
+            appendEscaped(byte)
+            plainStart = index + 1
+        }
+        append(UnsafeRawBufferPointer(rebasing: text[plainStart...]))
+        append("\"")
+    }
+
+    /// Appends `text` as a JSON string literal.
+    mutating func appendJSONString(_ text: String) {
+        var text = text
+        text.withUTF8 { appendJSONString(UnsafeRawBufferPointer($0)) }
+    }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): append("\\\"")
+        case UInt8(ascii: "\\"): append("\\\\")
+        case 0x0A: append("\\n")
+        case 0x0D: append("\\r")
+        case 0x09: append("\\t")
+        case 0x08: append("\\b")
+        case 0x0C: append("\\f")
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            append("\\u00")
+            appendByte(hex.utf8Start[Int(byte >> 4)])
+            appendByte(hex.utf8Start[Int(byte & 0x0F)])
+        }
+    }
+
+    @inline(__always)
+    mutating func appendByte(_ byte: UInt8) {
+        assert(count < memory.count, "UnsafeLineWriter: more bytes than were reserved")
+        memory[count] = byte
+        count += 1
+    }
+
+    /// Appends `timestamp` as a quoted UTC RFC 3339 string (at most `timestampBound` bytes).
+    mutating func appendTimestamp(_ timestamp: Timestamp) {
+        append("\"")
+        timestamp.withRFC3339Bytes { append(UnsafeRawBufferPointer($0)) }
+        append("\"")
+    }
+
+    /// The most bytes `appendTimestamp` writes.
+    static let timestampBound = Timestamp.maximumRFC3339Length + 2
 }
