@@ -48,7 +48,10 @@ import Testing
         let ids = (0..<100).map { _ in MembershipID.random(using: &generator) }
             + [MembershipID(bits: 0), MembershipID(bits: .max), MembershipID(rawValue: "not an id ✓"), MembershipID(rawValue: "")]
         for id in ids {
-            #expect(id.withUTF8 { String(decoding: $0, as: UTF8.self) } == id.rawValue)
+            var text = ""
+            id.withUTF8 { text = String(decoding: $0, as: UTF8.self) }
+            #expect(text == id.rawValue)
+            #expect(id.utf8Count == id.rawValue.utf8.count)
         }
     }
 

@@ -64,15 +64,26 @@ public struct MembershipID: Hashable, Sendable, CustomStringConvertible {
 
     /// Calls `body` with the id's UTF-8 text, without building a String for a canonical id: encoders
     /// copy it straight into their output (a String of 17 bytes is a heap allocation).
-    public func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    ///
+    /// Not generic on purpose: called from other modules, a generic version was not specialized and
+    /// looked up its metadata at run time on every call, about 2,500 instructions of a grant.
+    public func withUTF8(_ body: (UnsafeRawBufferPointer) -> Void) {
         switch storage {
         case .canonical(let bits):
-            return try withUnsafeTemporaryAllocation(byteCount: Self.textLength, alignment: 1) { buffer in
+            withUnsafeTemporaryAllocation(byteCount: Self.textLength, alignment: 1) { buffer in
                 let count = Self.spell(bits, into: buffer)
-                return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             }
         case .other(var text):
-            return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+            text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// The length of the id's UTF-8 text.
+    public var utf8Count: Int {
+        switch storage {
+        case .canonical: return Self.textLength
+        case .other(let text): return text.utf8.count
         }
     }
 

@@ -115,10 +115,9 @@ public enum ResponseEncoder {
     static func write(_ membership: Membership, at moment: Timestamp, into buffer: inout ByteBuffer) {
         let status = membership.status(at: moment)
         func bound(_ text: String?) -> Int { UnsafeLineWriter.jsonStringBound(text?.utf8.count ?? 0) }
-        let idBytes = membership.id.withUTF8 { $0.count }
         // The keys, punctuation, literals and enum values take under 200 bytes.
         let longest =
-            256 + UnsafeLineWriter.jsonStringBound(idBytes) + bound(membership.productId) + bound(membership.planId)
+            256 + UnsafeLineWriter.jsonStringBound(membership.id.utf8Count) + bound(membership.productId) + bound(membership.planId)
             + bound(membership.user) + bound(membership.device) + bound(membership.revocation?.reason)
             + 3 * UnsafeLineWriter.timestampBound
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: longest) { memory in
