@@ -8,7 +8,7 @@ import Logging
 /// one `fdatasync`, then acknowledges every change up to the last one it wrote: writers that arrive while
 /// a sync is running share the next one (group commit), so 50 concurrent writers pay a handful of syncs,
 /// not 50. Event loops flush on their own thread (`commitIfIdle`); a writer thread flushes for callers
-/// of `whenAcknowledged`, for snapshots' log rotations, and within 5 ms for records nobody committed.
+/// of `whenAcknowledged`, for snapshots' log rotations, and within 10 ms for records nobody committed.
 ///
 /// A failed write or sync is final: every change not yet acknowledged is reported failed, `record`
 /// refuses every later change (the store then refuses the write), and the failure is logged at
@@ -23,6 +23,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private let condition = PthreadCondition()
 
     private var pending: [UInt8] = []
+    /// When the oldest record in `pending` was recorded.
+    private var pendingSince = ContinuousClock.now
     private var spare: [UInt8] = []
     private var pendingLastSequence: UInt64 = 0
     /// Where in `pending` a new segment must start (a snapshot was captured there), and its first sequence.
@@ -105,6 +107,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         defer { condition.unlock() }
         if let failure { throw failure }
         guard state == .running else { throw JournalError(reason: "the log is closed") }
+        if pending.isEmpty { pendingSince = ContinuousClock.now }
         pending.append(contentsOf: encoded)
         pendingLastSequence = sequence
         counters.records += 1
@@ -208,9 +211,12 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                 if !pending.isEmpty, !waiters.isEmpty { break }  // someone waits for these records
                 // `record` does not wake this thread (that would cost a context switch per write), so it
                 // looks every few milliseconds for records nobody has committed and for an everysec sync
-                // falling due: at most 5 ms late, at about 200 cheap wake-ups a second.
+                // falling due: at most 10 ms late, at about 200 cheap wake-ups a second. Records younger
+                // than 5 ms are left to the event loop that recorded them, which commits them at the end
+                // of its turn: taking them here made that loop wait for this thread's sync and a hop back.
                 condition.wait(timeout: .milliseconds(5))
-                if !pending.isEmpty || (policy == .everysec && unsyncedWritesHint) { break }
+                let uncommitted = !pending.isEmpty && ContinuousClock.now - pendingSince >= .milliseconds(5)
+                if uncommitted || (policy == .everysec && unsyncedWritesHint) { break }
             }
             let closing = state == .closing
             condition.unlock()
