@@ -180,6 +180,16 @@ struct DurabilityCommand: ParsableCommand {
                 )
             )
             if let without = snapshot.checksWithoutSnapshot, let during = snapshot.checksDuringSnapshot {
+                let ratio = without.latency.p99Ms > 0 ? during.latency.p99Ms / without.latency.p99Ms : nil
+                goals.append(
+                    Goal(
+                        name: "check p99 during snapshot vs without", target: "≤ 2.00×",
+                        measured: ratio.map {
+                            "\(ReportTable.format($0, 2))× (\(ReportTable.format(during.latency.p99Ms, 3)) / \(ReportTable.format(without.latency.p99Ms, 3)) ms)"
+                        } ?? "—",
+                        met: ratio.map { $0 <= 2 && during.errors == 0 && during.inactive == 0 }
+                    )
+                )
                 goals.append(
                     Goal(
                         name: "check p99.9 during snapshot (without)", target: "reported",

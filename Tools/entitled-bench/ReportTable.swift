@@ -16,10 +16,10 @@ enum ReportTable {
         if let snapshot = report.snapshot { out += renderSnapshot(snapshot, settings) }
         if !report.goals.isEmpty {
             out.append("")
-            out.append("Goals (issue 3)")
+            out.append("Goals (issues 3 and 5)")
             for goal in report.goals {
                 let verdict = goal.met.map { $0 ? "met" : "MISSED" } ?? "not measured"
-                out.append("  " + pad(goal.name, 48) + pad(goal.target, 10) + pad(goal.measured, 22) + verdict)
+                out.append("  " + pad(goal.name, 48) + pad(goal.target, 10) + pad(goal.measured, 32) + verdict)
             }
         }
         return out.joined(separator: "\n")
