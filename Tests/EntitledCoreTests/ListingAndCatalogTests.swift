@@ -50,6 +50,29 @@ import Testing
 }
 
 @Suite struct CatalogTests {
+    /// Checks of entitlements read a list while the catalog is small and the dictionary beyond
+    /// `StoreState.smallCatalogLimit`: every entitlement must resolve the same either way, also in a store
+    /// restored from an image.
+    @Test func everyEntitlementResolvesWhateverTheCatalogsSize() throws {
+        let store = makeStore()
+        store.buy("prod_3", as: .user("alice"))
+        var names: [String] = []
+        for index in 0..<(StoreState.smallCatalogLimit + 4) {
+            let name = index == 0 ? "pro" : "ent_\(index)"
+            _ = try store.define(entitlement: name, products: ["prod_\(index)"]).value
+            names.append(name)
+            for restored in [store, EntitlementStore(restoring: store.image(), clock: { referenceTime })] {
+                for (position, name) in names.enumerated() {
+                    let access = try restored.check(AccessQuery(subject: .user("alice"), filter: .entitlement(name)))
+                    #expect(access.isActive == (position == 3), "\(name) with \(names.count) entitlements")
+                }
+                #expect(throws: StoreError.unknownEntitlement("ent_none")) {
+                    try restored.check(AccessQuery(subject: .user("alice"), filter: .entitlement("ent_none")))
+                }
+            }
+        }
+    }
+
     @Test func defineStoresProductsSortedWithoutDuplicates() throws {
         let store = makeStore()
         let stored = try store.define(entitlement: "pro", products: ["prod_y", "prod_x", "prod_y", "prod_a"]).value

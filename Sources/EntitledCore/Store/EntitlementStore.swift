@@ -137,7 +137,7 @@ extension EntitlementStore {
                 guard let product = state.productCode(of: productId) else { return .inactive }
                 state.forEachVisibleAccess(of: query.subject) { $0.product == product ? consider($0) : true }
             case .entitlement(let name):
-                guard let products = state.catalog[name] else { throw .unknownEntitlement(name) }
+                guard let products = state.products(unlocking: name) else { throw .unknownEntitlement(name) }
                 state.forEachVisibleAccess(of: query.subject) { products.unlocks($0.product) ? consider($0) : true }
             }
             guard found else { return .inactive }
