@@ -63,6 +63,24 @@ import Testing
             == #"{"ok":true,"id":[7,{}],"active":true,"expiresAt":"2026-12-21T00:00:00Z"}"# + "\n")
     }
 
+    @Test func aMembershipWhoseEveryTextNeedsSixBytesAByteIsWrittenWholeAndValid() throws {
+        // The worst case the reservation is sized for: every byte of every text escaped as \u00XX.
+        let control = String(repeating: "\u{01}", count: 256)
+        let membership = Membership(
+            id: MembershipID(rawValue: String(repeating: "\u{02}", count: 300)),
+            productId: control, planId: control, device: control, user: control,
+            createdAt: Self.created, expiresAt: Self.december21, source: .stripe,
+            revocation: Revocation(revokedAt: Self.december21, reason: String(repeating: "\u{1F}", count: 1000))
+        )
+        let line = encode(.membership(membership, moment: Self.created))
+        #expect(line.hasSuffix("}\n"))
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let decoded = try #require(object["membership"] as? [String: Any])
+        #expect(decoded["productId"] as? String == control)
+        #expect(decoded["reason"] as? String == String(repeating: "\u{1F}", count: 1000))
+        #expect(decoded["id"] as? String == String(repeating: "\u{02}", count: 300))
+    }
+
     @Test func aCheckResponseEchoesAnIDWithWhitespaceMinified() {
         let id = ByteBuffer(string: "{ \"n\" :\t[1, 2],\r\n\"s\": \"a b\" }")
         #expect(encode(.access(.inactive), id: id) == #"{"ok":true,"id":{"n":[1,2],"s":"a b"},"active":false}"# + "\n")

@@ -17,26 +17,6 @@ extension ByteBuffer {
         }
     }
 
-    /// Writes `timestamp` as a quoted UTC RFC 3339 string.
-    mutating func writeJSONTimestamp(_ timestamp: Timestamp) {
-        writeInteger(UInt8(ascii: "\""))
-        timestamp.withRFC3339Bytes { _ = writeBytes(UnsafeRawBufferPointer($0)) }
-        writeInteger(UInt8(ascii: "\""))
-    }
-
-    /// Writes `timestamp` as a quoted RFC 3339 string, or `null`.
-    mutating func writeJSONTimestampOrNull(_ timestamp: Timestamp?) {
-        if let timestamp {
-            writeJSONTimestamp(timestamp)
-        } else {
-            writeStaticString("null")
-        }
-    }
-
-    mutating func writeJSONBool(_ value: Bool) {
-        writeStaticString(value ? "true" : "false")
-    }
-
     /// Writes an integer in decimal.
     mutating func writeJSONInteger(_ value: Int) {
         writeString(String(value))

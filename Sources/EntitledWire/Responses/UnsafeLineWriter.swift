@@ -8,12 +8,13 @@ import Musl
 import Darwin
 #endif
 
-/// Appends bytes to memory reserved beforehand, with no capacity checks of its own.
+/// Appends bytes to memory reserved beforehand, with one bounds comparison an append.
 ///
 /// Written by hand for the hot answers: `ByteBuffer.writeStaticString` checks capacity, uniqueness and
 /// exclusive access on every call, about 170 instructions in callgrind, and a check answer took four
 /// calls, a membership forty. Reserving once and copying here costs a few dozen. The caller reserves
-/// enough for everything it appends (`assert`-checked in debug builds): see `jsonStringBound`.
+/// enough for everything it appends (checked: running past it stops the process rather than
+/// corrupt memory): see `jsonStringBound`.
 struct UnsafeLineWriter {
     private let memory: UnsafeMutableRawBufferPointer
     /// How many bytes have been appended.
@@ -30,7 +31,7 @@ struct UnsafeLineWriter {
 
     @inline(__always)
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        assert(count + bytes.count <= memory.count, "UnsafeLineWriter: more bytes than were reserved")
+        precondition(count + bytes.count <= memory.count, "UnsafeLineWriter: more bytes than were reserved")
         guard let source = bytes.baseAddress, let base = memory.baseAddress else { return }
         memcpy(base + count, source, bytes.count)
         count += bytes.count
@@ -83,7 +84,7 @@ struct UnsafeLineWriter {
 
     @inline(__always)
     mutating func appendByte(_ byte: UInt8) {
-        assert(count < memory.count, "UnsafeLineWriter: more bytes than were reserved")
+        precondition(count < memory.count, "UnsafeLineWriter: more bytes than were reserved")
         memory[count] = byte
         count += 1
     }
