@@ -99,6 +99,9 @@ public enum DataDirectoryInspector {
                             offset: torn, problem: "the file ends in the middle of a record, but a newer log file follows it"
                         )
                     }
+                } else if entry.status == .ok, let unused = scan.unusedTailOffset {
+                    entry.note = "\(scan.unusedBytes) bytes of zero-filled space after the last record (at offset \(unused)), prepared for records to come: not a record"
+                        + (isLast ? "; a server trims it at start" : "")
                 }
             } catch {
                 entry.status = status(of: error)
@@ -177,7 +180,7 @@ public enum DataDirectoryInspector {
                 )
             }
             failureOffset = torn
-            problem = "the file ends in the middle of a record (\(scan.tornBytes) bytes)"
+            problem = "a crash cut the last record short (\(scan.tornBytes) bytes from there to the end of the file)"
         case .failure(let error):
             guard case .corruptLog(_, let offset, let scanProblem) = error else { throw error }
             guard offset >= LogFormat.segmentHeaderLength else {
@@ -579,6 +582,8 @@ struct SegmentWalk {
         var offset = LogFormat.segmentHeaderLength
         var expected = firstSequence
         while offset < bytes.count {
+            // Zero-filled space prepared for records to come ends the records; it is not a failure.
+            if UnsafeRawBufferPointer(rebasing: bytes[offset...]).allSatisfy({ $0 == 0 }) { break }
             let frame = Self.frame(at: offset, in: bytes)
             guard case .intact(let length) = frame else {
                 failure = (offset, Self.describe(frame))

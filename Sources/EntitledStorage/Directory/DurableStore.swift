@@ -22,17 +22,28 @@ public final class DurableStore: Sendable {
     /// - Throws: `StorageError.locked` when another server uses the directory; `.corruptLog` or
     ///   `.corruptSnapshot` (naming the file and byte offset) when a file fails its checks; `.io` for
     ///   a file system failure. A torn last log record is not an error: it is dropped with a warning.
-    public init(
+    public convenience init(
         directory: String,
         policy: FsyncPolicy = .always,
         clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
         logger: Logger = Logger(label: "entitled.storage")
     ) throws(StorageError) {
+        try self.init(directory: directory, policy: policy, clock: clock, logger: logger, preallocation: .standard)
+    }
+
+    /// As the public initializer, with the log's preallocation tuned (tests make it tiny, to race it).
+    init(
+        directory: String,
+        policy: FsyncPolicy,
+        clock: @escaping @Sendable () -> Timestamp,
+        logger: Logger,
+        preallocation: SegmentPreallocator.Tuning
+    ) throws(StorageError) {
         let started = ContinuousClock.now
         try FileSystem.makeDirectory(directory)
         let lock = try DirectoryLock(directory: directory)
         do throws(StorageError) {
-            let log = LogWriter(directory: directory, policy: policy, logger: logger)
+            let log = LogWriter(directory: directory, policy: policy, logger: logger, beforeSync: nil, preallocation: preallocation)
             let inventory = try Inventory(directory: directory)
             var report = RecoveryReport(
                 snapshotFile: inventory.snapshots.last?.file, snapshotSequence: 0, replayedRecords: 0,
@@ -124,6 +135,14 @@ public final class DurableStore: Sendable {
                     try FileSystem.truncate(directory + "/" + segment.file, to: offset)
                 }
                 report.droppedTornTail = (segment.file, offset, scan.tornBytes)
+            } else if let offset = scan.unusedTailOffset {
+                // Zeros the log writer prepared and a crash left unused: no record, nothing lost. Cut so
+                // that the file, which is never written again, holds only its records.
+                try FileSystem.truncate(directory + "/" + segment.file, to: offset)
+                logger.debug(
+                    "trimmed unused zero-filled space after the last log record",
+                    metadata: ["file": "\(segment.file)", "offset": "\(offset)", "bytes": "\(scan.unusedBytes)"]
+                )
             }
         }
     }

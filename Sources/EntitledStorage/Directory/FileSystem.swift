@@ -38,6 +38,40 @@ enum FileSystem {
         }
     }
 
+    /// Writes all of `bytes` at file offset `offset` (retrying short writes); the descriptor's position
+    /// does not move.
+    static func writeAll(
+        _ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String
+    ) throws(StorageError) {
+        var written = 0
+        while written < bytes.count {
+            let count = pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw .io(operation: "write", path: path, errno: count == 0 ? EIO : errno) }
+            written += count
+        }
+    }
+
+    /// Writes zeros over `range` of the file, in pieces of at most 64 KiB from one shared zero buffer.
+    static func writeZeros(_ descriptor: Int32, _ range: Range<Int>, path: String) throws(StorageError) {
+        try zeros.withBytes { (zeros) throws(StorageError) in
+            var offset = range.lowerBound
+            while offset < range.upperBound {
+                let count = min(zeros.count, range.upperBound - offset)
+                try writeAll(descriptor, UnsafeRawBufferPointer(rebasing: zeros[0..<count]), at: offset, path: path)
+                offset += count
+            }
+        }
+    }
+
+    private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
+
+    /// Cuts the open file `descriptor` to `length` bytes and syncs it.
+    static func truncate(_ descriptor: Int32, to length: Int, path: String) throws(StorageError) {
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
+        try syncData(descriptor, path: path)
+    }
+
     static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(StorageError) {
         try bytes.withBytes { (raw) throws(StorageError) in try writeAll(descriptor, raw, path: path) }
     }

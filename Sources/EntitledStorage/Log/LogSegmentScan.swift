@@ -7,10 +7,18 @@ struct LogSegmentScan {
     var records: [LoggedChange] = []
     /// Where each record's payload starts in the file, for error messages about it.
     var payloadOffsets: [Int] = []
-    /// Where a torn last record starts, when the file ends in the middle of one (or in zeros).
+    /// Where a torn last record starts: a crash cut it short (see `isTorn(at:through:in:)`).
     var tornTailOffset: Int?
-    /// Bytes after the last complete record.
+    /// Bytes from the torn record to the end of the file.
     var tornBytes = 0
+    /// Where zero-filled space after the last record starts, when the file has some: space the log writer
+    /// prepared ahead of its records (`SegmentPreallocator`) and never used, or a file system's allocation
+    /// that a crash left without its data. Not a record, and nothing to warn about.
+    var unusedTailOffset: Int?
+    /// Bytes of that zero-filled space.
+    var unusedBytes: Int { unusedTailOffset.map { fileLength - $0 } ?? 0 }
+    /// The file's length in bytes.
+    private(set) var fileLength = 0
 
     /// Reads and checks the segment at `path` (named `file`). A torn tail is reported, not thrown; every
     /// other problem throws `StorageError.corruptLog` naming the byte offset.
@@ -25,6 +33,7 @@ struct LogSegmentScan {
     }
 
     private mutating func scan(_ bytes: UnsafeRawBufferPointer) throws(StorageError) {
+        fileLength = bytes.count
         guard bytes.count >= LogFormat.segmentHeaderLength,
             !bytes[0..<LogFormat.segmentHeaderLength].allSatisfy({ $0 == 0 })
         else {
@@ -39,6 +48,10 @@ struct LogSegmentScan {
         while offset < bytes.count {
             let remaining = bytes.count - offset
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            if rest.allSatisfy({ $0 == 0 }) {
+                unusedTailOffset = offset
+                return
+            }
             guard remaining >= LogFormat.recordHeaderLength else {
                 return markTorn(at: offset, total: bytes.count)
             }
@@ -47,7 +60,9 @@ struct LogSegmentScan {
             let payloadChecksum = try read { () throws(BinaryReader.Malformed) in try header.readUInt32() }
             let headerChecksum = try read { () throws(BinaryReader.Malformed) in try header.readUInt32() }
             guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: rest[0..<8])) == headerChecksum else {
-                if rest.allSatisfy({ $0 == 0 }) { return markTorn(at: offset, total: bytes.count) }
+                if Self.isTorn(at: offset, through: offset + LogFormat.recordHeaderLength, in: bytes) {
+                    return markTorn(at: offset, total: bytes.count)
+                }
                 throw .corruptLog(file: file, offset: offset, problem: "a record header fails its checksum")
             }
             guard length <= LogFormat.maximumPayloadLength else {
@@ -59,8 +74,7 @@ struct LogSegmentScan {
             let payloadStart = offset + LogFormat.recordHeaderLength
             let payload = UnsafeRawBufferPointer(rebasing: bytes[payloadStart..<(payloadStart + length)])
             guard CRC32C.checksum(payload) == payloadChecksum else {
-                // A last record whose header reached the disk but whose payload did not (zeros to the end).
-                if payloadStart + length == bytes.count, payload.allSatisfy({ $0 == 0 }) {
+                if Self.isTorn(at: offset, through: payloadStart + length, in: bytes) {
                     return markTorn(at: offset, total: bytes.count)
                 }
                 throw .corruptLog(file: file, offset: payloadStart, problem: "a record fails its checksum")
@@ -80,6 +94,31 @@ struct LogSegmentScan {
             expected += 1
             offset = payloadStart + length
         }
+    }
+
+    /// The size of the unit a disk writes whole or not at all. Real devices write 512 or 4096 bytes
+    /// atomically; the smaller one is assumed, which is right for both.
+    static let sectorLength = 512
+
+    /// Whether the record spanning bytes `start..<end` (which fails its checksums) was cut short by a
+    /// crash, rather than damaged after it was written.
+    ///
+    /// A write that never reached the disk leaves the sectors it should have filled as they were, and the
+    /// space after the last record is zeros (the log writer fills it ahead, or the file system allocated it
+    /// as zeros). So the record is torn when, in some sector it reaches, every byte from the record's start
+    /// (or the sector's start) to the sector's end (or the end of the file) is zero. A record damaged on
+    /// disk after it was written has no such sector: within a sector, its bytes are followed by those of the
+    /// next record, and a torn write can only be the newest records. (etcd's write-ahead log uses the same
+    /// test.)
+    static func isTorn(at start: Int, through end: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
+        var chunkStart = start
+        while chunkStart < min(end, bytes.count) {
+            let sectorEnd = (chunkStart / sectorLength + 1) * sectorLength
+            let chunkEnd = min(sectorEnd, bytes.count)
+            if UnsafeRawBufferPointer(rebasing: bytes[chunkStart..<chunkEnd]).allSatisfy({ $0 == 0 }) { return true }
+            chunkStart = chunkEnd
+        }
+        return false
     }
 
     private func read<T>(_ body: () throws(BinaryReader.Malformed) -> T) throws(StorageError) -> T {

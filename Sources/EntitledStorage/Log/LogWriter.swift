@@ -10,6 +10,10 @@ import Logging
 /// not 50. Event loops flush on their own thread (`commitIfIdle`); a writer thread flushes for callers
 /// of `whenAcknowledged`, for snapshots' log rotations, and within 10 ms for records nobody committed.
 ///
+/// With `always`, a `SegmentPreallocator` keeps zeros on disk ahead of the records, so a sync writes
+/// data only and not the file's new size too; the zeros left after the last record are cut off when a
+/// segment is closed (and by recovery after a crash).
+///
 /// A failed write or sync is final: every change not yet acknowledged is reported failed, `record`
 /// refuses every later change (the store then refuses the write), and the failure is logged at
 /// `critical`. Reads go on from memory.
@@ -61,7 +65,10 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// Serializes the file I/O of `flushPending`; guards `segment`, `spare`, `lastSync`, `unsyncedWrites`.
     /// A `PthreadMutex` rather than an `NIOLock` because `commitIfIdle` needs `tryLock`.
     private let ioLock = PthreadMutex()
-    private var segment: (descriptor: Int32, path: String, firstSequence: UInt64)?
+    /// The segment being written; `end` is where its records end (the next record's offset).
+    private var segment: (descriptor: Int32, path: String, firstSequence: UInt64, end: Int)?
+    /// Zeros ahead of the records (`FsyncPolicy.always` only, where every sync counts).
+    private let preallocator: SegmentPreallocator?
     private var lastSync = ContinuousClock.now
     private var unsyncedWrites = false
     /// A copy of `unsyncedWrites` readable under `condition`.
@@ -76,11 +83,15 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         self.init(directory: directory, policy: policy, logger: logger, beforeSync: nil)
     }
 
-    init(directory: String, policy: FsyncPolicy, logger: Logger, beforeSync: (@Sendable () -> Void)?) {
+    init(
+        directory: String, policy: FsyncPolicy, logger: Logger, beforeSync: (@Sendable () -> Void)?,
+        preallocation: SegmentPreallocator.Tuning = .standard
+    ) {
         self.directory = directory
         self.policy = policy
         self.logger = logger
         self.beforeSync = beforeSync
+        self.preallocator = policy == .always ? SegmentPreallocator(tuning: preallocation, logger: logger) : nil
     }
 
     /// Opens a new segment whose first record will be `nextSequence` and starts the writer thread.
@@ -229,8 +240,15 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                 condition.unlock()
                 guard drained else { continue }
                 ioLock.lock()
-                if let segment { closeDescriptor(segment.descriptor) }
-                segment = nil
+                do throws(StorageError) {
+                    try closeSegment()
+                } catch {
+                    // Everything is synced already; only the unused zeros stay, which recovery cuts.
+                    logger.warning("could not cut the unused space off the last log segment: \(error.message)")
+                    if let segment { closeDescriptor(segment.descriptor) }
+                    segment = nil
+                }
+                preallocator?.stop()
                 ioLock.unlock()
                 condition.lock()
                 state = .closed
@@ -333,30 +351,69 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private func openSegment(firstSequence: UInt64) throws(StorageError) {
         let path = directory + "/" + LogFormat.segmentName(firstSequence: firstSequence)
         let descriptor = try FileSystem.createFile(path)
-        segment = (descriptor, path, firstSequence)
-        try FileSystem.writeAll(descriptor, LogFormat.segmentHeader(firstSequence: firstSequence), path: path)
+        let header = LogFormat.segmentHeader(firstSequence: firstSequence)
+        segment = (descriptor, path, firstSequence, header.count)
+        try FileSystem.writeAll(descriptor, header, path: path)
+        // The first zeros go with the header's sync, so the first records need not wait for the
+        // preallocator's first step. Only ever a cost saving: a disk too full for them still takes records.
+        var zeroedEnd = header.count
+        if let preallocator, preallocator.tuning.initialZeros > 0 {
+            let zeros = header.count..<(header.count + preallocator.tuning.initialZeros)
+            do throws(StorageError) {
+                try FileSystem.writeZeros(descriptor, zeros, path: path)
+                zeroedEnd = zeros.upperBound
+            } catch {
+                logger.warning("could not prepare zero-filled log space: \(error.message). The log goes on; its syncs cost more")
+                try FileSystem.truncate(descriptor, to: header.count, path: path)
+            }
+        }
         try FileSystem.syncData(descriptor, path: path)
         try FileSystem.syncDirectory(directory)
+        preallocator?.adopt(descriptor: descriptor, path: path, recordsEnd: header.count, zeroedEnd: zeroedEnd)
     }
 
+    /// Makes the segment durable and closes it, cutting off the zeros after its records first.
     private func closeSegment() throws(StorageError) {
         guard let segment else { return }
-        // A segment is complete once a newer one exists: make it durable whatever the policy.
-        try FileSystem.syncData(segment.descriptor, path: segment.path)
+        let zeroedEnd = preallocator?.release() ?? segment.end
+        if zeroedEnd > segment.end {
+            try FileSystem.truncate(segment.descriptor, to: segment.end, path: segment.path)
+        } else {
+            // A segment is complete once a newer one exists: make it durable whatever the policy.
+            try FileSystem.syncData(segment.descriptor, path: segment.path)
+        }
         closeDescriptor(segment.descriptor)
         self.segment = nil
     }
 
     private func writeToSegment(_ bytes: ArraySlice<UInt8>) throws(StorageError) {
-        guard !bytes.isEmpty, let segment else { return }
+        guard !bytes.isEmpty, let current = segment else { return }
+        let end = current.end + bytes.count
+        preallocator?.reserve(through: end)
         let result: Result<Void, StorageError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(StorageError) in try FileSystem.writeAll(segment.descriptor, raw, path: segment.path) }
+            Result { () throws(StorageError) in
+                try FileSystem.writeAll(current.descriptor, raw, at: current.end, path: current.path)
+            }
         }
         try result.get()
+        segment?.end = end
     }
 
     private func syncSegment() throws(StorageError) {
         guard let segment else { return }
         try FileSystem.syncData(segment.descriptor, path: segment.path)
+    }
+
+    /// Where the records of the segment being written end: its logical length, which is shorter than the
+    /// file while zeros are prepared after the records. For tests.
+    var currentSegmentLength: Int? {
+        ioLock.lock()
+        defer { ioLock.unlock() }
+        return segment?.end
+    }
+
+    /// What the preallocator has done, or `nil` without one. For tests and the benchmark's explanations.
+    var preallocationStatistics: SegmentPreallocator.Statistics? {
+        preallocator?.statistics
     }
 }

@@ -15,18 +15,23 @@ enum DataDirectoryFiles {
     }
 
     /// The byte offsets at which the records of a log segment start (after its 28-byte header), read from
-    /// each record's length field.
-    static func recordOffsets(of path: String) throws -> [Int] {
+    /// each record's length field, and where the last one ends (before any zeros the log prepared).
+    static func records(of path: String) throws -> (offsets: [Int], end: Int) {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         var offsets: [Int] = []
         var offset = 28
         while offset + 12 <= bytes.count {
             let length = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16 | Int(bytes[offset + 3]) << 24
-            guard offset + 12 + length <= bytes.count else { break }
+            // A zero length is no record (a payload holds at least its sequence): zeros prepared ahead.
+            guard length > 0, offset + 12 + length <= bytes.count else { break }
             offsets.append(offset)
             offset += 12 + length
         }
-        return offsets
+        return (offsets, offset)
+    }
+
+    static func recordOffsets(of path: String) throws -> [Int] {
+        try records(of: path).offsets
     }
 
     static func truncate(_ path: String, to length: Int) throws {
