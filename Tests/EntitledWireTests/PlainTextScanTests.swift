@@ -1,3 +1,5 @@
+import Foundation
+import NIOCore
 import Testing
 
 @testable import EntitledWire
@@ -39,5 +41,41 @@ import Testing
             #expect(try failure(#"{"op":"check","user":"\#(plain)"# + "\u{01}\"}").code == .badJSON)
             #expect(try failure(#"{"op":"check","user":"\#(plain)"#).code == .badJSON)
         }
+    }
+
+    /// `UnsafeLineWriter.appendJSONString` skips plain words eight bytes at a time: whatever byte sits at
+    /// whatever position of strings of every length, the output is what escaping byte by byte gives.
+    @Test func stringsOfEveryLengthAreEscapedWhateverByteTheyHoldWherever() throws {
+        for length in 0...40 {
+            for position in stride(from: 0, to: max(length, 1), by: 1) {
+                for special: UInt8 in [0x00, 0x0A, 0x1F, 0x22, 0x5C, 0x7F, 0xC3] {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "u"), count: length)
+                    if position < length { bytes[position] = special }
+                    if special == 0xC3, position + 1 < length { bytes[position + 1] = 0xA9 }  // é, whole
+                    var buffer = ByteBuffer()
+                    buffer.writeJSONString(String(decoding: bytes, as: UTF8.self))
+                    #expect(buffer.readString(length: buffer.readableBytes) == Self.escapedByteByByte(bytes), "length \(length), byte \(special) at \(position)")
+                }
+            }
+        }
+    }
+
+    /// The JSON string literal of `bytes`, escaped one byte at a time (the reference).
+    static func escapedByteByByte(_ bytes: [UInt8]) -> String {
+        var out = "\""
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            case let control where control.value < 0x20: out += String(format: "\\u%04x", control.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 }

@@ -39,6 +39,8 @@ final class ServingLoop: @unchecked Sendable {
     /// `toFlush`'s spare buffer, swapped in while flushing: copying the array and then emptying it would
     /// allocate a new buffer every turn (measured: one malloc per round trip).
     private var flushing: [ServedConnection] = []
+    /// `toCommit`'s spare buffer, swapped in while committing.
+    private var committing: [ServedConnection] = []
     private var running: [() -> Void] = []
     /// When accepting failed for lack of file descriptors: the listeners sleep until then.
     private var listenersPausedUntil: UInt64?
@@ -300,14 +302,19 @@ final class ServingLoop: @unchecked Sendable {
     /// the rest right after, and the answers are released when it calls back (group commit either way).
     private func commitWrites() {
         guard !toCommit.isEmpty, let log = context.processor.durable?.log else { return }
-        let connections = toCommit
-        toCommit.removeAll(keepingCapacity: true)
-        guard let through = connections.compactMap(\.uncommittedSequence).max() else { return }
+        // Swapped with a spare, as `toFlush` is: copying the array and then emptying it allocated.
+        swap(&toCommit, &committing)
+        defer { committing.removeAll(keepingCapacity: true) }
+        var newest: UInt64?
+        for connection in committing {
+            if let sequence = connection.uncommittedSequence { newest = max(newest ?? 0, sequence) }
+        }
+        guard let through = newest else { return }
         if let result = log.commitIfIdle(through: through) {
-            for connection in connections { connection.committed(through: through, result: result) }
+            for connection in committing { connection.committed(through: through, result: result) }
             return
         }
-        let unchecked = UncheckedConnections(connections)
+        let unchecked = UncheckedConnections(committing)  // a copy: the callback comes later
         log.whenAcknowledged(through) { [self] result in
             execute {
                 for connection in unchecked.connections { connection.committed(through: through, result: result) }
