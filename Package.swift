@@ -121,6 +121,7 @@ let package = Package(
         .executableTarget(
             name: "entitled-bench",
             dependencies: [
+                "CEpoll",
                 "EntitledCore",
                 "EntitledStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
