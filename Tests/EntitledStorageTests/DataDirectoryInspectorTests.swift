@@ -338,14 +338,6 @@ extension DataDirectoryInspectorTests {
         }
     }
 
-    func withScratchDirectory(_ body: (String) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("entitled-inspector-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try body(directory)
-    }
-
     func flipByte(at offset: Int, in path: String) throws {
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         defer { try? handle.close() }

@@ -173,14 +173,6 @@ extension SegmentPreallocator.Tuning: CustomTestStringConvertible {
 }
 
 extension LogPreallocationTests {
-    func withScratchDirectory(_ body: (String) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("entitled-prealloc-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try body(directory)
-    }
-
     func fileBytes(_ path: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }

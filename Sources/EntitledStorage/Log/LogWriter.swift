@@ -375,11 +375,12 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// Makes the segment durable and closes it, cutting off the zeros after its records first.
     private func closeSegment() throws(StorageError) {
         guard let segment else { return }
-        let zeroedEnd = preallocator?.release() ?? segment.end
-        if zeroedEnd > segment.end {
+        // A segment is complete once a newer one exists: make it durable whatever the policy (the cut
+        // syncs too). Cut whenever zeros were prepared, also by a step that failed half-way.
+        if let preallocator {
+            preallocator.release()
             try FileSystem.truncate(segment.descriptor, to: segment.end, path: segment.path)
         } else {
-            // A segment is complete once a newer one exists: make it durable whatever the policy.
             try FileSystem.syncData(segment.descriptor, path: segment.path)
         }
         closeDescriptor(segment.descriptor)

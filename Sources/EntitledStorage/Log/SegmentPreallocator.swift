@@ -121,14 +121,12 @@ final class SegmentPreallocator: @unchecked Sendable {
     }
 
     /// Stops preallocating in the current segment, waiting for a step in flight there to finish, so the
-    /// caller may cut and close the file. Returns where its zeros end (at least where its records end).
-    @discardableResult
-    func release() -> Int {
+    /// caller may cut and close the file.
+    func release() {
         condition.lock()
         defer { condition.unlock() }
         while stepInFlight != nil { condition.wait() }
         segment = nil
-        return zeroedEnd
     }
 
     /// Stops the thread. Call `release()` first.
