@@ -110,31 +110,15 @@ struct ChecksBenchmark {
     /// `redis-benchmark` (beside redis-server) with the same command, connections, pipeline and key range;
     /// its requests per second.
     private func redisBenchmark(port: UInt16, connections: Int, pipeline: Int, requests: Int, redisPath: String) throws -> Double? {
-        let beside = (redisPath as NSString).deletingLastPathComponent + "/redis-benchmark"
-        guard let binary = Executables.isExecutable(beside) ? beside : Executables.find("redis-benchmark") else {
+        guard let binary = RedisBenchmarkRun.binary(besideRedisServer: redisPath) else {
             progress("no redis-benchmark found: --validate skipped")
             return nil
         }
-        let process = try ChildProcess.launch(
-            binary,
-            [
-                "-p", "\(port)", "-c", "\(connections)", "-P", "\(pipeline)", "-n", "\(requests)", "-r", "\(options.users)",
-                "--threads", "\(options.threads)", "-q", "SISMEMBER", "ents:__rand_int__", "pro",
-            ],
-            name: "redis-benchmark"
-        )
-        guard process.waitForExit(timeout: 600) else {
-            process.stop(signal: SIGKILL)
-            throw BenchError("redis-benchmark did not finish")
-        }
-        // "SISMEMBER ents:__rand_int__ pro: 612345.67 requests per second, p50=..." (after \r progress lines)
-        let text = process.output.text
-        guard let range = text.range(of: " requests per second") else {
-            throw BenchError("redis-benchmark printed no rate: \(text.suffix(300))")
-        }
-        let number = text[..<range.lowerBound].split(whereSeparator: { $0 == " " || $0 == "\r" || $0 == "\n" }).last
-        let rate = number.flatMap { Double($0) }
-        progress("redis-benchmark \(connections) conns, pipeline \(pipeline): \(rate.map { String(Int($0)) } ?? "?") req/s")
-        return rate
+        let result = try RedisBenchmarkRun(
+            port: port, connections: connections, pipeline: pipeline, requests: requests, keyRange: options.users,
+            threads: options.threads, command: ["SISMEMBER", "ents:__rand_int__", "pro"]
+        ).run(binary: binary)
+        progress("redis-benchmark \(connections) conns, pipeline \(pipeline): \(Int(result.requestsPerSecond)) req/s")
+        return result.requestsPerSecond
     }
 }

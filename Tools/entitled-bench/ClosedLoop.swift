@@ -67,7 +67,7 @@ enum ClosedLoop {
             if started >= deadline { break }
             // The flag is checked every 64 requests: often enough to stop within milliseconds.
             if sequence & 63 == 0, let stop, stop.isSet { break }
-            encoder.encode(sequence)
+            encoder.encodeNext()
             try encoder.bytes.withUnsafeBytes { try connection.writeAll($0) }
             let line = try reader.readLine()
             let finished = monotonicNanoseconds()

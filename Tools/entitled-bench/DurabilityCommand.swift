@@ -9,8 +9,10 @@ struct DurabilityCommand: ParsableCommand {
         discussion: """
             1. Durable writes: entitled --fsync always (grant of a new user per request) and redis-server \
             --appendonly yes --appendfsync always (SADD), each on a fresh data directory, at each --connections \
-            count: closed loop, one request in flight per connection, for --duration seconds after --warmup, \
-            --runs times (median reported).
+            count: closed loop, one request in flight per connection, driven by one load-generator thread on \
+            epoll (as redis-benchmark drives its connections), for --duration seconds after --warmup, --runs \
+            times (median reported). With --validate, each run also has redis-benchmark send SADD to a fresh \
+            Redis over as many connections: the generator must drive Redis at least as fast.
 
             2. Snapshot and recovery: entitled --fsync no gets --memberships grants (pipelined), then a \
             snapshot; check latency is measured without a snapshot and while a second one is written; then a \
@@ -63,6 +65,9 @@ struct DurabilityCommand: ParsableCommand {
 
     @Option(help: "Also write the full results, every run included, as JSON to this file.")
     var json: String?
+
+    @Flag(name: .customLong("validate"), help: "Also measure redis-benchmark's SADD, same connections, on a fresh Redis in each run: the load generator must drive Redis at least as fast.")
+    var compareWithRedisBenchmark = false
 
     @Flag(name: .customLong("skip-writes"), help: "Skip part 1 (durable writes).")
     var skipWrites = false
@@ -128,7 +133,8 @@ struct DurabilityCommand: ParsableCommand {
         if !skipWrites {
             report.writes = WriteBenchmark(
                 entitled: entitledPath, redis: redisPath, redisSkipped: redisSkipped, workDirectory: workRoot,
-                connections: counts, runs: runs, duration: duration, warmup: warmup, settle: settle
+                connections: counts, runs: runs, duration: duration, warmup: warmup, settle: settle,
+                redisBenchmark: compareWithRedisBenchmark ? redisPath.flatMap { RedisBenchmarkRun.binary(besideRedisServer: $0) } : nil
             ).run()
         }
         if !skipSnapshot {
@@ -159,6 +165,17 @@ struct DurabilityCommand: ParsableCommand {
                     name: "durable writes at \(most) conns vs Redis", target: "≥ 1.00×",
                     measured: ratio.map { ReportTable.format($0.entitledOverRedis, 2) + "×" } ?? "—",
                     met: ratio.map { $0.entitledOverRedis >= 1 }
+                )
+            )
+        }
+        if let writes = report.writes, let most = report.settings.connections.max(),
+            let ratio = writes.generatorRatios.first(where: { $0.connections == most })
+        {
+            goals.append(
+                Goal(
+                    name: "generator vs redis-benchmark, \(most) conns (Redis)", target: "≥ 1.00×",
+                    measured: ReportTable.format(ratio.generatorOverRedisBenchmark, 2) + "×",
+                    met: ratio.generatorOverRedisBenchmark >= 1
                 )
             )
         }

@@ -69,6 +69,23 @@ enum LoadEngine {
         return merged
     }
 
+    /// Grants to new users on `connections` connections, one request in flight on each (a closed loop),
+    /// for `warmup` + `duration` seconds on one thread: the durable-write load. One generator thread,
+    /// as `redis-benchmark` has; a thread per connection spent about a third of the 2 cores on wake-ups
+    /// and context switches of its own, and the server threads it preempted measured slower.
+    static func measureNewUsers(port: UInt16, target: Target, connections count: Int, warmup: Double, duration: Double) throws -> LoadOutcome {
+        let connections = try (0..<count).map { _ in try TCPConnection(port: port, timeoutSeconds: 30) }
+        let measureFrom = monotonicNanoseconds() + nanoseconds(seconds: warmup)
+        let deadline = measureFrom + nanoseconds(seconds: duration)
+        var driver = PollDriver(
+            connections: connections, requests: LoadRequests(target: target), pipeline: 1,
+            source: .newUsers(next: 0), measureFrom: measureFrom, deadline: deadline
+        )
+        var outcome = try driver.run()
+        outcome.windowSeconds = duration
+        return outcome
+    }
+
     /// Gives users 0..<users their membership (entitled: a grant of `prod_pro`; Redis: `SADD ents:<user>
     /// pro`), pipelined over a few connections. Returns what it saw; every answer should be a success.
     static func load(port: UInt16, target: Target, users: Int, connections count: Int = 8, pipeline: Int = 256) throws -> LoadOutcome {
@@ -88,6 +105,8 @@ enum KeySource {
     case random(KeyChooser, grantPercent: Int)
     /// Every user once, in order, all of them grants (loading).
     case sequential(next: Int, end: Int)
+    /// A grant to a user nobody granted before, until the deadline (durable writes: each one a new record).
+    case newUsers(next: Int)
 }
 
 /// One thread's connections and their epoll set.
@@ -196,6 +215,14 @@ struct PollDriver {
                 next += 1
             }
             source = .sequential(next: next, end: end)
+        case .newUsers(var next):
+            if now >= deadline { break }
+            for _ in 0..<pipeline {
+                requests.append(.grant, user: next, to: &link.outgoing)
+                link.kinds.append(.grant)
+                next += 1
+            }
+            source = .newUsers(next: next)
         }
         guard !link.kinds.isEmpty else {
             link.finished = true

@@ -38,11 +38,15 @@ struct WriteSection: Codable {
     var redisSkipped: String?
     var measurements: [WriteMeasurement] = []
     var ratios: [WriteRatio] = []
+    /// The load generator's Redis rate over redis-benchmark's (with --validate): at least 1 means the
+    /// generator is not what limits the numbers.
+    var generatorRatios: [GeneratorRatio] = []
 }
 
 /// One system at one concurrency, over all runs.
 struct WriteMeasurement: Codable {
-    /// `entitled` or `redis`.
+    /// `entitled`, `redis` (both driven by this tool's load generator) or `redis-benchmark` (Redis driven
+    /// by redis-benchmark).
     let system: String
     /// `grant` or `SADD`.
     let operation: String
@@ -62,6 +66,9 @@ struct WriteRun: Codable {
     var errors = 0
     var firstError: String?
     var latency: LatencySummary?
+    /// p50 and p99 as redis-benchmark reported them: its runs have no `latency`.
+    var reportedP50Ms: Double?
+    var reportedP99Ms: Double?
     /// Why the run did not complete (the server crashed, stalled, refused to start...).
     var failure: String?
     /// The server's log lines at warning or above, and an unclean stop.
@@ -73,12 +80,23 @@ struct WriteRun: Codable {
     var settleSeconds: Double?
 }
 
+extension WriteRun {
+    var p50Ms: Double? { latency?.p50Ms ?? reportedP50Ms }
+    var p99Ms: Double? { latency?.p99Ms ?? reportedP99Ms }
+}
+
 /// The medians of one measurement over its completed runs.
 struct WriteMedian: Codable {
     let requestsPerSecond: Double
     let p50Ms: Double
     let p99Ms: Double
     let runsCounted: Int
+}
+
+/// The load generator's median Redis rate over redis-benchmark's at one concurrency.
+struct GeneratorRatio: Codable {
+    let connections: Int
+    let generatorOverRedisBenchmark: Double
 }
 
 /// entitled's median rate over Redis's at one concurrency; above 1 means entitled wrote faster.

@@ -26,7 +26,7 @@ enum ReportTable {
     }
 
     private static func renderWrites(_ writes: WriteSection, _ settings: BenchSettings) -> [String] {
-        var out = ["", "Durable writes: closed loop, one request in flight per connection, fresh server per run;"]
+        var out = ["", "Durable writes: closed loop, one request in flight per connection, one generator thread, fresh server per run;"]
         out.append(
             "  \(settings.runs) run(s) of \(format(settings.durationSeconds, 1)) s (+\(format(settings.warmupSeconds, 1)) s warm-up), median shown."
         )
@@ -50,6 +50,12 @@ enum ReportTable {
         }
         for ratio in writes.ratios {
             out.append("  " + pad("entitled / redis", 22) + lpad("\(ratio.connections)", 6) + lpad(format(ratio.entitledOverRedis, 2) + "×", 11))
+        }
+        for ratio in writes.generatorRatios {
+            out.append(
+                "  " + pad("generator / r-bench", 22) + lpad("\(ratio.connections)", 6)
+                    + lpad(format(ratio.generatorOverRedisBenchmark, 2) + "×", 11) + "   (Redis driven by this tool / by redis-benchmark)"
+            )
         }
         if let skipped = writes.redisSkipped { out.append("  Redis not measured: \(skipped)") }
         let other = writes.measurements.flatMap(\.runs).compactMap(\.otherCPUCores)

@@ -1,3 +1,5 @@
+import Histogram
+
 /// Latency percentiles of a set of samples, in milliseconds (the unit the table prints).
 struct LatencySummary: Codable, Sendable {
     let count: Int
@@ -16,6 +18,16 @@ struct LatencySummary: Codable, Sendable {
         p999Ms = Self.percentile(sorted, 0.999)
         maxMs = Double(sorted.last ?? 0) / 1e6
         meanMs = sorted.isEmpty ? 0 : Double(sorted.reduce(0, &+)) / Double(sorted.count) / 1e6
+    }
+
+    /// Summarizes a histogram of nanoseconds.
+    init(histogram: Histogram<UInt64>) {
+        count = Int(histogram.totalCount)
+        p50Ms = Double(histogram.valueAtPercentile(50)) / 1e6
+        p99Ms = Double(histogram.valueAtPercentile(99)) / 1e6
+        p999Ms = Double(histogram.valueAtPercentile(99.9)) / 1e6
+        maxMs = Double(histogram.max) / 1e6
+        meanMs = histogram.mean / 1e6
     }
 
     /// Nearest rank: the smallest sample with at least `fraction` of the samples at or below it.

@@ -1,10 +1,6 @@
-/// What a closed-loop connection sends, request after request.
+/// What a closed-loop connection sends, request after request (the snapshot benchmark's checks; the
+/// measured loads against both servers go through `LoadEngine`).
 enum Workload: Sendable {
-    /// `{"op":"grant","user":"<tag>c<connection>n<index>","product":"p"}`: a new membership per request,
-    /// so every request is a real change the log must hold.
-    case entitledGrant(tag: String)
-    /// RESP `SADD ents:<tag>c<connection>n<index> pro`: Redis's durable write of the same fact.
-    case redisSAdd(tag: String)
     /// `{"op":"check","user":"u<random below users>","entitlement":"pro"}` against loaded users.
     case entitledCheck(users: Int, seed: UInt64)
 }
@@ -20,13 +16,7 @@ enum AnswerKind {
 /// Builds one connection's requests into a reused buffer and classifies the answers. The fixed parts are
 /// encoded once; per request only the number is written, so a request costs no allocation.
 struct RequestEncoder {
-    /// Which request this encoder writes (the workload without its strings, for a cheap switch).
-    private enum Shape {
-        case grant, sadd, check
-    }
-
-    private let shape: Shape
-    /// The bytes before the number (for RESP: the part of the key before the number).
+    /// The bytes before the number.
     private let head: [UInt8]
     /// The bytes after the number.
     private let tail: [UInt8]
@@ -35,24 +25,9 @@ struct RequestEncoder {
     /// The request just encoded; its storage is reused.
     private(set) var bytes: [UInt8] = []
 
-    private static let saddStart = Array("*3\r\n$4\r\nSADD\r\n$".utf8)
-
     init(_ workload: Workload, connection: Int) {
         switch workload {
-        case .entitledGrant(let tag):
-            shape = .grant
-            head = Array("{\"op\":\"grant\",\"user\":\"\(tag)c\(connection)n".utf8)
-            tail = Array("\",\"product\":\"p\"}\n".utf8)
-            users = 0
-            random = 0
-        case .redisSAdd(let tag):
-            shape = .sadd
-            head = Array("ents:\(tag)c\(connection)n".utf8)
-            tail = Array("\r\n$3\r\npro\r\n".utf8)
-            users = 0
-            random = 0
         case .entitledCheck(let users, let seed):
-            shape = .check
             head = Array("{\"op\":\"check\",\"user\":\"u".utf8)
             tail = Array("\",\"entitlement\":\"pro\"}\n".utf8)
             self.users = max(1, users)
@@ -62,44 +37,23 @@ struct RequestEncoder {
         bytes.reserveCapacity(256)
     }
 
-    /// Encodes request number `index` into `bytes`.
+    /// Encodes the next request (for a random user) into `bytes`.
     @inline(__always)
-    mutating func encode(_ index: Int) {
+    mutating func encodeNext() {
         bytes.removeAll(keepingCapacity: true)
-        switch shape {
-        case .grant:
-            bytes.append(contentsOf: head)
-            bytes.appendDecimal(index)
-        case .sadd:
-            bytes.append(contentsOf: Self.saddStart)
-            bytes.appendDecimal(head.count + decimalDigits(index))
-            bytes.append(13)
-            bytes.append(10)
-            bytes.append(contentsOf: head)
-            bytes.appendDecimal(index)
-        case .check:
-            random ^= random << 13
-            random ^= random >> 7
-            random ^= random << 17
-            bytes.append(contentsOf: head)
-            bytes.appendDecimal(Int(random % UInt64(users)))
-        }
+        random ^= random << 13
+        random ^= random >> 7
+        random ^= random << 17
+        bytes.append(contentsOf: head)
+        bytes.appendDecimal(Int(random % UInt64(users)))
         bytes.append(contentsOf: tail)
     }
 
     /// Classifies an answer line by its first bytes, without decoding it.
     @inline(__always)
     func classify(_ line: UnsafeRawBufferPointer) -> AnswerKind {
-        switch shape {
-        case .grant:
-            return line.starts(with: "{\"ok\":true") ? .success : .failure
-        case .sadd:
-            // `:1` (added) is the answer; `:0` would mean the key existed, which distinct keys rule out.
-            return line.starts(with: ":1") ? .success : .failure
-        case .check:
-            if line.starts(with: "{\"ok\":true,\"active\":true") { return .success }
-            return line.starts(with: "{\"ok\":true,\"active\":false") ? .inactive : .failure
-        }
+        if line.starts(with: "{\"ok\":true,\"active\":true") { return .success }
+        return line.starts(with: "{\"ok\":true,\"active\":false") ? .inactive : .failure
     }
 }
 

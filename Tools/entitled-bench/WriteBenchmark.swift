@@ -19,6 +19,9 @@ struct WriteBenchmark {
     let warmup: Double
     /// The longest wait for a quiet machine before each run (0: no wait).
     let settle: Double
+    /// With a path, each run also measures redis-benchmark's SADD on a fresh Redis: the yardstick for the
+    /// load generator, which must drive Redis at least as fast.
+    let redisBenchmark: String?
 
     func run() -> WriteSection {
         var section = WriteSection(redisSkipped: redisSkipped)
@@ -27,31 +30,36 @@ struct WriteBenchmark {
             if redis != nil {
                 section.measurements.append(WriteMeasurement(system: "redis", operation: "SADD", connections: count))
             }
+            if redis != nil, redisBenchmark != nil {
+                section.measurements.append(WriteMeasurement(system: "redis-benchmark", operation: "SADD", connections: count))
+            }
         }
         // Runs interleave the systems and concurrencies, so a slow phase of the machine (another
         // process, the disk's cache) is spread over all of them instead of hitting one.
         for run in 1...runs {
+            var lastRedisRate = 0.0
             for index in section.measurements.indices {
                 let measurement = section.measurements[index]
                 progress(
                     "writes run \(run)/\(runs): \(measurement.system) \(measurement.operation), \(measurement.connections) connection(s), \(duration) s"
                 )
-                let result = measure(measurement.system, connections: measurement.connections, run: run)
+                let result = measure(measurement.system, connections: measurement.connections, run: run, lastRedisRate: lastRedisRate)
+                if measurement.system == "redis" { lastRedisRate = result.requestsPerSecond }
                 if let failure = result.failure { progress("  failed: \(failure)") } else {
                     progress(
-                        "  \(Int(result.requestsPerSecond)) req/s, p50 \(ReportTable.format(result.latency?.p50Ms ?? 0, 3)) ms, p99 \(ReportTable.format(result.latency?.p99Ms ?? 0, 3)) ms, errors \(result.errors), other processes \(ReportTable.format(result.otherCPUCores ?? 0, 2)) cores"
+                        "  \(Int(result.requestsPerSecond)) req/s, p50 \(ReportTable.format(result.p50Ms ?? 0, 3)) ms, p99 \(ReportTable.format(result.p99Ms ?? 0, 3)) ms, errors \(result.errors), other processes \(ReportTable.format(result.otherCPUCores ?? 0, 2)) cores"
                     )
                 }
                 section.measurements[index].runs.append(result)
             }
         }
         for index in section.measurements.indices {
-            let done = section.measurements[index].runs.filter { $0.failure == nil && $0.latency != nil }
+            let done = section.measurements[index].runs.filter { $0.failure == nil && $0.requests > 0 }
             guard !done.isEmpty else { continue }
             section.measurements[index].median = WriteMedian(
                 requestsPerSecond: median(done.map(\.requestsPerSecond)),
-                p50Ms: median(done.compactMap { $0.latency?.p50Ms }),
-                p99Ms: median(done.compactMap { $0.latency?.p99Ms }),
+                p50Ms: median(done.compactMap(\.p50Ms)),
+                p99Ms: median(done.compactMap(\.p99Ms)),
                 runsCounted: done.count
             )
         }
@@ -62,12 +70,16 @@ struct WriteBenchmark {
             if let ours = rate("entitled"), let theirs = rate("redis"), theirs > 0 {
                 section.ratios.append(WriteRatio(connections: count, entitledOverRedis: ours / theirs))
             }
+            if let generator = rate("redis"), let yardstick = rate("redis-benchmark"), yardstick > 0 {
+                section.generatorRatios.append(GeneratorRatio(connections: count, generatorOverRedisBenchmark: generator / yardstick))
+            }
         }
         return section
     }
 
-    /// One run: a fresh server in a fresh directory, the closed loop, the server stopped, the directory gone.
-    private func measure(_ system: String, connections count: Int, run: Int) -> WriteRun {
+    /// One run: a fresh server in a fresh directory, the closed loop (or redis-benchmark), the server stopped,
+    /// the directory gone.
+    private func measure(_ system: String, connections count: Int, run: Int, lastRedisRate: Double) -> WriteRun {
         var result = WriteRun(run: run)
         if settle > 0 {
             let quiet = CPUMeter.waitForQuiet(threshold: 0.25, limit: settle)
@@ -81,29 +93,43 @@ struct WriteBenchmark {
             let made = try cleanup.makeTemporaryDirectory(in: workDirectory, prefix: "\(system)-writes")
             directory = made
             let port: UInt16
-            let workload: Workload
+            let target: Target
             if system == "entitled" {
                 let server = try EntitledProcess.start(binary: entitled, dataDirectory: made, fsync: "always")
                 entitledServer = server
                 port = server.port
-                workload = .entitledGrant(tag: "r\(run)")
+                target = .entitled
             } else {
                 let server = try RedisProcess.start(binary: redis ?? "redis-server", directory: made)
                 redisServer = server
                 port = server.port
-                workload = .redisSAdd(tag: "r\(run)")
+                target = .redis
             }
-            let links = try (0..<count).map { _ in try TCPConnection(port: port, timeoutSeconds: 30) }
-            let meter = CPUMeter(serverPID: entitledServer?.process.pid ?? redisServer?.process.pid)
-            defer { result.otherCPUCores = meter.otherCores() }
-            let measureFrom = monotonicNanoseconds() + nanoseconds(seconds: warmup)
-            let deadline = measureFrom + nanoseconds(seconds: duration)
-            let loop = try ClosedLoop.run(connections: links, workload: workload, measureFrom: measureFrom, deadline: deadline)
-            result.requests = loop.latencies.count
-            result.requestsPerSecond = Double(loop.latencies.count) / duration
-            result.errors = loop.errors
-            result.firstError = loop.firstError
-            result.latency = LatencySummary(nanoseconds: loop.latencies)
+            if system == "redis-benchmark", let redisBenchmark {
+                // As many requests as the run before it answered in `duration`; keys from a range so wide
+                // that nearly every SADD adds (an SADD that adds nothing writes no log).
+                let previous = Double(count) * 1000 / max(duration, 0.1)
+                let requests = max(20_000, Int(max(lastRedisRate, previous) * duration))
+                let measured = try RedisBenchmarkRun(
+                    port: port, connections: count, pipeline: 1, requests: requests, keyRange: 100_000_000, threads: 1,
+                    command: ["SADD", "ents:__rand_int__", "pro"]
+                ).run(binary: redisBenchmark)
+                result.requests = requests
+                result.requestsPerSecond = measured.requestsPerSecond
+                result.reportedP50Ms = measured.p50Ms
+                result.reportedP99Ms = measured.p99Ms
+            } else {
+                let meter = CPUMeter(serverPID: entitledServer?.process.pid ?? redisServer?.process.pid)
+                defer { result.otherCPUCores = meter.otherCores() }
+                let outcome = try LoadEngine.measureNewUsers(
+                    port: port, target: target, connections: count, warmup: warmup, duration: duration
+                )
+                result.requests = outcome.answered
+                result.requestsPerSecond = outcome.requestsPerSecond
+                result.errors = outcome.errors
+                result.firstError = outcome.firstError
+                result.latency = LatencySummary(histogram: outcome.histogram)
+            }
         } catch {
             result.failure = "\(error)"
         }
