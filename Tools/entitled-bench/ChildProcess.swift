@@ -218,6 +218,19 @@ final class OutputCapture: @unchecked Sendable {
         }
     }
 
+    /// Waits until the pipe has closed and every line is read (at most `timeout` seconds): a child that
+    /// has exited may still have output in the pipe that this reader has not taken yet.
+    @discardableResult
+    func waitUntilFinished(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !finished {
+            if !condition.wait(until: deadline) { return finished }
+        }
+        return true
+    }
+
     /// Every line so far.
     var allLines: [String] {
         condition.lock()

@@ -42,9 +42,13 @@ struct RedisBenchmarkRun {
         }
         // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
         // "SADD ents:__rand_int__ pro","50377.83","0.910","0.240","0.871","1.327","1.655","4.455"
+        process.output.waitUntilFinished(timeout: 10)
+        process.errorOutput.waitUntilFinished(timeout: 10)
         let text = process.output.text
         guard let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).last(where: { !$0.hasPrefix("\"test\"") && $0.hasPrefix("\"") }) else {
-            throw BenchError("redis-benchmark printed no result: \(text.suffix(300))")
+            throw BenchError(
+                "redis-benchmark printed no result (\(process.exitDescription)): \(text.suffix(300)) \(process.errorOutput.text.suffix(300))"
+            )
         }
         let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
         guard fields.count >= 7, let rate = Double(fields[fields.count - 7]) else {
