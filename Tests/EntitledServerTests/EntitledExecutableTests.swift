@@ -74,6 +74,8 @@ struct EntitledExecutableTests {
         (["--max-line-length", "0"], "--max-line-length must be between 1 and"),
         (["--max-line-length", "9223372036854775807"], "--max-line-length must be between 1 and"),
         (["--log-level", "loud"], "log-level"),
+        (["--busy-poll=-1"], "--busy-poll must be between 0 and 10000 microseconds"),
+        (["--busy-poll", "10001"], "--busy-poll must be between 0 and 10000 microseconds"),
     ])
     func invalidFlagsAreRefusedWithAMessage(arguments: [String], message: String) async throws {
         let directory = try TemporaryDirectory()

@@ -81,4 +81,40 @@ struct EventLoopTests {
         await #expect(throws: ServerError.self) { try await server.start() }
         await server.stop()
     }
+
+    @Test func busyPollingLoopsServeLoneAndPipelinedClientsAndStillTakeOverNewConnections() async throws {
+        try await withTestServer(eventLoops: 2, busyPollMicroseconds: 300) { server in
+            let lone = try server.connect()
+            _ = try lone.request(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
+            for index in 0..<20 {
+                // Pauses longer than the poll, so the loop alternates between spinning and sleeping.
+                if index % 2 == 0 { try await Task.sleep(for: .milliseconds(2)) }
+                #expect(try lone.request(#"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).ok == true)
+            }
+            // Connections the accepting loop hands to the other loop (a posted task) while both poll.
+            let others = try (0..<5).map { _ in try server.connect() }
+            for client in others {
+                try client.send(String(repeating: #"{"op":"check","user":"u7","entitlement":"pro"}"# + "\n", count: 50))
+            }
+            for client in others {
+                for _ in 0..<50 {
+                    let answer = try #require(try client.readLine())
+                    #expect(answer.contains(#""active":true"#))
+                }
+            }
+            #expect(server.server.connectionCount == 6)
+        }
+    }
+
+    @Test(arguments: [-1, 10_001])
+    func aBusyPollOutOfRangeIsRefused(microseconds: Int) async throws {
+        let server = EntitledServer(
+            store: EntitlementStore(),
+            configuration: ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0), busyPollMicroseconds: microseconds)
+        )
+        await #expect { try await server.start() } throws: { error in
+            (error as? ServerError)?.code == "invalid_busy_poll"
+        }
+        await server.stop()
+    }
 }

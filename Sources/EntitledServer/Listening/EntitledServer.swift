@@ -92,6 +92,10 @@ public final class EntitledServer: Service, Sendable {
             state.withLockedValue { $0.lifecycle = .idle }
             throw ServerError.invalidEventLoopCount(configuration.eventLoops)
         }
+        guard (0...ServerConfiguration.largestBusyPollMicroseconds).contains(configuration.busyPollMicroseconds) else {
+            state.withLockedValue { $0.lifecycle = .idle }
+            throw ServerError.invalidBusyPoll(configuration.busyPollMicroseconds)
+        }
         var listeners: [ListeningSocket] = []
         var socketFile: FileIdentity?
         do {
@@ -186,7 +190,12 @@ extension EntitledServer {
         )
         var loops: [ServingLoop] = []
         for index in 0..<configuration.eventLoops {
-            loops.append(try ServingLoop(index: index, context: context, logger: logger))
+            loops.append(
+                try ServingLoop(
+                    index: index, context: context, busyPollNanoseconds: UInt64(configuration.busyPollMicroseconds) * 1000,
+                    logger: logger
+                )
+            )
         }
         let acceptor = loops[0]
         let everyLoop = loops

@@ -10,6 +10,8 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     case invalidLineLimit(Int)
     /// The number of event loops is out of range.
     case invalidEventLoopCount(Int)
+    /// The busy poll is negative or longer than the largest accepted.
+    case invalidBusyPoll(Int)
     /// `start()` was called on a server that was already started (or stopped).
     case alreadyStarted
     /// `stop()` was called while `start()` was still binding; the server did not start.
@@ -23,6 +25,7 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
         case .bindFailed: return "bind_failed"
         case .invalidLineLimit: return "invalid_line_limit"
         case .invalidEventLoopCount: return "invalid_event_loop_count"
+        case .invalidBusyPoll: return "invalid_busy_poll"
         case .alreadyStarted: return "already_started"
         case .alreadyStopped: return "already_stopped"
         }
@@ -41,6 +44,8 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
             return "the maximum line length must be between 1 byte and \(ServerConfiguration.largestMaximumLineLength) bytes (64 MiB), not \(limit)"
         case .invalidEventLoopCount(let count):
             return "the number of event loops must be between 1 and \(ServerConfiguration.largestEventLoopCount), not \(count)"
+        case .invalidBusyPoll(let microseconds):
+            return "the busy poll must be between 0 and \(ServerConfiguration.largestBusyPollMicroseconds) microseconds, not \(microseconds)"
         case .alreadyStarted:
             return "this server was already started; a server starts once (create a new one to serve again)"
         case .alreadyStopped:

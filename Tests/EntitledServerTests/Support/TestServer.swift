@@ -11,6 +11,7 @@ func withTestServer<Result>(
     unixSocket: Bool = false,
     maximumLineLength: Int = ServerConfiguration.defaultMaximumLineLength,
     eventLoops: Int = ServerConfiguration.defaultEventLoops,
+    busyPollMicroseconds: Int = ServerConfiguration.defaultBusyPollMicroseconds,
     store: EntitlementStore = EntitlementStore(),
     _ body: (RunningServer) async throws -> Result
 ) async throws -> Result {
@@ -19,7 +20,8 @@ func withTestServer<Result>(
         tcp: .init(host: "127.0.0.1", port: 0),
         unixSocketPath: unixSocket ? directory.path + "/entitled.sock" : nil,
         maximumLineLength: maximumLineLength,
-        eventLoops: eventLoops
+        eventLoops: eventLoops,
+        busyPollMicroseconds: busyPollMicroseconds
     )
     var logger = Logger(label: "entitled-test")
     logger.logLevel = .warning
