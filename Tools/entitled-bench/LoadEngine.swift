@@ -79,7 +79,7 @@ enum LoadEngine {
         let deadline = measureFrom + nanoseconds(seconds: duration)
         var driver = PollDriver(
             connections: connections, requests: LoadRequests(target: target), pipeline: 1,
-            source: .newUsers(next: 0), measureFrom: measureFrom, deadline: deadline
+            source: .sequential(next: 0, end: .max), measureFrom: measureFrom, deadline: deadline
         )
         var outcome = try driver.run()
         outcome.windowSeconds = duration
@@ -103,10 +103,9 @@ enum LoadEngine {
 enum KeySource {
     /// Drawn from a distribution, with `grantPercent` of the requests grants.
     case random(KeyChooser, grantPercent: Int)
-    /// Every user once, in order, all of them grants (loading).
+    /// Every user below `end` once, in order, all of them grants, until the deadline: loading, and (with
+    /// no end) durable writes, where every request is a new record.
     case sequential(next: Int, end: Int)
-    /// A grant to a user nobody granted before, until the deadline (durable writes: each one a new record).
-    case newUsers(next: Int)
 }
 
 /// One thread's connections and their epoll set.
@@ -209,20 +208,13 @@ struct PollDriver {
             }
             source = .random(chooser, grantPercent: grantPercent)
         case .sequential(var next, let end):
+            if now >= deadline { break }
             while link.kinds.count < pipeline && next < end {
                 requests.append(.grant, user: next, to: &link.outgoing)
                 link.kinds.append(.grant)
                 next += 1
             }
             source = .sequential(next: next, end: end)
-        case .newUsers(var next):
-            if now >= deadline { break }
-            for _ in 0..<pipeline {
-                requests.append(.grant, user: next, to: &link.outgoing)
-                link.kinds.append(.grant)
-                next += 1
-            }
-            source = .newUsers(next: next)
         }
         guard !link.kinds.isEmpty else {
             link.finished = true
