@@ -24,6 +24,7 @@ struct ChecksBenchmark {
             settings: ChecksSettings(
                 users: options.users, durationSeconds: options.duration, warmupSeconds: options.warmup, runs: options.runs,
                 distribution: options.distribution, mix: options.mix, fsync: options.fsync, threads: options.threads,
+                generatorSpinMicroseconds: options.generatorSpin,
                 entitledBinary: entitledPath, redisServer: redisPath, redisVersion: RedisProcess.version(binary: redisPath)
             )
         )
@@ -79,7 +80,8 @@ struct ChecksBenchmark {
             // Alternating within each run, so a slow period of the machine touches both servers alike.
             for (target, port) in [(Target.entitled, entitled), (.redis, redis)] {
                 let outcome = try LoadEngine.measure(
-                    port: port, target: target, shape: shape, threads: options.threads, warmup: options.warmup,
+                    port: port, target: target, shape: shape, threads: options.threads,
+                    spinMicroseconds: options.generatorSpin, warmup: options.warmup,
                     duration: options.duration, seed: UInt64(run)
                 )
                 let measured = RunResult(outcome)

@@ -60,6 +60,15 @@ struct ChecksCommand: ParsableCommand {
     @Option(help: "Load generator threads (redis-benchmark uses 1).")
     var threads = 1
 
+    @Option(
+        name: .customLong("generator-spin"),
+        help: """
+            Microseconds the load generator keeps polling for answers before it sleeps, as a busy client \
+            does; 0 makes it sleep at once, as redis-benchmark does.
+            """
+    )
+    var generatorSpin = 100
+
     @Flag(name: .customLong("validate"), help: "Also run redis-benchmark with the same connections, pipeline and keys against the same Redis.")
     var compareWithRedisBenchmark = false
 
@@ -81,6 +90,7 @@ struct ChecksCommand: ParsableCommand {
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be 1 to 50") }
         guard ["always", "everysec", "no"].contains(fsync) else { throw ValidationError("--fsync must be always, everysec or no") }
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1 to 64") }
+        guard (0...10_000).contains(generatorSpin) else { throw ValidationError("--generator-spin must be 0 to 10000 microseconds") }
     }
 
     func run() throws {

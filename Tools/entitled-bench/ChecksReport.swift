@@ -23,6 +23,8 @@ struct ChecksSettings: Codable {
     var mix: OperationMix
     var fsync: String
     var threads: Int
+    /// How long the generator polls for answers before it sleeps (`--generator-spin`).
+    var generatorSpinMicroseconds: Int
     var entitledBinary: String
     var redisServer: String
     var redisVersion: String

@@ -8,8 +8,8 @@ enum ChecksReportTable {
             "entitled-bench checks  \(report.startedAt)",
             "machine: \(report.machine.cpus) cores, \(report.machine.kernel); \(settings.redisVersion)",
             "load: \(ReportTable.grouped(Double(settings.users))) users, one membership each; \(settings.mix.rawValue), "
-                + "\(settings.distribution.rawValue) keys; fsync \(settings.fsync); \(settings.threads) load thread(s); "
-                + "medians of \(settings.runs) runs of \(ReportTable.format(settings.durationSeconds, 1)) s",
+                + "\(settings.distribution.rawValue) keys; fsync \(settings.fsync); \(settings.threads) load thread(s) "
+                + "polling \(settings.generatorSpinMicroseconds) µs before sleeping; medians of \(settings.runs) runs of \(ReportTable.format(settings.durationSeconds, 1)) s",
         ]
         if let entitled = report.residentBytesAfterLoad["entitled"], let redis = report.residentBytesAfterLoad["redis"] {
             lines.append(
