@@ -13,9 +13,14 @@ import Musl
 /// One client connection, served on its loop's thread from accept to close.
 ///
 /// Reading: one `read` of at most `readSize` bytes per loop turn; every complete line in the buffer is
-/// answered in place, its answer appended to `pending`. Writing: `pending` goes out with one `write` at
-/// the end of the turn (`ServingLoop.flushConnections`), so a client that pipelines gets one system call
-/// for a whole batch, and 50 clients that do not get their answers after the turn's reads, as Redis does.
+/// answered in place, its answer appended to `pending`. Writing: one `write` per read, so a client that
+/// pipelines gets one system call for a whole batch. It happens right after the read when every answer
+/// is ready, and at the end of the turn (`ServingLoop.flushConnections`) when one waits for the log's
+/// group commit or a snapshot. Writing at once rather than after the turn's reads, as Redis does, lets
+/// the client turn its answer round while the loop reads the other connections: at 50 connections without
+/// pipelining, answers held to the end of the turn made the clients' next requests miss the next turn
+/// in bursts, and the latency distribution had two humps (p99 690–753 µs against Redis's 639–734); written
+/// at once it has one, and p99 fell to 501–551 µs (Redis 591–605) with 5% more throughput.
 ///
 /// Answers leave in request order. A write's answer waits until the log acknowledges its change (the
 /// loop commits once per turn), a snapshot's until it is written; answers to later requests queue
@@ -112,6 +117,7 @@ final class ServedConnection {
             close()  // reset by the peer, or worse: nobody is left to answer
         default:
             answerCompleteLines()
+            sendAnswers()
         }
     }
 
@@ -148,8 +154,17 @@ final class ServedConnection {
         } else if input.readerIndex >= Self.readSize {
             input.discardReadBytes()
         }
-        scheduleFlush()
-        if pending.readableBytes > Self.highWaterMark { stopReading() }
+    }
+
+    /// Writes the answers of the lines just read now if none of them waits, else at the end of the turn;
+    /// stops reading while too many of them wait for a client that does not read.
+    private func sendAnswers() {
+        if !waiting.isEmpty || closeWhenAnswered || isQueuedForFlush {
+            scheduleFlush()
+        } else if pending.readableBytes > 0 {
+            flush()
+        }
+        if !isClosed, pending.readableBytes > Self.highWaterMark { stopReading() }
     }
 
     /// The client sent its last byte and closed its side (or the connection broke): answer what is left,
@@ -331,8 +346,11 @@ final class ServedConnection {
     private func startReading() {
         isReading = true
         updateInterest()
-        // Lines that arrived while reading was off may already be buffered whole.
+        // Lines that arrived while reading was off may already be buffered whole. Their answers go at the
+        // end of the turn: this runs inside `flush`.
         answerCompleteLines()
+        scheduleFlush()
+        if pending.readableBytes > Self.highWaterMark { stopReading() }
     }
 
     private func watchWritable(_ on: Bool) {
