@@ -61,7 +61,7 @@ private final class ThreadBody: Sendable {
 }
 
 /// Names the calling thread. Best effort: a name is only a label.
-private func nameCurrentThread(_ name: String) {
+package func nameCurrentThread(_ name: String) {
     #if canImport(Darwin)
     _ = pthread_setname_np(name)
     #else

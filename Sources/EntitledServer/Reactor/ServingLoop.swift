@@ -21,9 +21,10 @@ import Musl
 /// a line protocol answered in place does not need.
 ///
 /// A turn is what Redis does between two `epoll_wait`s: read every ready connection once and answer what
-/// it read into its output buffer; run tasks other threads posted (a connection handed over by the
-/// accepting loop, a log acknowledgement, a snapshot's answer); commit the log once for every write read
-/// this turn (group commit, no thread hop); then write each connection's answers with one `write`.
+/// it read (written at once when no answer waits, see `ServedConnection`); run tasks other threads posted
+/// (a connection handed over by the accepting loop, a log acknowledgement, a snapshot's answer); commit
+/// the log once for every write read this turn (group commit, no thread hop); then write the answers
+/// that waited, one `write` per connection.
 final class ServingLoop: @unchecked Sendable {
     let index: Int
     private let epoll: Epoll
@@ -162,6 +163,8 @@ final class ServingLoop: @unchecked Sendable {
     }
 
     private func run() {
+        // For `top -H` and /proc: an unnamed thread shows its creator's name (a Swift concurrency worker's).
+        nameCurrentThread("entitled-loop\(index)")
         let capacity = 256
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }

@@ -40,6 +40,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private var failure: JournalError?
     private var state = Lifecycle.notStarted
     private var counters = Statistics()
+    /// The writer thread sleeps with nothing to look after, until a signal: the next record wakes it.
+    private var writerIsIdle = false
 
     /// What the log has done since it started.
     public struct Statistics: Sendable, Hashable {
@@ -51,6 +53,9 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         public var syncs = 0
         /// Bytes written to segments, headers included.
         public var bytes = 0
+        /// Times the writer thread woke up: its timer while records wait, or a record, waiter, rotation
+        /// or `close` that needed it. An idle log's writer thread does not wake.
+        public var writerWakeUps = 0
     }
 
     /// A copy of the counters.
@@ -118,12 +123,19 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         defer { condition.unlock() }
         if let failure { throw failure }
         guard state == .running else { throw JournalError(reason: "the log is closed") }
-        if pending.isEmpty { pendingSince = ContinuousClock.now }
+        if pending.isEmpty {
+            pendingSince = ContinuousClock.now
+            // The first record after a quiet spell: the writer thread starts looking after it (below).
+            // Every wake-up here is a broadcast: a `waitForRotation` or `close` waiter on the same
+            // condition could take a `signal` meant for the writer thread, which would sleep on.
+            if writerIsIdle { condition.broadcast() }
+        }
         pending.append(contentsOf: encoded)
         pendingLastSequence = sequence
         counters.records += 1
-        // No wake-up here: whoever needs the change acknowledged calls `commitIfIdle(through:)` (doing
-        // the I/O on its own thread, no hop) or `whenAcknowledged` (which wakes the writer thread).
+        // No wake-up for the records after it: whoever needs the change acknowledged calls
+        // `commitIfIdle(through:)` (doing the I/O on its own thread, no hop) or `whenAcknowledged` (which
+        // wakes the writer thread).
     }
 
     // MARK: Acknowledgement
@@ -150,7 +162,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
             callback(.failure(failure))
         } else {
             waiters.append((sequence, callback))
-            condition.signal()
+            condition.broadcast()
             condition.unlock()
         }
     }
@@ -185,7 +197,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     public func rotate(after sequence: UInt64) {
         condition.lock()
         rotations.append((pending.count, sequence + 1))
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -220,12 +232,23 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
             condition.lock()
             while rotations.isEmpty, state == .running {
                 if !pending.isEmpty, !waiters.isEmpty { break }  // someone waits for these records
-                // `record` does not wake this thread (that would cost a context switch per write), so it
-                // looks every few milliseconds for records nobody has committed and for an everysec sync
-                // falling due: at most 10 ms late, at about 200 cheap wake-ups a second. Records younger
-                // than 5 ms are left to the event loop that recorded them, which commits them at the end
-                // of its turn: taking them here made that loop wait for this thread's sync and a hop back.
+                if pending.isEmpty, !(policy == .everysec && unsyncedWritesHint) {
+                    // Nothing to look after: sleep until a record, a waiter, a rotation or `close`, so an
+                    // idle or read-only server has no thread waking on a timer.
+                    writerIsIdle = true
+                    condition.wait()
+                    writerIsIdle = false
+                    counters.writerWakeUps += 1
+                    continue
+                }
+                // `record` wakes this thread only for the first of a batch (a wake-up per write would cost
+                // a context switch per write), so it looks every few milliseconds for records nobody has
+                // committed and for an everysec sync falling due: at most 10 ms late, at about 200 cheap
+                // wake-ups a second while writes come. Records younger than 5 ms are left to the event
+                // loop that recorded them, which commits them at the end of its turn: taking them here
+                // made that loop wait for this thread's sync and a hop back.
                 condition.wait(timeout: .milliseconds(5))
+                counters.writerWakeUps += 1
                 let uncommitted = !pending.isEmpty && ContinuousClock.now - pendingSince >= .milliseconds(5)
                 if uncommitted || (policy == .everysec && unsyncedWritesHint) { break }
             }
