@@ -69,7 +69,10 @@ struct ChecksCommand: ParsableCommand {
     )
     var generatorSpin = 100
 
-    @Flag(name: .customLong("validate"), help: "Also run redis-benchmark with the same connections, pipeline and keys against the same Redis.")
+    @Flag(
+        name: .customLong("validate"),
+        help: "Also run redis-benchmark with the same connections, pipeline and keys against the same Redis, once per run."
+    )
     var compareWithRedisBenchmark = false
 
     @Option(name: .customLong("work-dir"), help: "Where the temporary data directories go.")

@@ -39,8 +39,14 @@ struct ScenarioResult: Codable {
     /// The latency distribution of every run of each server together: points for the plot.
     var entitledSpectrum: [PercentilePoint] = []
     var redisSpectrum: [PercentilePoint] = []
-    /// redis-benchmark's throughput with the same connections, pipeline and keys (with --validate).
+    /// redis-benchmark's throughput with the same connections, pipeline and keys (with --validate): the
+    /// median of `redisBenchmarkRuns`, one per run, each right after the generator's run against Redis.
     var redisBenchmarkRequestsPerSecond: Double?
+    var redisBenchmarkRuns: [Double] = []
+    /// The generator's Redis rate over redis-benchmark's, run by run (each pair measured back to back),
+    /// and the median of those ratios: the paired comparison, which the drift of Redis's own rate between
+    /// runs does not blur as it blurs the two medians.
+    var generatorOverRedisBenchmark: Double?
 
     var entitledMedian: RunResult { RunResult.medians(of: entitled) }
     var redisMedian: RunResult { RunResult.medians(of: redis) }

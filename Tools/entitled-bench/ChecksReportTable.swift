@@ -20,7 +20,7 @@ enum ChecksReportTable {
         lines.append("")
         var header = ["conns", "pipeline", "entitled req/s", "redis req/s", "ratio", "p50 µs (e/r)", "p99 µs (e/r)", "p99.9 µs (e/r)"]
         let validated = report.scenarios.contains { $0.redisBenchmarkRequestsPerSecond != nil }
-        if validated { header.append("redis-benchmark req/s") }
+        if validated { header += ["redis-benchmark req/s", "generator / r-b"] }
         var rows = [header]
         for scenario in report.scenarios {
             let e = scenario.entitledMedian
@@ -33,7 +33,10 @@ enum ChecksReportTable {
                 "\(Int(e.p99Microseconds)) / \(Int(r.p99Microseconds))",
                 "\(Int(e.p999Microseconds)) / \(Int(r.p999Microseconds))",
             ]
-            if validated { row.append(scenario.redisBenchmarkRequestsPerSecond.map(ReportTable.grouped) ?? "—") }
+            if validated {
+                row.append(scenario.redisBenchmarkRequestsPerSecond.map(ReportTable.grouped) ?? "—")
+                row.append(scenario.generatorOverRedisBenchmark.map { ReportTable.format($0, 2) + "×" } ?? "—")
+            }
             rows.append(row)
         }
         let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
@@ -43,6 +46,13 @@ enum ChecksReportTable {
                     column < 2 ? String(repeating: " ", count: widths[column] - cell.count) + cell : cell + String(repeating: " ", count: widths[column] - cell.count)
                 }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
             )
+        }
+        if validated {
+            lines += [
+                "",
+                "generator / r-b: Redis's rate driven by this tool over its rate driven by redis-benchmark right after, "
+                    + "median of the runs' ratios (at least 1.00×: the generator is not what limits Redis)",
+            ]
         }
         let problems = report.scenarios.flatMap { scenario in
             [("entitled", scenario.entitled), ("redis", scenario.redis)].compactMap { name, runs -> String? in
