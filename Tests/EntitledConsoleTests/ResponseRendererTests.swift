@@ -93,6 +93,22 @@ import Testing
         )
     }
 
+    @Test func everyStatusThatGrantsAccessIsGreenAndOneThatDoesNotIsYellow() throws {
+        let colored = ResponseRenderer(style: TextStyle(usesColor: true), now: Instants.afterExamples)
+        func statusCell(_ status: String, active: Bool) throws -> String {
+            let line =
+                #"{"ok":true,"membership":{"id":"mem_dnc456md2j73z","productId":"pro","user":"u1","status":"\#(status)","isActive":\#(active),"createdAt":"2026-11-22T00:31:45.834Z","expiresAt":null,"source":"app_store"}}"#
+            let row = colored.render(command: "grant", response: try response(line)).split(separator: "\n").last ?? ""
+            return String(row.split(separator: " ", omittingEmptySubsequences: true)[2])
+        }
+        for status in ["active", "trialing", "past_due", "canceled"] {
+            #expect(try statusCell(status, active: true) == "\u{1B}[32m\(status)\u{1B}[0m")
+        }
+        for status in ["paused", "expired"] {
+            #expect(try statusCell(status, active: false) == "\u{1B}[33m\(status)\u{1B}[0m")
+        }
+    }
+
     // MARK: claim, define, catalog, snapshot, ping
 
     @Test func claimCountsTheMovedMembershipsInSingularOrPlural() throws {

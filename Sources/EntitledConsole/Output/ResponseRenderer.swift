@@ -80,7 +80,9 @@ public struct ResponseRenderer: Sendable {
             table.append([
                 .init(membership.id),
                 .init(membership.productId),
-                .init(status, decorate: { membership.status == "active" ? style.green($0) : membership.status == "revoked" ? style.red($0) : style.yellow($0) }),
+                // Green for every status that grants access (active, trialing, past_due, canceled, and any a
+                // newer server adds), as the ACTIVE column says.
+                .init(status, decorate: { membership.isActive ? style.green($0) : membership.status == "revoked" ? style.red($0) : style.yellow($0) }),
                 .init(membership.isActive ? "yes" : "no"),
                 .init(membership.expiresAt.map(plainTime) ?? "lifetime"),
                 .init(membership.source),

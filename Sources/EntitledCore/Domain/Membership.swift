@@ -17,6 +17,14 @@ public struct Membership: Hashable, Sendable {
     public var source: PurchaseSource
     /// Set once the membership is revoked; revocation is final.
     public var revocation: Revocation?
+    /// The lifecycle when it is not `.standard`, out of line (one reference here): see `lifecycle`.
+    @usableFromInline var lifecycleStorage: LifecycleStorage?
+
+    /// Renewal, cancellation, billing, pauses and the events applied so far.
+    public var lifecycle: MembershipLifecycle {
+        get { lifecycleStorage?.value ?? .standard }
+        set { lifecycleStorage = newValue == .standard ? nil : LifecycleStorage(newValue) }
+    }
 
     public init(
         id: MembershipID,
@@ -27,7 +35,8 @@ public struct Membership: Hashable, Sendable {
         createdAt: Timestamp,
         expiresAt: Timestamp? = nil,
         source: PurchaseSource = .default,
-        revocation: Revocation? = nil
+        revocation: Revocation? = nil,
+        lifecycle: MembershipLifecycle = .standard
     ) {
         self.id = id
         self.productId = productId
@@ -38,18 +47,56 @@ public struct Membership: Hashable, Sendable {
         self.expiresAt = expiresAt
         self.source = source
         self.revocation = revocation
+        self.lifecycle = lifecycle
     }
 
     /// Whether no user owns it yet (a guest purchase waiting for a claim).
     public var isUnclaimed: Bool { user == nil }
 
-    /// The status at `moment`: revoked wins over everything (a refund voids the purchase whatever moment
-    /// is asked about), then expired when `expiresAt` is at or before `moment`, else active.
+    /// The status at `moment`, the first that holds of:
+    /// - revoked: a refund voids the purchase whatever moment is asked about;
+    /// - paused: paused at or before `moment`;
+    /// - expired: access ended at or before `moment` (`expiresAt`, or a billing issue's grace period
+    ///   when that ends later);
+    /// - past due: a billing issue, still within its access;
+    /// - canceled: renewal turned off, still within its access;
+    /// - trialing: a trial period;
+    /// - else active.
     @inlinable
     public func status(at moment: Timestamp) -> MembershipStatus {
         if revocation != nil { return .revoked }
-        if let expiresAt, expiresAt <= moment { return .expired }
+        guard let lifecycle = lifecycleStorage?.value else {
+            if let expiresAt, expiresAt <= moment { return .expired }
+            return .active
+        }
+        if let pausedAt = lifecycle.pausedAt, pausedAt <= moment { return .paused }
+        if let end = Self.accessEnd(expiresAt: expiresAt, lifecycle: lifecycle), end <= moment { return .expired }
+        if lifecycle.billingIssueDetectedAt != nil { return .pastDue }
+        if lifecycle.unsubscribeDetectedAt != nil, !lifecycle.willRenew { return .canceled }
+        if lifecycle.periodType == .trial { return .trialing }
         return .active
+    }
+
+    /// When access ends, not counting a pause: `expiresAt`, or the end of a billing issue's grace period
+    /// when that is later. `nil`: never (lifetime).
+    public var accessEnd: Timestamp? {
+        Self.accessEnd(expiresAt: expiresAt, lifecycle: lifecycle)
+    }
+
+    /// When access stops, whatever the reason other than a revocation: the earlier of `accessEnd` and a
+    /// pause. `nil`: never. What the check path compares with the moment asked about.
+    public var accessStops: Timestamp? {
+        let end = accessEnd
+        guard let pausedAt = lifecycleStorage?.value.pausedAt else { return end }
+        guard let end else { return pausedAt }
+        return min(end, pausedAt)
+    }
+
+    @inlinable
+    static func accessEnd(expiresAt: Timestamp?, lifecycle: MembershipLifecycle) -> Timestamp? {
+        guard let expiresAt else { return nil }
+        guard lifecycle.billingIssueDetectedAt != nil, let grace = lifecycle.gracePeriodExpiresAt else { return expiresAt }
+        return max(expiresAt, grace)
     }
 
     /// Whether it grants access at `moment`.

@@ -8,17 +8,18 @@ struct AccessRecord: Sendable {
     /// The membership's product, as a `ProductCodes` code.
     var product: ProductCode
     var isRevoked: Bool
-    /// When access ends, in milliseconds since the epoch; `Int64.max` for lifetime access.
+    /// When access stops (`Membership.accessStops`: expiry, a grace period's end, a pause), in
+    /// milliseconds since the epoch; `Int64.max` for lifetime access.
     var expiresAt: Int64
 
     init(_ membership: Membership, product: ProductCode) {
         self.product = product
         self.isRevoked = membership.revocation != nil
-        self.expiresAt = membership.expiresAt?.millisecondsSinceEpoch ?? .max
+        self.expiresAt = membership.accessStops?.millisecondsSinceEpoch ?? .max
     }
 
-    /// The same rule as `Membership.status(at:)`: revoked never grants access, and access ends at
-    /// `expiresAt`.
+    /// The same rule as `Membership.status(at:)`'s statuses that grant access: revoked never grants
+    /// access, and access stops at `accessStops`.
     @inline(__always)
     func isActive(at moment: Int64) -> Bool {
         !isRevoked && expiresAt > moment

@@ -25,6 +25,9 @@ extension PurchaseSource {
 
 extension BinaryWriter {
     mutating func write(_ membership: Membership) {
+        // Format version 1 has no lifecycle, and no operation sets one yet: lifecycle events and the
+        // grant fields that set one arrive together with the format version that stores them.
+        assert(membership.lifecycle == .standard, "format version 1 cannot store a membership's lifecycle")
         write(membership.id)
         write(membership.productId)
         write(membership.planId)

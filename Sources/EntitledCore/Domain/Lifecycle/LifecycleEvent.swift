@@ -1,0 +1,81 @@
+/// Something a store reported about a subscription after its purchase (a webhook, a server
+/// notification), applied to one membership with `Membership.applying(_:)`.
+///
+/// Stores deliver these at least once and not always in order, so every event carries the store's id
+/// (`id`, for duplicates) and when it happened (`time`, for order).
+public struct LifecycleEvent: Hashable, Sendable {
+    public var id: String
+    /// When it happened at the store.
+    public var time: Timestamp
+    public var kind: Kind
+
+    public init(id: String, time: Timestamp, kind: Kind) {
+        self.id = id
+        self.time = time
+        self.kind = kind
+    }
+
+    /// What happened.
+    public enum Kind: Hashable, Sendable {
+        /// A new period was paid for: access until `expiresAt`; ends a trial and a billing issue.
+        case renewal(expiresAt: Timestamp)
+        /// Renewal turned off: access continues until the membership expires.
+        case cancellation
+        /// Renewal turned back on.
+        case uncancellation
+        /// The store could not charge; with a grace period, access continues until it ends.
+        case billingIssue(gracePeriodExpiresAt: Timestamp?)
+        /// The store charged after a billing issue.
+        case billingRecovered
+        /// Access ends at the event's time, whatever `expiresAt` said.
+        case expiration
+        /// Access stops from the event's time until a `resume`.
+        case pause
+        /// Access continues; with `expiresAt`, until then.
+        case resume(expiresAt: Timestamp?)
+        /// The subscription moved to another product.
+        case productChange(productId: String)
+        /// The purchase was refunded: like a revoke, final.
+        case refund
+        /// Access extended to `expiresAt` without a payment (RevenueCat's SUBSCRIPTION_EXTENDED,
+        /// Whop's free days).
+        case `extension`(expiresAt: Timestamp)
+
+        /// The name of the kind in the protocol.
+        public var name: String {
+            switch self {
+            case .renewal: "renewal"
+            case .cancellation: "cancellation"
+            case .uncancellation: "uncancellation"
+            case .billingIssue: "billing_issue"
+            case .billingRecovered: "billing_recovered"
+            case .expiration: "expiration"
+            case .pause: "pause"
+            case .resume: "resume"
+            case .productChange: "product_change"
+            case .refund: "refund"
+            case .extension: "extension"
+            }
+        }
+    }
+}
+
+/// Whether an event changed the membership, and if not, why.
+public enum EventOutcome: Hashable, Sendable {
+    case applied
+    /// Not applied; the membership is unchanged.
+    case ignored(IgnoredEventReason)
+
+    public var isApplied: Bool { self == .applied }
+}
+
+/// Why an event was not applied.
+public enum IgnoredEventReason: String, Hashable, Sendable {
+    /// An event with the same id was applied to this membership before (a redelivery).
+    case duplicate
+    /// Its `eventTime` is older than the newest event applied to this membership: it describes a state
+    /// the membership has already moved past.
+    case outOfOrder = "out_of_order"
+    /// The membership is revoked, which is final.
+    case revoked
+}

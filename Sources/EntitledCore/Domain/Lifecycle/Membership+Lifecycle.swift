@@ -1,0 +1,65 @@
+extension Membership {
+    /// The membership after `event`, and whether the event was applied.
+    ///
+    /// Stores redeliver events and deliver them out of order, so an event is ignored, and the membership
+    /// returned unchanged, when one with the same id was applied before (`duplicate`), when it happened
+    /// before the newest event applied (`outOfOrder`: it describes a state the membership has moved
+    /// past), or when the membership is revoked (`revoked`: final). A duplicate is reported as such
+    /// even when it is also old, since that is what the sender needs to know.
+    public func applying(_ event: LifecycleEvent) -> (membership: Membership, outcome: EventOutcome) {
+        var lifecycle = self.lifecycle
+        if lifecycle.appliedEventIDs.contains(event.id) { return (self, .ignored(.duplicate)) }
+        if revocation != nil { return (self, .ignored(.revoked)) }
+        if let newest = lifecycle.newestEventTime, event.time < newest { return (self, .ignored(.outOfOrder)) }
+
+        var changed = self
+        switch event.kind {
+        case .renewal(let expiresAt):
+            // A renewal is a payment: whatever was pending before it (a trial, a billing issue, a
+            // cancellation the customer took back at the store) is over.
+            changed.expiresAt = expiresAt
+            lifecycle.renewsCount += 1
+            lifecycle.willRenew = true
+            lifecycle.unsubscribeDetectedAt = nil
+            lifecycle.billingIssueDetectedAt = nil
+            lifecycle.gracePeriodExpiresAt = nil
+            lifecycle.pausedAt = nil
+            if lifecycle.periodType == .trial { lifecycle.periodType = .normal }
+        case .cancellation:
+            lifecycle.willRenew = false
+            lifecycle.unsubscribeDetectedAt = event.time
+        case .uncancellation:
+            lifecycle.willRenew = true
+            lifecycle.unsubscribeDetectedAt = nil
+        case .billingIssue(let gracePeriodExpiresAt):
+            lifecycle.billingIssueDetectedAt = event.time
+            lifecycle.gracePeriodExpiresAt = gracePeriodExpiresAt
+        case .billingRecovered:
+            lifecycle.billingIssueDetectedAt = nil
+            lifecycle.gracePeriodExpiresAt = nil
+        case .expiration:
+            // Ends access at the event's time, never later than it already ended: a late report of an
+            // expiry must not give back the days in between.
+            changed.expiresAt = changed.expiresAt.map { min($0, event.time) } ?? event.time
+            lifecycle.willRenew = false
+            lifecycle.gracePeriodExpiresAt = nil
+        case .pause:
+            lifecycle.pausedAt = event.time
+        case .resume(let expiresAt):
+            lifecycle.pausedAt = nil
+            if let expiresAt { changed.expiresAt = expiresAt }
+        case .productChange(let productId):
+            changed.productId = productId
+        case .refund:
+            changed.revocation = Revocation(revokedAt: event.time, reason: "refund")
+            lifecycle.willRenew = false
+        case .extension(let expiresAt):
+            // Lifetime access needs no extension, and a date would shorten it.
+            if changed.expiresAt != nil { changed.expiresAt = expiresAt }
+        }
+        lifecycle.newestEventTime = event.time
+        lifecycle.appliedEventIDs.append(event.id)
+        changed.lifecycle = lifecycle
+        return (changed, .applied)
+    }
+}
