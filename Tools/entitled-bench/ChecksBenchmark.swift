@@ -6,15 +6,7 @@ struct ChecksBenchmark {
     let options: ChecksCommand
 
     func run() throws -> ChecksReport {
-        let entitledPath = options.entitled ?? Executables.defaultEntitled()
-        guard Executables.isExecutable(entitledPath) else {
-            throw BenchError(
-                "no entitled binary at \(entitledPath); build it next to this tool (swift build -c release --product entitled) or pass --entitled PATH"
-            )
-        }
-        guard let redisPath = Executables.find(options.redisServer) else {
-            throw BenchError("no \(options.redisServer) found: install it (apt-get install -y redis-server) or pass --redis-server PATH")
-        }
+        let (entitledPath, redisPath) = try Executables.servers(entitled: options.entitled, redisServer: options.redisServer)
         let workRoot = try cleanup.makeTemporaryDirectory(
             in: options.workDir.hasSuffix("/") ? String(options.workDir.dropLast()) : options.workDir, prefix: "entitled-bench-checks"
         )

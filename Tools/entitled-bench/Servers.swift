@@ -144,6 +144,21 @@ struct RedisProcess {
 
 /// Finds the programs the benchmark runs.
 enum Executables {
+    /// The entitled binary (`entitled`, or the one beside this tool) and the redis-server binary
+    /// (`redisServer`, a path or a name on PATH); a clear error naming the fix when either is missing.
+    static func servers(entitled: String?, redisServer: String) throws -> (entitled: String, redis: String) {
+        let entitledPath = entitled ?? defaultEntitled()
+        guard isExecutable(entitledPath) else {
+            throw BenchError(
+                "no entitled binary at \(entitledPath); build it next to this tool (swift build -c release --product entitled, with the same --scratch-path) or pass --entitled PATH"
+            )
+        }
+        guard let redisPath = find(redisServer) else {
+            throw BenchError("no \(redisServer) found: install it (apt-get install -y redis-server) or pass --redis-server PATH")
+        }
+        return (entitledPath, redisPath)
+    }
+
     /// `entitled` in the folder of this executable (the same build folder), from /proc/self/exe.
     static func defaultEntitled() -> String {
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
