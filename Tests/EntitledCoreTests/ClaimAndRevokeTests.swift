@@ -69,7 +69,7 @@ import Testing
         #expect(StoreError.unknownMembership(id).code == .notFound)
     }
 
-    @Test func aRevokedMembershipIsNotActiveEvenAtAMomentBeforeItsRevocation() throws {
+    @Test func aCheckOfAMomentBeforeARevocationSeesTheMembershipActiveAsItWasThen() throws {
         let clock = TestClock(referenceTime)
         let store = makeStore(clock: clock)
         let membership = store.buy("prod_a", as: .user("alice"), expiry: .after(.days(30)))
@@ -77,9 +77,12 @@ import Testing
         let revoked = try store.revoke(membership.id, reason: "chargeback").value
 
         let beforeRevocation = referenceTime.adding(.days(1))
+        // The membership as it is now is revoked whatever the moment; the store remembers it as it was.
         #expect(revoked.status(at: beforeRevocation) == .revoked)
-        #expect(try store.access(.user("alice"), at: beforeRevocation) == .inactive)
-        #expect(try store.access(.user("alice"), product: "prod_a", at: referenceTime) == .inactive)
+        #expect(try store.access(.user("alice"), at: beforeRevocation) == .active(until: referenceTime.adding(.days(30))))
+        #expect(try store.access(.user("alice"), product: "prod_a", at: referenceTime) == .active(until: referenceTime.adding(.days(30))))
+        #expect(try store.access(.user("alice"), at: clock.now) == .inactive)
+        #expect(try store.access(.user("alice"), at: referenceTime.adding(.days(2)).adding(milliseconds: -1)).isActive)
     }
 
     @Test func revokedStatusWinsOverExpiredStatus() throws {

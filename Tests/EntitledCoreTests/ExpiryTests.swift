@@ -49,14 +49,25 @@ import Testing
     }
 
     @Test func theMomentParameterAnswersForThePastAndTheFutureInsteadOfNow() throws {
-        // Now is after the expiry.
-        let store = makeStore(at: expiry.adding(.days(1)))
+        // Bought 60 days before the expiry; now is a day after it.
+        let clock = TestClock(expiry.adding(.days(-60)))
+        let store = makeStore(clock: clock)
         store.buy("prod_pro", as: .user("alice"), expiry: .at(expiry))
+        clock.set(expiry.adding(.days(1)))
 
         #expect(try store.access(.user("alice")) == .inactive)
         #expect(try store.access(.user("alice"), at: expiry.adding(milliseconds: -1)) == .active(until: expiry))
         #expect(try store.access(.user("alice"), at: expiry) == .inactive)
         #expect(try store.hasAccess(.user("alice"), product: "prod_pro", at: expiry.adding(.days(-30))))
+    }
+
+    @Test func aMomentBeforeAMembershipWasGrantedDoesNotSeeIt() throws {
+        // An import: granted today with an expiry that has passed, and one that has not.
+        let store = makeStore(at: referenceTime)
+        store.buy("prod_pro", as: .user("alice"), expiry: .at(referenceTime.adding(.days(30))))
+
+        #expect(try store.access(.user("alice")) == .active(until: referenceTime.adding(.days(30))))
+        #expect(try store.access(.user("alice"), at: referenceTime.adding(milliseconds: -1)) == .inactive)
     }
 
     @Test func theMomentParameterCanAskAboutAFutureWhenAnActiveMembershipHasExpired() throws {

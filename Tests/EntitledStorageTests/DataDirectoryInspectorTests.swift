@@ -244,6 +244,26 @@ import Testing
     /// The worked example of Protocol/STORAGE.md, "Worked example": a segment header and one create record.
     @Test func theWorkedExampleOfTheStorageSpecificationIsWhatTheEncoderWrites() {
         let expected = """
+            45 4e 54 4c 44 4c 4f 47 02 00 00 00 00 00 00 00
+            01 00 00 00 00 00 00 00 98 ee 38 70 55 00 00 00
+            23 3f 66 e5 f4 06 ad 2d 01 00 00 00 00 00 00 00
+            01 00 f4 51 c2 8c 01 00 00 05 00 00 00 6c 6f 63
+            61 6c 00 11 00 00 00 6d 65 6d 5f 30 6b 33 6e 35
+            71 38 72 32 74 34 76 36 03 00 00 00 70 72 6f 00
+            00 01 02 00 00 00 75 31 00 f4 51 c2 8c 01 00 00
+            01 00 18 f7 61 8d 01 00 00 03 00 00 00
+            """
+            .split(whereSeparator: \.isWhitespace).map { UInt8($0, radix: 16)! }
+        var bytes = LogFormat.segmentHeader(firstSequence: 1)
+        let context = ChangeContext(recordedAt: Self.workedExampleMembership.createdAt)
+        let change = StoreChange.create(Self.workedExampleMembership, idempotencyKey: nil)
+        LogFormat.appendRecord(LoggedChange(sequence: 1, change: change, context: context), to: &bytes)
+        #expect(bytes == expected)
+    }
+
+    /// The same record as format version 1 wrote it (STORAGE.md §10): still read, dated by its creation.
+    @Test func aVersion1SegmentOfTheWorkedExampleIsStillRead() throws {
+        let version1 = """
             45 4e 54 4c 44 4c 4f 47 01 00 00 00 00 00 00 00
             01 00 00 00 00 00 00 00 6b 8e c0 63 41 00 00 00
             16 ca e8 e3 2b 7b 62 df 01 00 00 00 00 00 00 00
@@ -253,15 +273,24 @@ import Testing
             18 f7 61 8d 01 00 00 03 00
             """
             .split(whereSeparator: \.isWhitespace).map { UInt8($0, radix: 16)! }
-        let membership = Membership(
-            id: MembershipID(rawValue: "mem_0k3n5q8r2t4v6"), productId: "pro", user: "u1",
-            createdAt: Timestamp(millisecondsSinceEpoch: 1_704_067_200_000),
-            expiresAt: Timestamp(millisecondsSinceEpoch: 1_706_745_600_000), source: .stripe
-        )
-        var bytes = LogFormat.segmentHeader(firstSequence: 1)
-        LogFormat.appendRecord(LoggedChange(sequence: 1, change: .create(membership)), to: &bytes)
-        #expect(bytes == expected)
+        try withScratchDirectory { directory in
+            let path = directory + "/" + Self.firstSegment
+            try Data(version1).write(to: URL(fileURLWithPath: path))
+            let scan = try LogSegmentScan(path: path, file: Self.firstSegment)
+            #expect(scan.records == [
+                LoggedChange(
+                    sequence: 1, change: .create(Self.workedExampleMembership, idempotencyKey: nil),
+                    context: ChangeContext(recordedAt: Self.workedExampleMembership.createdAt)
+                )
+            ])
+        }
     }
+
+    static let workedExampleMembership = Membership(
+        id: MembershipID(rawValue: "mem_0k3n5q8r2t4v6"), productId: "pro", user: "u1",
+        createdAt: Timestamp(millisecondsSinceEpoch: 1_704_067_200_000),
+        expiresAt: Timestamp(millisecondsSinceEpoch: 1_706_745_600_000), source: .stripe
+    )
 }
 
 // MARK: Support

@@ -115,7 +115,7 @@ import Testing
         try expectBadRequest(
             #"{"op":"define","entitlement":"pro","products":["\#(String(repeating: "p", count: 257))"]}"#,
             mentioning: #""products""#, "256")
-        guard case .define(_, let products) = try request(
+        guard case .define(_, let products, _) = try request(
             #"{"op":"define","entitlement":"pro","products":["\#(String(repeating: "p", count: 256))"]}"#)
         else {
             Issue.record("not a define")

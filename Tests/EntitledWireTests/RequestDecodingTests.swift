@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func claimDecodesDeviceAndUser() throws {
-        guard case .claim(let device, let user) = try request(#"{"op":"claim","user":"alice","device":"phone"}"#) else {
+        guard case .claim(let device, let user, _) = try request(#"{"op":"claim","user":"alice","device":"phone"}"#) else {
             Issue.record("not a claim")
             return
         }
@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func defineDecodesTheEntitlementAndItsProducts() throws {
-        guard case .define(let entitlement, let products) = try request(
+        guard case .define(let entitlement, let products, _) = try request(
             #"{"op":"define","entitlement":"pro","products":["prod_b","prod_a"]}"#)
         else {
             Issue.record("not a define")
@@ -129,7 +129,7 @@ import Testing
     }
 
     @Test func defineAcceptsAnEmptyProductList() throws {
-        guard case .define(_, let products) = try request(#"{"op":"define","entitlement":"pro","products":[ ]}"#) else {
+        guard case .define(_, let products, _) = try request(#"{"op":"define","entitlement":"pro","products":[ ]}"#) else {
             Issue.record("not a define")
             return
         }
@@ -161,6 +161,9 @@ import Testing
 
     @Test func theOperationNamesAreTheProtocols() {
         #expect(Request.Operation.allCases.map(\.rawValue)
-            == ["ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog", "snapshot"])
+            == [
+            "ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog", "snapshot", "event", "customer",
+            "history", "watch", "unwatch",
+        ])
     }
 }

@@ -32,10 +32,10 @@ import Testing
     )
 
     static let guestJSON =
-        #"{"id":"mem_0k3n5q8r2t4v6","productId":"prod_pro","device":"phone","status":"active","isActive":true,"createdAt":"2026-06-01T12:00:00Z","expiresAt":"2026-12-21T00:00:00Z","source":"app_store"}"#
+        #"{"id":"mem_0k3n5q8r2t4v6","productId":"prod_pro","device":"phone","status":"active","isActive":true,"createdAt":"2026-06-01T12:00:00Z","expiresAt":"2026-12-21T00:00:00Z","source":"app_store","willRenew":false,"periodType":"normal","renewState":"non_renewable","renewsCount":0,"environment":"production","ownership":"purchased","grantType":"purchase"}"#
 
     static let revokedJSON =
-        #"{"id":"mem_abcdefghjkmnp","productId":"prod_pro","planId":"plan_monthly","user":"alice","device":"phone","status":"revoked","isActive":false,"createdAt":"2026-06-01T12:00:00Z","expiresAt":null,"source":"stripe","revokedAt":"2026-06-02T12:00:00.250Z","reason":"refund"}"#
+        #"{"id":"mem_abcdefghjkmnp","productId":"prod_pro","planId":"plan_monthly","user":"alice","device":"phone","status":"revoked","isActive":false,"createdAt":"2026-06-01T12:00:00Z","expiresAt":null,"source":"stripe","revokedAt":"2026-06-02T12:00:00.250Z","reason":"refund","willRenew":false,"periodType":"normal","renewState":"non_renewable","renewsCount":0,"environment":"production","ownership":"purchased","grantType":"purchase"}"#
 
     @Test func aPongIsJustOK() {
         #expect(encode(.pong) == "{\"ok\":true}\n")
@@ -117,15 +117,16 @@ import Testing
     @Test func aMembershipObjectCarriesTheProtocolsRequiredFields() throws {
         let parsed = try parseJSONObject(encode(.membership(Self.guestMembership, moment: Self.created)))
         let membership = try #require(parsed["membership"] as? [String: Any])
-        #expect(Set(membership.keys) == ["id", "productId", "device", "status", "isActive", "createdAt", "expiresAt", "source"])
+        let lifecycleKeys: Set<String> = ["willRenew", "periodType", "renewState", "renewsCount", "environment", "ownership", "grantType"]
+        #expect(Set(membership.keys) == Set(["id", "productId", "device", "status", "isActive", "createdAt", "expiresAt", "source"]).union(lifecycleKeys))
         let revoked = try #require(
             try parseJSONObject(encode(.membership(Self.revokedLifetimeMembership, moment: Self.created)))["membership"]
                 as? [String: Any])
         #expect(revoked["expiresAt"] is NSNull)
-        #expect(Set(revoked.keys) == [
+        #expect(Set(revoked.keys) == Set([
             "id", "productId", "planId", "user", "device", "status", "isActive", "createdAt", "expiresAt", "source",
             "revokedAt", "reason",
-        ])
+        ]).union(lifecycleKeys))
     }
 
     @Test func aMembershipsListIsAnArrayInTheGivenOrder() {
@@ -164,8 +165,8 @@ import Testing
 
     @Test func errorCodesAreTheProtocols() {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
-            "bad_json", "bad_request", "unknown_op", "not_found", "too_large", "unauthorized", "forbidden", "busy",
-            "internal",
+            "bad_json", "bad_request", "unknown_op", "not_found", "conflict", "too_large", "unauthorized", "forbidden",
+            "busy", "internal",
         ])
     }
 

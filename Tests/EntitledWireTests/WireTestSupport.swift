@@ -76,7 +76,7 @@ func parseJSONObject(_ line: String, sourceLocation: SourceLocation = #_sourceLo
 
 extension Request {
     var grant: Grant? {
-        if case .grant(let grant) = self { return grant }
+        if case .grant(let grant, _) = self { return grant }
         return nil
     }
 

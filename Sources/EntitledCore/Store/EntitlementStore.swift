@@ -9,7 +9,7 @@
 /// wait until the journal holds it durably before answering. The store reads time from the clock it was
 /// given, so tests can fix "now".
 public final class EntitlementStore: Sendable {
-    private let lock = ReadWriteLock()
+    let lock = ReadWriteLock()
     /// The state, guarded by `lock`: only touched inside `lock.withReadLock` / `lock.withWriteLock`.
     ///
     /// Behind a pointer rather than a stored `var`: reading a stored struct property of a class made
@@ -17,15 +17,15 @@ public final class EntitlementStore: Sendable {
     /// exclusive access at run time on every check; callgrind counted over 1,000 instructions a check in
     /// those. The lock already provides the exclusivity the run-time check was verifying.
     nonisolated(unsafe) private let statePointer: UnsafeMutablePointer<StoreState>
-    private var state: StoreState {
+    var state: StoreState {
         unsafeAddress { UnsafePointer(statePointer) }
         unsafeMutableAddress { statePointer }
     }
     // Guarded by `lock`: the number of the last change applied.
-    nonisolated(unsafe) private var lastSequence: UInt64
+    nonisolated(unsafe) var lastSequence: UInt64
     // Guarded by `lock` (used under the write lock): random bits for membership ids.
     nonisolated(unsafe) private var random = BufferedRandomNumberGenerator()
-    private let clock: @Sendable () -> Timestamp
+    let clock: @Sendable () -> Timestamp
     private let journal: (any ChangeJournal)?
 
     /// An empty store that reads the current time from `clock` (the system clock by default) and records
@@ -77,36 +77,46 @@ public final class EntitlementStore: Sendable {
     /// Applies a change read back from the log during recovery (it is not recorded again).
     /// - Throws: `StoreError.inconsistentReplay` when `sequence` does not follow the last one or the change
     ///   contradicts the state.
-    public func replay(_ change: StoreChange, sequence: UInt64) throws(StoreError) {
+    public func replay(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(StoreError) {
         try lock.withWriteLock { () throws(StoreError) in
             guard sequence == lastSequence + 1 else {
                 throw .inconsistentReplay("change \(sequence) follows change \(lastSequence)")
             }
-            if case .create(let membership) = change {
+            switch change {
+            case .create(let membership, _):
                 guard membership.id.bits != nil else {
                     throw .inconsistentReplay("change \(sequence) creates membership \(membership.id), which is not a membership id")
                 }
                 if state.membership(withID: membership.id) != nil {
                     throw .inconsistentReplay("change \(sequence) creates membership \(membership.id), which exists")
                 }
+            case .event(let event, let result):
+                guard let existing = state.membership(withID: result.id) else {
+                    throw .inconsistentReplay("change \(sequence) applies event \(event.id) to membership \(result.id), which does not exist")
+                }
+                guard existing.user == result.user, existing.device == result.device else {
+                    throw .inconsistentReplay("change \(sequence) moves membership \(result.id) to another subject with an event")
+                }
+            case .claim, .revoke, .define:
+                break
             }
-            state.apply(change)
+            state.apply(change, context: context, sequence: sequence)
             lastSequence = sequence
         }
     }
 
-    /// Records and applies `change`; the caller holds the write lock.
-    private func commit(_ change: StoreChange) throws(StoreError) -> Int {
+    /// Records and applies `change` made in `context`; the caller holds the write lock.
+    func commit(_ change: StoreChange, context: ChangeContext) throws(StoreError) -> Int {
         let sequence = lastSequence + 1
         if let journal {
             do {
-                try journal.record(change, sequence: sequence)
+                try journal.record(change, context: context, sequence: sequence)
             } catch {
                 throw .changesUnavailable(reason: error.reason)
             }
         }
         lastSequence = sequence
-        return state.apply(change)
+        return state.apply(change, context: context, sequence: sequence)
     }
 }
 
@@ -118,8 +128,13 @@ extension EntitlementStore {
     /// This is the hot path: a shared lock, one to three dictionary lookups (user, device, entitlement),
     /// a scan of the subject's few 16-byte access records, no allocation, no reference counting.
     /// - Throws: `StoreError.unknownEntitlement` when the filter names an entitlement the catalog lacks.
+    ///
+    /// A moment in the past sees the memberships as they were then (see `checkAsOf`); now and the future
+    /// see them as they are.
     public func check(_ query: AccessQuery) throws(StoreError) -> AccessResult {
-        let moment = (query.moment ?? clock()).millisecondsSinceEpoch
+        let now = clock()
+        if let asked = query.moment, asked < now { return try checkAsOf(query, moment: asked) }
+        let moment = (query.moment ?? now).millisecondsSinceEpoch
         return try lock.withReadLock { () throws(StoreError) -> AccessResult in
             var found = false
             var latestExpiry = Int64.min
@@ -174,10 +189,17 @@ extension EntitlementStore {
 
 extension EntitlementStore {
     /// Creates a membership for `grant` and returns it. It is visible to every read that starts after
-    /// this returns.
-    /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
-    public func grant(_ grant: Grant) throws(StoreError) -> Recorded<Membership> {
+    /// this returns. A grant with the `idempotencyKey` of an earlier one creates nothing and returns the
+    /// earlier grant's membership as it is now (`Recorded.isReplay`).
+    /// - Throws: `StoreError.idempotencyKeyReused` when that earlier grant asked for something else;
+    ///   `StoreError.changesUnavailable` when the journal takes no more changes.
+    public func grant(_ grant: Grant, by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<Membership> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
+            if let key = grant.idempotencyKey, let slot = state.slot(forIdempotencyKey: key) {
+                let earlier = state.memberships[slot]
+                guard grant.matches(earlier) else { throw .idempotencyKeyReused(key: key, membership: earlier.id) }
+                return Recorded(earlier, sequence: lastSequence, isReplay: true)
+            }
             // Read the clock under the lock, so that creation order and `createdAt` order agree.
             let createdAt = clock()
             let expiresAt: Timestamp?
@@ -200,9 +222,11 @@ extension EntitlementStore {
                 user: grant.subject.user,
                 createdAt: createdAt,
                 expiresAt: expiresAt,
-                source: grant.source
+                source: grant.source,
+                lifecycle: grant.initialLifecycle(createdAt: createdAt, expiresAt: expiresAt)
             )
-            _ = try commit(.create(membership))
+            let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: createdAt)
+            _ = try commit(.create(membership, idempotencyKey: grant.idempotencyKey), context: context)
             return Recorded(membership, sequence: lastSequence)
         }
     }
@@ -211,25 +235,24 @@ extension EntitlementStore {
     /// returns how many moved. Memberships another user already claimed stay with that user, so a repeated
     /// claim moves nothing, records nothing and returns 0.
     /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
-    public func claim(device: String, user: String) throws(StoreError) -> Recorded<Int> {
-        try lock.withWriteLock { () throws(StoreError) -> Recorded<Int> in
-            guard state.hasUnclaimedMemberships(device: device) else { return Recorded(0, sequence: lastSequence) }
-            let moved = try commit(.claim(device: device, user: user))
-            return Recorded(moved, sequence: lastSequence)
-        }
+    public func claim(device: String, user: String, by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<Int> {
+        let recorded = try claimMemberships(device: device, user: user, by: author)
+        return Recorded(recorded.value.count, sequence: recorded.sequence)
     }
 
     /// Revokes a membership and returns it. Revoking a revoked membership changes nothing and returns it
     /// as it is, with its first revocation time and reason.
     /// - Parameter reason: free text such as `refund` or `chargeback`; `Revocation.defaultReason` if `nil`.
+    ///   It is also the audit trail's reason.
     /// - Throws: `StoreError.unknownMembership` when no membership has this id;
     ///   `StoreError.changesUnavailable` when the journal takes no more changes.
-    public func revoke(_ id: MembershipID, reason: String?) throws(StoreError) -> Recorded<Membership> {
+    public func revoke(_ id: MembershipID, reason: String?, actor: String = ChangeContext.localActor) throws(StoreError) -> Recorded<Membership> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
             guard let existing = state.membership(withID: id) else { throw .unknownMembership(id) }
             guard existing.revocation == nil else { return Recorded(existing, sequence: lastSequence) }
             let revocation = Revocation(revokedAt: clock(), reason: reason ?? Revocation.defaultReason)
-            _ = try commit(.revoke(id, revocation))
+            let context = ChangeContext(actor: actor, reason: reason, recordedAt: revocation.revokedAt)
+            _ = try commit(.revoke(id, revocation), context: context)
             return Recorded(state.membership(withID: id)!, sequence: lastSequence)
         }
     }
@@ -238,9 +261,10 @@ extension EntitlementStore {
     /// (sorted, without duplicates). An empty list keeps the entitlement defined with nothing unlocking it.
     /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
     @discardableResult
-    public func define(entitlement: String, products: [String]) throws(StoreError) -> Recorded<[String]> {
+    public func define(entitlement: String, products: [String], by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<[String]> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<[String]> in
-            _ = try commit(.define(entitlement: entitlement, products: products))
+            let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
+            _ = try commit(.define(entitlement: entitlement, products: products), context: context)
             return Recorded(state.catalog[entitlement]?.sorted ?? [], sequence: lastSequence)
         }
     }

@@ -1,14 +1,18 @@
 /// One change to the store, with every value decided (ids, times), so that applying the same changes in
 /// the same order always rebuilds the same state. The durability layer logs these and replays them.
 public enum StoreChange: Hashable, Sendable {
-    /// A new membership (grant).
-    case create(Membership)
+    /// A new membership (grant), with the idempotency key the grant gave, if any.
+    case create(Membership, idempotencyKey: String?)
     /// Every unclaimed membership of `device` now belongs to `user`.
     case claim(device: String, user: String)
     /// A membership is revoked.
     case revoke(MembershipID, Revocation)
     /// An entitlement's products are replaced.
     case define(entitlement: String, products: [String])
+    /// A lifecycle event was applied: the membership is now `result` (same id, user and device). The
+    /// result is recorded, not recomputed at replay, so that replaying an old log gives the same state
+    /// even after the rules for applying events change.
+    case event(LifecycleEvent, result: Membership)
 }
 
 /// Where the store records each change, in order, before the change takes effect in memory.
@@ -16,9 +20,9 @@ public enum StoreChange: Hashable, Sendable {
 /// `EntitlementStore` calls `record` under its write lock, so records arrive in exactly the order the
 /// changes are applied, numbered 1, 2, 3, ... without gaps.
 public protocol ChangeJournal: Sendable {
-    /// Records `change` as number `sequence`. Throws when changes can no longer be recorded (a failed
-    /// disk): the store then refuses the change.
-    func record(_ change: StoreChange, sequence: UInt64) throws(JournalError)
+    /// Records `change`, made in `context`, as number `sequence`. Throws when changes can no longer be
+    /// recorded (a failed disk): the store then refuses the change.
+    func record(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(JournalError)
 }
 
 /// The journal cannot take changes any more.
@@ -38,10 +42,14 @@ public struct JournalError: Error, Hashable, Sendable {
 public struct Recorded<Value: Sendable>: Sendable {
     public var value: Value
     public var sequence: UInt64
+    /// Whether the write was a retry the store recognised (a grant's idempotency key) and answered with
+    /// what the first attempt did, changing nothing.
+    public var isReplay: Bool
 
-    public init(_ value: Value, sequence: UInt64) {
+    public init(_ value: Value, sequence: UInt64, isReplay: Bool = false) {
         self.value = value
         self.sequence = sequence
+        self.isReplay = isReplay
     }
 }
 
@@ -53,10 +61,26 @@ public struct StoreImage: Sendable {
     public var memberships: MembershipTable
     /// Entitlement name to its products (sorted, without duplicates).
     public var catalog: [String: [String]]
+    /// Each grant's idempotency key, with the position in `memberships` of the membership it created.
+    public var idempotencyKeys: [String: UInt32]
+    /// The revisions of the memberships that have any, by position in `memberships`, oldest first.
+    public var revisions: [UInt32: [MembershipRevision]]
+    /// The history of the catalog, oldest first.
+    public var catalogRevisions: [CatalogRevision]
 
-    public init(sequence: UInt64, memberships: MembershipTable, catalog: [String: [String]]) {
+    public init(
+        sequence: UInt64,
+        memberships: MembershipTable,
+        catalog: [String: [String]],
+        idempotencyKeys: [String: UInt32] = [:],
+        revisions: [UInt32: [MembershipRevision]] = [:],
+        catalogRevisions: [CatalogRevision] = []
+    ) {
         self.sequence = sequence
         self.memberships = memberships
         self.catalog = catalog
+        self.idempotencyKeys = idempotencyKeys
+        self.revisions = revisions
+        self.catalogRevisions = catalogRevisions
     }
 }

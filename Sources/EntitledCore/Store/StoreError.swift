@@ -4,6 +4,9 @@ public enum StoreError: Error, Hashable, Sendable {
     case unknownMembership(MembershipID)
     /// The catalog does not define this entitlement.
     case unknownEntitlement(String)
+    /// A grant reused the idempotency key of an earlier grant that asked for something else (another
+    /// product, subject, plan or source): a client bug, not a retry.
+    case idempotencyKeyReused(key: String, membership: MembershipID)
     /// The journal refused the change (the disk failed): the store takes no more changes; reads go on.
     case changesUnavailable(reason: String)
     /// A change replayed during recovery contradicts the state (a membership id used twice, a sequence
@@ -14,6 +17,7 @@ public enum StoreError: Error, Hashable, Sendable {
     public var code: Code {
         switch self {
         case .unknownMembership, .unknownEntitlement: return .notFound
+        case .idempotencyKeyReused: return .conflict
         case .changesUnavailable, .inconsistentReplay: return .internal
         }
     }
@@ -25,6 +29,8 @@ public enum StoreError: Error, Hashable, Sendable {
             return "no membership has the id \"\(id)\""
         case .unknownEntitlement(let name):
             return "the catalog has no entitlement \"\(name)\"; define it first or check a product instead"
+        case .idempotencyKeyReused(let key, let membership):
+            return "the idempotency key \"\(key)\" was used by an earlier grant that created membership \(membership) for another product, subject, plan or source; use a new key for a new grant"
         case .changesUnavailable(let reason):
             return "the server cannot record changes (\(reason)); it takes no more changes until an operator restarts it, and reads go on"
         case .inconsistentReplay(let problem):
@@ -34,6 +40,7 @@ public enum StoreError: Error, Hashable, Sendable {
 
     public enum Code: String, Sendable {
         case notFound = "not_found"
+        case conflict
         case `internal`
     }
 }

@@ -15,6 +15,15 @@ struct StoreState: Sendable {
     private var ownedSlotsByUser = SubjectIndex()
     /// The slots of the guest memberships bought on each device that no user has claimed yet.
     private var unclaimedSlotsByDevice = SubjectIndex()
+    /// The slots of the guest memberships bought on each device that a user claimed: the device saw them
+    /// until the claim, which checks of the past and the device's audit trail need.
+    private var claimedSlotsByDevice = SubjectIndex()
+    /// Each grant's idempotency key, with the slot of the membership it created.
+    private(set) var idempotencyKeys: [String: UInt32] = [:]
+    /// The revisions of the memberships that have any, oldest first (see `MembershipRevision`).
+    private(set) var revisions: [UInt32: [MembershipRevision]] = [:]
+    /// The catalog's changes, oldest first.
+    private(set) var catalogRevisions: [CatalogRevision] = []
     /// Entitlement name to the products that unlock it.
     private(set) var catalog: [String: EntitlementProducts] = [:] {
         didSet { listSmallCatalog() }
@@ -36,6 +45,12 @@ struct StoreState: Sendable {
             catalog[entitlement] = EntitlementProducts(products, codes: &productCodes)
         }
         listSmallCatalog()  // observers do not run in an initializer
+        idempotencyKeys = image.idempotencyKeys
+        revisions = image.revisions
+        catalogRevisions = image.catalogRevisions
+        for (slot, membershipRevisions) in revisions where membershipRevisions.contains(where: { $0.action == .claim }) {
+            if let device = memberships[Int(slot)].device { claimedSlotsByDevice.add(Int(slot), to: device) }
+        }
     }
 
     private mutating func listSmallCatalog() {
@@ -55,36 +70,79 @@ struct StoreState: Sendable {
     /// A copy of the data (not the indexes) as of change `sequence`. Cheap: the membership table is shared
     /// with this state until one of them changes, and then only one chunk is copied.
     func image(sequence: UInt64) -> StoreImage {
-        StoreImage(sequence: sequence, memberships: memberships, catalog: catalog.mapValues(\.sorted))
+        StoreImage(
+            sequence: sequence, memberships: memberships, catalog: catalog.mapValues(\.sorted),
+            idempotencyKeys: idempotencyKeys, revisions: revisions, catalogRevisions: catalogRevisions
+        )
     }
 
-    /// Applies `change` and returns how many memberships a claim moved (0 for other changes).
+    /// Applies `change`, number `sequence` made in `context`, and returns how many memberships a claim
+    /// moved (0 for other changes).
     @discardableResult
-    mutating func apply(_ change: StoreChange) -> Int {
+    mutating func apply(_ change: StoreChange, context: ChangeContext, sequence: UInt64) -> Int {
         switch change {
-        case .create(let membership):
+        case .create(let membership, let idempotencyKey):
             precondition(slot(of: membership.id) == nil, "membership id \(membership.id) is already used")
-            insert(membership)
+            let slot = UInt32(insert(membership))
+            if let idempotencyKey { idempotencyKeys[idempotencyKey] = slot }
+            // A plain grant's trail entry is the membership itself; only what it cannot say is kept.
+            if context.actor != ChangeContext.localActor || context.reason != nil {
+                revisions[slot] = [
+                    MembershipRevision(sequence: sequence, context: context, action: .grant, effectiveAt: membership.createdAt, before: nil)
+                ]
+            }
             return 0
         case .claim(let device, let user):
             guard let slots = unclaimedSlotsByDevice.removeAll(for: device) else { return 0 }
             for slot in slots {
+                record(.claim, of: slot, sequence: sequence, context: context, effectiveAt: context.recordedAt)
                 memberships[slot].user = user
                 ownedSlotsByUser.add(slot, to: user)
+                claimedSlotsByDevice.add(slot, to: device)
             }
             return slots.count
         case .revoke(let id, let revocation):
             guard let slot = slot(of: id), memberships[slot].revocation == nil else { return 0 }
+            record(.revoke, of: slot, sequence: sequence, context: context, effectiveAt: revocation.revokedAt)
             memberships[slot].revocation = revocation
             access[slot].isRevoked = true
             return 0
         case .define(let entitlement, let products):
             catalog[entitlement] = EntitlementProducts(products, codes: &productCodes)
+            catalogRevisions.append(
+                CatalogRevision(sequence: sequence, context: context, entitlement: entitlement, products: catalog[entitlement]!.sorted)
+            )
+            return 0
+        case .event(let event, let result):
+            guard let slot = slot(of: result.id) else { return 0 }
+            // Effective at the event's time, kept within the membership's own history so that its
+            // revisions stay in order: not before its last change, not after the event was recorded.
+            let earliest = revisions[UInt32(slot)]?.last?.effectiveAt ?? memberships[slot].createdAt
+            let effectiveAt = min(max(event.time, earliest), max(context.recordedAt, earliest))
+            record(.event(event), of: slot, sequence: sequence, context: context, effectiveAt: effectiveAt)
+            memberships[slot] = result
+            access[slot] = AccessRecord(result, product: productCodes.intern(result.productId))
             return 0
         }
     }
 
-    private mutating func insert(_ membership: Membership) {
+    /// Keeps the revision that is about to change the membership at `slot` (which is still as before).
+    private mutating func record(
+        _ action: MembershipRevision.Action, of slot: Int, sequence: UInt64, context: ChangeContext, effectiveAt: Timestamp
+    ) {
+        let revision = MembershipRevision(
+            sequence: sequence, context: context, action: action, effectiveAt: effectiveAt, before: memberships[slot]
+        )
+        revisions[UInt32(slot), default: []].append(revision)
+    }
+
+    /// The slot of the membership a grant with `key` created, if any did.
+    func slot(forIdempotencyKey key: String) -> Int? {
+        idempotencyKeys[key].map(Int.init)
+    }
+
+    @discardableResult
+    private mutating func insert(_ membership: Membership) -> Int {
         let slot = memberships.append(membership)
         access.append(AccessRecord(membership, product: productCodes.intern(membership.productId)))
         guard let bits = membership.id.bits else {
@@ -97,14 +155,11 @@ struct StoreState: Sendable {
         } else if let device = membership.device {
             unclaimedSlotsByDevice.add(slot, to: device)
         }
+        return slot
     }
 
-    private func slot(of id: MembershipID) -> Int? {
+    func slot(of id: MembershipID) -> Int? {
         id.bits.flatMap { slotByID[$0] }.map(Int.init)
-    }
-
-    func hasUnclaimedMemberships(device: String) -> Bool {
-        unclaimedSlotsByDevice.contains(device)
     }
 
     func membership(withID id: MembershipID) -> Membership? {
@@ -132,6 +187,11 @@ struct StoreState: Sendable {
     func productCode(of product: String) -> ProductCode? {
         productCodes.code(of: product)
     }
+
+    func accessRecord(atSlot slot: Int) -> AccessRecord { access[slot] }
+    func ownedSlotsByUserList(_ user: String) -> [Int] { ownedSlotsByUser.slots(of: user) }
+    func unclaimedSlotsList(_ device: String) -> [Int] { unclaimedSlotsByDevice.slots(of: device) }
+    func claimedSlotsList(_ device: String) -> [Int] { claimedSlotsByDevice.slots(of: device) }
 
     /// The slots `subject` can see, newest first.
     func visibleSlots(of subject: Subject) -> [Int] {

@@ -12,6 +12,8 @@ public struct RequestProcessor: Sendable {
     public let store: EntitlementStore
     /// The data directory behind the store; `nil` keeps everything in memory (tests).
     public let durable: DurableStore?
+    /// Where changes are announced to the connections that watch them.
+    let watchHub = WatchHub()
 
     public init(store: EntitlementStore) {
         self.store = store
@@ -23,15 +25,28 @@ public struct RequestProcessor: Sendable {
         self.durable = durable
     }
 
+    /// Who a change is attributed to in the audit trail: every client is `local` until the server
+    /// authenticates clients.
+    static let author = ChangeContext.localActor
+
     /// What became of a request's answer.
     public enum Answer: Sendable {
         /// The answer was appended to the output.
         case written
         /// The request changed the store; `success` is its answer once the log acknowledges change
-        /// `sequence`. If the log fails instead, the answer is an `internal` error with `id`.
-        case afterLog(sequence: UInt64, success: ByteBuffer, id: ByteBuffer?)
+        /// `sequence`, and `notice` is then published to watchers. If the log fails instead, the answer
+        /// is an `internal` error with `id`, and nothing is published.
+        case afterLog(sequence: UInt64, success: ByteBuffer, id: ByteBuffer?, notice: AccessNotice?)
         /// A snapshot was asked for: run `takeSnapshot(id:completion:)` and answer with what it gives.
         case afterSnapshot(id: ByteBuffer?)
+        /// A `watch` or `unwatch`: the connection keeps its watches, so it answers.
+        case watch(WatchRequest, id: ByteBuffer?)
+    }
+
+    /// What a connection is asked to start or stop watching.
+    public enum WatchRequest: Sendable {
+        case watch(WatchTarget)
+        case unwatch(WatchTarget?)
     }
 
     /// Answers one request line: appends its answer to `output`, or says how it will be answered.
@@ -53,19 +68,39 @@ public struct RequestProcessor: Sendable {
             }
             return .afterSnapshot(id: decoded.id)
         }
+        switch request {
+        case .watch(let target): return .watch(.watch(target), id: decoded.id)
+        case .unwatch(let target): return .watch(.unwatch(target), id: decoded.id)
+        default: break
+        }
         switch run(request) {
         case .failure(let error):
             ResponseEncoder.write(error, id: decoded.id, into: &output)
             return .written
-        case .success(let (response, sequence)):
-            guard let sequence, let log = durable?.log, sequence > log.acknowledgedSequence else {
-                ResponseEncoder.write(response, id: decoded.id, into: &output)
+        case .success(let outcome):
+            guard let sequence = outcome.sequence, let log = durable?.log, sequence > log.acknowledgedSequence else {
+                ResponseEncoder.write(outcome.response, id: decoded.id, into: &output)
+                if let notice = outcome.notice { watchHub.publish(notice) }
                 return .written
             }
             // Room for a membership answer from the start: growing an empty buffer reallocated it twice.
-            var success = ByteBufferAllocator().buffer(capacity: 512)
-            ResponseEncoder.write(response, id: decoded.id, into: &success)
-            return .afterLog(sequence: sequence, success: success, id: decoded.id)
+            var success = ByteBufferAllocator().buffer(capacity: 768)
+            ResponseEncoder.write(outcome.response, id: decoded.id, into: &success)
+            return .afterLog(sequence: sequence, success: success, id: decoded.id, notice: outcome.notice)
+        }
+    }
+
+    /// What running a request gave: the answer, the number of the last change it reflects (for a write,
+    /// to be durable before the answer goes out), and what watchers are told once it is.
+    public struct Outcome: Sendable {
+        public var response: Response
+        public var sequence: UInt64?
+        public var notice: AccessNotice?
+
+        init(_ response: Response, sequence: UInt64? = nil, notice: AccessNotice? = nil) {
+            self.response = response
+            self.sequence = sequence
+            self.notice = notice
         }
     }
 
@@ -94,39 +129,61 @@ public struct RequestProcessor: Sendable {
         }
     }
 
-    /// Runs a decoded request against the store. Writes also return the number of the last change their
-    /// answer reflects, which must be durable before the answer is sent.
-    public func run(_ request: Request) -> Result<(Response, sequence: UInt64?), WireError> {
+    /// Runs a decoded request against the store. `watch`, `unwatch` and `snapshot` are answered by the
+    /// connection (`respond(to:into:)` says so) and fail here.
+    public func run(_ request: Request) -> Result<Outcome, WireError> {
         do throws(StoreError) {
             switch request {
             case .ping:
-                return .success((.pong, nil))
+                return .success(Outcome(.pong))
             case .check(let query):
-                return .success((.access(try store.check(query)), nil))
-            case .grant(let grant):
-                let recorded = try store.grant(grant)
-                return .success((.membership(recorded.value, moment: recorded.value.createdAt), recorded.sequence))
-            case .claim(let device, let user):
-                let recorded = try store.claim(device: device, user: user)
-                return .success((.claimed(recorded.value), recorded.sequence))
+                return .success(Outcome(.access(try store.check(query))))
+            case .grant(let grant, let reason):
+                let recorded = try store.grant(grant, by: ChangeAuthor(actor: Self.author, reason: reason))
+                let membership = recorded.value
+                guard !recorded.isReplay else {
+                    return .success(Outcome(.replayedGrant(membership, moment: store.now()), sequence: recorded.sequence))
+                }
+                let notice = AccessNotice(cause: "grant", memberships: [membership])
+                return .success(Outcome(.membership(membership, moment: membership.createdAt), sequence: recorded.sequence, notice: notice))
+            case .claim(let device, let user, let reason):
+                let recorded = try store.claimMemberships(device: device, user: user, by: ChangeAuthor(actor: Self.author, reason: reason))
+                let notice = recorded.value.isEmpty ? nil : AccessNotice(cause: "claim", memberships: recorded.value)
+                return .success(Outcome(.claimed(recorded.value.count), sequence: recorded.sequence, notice: notice))
             case .revoke(let id, let reason):
-                let recorded = try store.revoke(id, reason: reason)
-                return .success((.membership(recorded.value, moment: store.now()), recorded.sequence))
+                let before = store.membership(withID: id)
+                let recorded = try store.revoke(id, reason: reason, actor: Self.author)
+                let changed = before?.revocation == nil
+                let notice = changed ? AccessNotice(cause: "revoke", memberships: [recorded.value]) : nil
+                return .success(Outcome(.membership(recorded.value, moment: store.now()), sequence: recorded.sequence, notice: notice))
             case .memberships(let subject, let moment):
                 let memberships = store.memberships(visibleTo: subject)
-                return .success((.memberships(memberships, moment: moment ?? store.now()), nil))
-            case .define(let entitlement, let products):
-                let recorded = try store.define(entitlement: entitlement, products: products)
-                return .success((.defined(entitlement: entitlement, products: recorded.value), recorded.sequence))
+                return .success(Outcome(.memberships(memberships, moment: moment ?? store.now())))
+            case .define(let entitlement, let products, let reason):
+                let recorded = try store.define(entitlement: entitlement, products: products, by: ChangeAuthor(actor: Self.author, reason: reason))
+                return .success(Outcome(.defined(entitlement: entitlement, products: recorded.value), sequence: recorded.sequence))
             case .catalog:
-                return .success((.catalog(store.catalog()), nil))
-            case .snapshot:
-                return .failure(WireError(.internal, "a snapshot is answered asynchronously"))
+                return .success(Outcome(.catalog(store.catalog())))
+            case .event(let id, let event, let reason):
+                let recorded = try store.apply(event, to: id, by: ChangeAuthor(actor: Self.author, reason: reason))
+                let (membership, outcome) = recorded.value
+                let notice = outcome.isApplied ? AccessNotice(cause: event.kind.name, memberships: [membership]) : nil
+                let response = Response.event(membership, moment: store.now(), outcome: outcome)
+                return .success(Outcome(response, sequence: recorded.sequence, notice: notice))
+            case .customer(let subject):
+                return .success(Outcome(.customer(store.customerInfo(of: subject))))
+            case .history(.subject(let subject), let limit):
+                return .success(Outcome(.history(store.history(of: subject, limit: limit))))
+            case .history(.entitlement(let entitlement), let limit):
+                return .success(Outcome(.history(store.history(ofEntitlement: entitlement, limit: limit))))
+            case .snapshot, .watch, .unwatch:
+                return .failure(WireError(.internal, "\(request.op.rawValue) is answered by the connection, not run on the store"))
             }
         } catch {
             let code: ErrorCode
             switch error.code {
             case .notFound: code = .notFound
+            case .conflict: code = .conflict
             case .internal: code = .internal
             }
             return .failure(WireError(code, error.message))

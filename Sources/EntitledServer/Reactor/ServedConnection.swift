@@ -32,19 +32,19 @@ import Musl
 final class ServedConnection {
     let descriptor: Int32
     let kind: ConnectionKind
-    private unowned let loop: ServingLoop
+    unowned let loop: ServingLoop
 
     /// Bytes read and not yet answered: the start of a line still arriving.
     private var input: ByteBuffer
     /// How many bytes at the front of `input` are known to hold no `\n`.
     private var searchedBytes = 0
     /// Answers ready to write.
-    private var pending: ByteBuffer
+    var pending: ByteBuffer
     private var isQueuedForFlush = false
     private var isQueuedForCommit = false
     /// Answers still waiting (for the log or a snapshot), oldest first, each with the ready answers of
     /// the requests that came after it.
-    private var waiting = CircularBuffer<WaitingAnswer>()
+    private(set) var waiting = CircularBuffer<WaitingAnswer>()
     private var nextToken: UInt64 = 0
     /// The client closed its side, or sent a line over the limit: close once every answer is out.
     private var closeWhenAnswered = false
@@ -55,7 +55,7 @@ final class ServedConnection {
     /// Flat fields rather than an optional tuple, and touched in place (`CircularBuffer.modify`): a copy
     /// out of the buffer retains every `ByteBuffer` in it, and the optional tuple was copied through the
     /// runtime's generic value witnesses (callgrind: about 6,000 of a durable grant's 29,000 instructions).
-    private struct WaitingAnswer {
+    struct WaitingAnswer {
         let token: UInt64
         /// The answer: a write's success answer from the start, a snapshot's once it is taken.
         var answer: ByteBuffer?
@@ -65,6 +65,8 @@ final class ServedConnection {
         var id: ByteBuffer?
         /// The answers to requests read after this one, sent right after it.
         var trailing: ByteBuffer
+        /// What watchers are told once the write is durable.
+        var notice: AccessNotice?
 
         var isReady: Bool { awaitedSequence == 0 && answer != nil }
     }
@@ -86,7 +88,9 @@ final class ServedConnection {
         pending = allocator.buffer(capacity: 4096)
     }
 
-    private var context: ConnectionContext { loop.context }
+    var context: ConnectionContext { loop.context }
+    /// What this connection watches; `nil` until its first `watch` (see `ServedConnection+Watching`).
+    var watches: ConnectionWatches?
 
     // MARK: Events
 
@@ -225,20 +229,33 @@ final class ServedConnection {
         switch answer {
         case .written:
             return
-        case .afterLog(let sequence, let success, let id):
+        case .afterLog(let sequence, let success, let id, let notice):
             nextToken += 1
-            waiting.append(WaitingAnswer(token: nextToken, answer: success, awaitedSequence: sequence, id: id, trailing: ByteBuffer()))
+            waiting.append(
+                WaitingAnswer(token: nextToken, answer: success, awaitedSequence: sequence, id: id, trailing: ByteBuffer(), notice: notice)
+            )
             newestWriteSequence = sequence
             scheduleCommit()
         case .afterSnapshot(let id):
             nextToken += 1
             let token = nextToken
-            waiting.append(WaitingAnswer(token: token, answer: nil, awaitedSequence: 0, id: nil, trailing: ByteBuffer()))
+            waiting.append(WaitingAnswer(token: token, answer: nil, awaitedSequence: 0, id: nil, trailing: ByteBuffer(), notice: nil))
             let loop = self.loop
             let connection = UncheckedConnection(self)
             context.processor.takeSnapshot(id: id) { answer in
                 loop.execute { connection.value.complete(token, with: answer) }
             }
+        case .watch(let request, let id):
+            handle(request, id: id)
+        }
+    }
+
+    /// Appends an answer after every answer before it: to `pending`, or behind the last waiting one.
+    func appendAnswer(_ write: (inout ByteBuffer) -> Void) {
+        if waiting.isEmpty {
+            write(&pending)
+        } else {
+            waiting.modify(waiting.index(before: waiting.endIndex)) { last in write(&last.trailing) }
         }
     }
 
@@ -259,6 +276,7 @@ final class ServedConnection {
         isQueuedForCommit = false
         guard !isClosed else { return }
         acknowledgedSequence = max(acknowledgedSequence, through)
+        let processor = context.processor
         // An index loop, not `for index in waiting.indices`: `CircularBuffer.indices` holds a copy of the
         // buffer, so every assignment below copied all of its storage.
         var index = waiting.startIndex
@@ -267,11 +285,15 @@ final class ServedConnection {
                 guard element.awaitedSequence != 0 else { return false }  // a snapshot's, or acknowledged
                 guard element.awaitedSequence <= through else { return true }
                 element.awaitedSequence = 0
-                if case .failure(let error) = result {
+                switch result {
+                case .success:
+                    if let notice = element.notice { processor.watchHub.publish(notice) }
+                case .failure(let error):
                     var failure = ByteBuffer()
                     RequestProcessor.writeLogFailure(error, id: element.id, into: &failure)
                     element.answer = failure
                 }
+                element.notice = nil
                 return false
             }
             // Writes wait in the order of their changes: the rest are all newer.
@@ -303,7 +325,7 @@ final class ServedConnection {
 
     // MARK: Writing
 
-    private func scheduleFlush() {
+    func scheduleFlush() {
         guard !isQueuedForFlush, !isClosed else { return }
         isQueuedForFlush = true
         loop.needsFlush(self)
@@ -372,7 +394,14 @@ final class ServedConnection {
         isClosed = true
         loop.forget(self)
         _ = Glibc.close(descriptor)
+        // Writes this connection made whose answers were still waiting are durable once the log says so,
+        // whether or not their writer is there to read the answer: watchers are still told.
+        publishNoticesOfClosedConnection()
         waiting.removeAll()
+        if watches != nil {
+            watches = nil
+            context.processor.watchHub.register(self, for: WatchKeys())
+        }
         context.onClose()
     }
 }

@@ -1,5 +1,7 @@
 import CEpoll
+import EntitledCore
 import EntitledStorage
+import HeapModule
 import Logging
 import NIOConcurrencyHelpers
 
@@ -45,6 +47,8 @@ final class ServingLoop: @unchecked Sendable {
     /// `toCommit`'s spare buffer, swapped in while committing.
     private var committing: [ServedConnection] = []
     private var running: [() -> Void] = []
+    /// Watched memberships' expiries, soonest first (see `scheduleExpiry`).
+    private var expiryTimers = Heap<ExpiryTimer>()
     /// When accepting failed for lack of file descriptors: the listeners sleep until then.
     private var listenersPausedUntil: UInt64?
     private var stopping = false
@@ -183,6 +187,7 @@ final class ServingLoop: @unchecked Sendable {
                 }
             }
             runPostedTasks()
+            runDueTimers()
             resumeListenersIfDue()
             commitWrites()
             flushConnections()
@@ -208,9 +213,36 @@ final class ServingLoop: @unchecked Sendable {
         // Work queued by this turn itself (an answer released while flushing, a task posted from this
         // thread, which does not wake the loop) is done at once.
         if !toFlush.isEmpty || !toCommit.isEmpty || postLock.withLock({ !posted.isEmpty }) { return 0 }
-        guard let until = listenersPausedUntil else { return -1 }
-        let now = monotonicMilliseconds()
-        return until > now ? Int32(min(until - now, 1000)) : 0
+        var timeout: Int32 = -1
+        if let until = listenersPausedUntil {
+            let now = monotonicMilliseconds()
+            timeout = until > now ? Int32(min(until - now, 1000)) : 0
+        }
+        if let next = expiryTimers.min {
+            // By the store's clock, which decides expiry. Capped at a second, so that a clock stepped
+            // forward is noticed within one.
+            let untilExpiry = max(0, min(next.deadline - context.processor.store.now().millisecondsSinceEpoch, 1000))
+            timeout = timeout < 0 ? Int32(untilExpiry) : min(timeout, Int32(untilExpiry))
+        }
+        return timeout
+    }
+
+    // MARK: Expiry timers
+
+    /// Calls `connection.expiryDue(of:deadline:)` on this loop at `deadline` (milliseconds since the
+    /// epoch, by the store's clock), unless the connection is gone by then.
+    func scheduleExpiry(of membership: MembershipID, at deadline: Int64, for connection: ServedConnection) {
+        expiryTimers.insert(ExpiryTimer(deadline: deadline, membership: membership, connection: connection))
+    }
+
+    private func runDueTimers() {
+        guard let first = expiryTimers.min else { return }
+        let now = context.processor.store.now().millisecondsSinceEpoch
+        guard first.deadline <= now else { return }
+        while let next = expiryTimers.min, next.deadline <= now {
+            let timer = expiryTimers.removeMin()
+            timer.connection?.expiryDue(of: timer.membership, deadline: timer.deadline)
+        }
     }
 
     private func runPostedTasks() {
@@ -341,6 +373,17 @@ final class ServingLoop: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A watched membership's expiry, waited for by a loop. Holds its connection weakly: a connection that
+/// closes is freed at once, not when its timers would have fired.
+private struct ExpiryTimer: Comparable {
+    let deadline: Int64
+    let membership: MembershipID
+    weak var connection: ServedConnection?
+
+    static func < (lhs: ExpiryTimer, rhs: ExpiryTimer) -> Bool { lhs.deadline < rhs.deadline }
+    static func == (lhs: ExpiryTimer, rhs: ExpiryTimer) -> Bool { lhs.deadline == rhs.deadline }
 }
 
 /// Connections handed to another thread and back to their own loop: only ever touched on that loop.

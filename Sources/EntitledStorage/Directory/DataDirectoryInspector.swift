@@ -241,7 +241,7 @@ public enum DataDirectoryInspector {
                 )
             }
             do throws(StoreError) {
-                try store.replay(record.change, sequence: record.sequence)
+                try store.replay(record.change, context: record.context, sequence: record.sequence)
             } catch {
                 return .corrupt(offset: offset(of: index), problem: error.message)
             }
@@ -579,6 +579,9 @@ struct SegmentWalk {
             failure = (0, "the file ends inside its header")
             return
         }
+        // The header's version (checked by the scan that found the failure); records of another version
+        // would not read.
+        let version = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
         var offset = LogFormat.segmentHeaderLength
         var expected = firstSequence
         while offset < bytes.count {
@@ -591,7 +594,7 @@ struct SegmentWalk {
             }
             let start = offset + LogFormat.recordHeaderLength
             var reader = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]))
-            guard let logged = try? reader.readLoggedChange() else {
+            guard let logged = try? reader.readLoggedChange(version: version) else {
                 failure = (offset, "a record's payload is malformed")
                 break
             }

@@ -112,7 +112,7 @@ public final class DurableStore: Sendable {
                     )
                 }
                 do {
-                    try store.replay(record.change, sequence: record.sequence)
+                    try store.replay(record.change, context: record.context, sequence: record.sequence)
                 } catch {
                     throw .corruptLog(file: segment.file, offset: payloadOffset, problem: error.message)
                 }

@@ -1,8 +1,10 @@
 import EntitledCore
 
-// The binary form of a membership, shared by `create` log records and snapshots (Protocol/STORAGE.md):
+// The binary form of a membership, shared by log records and snapshots (Protocol/STORAGE.md):
 //   id: string, productId: string, planId: string?, device: string?, user: string?,
 //   createdAt: i64, expiresAt: time?, source: u8, revocation: u8 presence, then revokedAt: i64, reason: string
+// and from format version 2 on:
+//   lifecycle: u8 presence (0: the standard lifecycle), then a lifecycle (Lifecycle+Binary.swift)
 
 extension PurchaseSource {
     /// The byte each source is stored as. Never renumbered: files written by earlier versions use them.
@@ -24,10 +26,8 @@ extension PurchaseSource {
 }
 
 extension BinaryWriter {
+    /// Writes `membership` in the current format version (2).
     mutating func write(_ membership: Membership) {
-        // Format version 1 has no lifecycle, and no operation sets one yet: lifecycle events and the
-        // grant fields that set one arrive together with the format version that stores them.
-        assert(membership.lifecycle == .standard, "format version 1 cannot store a membership's lifecycle")
         write(membership.id)
         write(membership.productId)
         write(membership.planId)
@@ -43,11 +43,19 @@ extension BinaryWriter {
         } else {
             write(UInt8(0))
         }
+        let lifecycle = membership.lifecycle
+        if lifecycle == .standard {
+            write(UInt8(0))
+        } else {
+            write(UInt8(1))
+            write(lifecycle)
+        }
     }
 }
 
 extension BinaryReader {
-    mutating func readMembership() throws(Malformed) -> Membership {
+    /// Reads a membership written in format `version` (1 or 2).
+    mutating func readMembership(version: UInt32) throws(Malformed) -> Membership {
         let idOffset = offset
         let id = MembershipID(rawValue: try readString())
         guard id.bits != nil else { throw Malformed(offset: idOffset, problem: "\(id) is not a membership id") }
@@ -67,9 +75,11 @@ extension BinaryReader {
         case 1: revocation = Revocation(revokedAt: Timestamp(millisecondsSinceEpoch: try readInt64()), reason: try readString())
         case let flag: throw Malformed(offset: offset - 1, problem: "a presence byte is \(flag), not 0 or 1")
         }
+        var lifecycle = MembershipLifecycle.standard
+        if version >= 2, try readBool() { lifecycle = try readLifecycle() }
         return Membership(
             id: id, productId: productId, planId: planId, device: device, user: user,
-            createdAt: createdAt, expiresAt: expiresAt, source: source, revocation: revocation
+            createdAt: createdAt, expiresAt: expiresAt, source: source, revocation: revocation, lifecycle: lifecycle
         )
     }
 }

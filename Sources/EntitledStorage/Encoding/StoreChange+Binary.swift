@@ -1,56 +1,85 @@
 import EntitledCore
 
-// The payload of a log record (Protocol/STORAGE.md): sequence: u64, kind: u8, then the kind's fields.
-//   1 create: membership
+// The payload of a log record (Protocol/STORAGE.md §4).
+//
+// Format version 2: sequence: u64, kind: u8, context (recordedAt: time, actor: string, reason: string?),
+// then the kind's fields:
+//   1 create: membership, idempotencyKey: string?
 //   2 claim:  device: string, user: string
 //   3 revoke: membership id: string, revokedAt: i64, reason: string
 //   4 define: entitlement: string, count: u32, products: string × count
+//   5 event:  event, result: membership
+// Format version 1 (still read): sequence: u64, kind: u8 (1 to 4), then the kind's fields, with no
+// context, no idempotency key, and version 1 memberships.
 
-/// A change as the log holds it: its number and what it did.
+/// A change as the log holds it: its number, what it did, and who did it when and why.
 struct LoggedChange: Hashable {
     var sequence: UInt64
     var change: StoreChange
+    var context: ChangeContext
 }
 
 extension BinaryWriter {
+    /// Writes `logged` in the current format version (2).
     mutating func write(_ logged: LoggedChange) {
         write(logged.sequence)
+        let kind: UInt8
         switch logged.change {
-        case .create(let membership):
-            write(UInt8(1))
+        case .create: kind = 1
+        case .claim: kind = 2
+        case .revoke: kind = 3
+        case .define: kind = 4
+        case .event: kind = 5
+        }
+        write(kind)
+        write(logged.context)
+        switch logged.change {
+        case .create(let membership, let idempotencyKey):
             write(membership)
+            write(idempotencyKey)
         case .claim(let device, let user):
-            write(UInt8(2))
             write(device)
             write(user)
         case .revoke(let id, let revocation):
-            write(UInt8(3))
             write(id)
             write(revocation.revokedAt.millisecondsSinceEpoch)
             write(revocation.reason)
         case .define(let entitlement, let products):
-            write(UInt8(4))
             write(entitlement)
             write(UInt32(products.count))
             for product in products { write(product) }
+        case .event(let event, let result):
+            write(event)
+            write(result)
         }
     }
 }
 
 extension BinaryReader {
-    mutating func readLoggedChange() throws(Malformed) -> LoggedChange {
+    /// Reads a record payload written in format `version` (1 or 2).
+    ///
+    /// - Parameter undatedTime: the time given to a version 1 claim or define, which recorded none (the
+    ///   caller passes the newest time it has seen before the record).
+    mutating func readLoggedChange(version: UInt32, undatedTime: Timestamp = Timestamp(millisecondsSinceEpoch: 0)) throws(Malformed) -> LoggedChange {
         let sequence = try readUInt64()
         let kindOffset = offset
+        let kind = try readUInt8()
+        let storedContext = version >= 2 ? try readChangeContext() : nil
         let change: StoreChange
-        switch try readUInt8() {
+        var context = storedContext ?? ChangeContext(recordedAt: undatedTime)
+        switch kind {
         case 1:
-            change = .create(try readMembership())
+            let membership = try readMembership(version: version)
+            change = .create(membership, idempotencyKey: version >= 2 ? try readOptionalString() : nil)
+            if storedContext == nil { context.recordedAt = membership.createdAt }
         case 2:
             change = .claim(device: try readString(), user: try readString())
         case 3:
             let id = MembershipID(rawValue: try readString())
             let revokedAt = Timestamp(millisecondsSinceEpoch: try readInt64())
-            change = .revoke(id, Revocation(revokedAt: revokedAt, reason: try readString()))
+            let revocation = Revocation(revokedAt: revokedAt, reason: try readString())
+            change = .revoke(id, revocation)
+            if storedContext == nil { context = ChangeContext(reason: revocation.reason, recordedAt: revokedAt) }
         case 4:
             let entitlement = try readString()
             let count = try readUInt32()
@@ -59,10 +88,13 @@ extension BinaryReader {
             products.reserveCapacity(Int(count))
             for _ in 0..<count { products.append(try readString()) }
             change = .define(entitlement: entitlement, products: products)
-        case let kind:
+        case 5 where version >= 2:
+            let event = try readLifecycleEvent()
+            change = .event(event, result: try readMembership(version: version))
+        default:
             throw Malformed(offset: kindOffset, problem: "unknown change kind \(kind)")
         }
         guard remaining == 0 else { throw Malformed(offset: offset, problem: "\(remaining) bytes left after the change") }
-        return LoggedChange(sequence: sequence, change: change)
+        return LoggedChange(sequence: sequence, change: change, context: context)
     }
 }

@@ -1,6 +1,6 @@
 import EntitledCore
 
-/// The log's file format, version 1 (specified in Protocol/STORAGE.md).
+/// The log's file format, version 2 (specified in Protocol/STORAGE.md); version 1 files are still read.
 ///
 /// A log is a series of segment files `log-<first sequence, 20 digits>.wal`. Each starts with a 28-byte
 /// header (magic `ENTLDLOG`, u32 version, u32 reserved zero, u64 first sequence, u32 CRC-32C of the 24
@@ -8,7 +8,11 @@ import EntitledCore
 /// payload, u32 CRC-32C of those 8 bytes) and the payload (`LoggedChange`).
 enum LogFormat {
     static let magic: [UInt8] = Array("ENTLDLOG".utf8)
-    static let version: UInt32 = 1
+    /// The version this server writes.
+    static let version: UInt32 = 2
+    /// The versions this server reads. Version 1 records carry no audit context, idempotency key or
+    /// lifecycle (Protocol/STORAGE.md §10).
+    static let readableVersions: ClosedRange<UInt32> = 1...2
     static let segmentHeaderLength = 28
     static let recordHeaderLength = 12
     /// The largest payload a record may have; a longer length field is corruption, not a torn write.

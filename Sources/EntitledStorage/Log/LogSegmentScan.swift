@@ -19,6 +19,11 @@ struct LogSegmentScan {
     var unusedBytes: Int { unusedTailOffset.map { fileLength - $0 } ?? 0 }
     /// The file's length in bytes.
     private(set) var fileLength = 0
+    /// The format version its header announces (`LogFormat.readableVersions`).
+    private(set) var formatVersion = LogFormat.version
+    /// The newest time a record stated so far: what a version 1 claim or define, which stated none, is
+    /// dated with.
+    private var newestRecordedTime = Timestamp(millisecondsSinceEpoch: 0)
 
     /// Reads and checks the segment at `path` (named `file`). A torn tail is reported, not thrown; every
     /// other problem throws `StorageError.corruptLog` naming the byte offset.
@@ -82,7 +87,8 @@ struct LogSegmentScan {
             var reader = BinaryReader(payload)
             let logged: LoggedChange
             do {
-                logged = try reader.readLoggedChange()
+                logged = try reader.readLoggedChange(version: formatVersion, undatedTime: newestRecordedTime)
+                newestRecordedTime = max(newestRecordedTime, logged.context.recordedAt)
             } catch {
                 throw .corruptLog(file: file, offset: payloadStart + error.offset, problem: error.problem)
             }
@@ -129,7 +135,7 @@ struct LogSegmentScan {
         }
     }
 
-    private func checkHeader(_ bytes: UnsafeRawBufferPointer) throws(StorageError) {
+    private mutating func checkHeader(_ bytes: UnsafeRawBufferPointer) throws(StorageError) {
         var reader = BinaryReader(bytes)
         guard Array(bytes[0..<8]) == LogFormat.magic else {
             throw .corruptLog(file: file, offset: 0, problem: "not an entitled log file (bad magic)")
@@ -137,9 +143,10 @@ struct LogSegmentScan {
         _ = try read { () throws(BinaryReader.Malformed) in try reader.readUInt64() }  // magic
         // The version before the checksum: another version may lay its header out differently.
         let version = try read { () throws(BinaryReader.Malformed) in try reader.readUInt32() }
-        guard version == LogFormat.version else {
-            throw .corruptLog(file: file, offset: 8, problem: "format version \(version); this server reads version \(LogFormat.version)")
+        guard LogFormat.readableVersions.contains(version) else {
+            throw .corruptLog(file: file, offset: 8, problem: "format version \(version); this server reads versions \(LogFormat.readableVersions.lowerBound) to \(LogFormat.readableVersions.upperBound)")
         }
+        formatVersion = version
         let checksum = bytes.loadUnaligned(fromByteOffset: 24, as: UInt32.self).littleEndian
         guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<24])) == checksum else {
             throw .corruptLog(file: file, offset: 0, problem: "the file header fails its checksum")

@@ -115,10 +115,10 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     // MARK: ChangeJournal
 
-    public func record(_ change: StoreChange, sequence: UInt64) throws(JournalError) {
+    public func record(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(JournalError) {
         var encoded: [UInt8] = []
         encoded.reserveCapacity(256)  // a grant's record is about 100 bytes: one allocation, no regrowth
-        LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change), to: &encoded)
+        LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change, context: context), to: &encoded)
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }

@@ -45,6 +45,28 @@ enum SnapshotFile {
             chunk.write(membership)
             if chunk.bytes.count >= 1 << 20 { try emit() }
         }
+        // Version 2: the history. Sorted, so that the same state always gives the same bytes.
+        chunk.write(UInt64(image.idempotencyKeys.count))
+        for (key, slot) in image.idempotencyKeys.sorted(by: { $0.key < $1.key }) {
+            chunk.write(key)
+            chunk.write(slot)
+            if chunk.bytes.count >= 1 << 20 { try emit() }
+        }
+        chunk.write(UInt64(image.revisions.count))
+        for (slot, revisions) in image.revisions.sorted(by: { $0.key < $1.key }) {
+            chunk.write(slot)
+            chunk.write(UInt32(revisions.count))
+            for revision in revisions { chunk.write(revision) }
+            if chunk.bytes.count >= 1 << 20 { try emit() }
+        }
+        chunk.write(UInt64(image.catalogRevisions.count))
+        for revision in image.catalogRevisions {
+            chunk.write(revision.sequence)
+            chunk.write(revision.context)
+            chunk.write(revision.entitlement)
+            chunk.write(UInt32(revision.products.count))
+            for product in revision.products { chunk.write(product) }
+        }
         try emit()
 
         let header = SnapshotFormat.header(sequence: image.sequence, bodyLength: bodyLength, bodyChecksum: checksum)
@@ -78,8 +100,8 @@ enum SnapshotFile {
         do throws(BinaryReader.Malformed) {
             // The version before the checksum: another version may lay its header out differently.
             let version = try header.readUInt32()
-            guard version == SnapshotFormat.version else {
-                throw BinaryReader.Malformed(offset: 8, problem: "format version \(version); this server reads version \(SnapshotFormat.version)")
+            guard SnapshotFormat.readableVersions.contains(version) else {
+                throw BinaryReader.Malformed(offset: 8, problem: "format version \(version); this server reads versions \(SnapshotFormat.readableVersions.lowerBound) to \(SnapshotFormat.readableVersions.upperBound)")
             }
             let storedHeaderChecksum = bytes.loadUnaligned(fromByteOffset: 36, as: UInt32.self).littleEndian
             guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<36])) == storedHeaderChecksum else {
@@ -107,12 +129,45 @@ enum SnapshotFile {
             var memberships = MembershipTable()
             let count = try reader.readUInt64()
             for _ in 0..<count {
-                memberships.append(try reader.readMembership())
+                memberships.append(try reader.readMembership(version: version))
             }
-            guard reader.remaining == 0 else { throw BinaryReader.Malformed(offset: reader.offset, problem: "\(reader.remaining) bytes follow the last membership") }
-            return StoreImage(sequence: sequence, memberships: memberships, catalog: catalog)
+            var image = StoreImage(sequence: sequence, memberships: memberships, catalog: catalog)
+            if version >= 2 { try readHistory(&reader, into: &image) }
+            guard reader.remaining == 0 else { throw BinaryReader.Malformed(offset: reader.offset, problem: "\(reader.remaining) bytes follow the last section") }
+            return image
         } catch {
             throw corrupt(error.offset, error.problem)
+        }
+    }
+
+    /// Reads a version 2 snapshot's history sections, checking that every position names a membership.
+    private static func readHistory(_ reader: inout BinaryReader, into image: inout StoreImage) throws(BinaryReader.Malformed) {
+        let membershipCount = UInt64(image.memberships.count)
+        func position(_ reader: inout BinaryReader) throws(BinaryReader.Malformed) -> UInt32 {
+            let start = reader.offset
+            let slot = try reader.readUInt32()
+            guard UInt64(slot) < membershipCount else {
+                throw BinaryReader.Malformed(offset: start, problem: "membership position \(slot) is past the \(membershipCount) memberships")
+            }
+            return slot
+        }
+        for _ in 0..<(try reader.readUInt64()) {
+            let key = try reader.readString()
+            image.idempotencyKeys[key] = try position(&reader)
+        }
+        for _ in 0..<(try reader.readUInt64()) {
+            let slot = try position(&reader)
+            var revisions: [MembershipRevision] = []
+            for _ in 0..<(try reader.readCount(minimumBytesEach: 30)) { revisions.append(try reader.readRevision()) }
+            image.revisions[slot] = revisions
+        }
+        for _ in 0..<(try reader.readUInt64()) {
+            let sequence = try reader.readUInt64()
+            let context = try reader.readChangeContext()
+            let entitlement = try reader.readString()
+            var products: [String] = []
+            for _ in 0..<(try reader.readCount(minimumBytesEach: 4)) { products.append(try reader.readString()) }
+            image.catalogRevisions.append(CatalogRevision(sequence: sequence, context: context, entitlement: entitlement, products: products))
         }
     }
 }

@@ -1,12 +1,16 @@
-/// The snapshot file format, version 1 (specified in Protocol/STORAGE.md).
+/// The snapshot file format, version 2 (specified in Protocol/STORAGE.md); version 1 files are still read.
 ///
 /// `snapshot-<sequence, 20 digits>.snap`: a 40-byte header (magic `ENTLSNAP`, u32 version, u32 reserved
 /// zero, u64 sequence of the last change included, u64 body length, u32 CRC-32C of the body, u32 CRC-32C
 /// of the 36 header bytes before it), then the body: u32 entitlement count, each entitlement (name: string,
-/// u32 product count, products: strings), u64 membership count, each membership in creation order.
+/// u32 product count, products: strings), u64 membership count, each membership in creation order; from
+/// version 2 on, the history: idempotency keys, membership revisions and catalog revisions.
 enum SnapshotFormat {
     static let magic: [UInt8] = Array("ENTLSNAP".utf8)
-    static let version: UInt32 = 1
+    /// The version this server writes.
+    static let version: UInt32 = 2
+    /// The versions this server reads.
+    static let readableVersions: ClosedRange<UInt32> = 1...2
     static let headerLength = 40
 
     static let prefix = "snapshot-"

@@ -8,6 +8,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unknownOp = "unknown_op"
     /// The membership or entitlement named does not exist.
     case notFound = "not_found"
+    /// The request contradicts an earlier one: a grant's idempotency key reused for a different grant.
+    case conflict
     /// The line is longer than the server's limit; the connection is closed after this response.
     case tooLarge = "too_large"
     /// Authentication is required or failed.

@@ -3,16 +3,27 @@ import EntitledCore
 /// A decoded, validated request: everything an operation needs, typed.
 public enum Request: Sendable {
     case ping
-    case grant(Grant)
+    /// Create a membership; `reason` is for the audit trail.
+    case grant(Grant, reason: String?)
     case check(AccessQuery)
-    case claim(device: String, user: String)
+    case claim(device: String, user: String, reason: String?)
     case revoke(MembershipID, reason: String?)
     /// List what `subject` sees; statuses are computed at `moment` (now if `nil`).
     case memberships(Subject, moment: Timestamp?)
-    case define(entitlement: String, products: [String])
+    case define(entitlement: String, products: [String], reason: String?)
     case catalog
     /// Write a snapshot of the whole state now (an admin operation).
     case snapshot
+    /// Apply a store's lifecycle event to a membership.
+    case event(MembershipID, LifecycleEvent, reason: String?)
+    /// The CustomerInfo view of what `subject` sees.
+    case customer(Subject)
+    /// The audit trail of a subject or an entitlement, newest first, at most `limit` entries.
+    case history(HistoryTarget, limit: Int)
+    /// Push a line to this connection whenever the target's access changes.
+    case watch(WatchTarget)
+    /// Stop pushing for the target; `nil`: stop every watch of this connection.
+    case unwatch(WatchTarget?)
 
     /// The operation's name on the wire.
     public var op: Operation {
@@ -26,13 +37,35 @@ public enum Request: Sendable {
         case .define: return .define
         case .catalog: return .catalog
         case .snapshot: return .snapshot
+        case .event: return .event
+        case .customer: return .customer
+        case .history: return .history
+        case .watch: return .watch
+        case .unwatch: return .unwatch
         }
     }
 
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
-        case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot
+        case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
+            unwatch
     }
+}
+
+/// Whose audit trail a `history` request asks for.
+public enum HistoryTarget: Hashable, Sendable {
+    /// The memberships a user or device has or had.
+    case subject(Subject)
+    /// An entitlement's definitions in the catalog.
+    case entitlement(String)
+}
+
+/// What a `watch` follows.
+public enum WatchTarget: Hashable, Sendable {
+    /// One user, one device, or both.
+    case subject(Subject)
+    /// Every subject.
+    case all
 }
 
 extension Request.Operation {
@@ -52,6 +85,11 @@ extension Request.Operation {
         case (7, UInt8(ascii: "c")): candidate = .catalog
         case (8, UInt8(ascii: "s")): candidate = .snapshot
         case (11, UInt8(ascii: "m")): candidate = .memberships
+        case (5, UInt8(ascii: "e")): candidate = .event
+        case (5, UInt8(ascii: "w")): candidate = .watch
+        case (7, UInt8(ascii: "h")): candidate = .history
+        case (7, UInt8(ascii: "u")): candidate = .unwatch
+        case (8, UInt8(ascii: "c")): candidate = .customer
         default: return nil
         }
         guard candidate.wireName.isSpelled(by: name) else { return nil }
@@ -70,6 +108,11 @@ extension Request.Operation {
         case .define: return "define"
         case .catalog: return "catalog"
         case .snapshot: return "snapshot"
+        case .event: return "event"
+        case .customer: return "customer"
+        case .history: return "history"
+        case .watch: return "watch"
+        case .unwatch: return "unwatch"
         }
     }
 }

@@ -10,7 +10,9 @@ import Darwin
 /// value as JSON), so clients may send fields a newer server will understand.
 enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
-        products
+        products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
+        periodType, environment, ownership, grantType, idempotencyKey, all, limit
+    // At most 32 fields: `RequestFields` notes the fields it saw in a 32-bit mask.
 
     var name: StaticString {
         switch self {
@@ -28,6 +30,20 @@ enum RequestField: Int, CaseIterable {
         case .membership: return "membership"
         case .reason: return "reason"
         case .products: return "products"
+        case .type: return "type"
+        case .eventId: return "eventId"
+        case .eventTime: return "eventTime"
+        case .gracePeriodExpiresAt: return "gracePeriodExpiresAt"
+        case .transactionId: return "transactionId"
+        case .originalTransactionId: return "originalTransactionId"
+        case .willRenew: return "willRenew"
+        case .periodType: return "periodType"
+        case .environment: return "environment"
+        case .ownership: return "ownership"
+        case .grantType: return "grantType"
+        case .idempotencyKey: return "idempotencyKey"
+        case .all: return "all"
+        case .limit: return "limit"
         }
     }
 
@@ -53,9 +69,21 @@ enum RequestField: Int, CaseIterable {
         case (7, UInt8(ascii: "p")): candidate = .product
         case (8, UInt8(ascii: "d")): candidate = .duration
         case (8, UInt8(ascii: "p")): candidate = .products
-        case (9, UInt8(ascii: "e")): candidate = .expiresAt
+        case (9, UInt8(ascii: "e")): candidate = key[1] == UInt8(ascii: "x") ? .expiresAt : .eventTime
         case (10, UInt8(ascii: "m")): candidate = .membership
-        case (11, UInt8(ascii: "e")): candidate = .entitlement
+        case (11, UInt8(ascii: "e")): candidate = key[2] == UInt8(ascii: "t") ? .entitlement : .environment
+        case (3, UInt8(ascii: "a")): candidate = .all
+        case (4, UInt8(ascii: "t")): candidate = .type
+        case (5, UInt8(ascii: "l")): candidate = .limit
+        case (7, UInt8(ascii: "e")): candidate = .eventId
+        case (9, UInt8(ascii: "w")): candidate = .willRenew
+        case (9, UInt8(ascii: "o")): candidate = .ownership
+        case (9, UInt8(ascii: "g")): candidate = .grantType
+        case (10, UInt8(ascii: "p")): candidate = .periodType
+        case (13, UInt8(ascii: "t")): candidate = .transactionId
+        case (14, UInt8(ascii: "i")): candidate = .idempotencyKey
+        case (20, UInt8(ascii: "g")): candidate = .gracePeriodExpiresAt
+        case (21, UInt8(ascii: "o")): candidate = .originalTransactionId
         default: return nil
         }
         return candidate.name.isSpelled(by: key) ? candidate : nil

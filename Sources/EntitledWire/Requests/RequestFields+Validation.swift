@@ -20,13 +20,14 @@ extension RequestFields {
         case .ping:
             return .ping
         case .grant:
-            return .grant(try grant())
+            return .grant(try grant(), reason: try text(.reason, text(of: reason)))
         case .check:
             return .check(try accessQuery())
         case .claim:
             return .claim(
                 device: try required(.device, text(of: device), for: operation),
-                user: try required(.user, text(of: user), for: operation)
+                user: try required(.user, text(of: user), for: operation),
+                reason: try text(.reason, text(of: reason))
             )
         case .revoke:
             let id = try required(.membership, text(of: membership), for: operation)
@@ -36,12 +37,27 @@ extension RequestFields {
         case .define:
             return .define(
                 entitlement: try required(.entitlement, text(of: entitlement), for: operation),
-                products: try productList(for: operation)
+                products: try productList(for: operation),
+                reason: try text(.reason, text(of: reason))
             )
         case .catalog:
             return .catalog
         case .snapshot:
             return .snapshot
+        case .event:
+            let id = try required(.membership, text(of: membership), for: operation)
+            return .event(MembershipID(rawValue: id), try lifecycleEvent(), reason: try text(.reason, text(of: reason)))
+        case .customer:
+            return .customer(try subject(for: operation))
+        case .history:
+            return .history(try historyTarget(), limit: try historyLimit())
+        case .watch:
+            guard let target = try watchTarget(for: operation) else {
+                throw .badRequest("watch needs \"user\" or \"device\" (or both), or \"all\": true")
+            }
+            return .watch(target)
+        case .unwatch:
+            return .unwatch(try watchTarget(for: operation))
         }
     }
 
@@ -74,7 +90,113 @@ extension RequestFields {
         case (nil, nil):
             expiry = .lifetime
         }
-        return Grant(subject: subject, productId: productId, planId: planId, source: purchaseSource, expiry: expiry)
+        var lifecycle = MembershipLifecycle.standard
+        lifecycle.willRenew = willRenew ?? false
+        lifecycle.periodType = try name(.periodType, text(of: periodType)) ?? .normal
+        lifecycle.environment = try name(.environment, text(of: environment)) ?? .production
+        lifecycle.ownership = try name(.ownership, text(of: ownership)) ?? .purchased
+        lifecycle.grantType = try name(.grantType, text(of: grantType)) ?? .purchase
+        var transaction: Grant.Transaction?
+        let originalTransactionId = try identifier(.originalTransactionId, text(of: originalTransactionId))
+        if let transactionId = try identifier(.transactionId, text(of: transactionId)) {
+            transaction = Grant.Transaction(id: transactionId, originalTransactionId: originalTransactionId)
+        } else if originalTransactionId != nil {
+            throw .badRequest("field \"originalTransactionId\" needs \"transactionId\"")
+        }
+        return Grant(
+            subject: subject, productId: productId, planId: planId, source: purchaseSource, expiry: expiry,
+            lifecycle: lifecycle, transaction: transaction,
+            idempotencyKey: try identifier(.idempotencyKey, text(of: idempotencyKey))
+        )
+    }
+
+    private func lifecycleEvent() throws(WireError) -> LifecycleEvent {
+        let typeName = try required(.type, text(of: type), for: .event)
+        let eventId = try required(.eventId, text(of: eventId), for: .event)
+        guard let eventTime = try time(.eventTime, text(of: eventTime)) else {
+            throw .badRequest("field \"eventTime\" is required for event: when the store says it happened")
+        }
+        let expiresAt = try time(.expiresAt, text(of: expiresAt))
+        let grace = try time(.gracePeriodExpiresAt, text(of: gracePeriodExpiresAt))
+        let productId = try identifier(.product, text(of: product))
+        func need(_ value: Timestamp?, _ field: RequestField) throws(WireError) -> Timestamp {
+            guard let value else { throw .badRequest("field \"\(field.description)\" is required for a \(typeName) event") }
+            return value
+        }
+        let kind: LifecycleEvent.Kind
+        switch typeName {
+        case "renewal": kind = .renewal(expiresAt: try need(expiresAt, .expiresAt))
+        case "extension": kind = .extension(expiresAt: try need(expiresAt, .expiresAt))
+        case "cancellation": kind = .cancellation
+        case "uncancellation": kind = .uncancellation
+        case "billing_issue": kind = .billingIssue(gracePeriodExpiresAt: grace)
+        case "billing_recovered": kind = .billingRecovered
+        case "expiration": kind = .expiration
+        case "pause": kind = .pause
+        case "resume": kind = .resume(expiresAt: expiresAt)
+        case "refund": kind = .refund
+        case "product_change":
+            guard let productId else { throw .badRequest("field \"product\" is required for a product_change event: the new product") }
+            kind = .productChange(productId: productId)
+        default:
+            throw .badRequest("field \"type\" must be one of \(LifecycleEvent.Kind.allNames.joined(separator: ", "))")
+        }
+        // A field the type does not use is refused rather than ignored: it is a sender's mistake that
+        // would otherwise go unnoticed (an expiry sent with a cancellation).
+        let uses: (expiresAt: Bool, grace: Bool, product: Bool) =
+            switch kind {
+            case .renewal, .extension, .resume: (true, false, false)
+            case .billingIssue: (false, true, false)
+            case .productChange: (false, false, true)
+            default: (false, false, false)
+            }
+        for (field, present, used) in [
+            (RequestField.expiresAt, expiresAt != nil, uses.expiresAt), (.gracePeriodExpiresAt, grace != nil, uses.grace),
+            (.product, productId != nil, uses.product),
+        ] where present && !used {
+            throw .badRequest("field \"\(field.description)\" does not apply to a \(typeName) event")
+        }
+        return LifecycleEvent(
+            id: eventId, time: eventTime, kind: kind, transactionId: try identifier(.transactionId, text(of: transactionId))
+        )
+    }
+
+    private func historyTarget() throws(WireError) -> HistoryTarget {
+        let entitlement = try identifier(.entitlement, text(of: entitlement))
+        let subject = Subject(user: try identifier(.user, text(of: user)), device: try identifier(.device, text(of: device)))
+        switch (subject, entitlement) {
+        case (.some, .some): throw .badRequest("give \"user\"/\"device\" or \"entitlement\", not both")
+        case (.some(let subject), nil): return .subject(subject)
+        case (nil, .some(let entitlement)): return .entitlement(entitlement)
+        case (nil, nil): throw .badRequest("history needs \"user\" or \"device\" (or both), or \"entitlement\"")
+        }
+    }
+
+    private func historyLimit() throws(WireError) -> Int {
+        guard let limit else { return Limits.defaultHistoryEntries }
+        guard (1...Limits.maximumHistoryEntries).contains(limit) else {
+            throw .badRequest("field \"limit\" must be from 1 to \(Limits.maximumHistoryEntries)")
+        }
+        return limit
+    }
+
+    private func watchTarget(for operation: Request.Operation) throws(WireError) -> WatchTarget? {
+        let subject = Subject(user: try identifier(.user, text(of: user)), device: try identifier(.device, text(of: device)))
+        switch (subject, all ?? false) {
+        case (.some, true): throw .badRequest("give \"user\"/\"device\" or \"all\", not both")
+        case (.some(let subject), false): return .subject(subject)
+        case (nil, true): return .all
+        case (nil, false): return nil
+        }
+    }
+
+    /// One of an enumeration's protocol names.
+    private func name<Name: RawRepresentable<String> & CaseIterable>(_ field: RequestField, _ value: String?) throws(WireError) -> Name? {
+        guard let value else { return nil }
+        guard let parsed = Name(rawValue: value) else {
+            throw .badRequest("field \"\(field.description)\" must be one of \(Name.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return parsed
     }
 
     private func accessQuery() throws(WireError) -> AccessQuery {

@@ -21,6 +21,20 @@ struct RequestFields {
     var membership: StringSpan?
     var reason: StringSpan?
     var products: [String]?
+    var type: StringSpan?
+    var eventId: StringSpan?
+    var eventTime: StringSpan?
+    var gracePeriodExpiresAt: StringSpan?
+    var transactionId: StringSpan?
+    var originalTransactionId: StringSpan?
+    var willRenew: Bool?
+    var periodType: StringSpan?
+    var environment: StringSpan?
+    var ownership: StringSpan?
+    var grantType: StringSpan?
+    var idempotencyKey: StringSpan?
+    var all: Bool?
+    var limit: Int?
 
     /// The first problem with a field's type or a repeated key; reported as `bad_request` once the line
     /// has been read to its end and found to be valid JSON.
@@ -85,6 +99,12 @@ struct RequestFields {
             id = try scanner.skipValue(depth: 1)
         case .products:
             products = try readStringArray(field, from: &scanner)
+        case .willRenew:
+            willRenew = try readBool(field, from: &scanner)
+        case .all:
+            all = try readBool(field, from: &scanner)
+        case .limit:
+            limit = try readCount(field, from: &scanner)
         default:
             let value = try readOptionalSpan(field, from: &scanner)
             switch field {
@@ -100,7 +120,18 @@ struct RequestFields {
             case .at: at = value
             case .membership: membership = value
             case .reason: reason = value
-            case .id, .products: break
+            case .type: type = value
+            case .eventId: eventId = value
+            case .eventTime: eventTime = value
+            case .gracePeriodExpiresAt: gracePeriodExpiresAt = value
+            case .transactionId: transactionId = value
+            case .originalTransactionId: originalTransactionId = value
+            case .periodType: periodType = value
+            case .environment: environment = value
+            case .ownership: ownership = value
+            case .grantType: grantType = value
+            case .idempotencyKey: idempotencyKey = value
+            case .id, .products, .willRenew, .all, .limit: break
             }
         }
     }
@@ -146,6 +177,28 @@ struct RequestFields {
         } while scanner.consume(UInt8(ascii: ","))
         try scanner.expect(UInt8(ascii: "]"), "expected ',' or ']' in an array")
         return strings
+    }
+
+    /// `true` or `false`, or `nil` for JSON `null`.
+    private mutating func readBool(_ field: RequestField, from scanner: inout JSONScanner) throws(JSONSyntaxError) -> Bool? {
+        let range = try scanner.skipValue(depth: 1)
+        let value = UnsafeRawBufferPointer(rebasing: line[range])
+        if ("true" as StaticString).isSpelled(by: value) { return true }
+        if ("false" as StaticString).isSpelled(by: value) { return false }
+        if !("null" as StaticString).isSpelled(by: value) { noteWrongType(field, expected: "true or false") }
+        return nil
+    }
+
+    /// A whole number from 0 to 999,999,999 (no sign, fraction or exponent), or `nil` for JSON `null`.
+    private mutating func readCount(_ field: RequestField, from scanner: inout JSONScanner) throws(JSONSyntaxError) -> Int? {
+        let range = try scanner.skipValue(depth: 1)
+        let value = UnsafeRawBufferPointer(rebasing: line[range])
+        if ("null" as StaticString).isSpelled(by: value) { return nil }
+        guard (1...9).contains(value.count), value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            noteWrongType(field, expected: "a whole number from 0 to 999999999")
+            return nil
+        }
+        return value.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }
 
     /// The text of a string field, if the request had one.

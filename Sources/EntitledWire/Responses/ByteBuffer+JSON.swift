@@ -17,6 +17,17 @@ extension ByteBuffer {
         }
     }
 
+    /// Writes `timestamp` as a quoted RFC 3339 string, or `null`.
+    mutating func writeJSONTimestamp(_ timestamp: Timestamp?) {
+        guard let timestamp else {
+            writeStaticString("null")
+            return
+        }
+        writeStaticString("\"")
+        timestamp.withRFC3339Bytes { _ = writeBytes(UnsafeRawBufferPointer($0)) }
+        writeStaticString("\"")
+    }
+
     /// Writes an integer in decimal.
     mutating func writeJSONInteger(_ value: Int) {
         writeString(String(value))

@@ -18,4 +18,14 @@ public enum Response: Sendable {
     case catalog([(entitlement: String, products: [String])])
     /// `snapshot`: the file written, the last change it holds, its size and how long it took.
     case snapshot(file: String, sequence: UInt64, bytes: Int, milliseconds: Int64, memberships: Int)
+    /// `grant` retried with an idempotency key: the first grant's membership, and `idempotentReplay`.
+    case replayedGrant(Membership, moment: Timestamp)
+    /// `event`: the membership after it, whether it was applied, and why not.
+    case event(Membership, moment: Timestamp, outcome: EventOutcome)
+    /// `customer`: the CustomerInfo view.
+    case customer(CustomerInfo)
+    /// `history`: audit entries, newest first.
+    case history([AuditEntry])
+    /// `watch` and `unwatch`: how many watches the connection has now.
+    case watches(Int)
 }

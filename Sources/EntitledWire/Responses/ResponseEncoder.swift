@@ -33,16 +33,43 @@ public enum ResponseEncoder {
             buffer.writeStaticString(",\"entitlement\":")
             buffer.writeJSONString(entitlement)
             buffer.writeStaticString(",\"products\":")
-            write(products, into: &buffer)
+            writeStrings(products, into: &buffer)
         case .catalog(let entries):
             buffer.writeStaticString(",\"entitlements\":{")
             for (index, entry) in entries.enumerated() {
                 if index > 0 { buffer.writeStaticString(",") }
                 buffer.writeJSONString(entry.entitlement)
                 buffer.writeStaticString(":")
-                write(entry.products, into: &buffer)
+                writeStrings(entry.products, into: &buffer)
             }
             buffer.writeStaticString("}")
+        case .replayedGrant(let membership, let moment):
+            buffer.writeStaticString(",\"membership\":")
+            write(membership, at: moment, into: &buffer)
+            buffer.writeStaticString(",\"idempotentReplay\":true")
+        case .event(let membership, let moment, let outcome):
+            buffer.writeStaticString(",\"membership\":")
+            write(membership, at: moment, into: &buffer)
+            switch outcome {
+            case .applied:
+                buffer.writeStaticString(",\"applied\":true")
+            case .ignored(let reason):
+                buffer.writeStaticString(",\"applied\":false,\"reason\":")
+                buffer.writeJSONString(reason.rawValue)
+            }
+        case .customer(let info):
+            buffer.writeStaticString(",\"customer\":")
+            write(info, into: &buffer)
+        case .history(let entries):
+            buffer.writeStaticString(",\"history\":[")
+            for (index, entry) in entries.enumerated() {
+                if index > 0 { buffer.writeStaticString(",") }
+                write(entry, into: &buffer)
+            }
+            buffer.writeStaticString("]")
+        case .watches(let count):
+            buffer.writeStaticString(",\"watches\":")
+            buffer.writeJSONInteger(count)
         case .snapshot(let file, let sequence, let bytes, let milliseconds, let memberships):
             buffer.writeStaticString(",\"file\":")
             buffer.writeJSONString(file)
@@ -119,7 +146,7 @@ public enum ResponseEncoder {
         let longest =
             256 + UnsafeLineWriter.jsonStringBound(membership.id.utf8Count) + bound(membership.productId) + bound(membership.planId)
             + bound(membership.user) + bound(membership.device) + bound(membership.revocation?.reason)
-            + 3 * UnsafeLineWriter.timestampBound
+            + 3 * UnsafeLineWriter.timestampBound + lifecycleBound(membership.lifecycle)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: longest) { memory in
             var out = UnsafeLineWriter(memory)
             out.append("{\"id\":")
@@ -157,12 +184,77 @@ public enum ResponseEncoder {
                 out.append(",\"reason\":")
                 out.appendJSONString(revocation.reason)
             }
+            appendLifecycle(membership.lifecycle, to: &out)
             out.append("}")
             return out.count
         }
     }
 
-    private static func write(_ strings: [String], into buffer: inout ByteBuffer) {
+    /// The most bytes `appendLifecycle` writes for `lifecycle`.
+    private static func lifecycleBound(_ lifecycle: MembershipLifecycle) -> Int {
+        // Keys, literals and enum values: under 250 bytes; four optional times.
+        var bound = 256 + 4 * (UnsafeLineWriter.timestampBound + 32)
+        for transaction in lifecycle.transactions {
+            bound += 128 + 3 * UnsafeLineWriter.timestampBound + UnsafeLineWriter.jsonStringBound(transaction.id.utf8.count)
+                + UnsafeLineWriter.jsonStringBound(transaction.originalTransactionId.utf8.count)
+                + UnsafeLineWriter.jsonStringBound(transaction.type.utf8.count)
+        }
+        return bound
+    }
+
+    /// The lifecycle fields of a membership object (see PROTOCOL.md): always the renewal fields and the
+    /// purchase's kind; the detection times only when set; `transactions` only when there are any.
+    private static func appendLifecycle(_ lifecycle: MembershipLifecycle, to out: inout UnsafeLineWriter) {
+        out.append(lifecycle.willRenew ? ",\"willRenew\":true" : ",\"willRenew\":false")
+        out.append(",\"periodType\":")
+        out.appendJSONString(lifecycle.periodType.rawValue)
+        out.append(",\"renewState\":")
+        out.appendJSONString(lifecycle.renewState.rawValue)
+        out.append(",\"renewsCount\":")
+        out.appendInteger(lifecycle.renewsCount)
+        out.append(",\"environment\":")
+        out.appendJSONString(lifecycle.environment.rawValue)
+        out.append(",\"ownership\":")
+        out.appendJSONString(lifecycle.ownership.rawValue)
+        out.append(",\"grantType\":")
+        out.appendJSONString(lifecycle.grantType.rawValue)
+        if let time = lifecycle.unsubscribeDetectedAt {
+            out.append(",\"unsubscribeDetectedAt\":")
+            out.appendTimestamp(time)
+        }
+        if let time = lifecycle.billingIssueDetectedAt {
+            out.append(",\"billingIssueDetectedAt\":")
+            out.appendTimestamp(time)
+        }
+        if let time = lifecycle.gracePeriodExpiresAt {
+            out.append(",\"gracePeriodExpiresAt\":")
+            out.appendTimestamp(time)
+        }
+        if let time = lifecycle.pausedAt {
+            out.append(",\"pausedAt\":")
+            out.appendTimestamp(time)
+        }
+        guard !lifecycle.transactions.isEmpty else { return }
+        out.append(",\"transactions\":[")
+        for (index, transaction) in lifecycle.transactions.enumerated() {
+            out.append(index == 0 ? "{\"id\":" : ",{\"id\":")
+            out.appendJSONString(transaction.id)
+            out.append(",\"originalTransactionId\":")
+            out.appendJSONString(transaction.originalTransactionId)
+            out.append(",\"type\":")
+            out.appendJSONString(transaction.type)
+            out.append(",\"time\":")
+            out.appendTimestamp(transaction.time)
+            out.append(",\"expiresAt\":")
+            out.appendTimestamp(transaction.expiresAt)
+            out.append(",\"revokedAt\":")
+            out.appendTimestamp(transaction.revokedAt)
+            out.append("}")
+        }
+        out.append("]")
+    }
+
+    static func writeStrings(_ strings: [String], into buffer: inout ByteBuffer) {
         buffer.writeStaticString("[")
         for (index, string) in strings.enumerated() {
             if index > 0 { buffer.writeStaticString(",") }

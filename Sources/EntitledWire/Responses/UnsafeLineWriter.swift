@@ -109,6 +109,28 @@ struct UnsafeLineWriter {
         append("\"")
     }
 
+    /// Appends `timestamp` quoted, or `null`.
+    mutating func appendTimestamp(_ timestamp: Timestamp?) {
+        if let timestamp { appendTimestamp(timestamp) } else { append("null") }
+    }
+
+    /// Appends a non-negative integer in decimal (at most 20 bytes).
+    mutating func appendInteger(_ value: Int) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch
+        let written = withUnsafeMutableBytes(of: &digits) { scratch -> Int in
+            var remaining = UInt64(max(0, value))
+            var index = scratch.count
+            repeat {
+                index -= 1
+                scratch[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+            } while remaining > 0
+            append(UnsafeRawBufferPointer(rebasing: scratch[index...]))
+            return scratch.count - index
+        }
+        _ = written
+    }
+
     /// The most bytes `appendTimestamp` writes.
     static let timestampBound = Timestamp.maximumRFC3339Length + 2
 }

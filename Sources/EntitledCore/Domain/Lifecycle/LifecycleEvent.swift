@@ -8,11 +8,15 @@ public struct LifecycleEvent: Hashable, Sendable {
     /// When it happened at the store.
     public var time: Timestamp
     public var kind: Kind
+    /// The store's transaction behind the event, if it names one: a renewal or product change adds it to
+    /// the membership's transactions; a refund marks it (else the newest) refunded.
+    public var transactionId: String?
 
-    public init(id: String, time: Timestamp, kind: Kind) {
+    public init(id: String, time: Timestamp, kind: Kind, transactionId: String? = nil) {
         self.id = id
         self.time = time
         self.kind = kind
+        self.transactionId = transactionId
     }
 
     /// What happened.
@@ -40,6 +44,12 @@ public struct LifecycleEvent: Hashable, Sendable {
         /// Access extended to `expiresAt` without a payment (RevenueCat's SUBSCRIPTION_EXTENDED,
         /// Whop's free days).
         case `extension`(expiresAt: Timestamp)
+
+        /// Every kind's name, in the order the protocol lists them.
+        public static let allNames = [
+            "renewal", "cancellation", "uncancellation", "billing_issue", "billing_recovered", "expiration", "pause",
+            "resume", "product_change", "refund", "extension",
+        ]
 
         /// The name of the kind in the protocol.
         public var name: String {

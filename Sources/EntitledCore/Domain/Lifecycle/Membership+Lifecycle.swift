@@ -57,9 +57,35 @@ extension Membership {
             // Lifetime access needs no extension, and a date would shorten it.
             if changed.expiresAt != nil { changed.expiresAt = expiresAt }
         }
+        lifecycle.recordTransaction(of: event, expiresAt: changed.expiresAt)
         lifecycle.newestEventTime = event.time
         lifecycle.appliedEventIDs.append(event.id)
+        // Bounded: a subscription renewed monthly for years must not grow without end. An event older
+        // than the newest is refused as out of order whether or not its id is still remembered.
+        if lifecycle.appliedEventIDs.count > Limits.rememberedEventIDs {
+            lifecycle.appliedEventIDs.removeFirst(lifecycle.appliedEventIDs.count - Limits.rememberedEventIDs)
+        }
         changed.lifecycle = lifecycle
         return (changed, .applied)
+    }
+}
+
+extension MembershipLifecycle {
+    /// Adds the transaction a renewal or product change names, or marks the one a refund names (else the
+    /// newest) refunded.
+    mutating func recordTransaction(of event: LifecycleEvent, expiresAt: Timestamp?) {
+        switch event.kind {
+        case .renewal, .productChange:
+            guard let id = event.transactionId else { return }
+            let original = transactions.first?.originalTransactionId ?? id
+            transactions.append(
+                PurchaseTransaction(id: id, originalTransactionId: original, type: event.kind.name, time: event.time, expiresAt: expiresAt)
+            )
+        case .refund:
+            let index = event.transactionId.flatMap { id in transactions.lastIndex { $0.id == id } } ?? transactions.indices.last
+            if let index, transactions[index].revokedAt == nil { transactions[index].revokedAt = event.time }
+        default:
+            return
+        }
     }
 }

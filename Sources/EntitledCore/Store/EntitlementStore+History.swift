@@ -1,0 +1,67 @@
+extension EntitlementStore {
+    /// The audit trail of every membership `subject` can see or could see (its user's, and those bought
+    /// on its device, claimed since or not), newest first, at most `limit` entries.
+    public func history(of subject: Subject, limit: Int) -> [AuditEntry] {
+        lock.withReadLock {
+            let entries = state.slotsEverVisible(to: subject).flatMap { state.trail(ofSlot: $0) }
+            return Self.newestFirst(entries, limit: limit)
+        }
+    }
+
+    /// The audit trail of `entitlement` in the catalog, newest first, at most `limit` entries.
+    public func history(ofEntitlement entitlement: String, limit: Int) -> [AuditEntry] {
+        lock.withReadLock { Self.newestFirst(state.catalogTrail(of: entitlement), limit: limit) }
+    }
+
+    private static func newestFirst(_ entries: [AuditEntry], limit: Int) -> [AuditEntry] {
+        // A plain grant has no sequence; it is its membership's first entry, so 0 sorts it before the
+        // membership's later changes recorded in the same millisecond.
+        let sorted = entries.enumerated().sorted {
+            let left = ($0.element.context.recordedAt, $0.element.sequence ?? 0, $0.offset)
+            let right = ($1.element.context.recordedAt, $1.element.sequence ?? 0, $1.offset)
+            return left > right
+        }
+        return sorted.prefix(max(0, limit)).map(\.element)
+    }
+
+    /// Every membership `subject` could see at `moment`, as it was then, newest first.
+    public func memberships(visibleTo subject: Subject, asOf moment: Timestamp) -> [Membership] {
+        lock.withReadLock {
+            state.slotsEverVisible(to: subject).reversed().compactMap { slot in
+                state.membership(atSlot: slot, asOf: moment).flatMap { StoreState.isVisible($0, to: subject) ? $0 : nil }
+            }
+        }
+    }
+
+    /// `check` for a moment in the past: the memberships as they were then (not yet created, not yet
+    /// claimed, not yet revoked or changed by an event), against today's catalog. Slower than a check of
+    /// the present (it reads every membership the subject ever had, and their revisions), and allocates.
+    func checkAsOf(_ query: AccessQuery, moment: Timestamp) throws(StoreError) -> AccessResult {
+        try lock.withReadLock { () throws(StoreError) -> AccessResult in
+            let entitlementProducts: Set<String>?
+            switch query.filter {
+            case .entitlement(let name):
+                guard let products = state.catalog[name] else { throw .unknownEntitlement(name) }
+                entitlementProducts = Set(products.sorted)
+            case .anyProduct, .product:
+                entitlementProducts = nil
+            }
+            var found = false
+            var latestExpiry = Int64.min
+            for slot in state.slotsEverVisible(to: query.subject) {
+                guard let membership = state.membership(atSlot: slot, asOf: moment),
+                    StoreState.isVisible(membership, to: query.subject), membership.isActive(at: moment)
+                else { continue }
+                switch query.filter {
+                case .anyProduct: break
+                case .product(let product): guard membership.productId == product else { continue }
+                case .entitlement: guard entitlementProducts!.contains(membership.productId) else { continue }
+                }
+                found = true
+                latestExpiry = max(latestExpiry, membership.accessStops?.millisecondsSinceEpoch ?? .max)
+            }
+            guard found else { return .inactive }
+            return .active(until: latestExpiry == .max ? nil : Timestamp(millisecondsSinceEpoch: latestExpiry))
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import EntitledCore
+import EntitledWire
+
+/// What one connection watches, kept on its loop's thread.
+struct ConnectionWatches {
+    private(set) var subjects: Set<Subject> = []
+    private(set) var everything = false
+    /// For each watched membership with an expiry timer, the moment (milliseconds) the timer waits for;
+    /// a timer that fires for another moment was superseded and does nothing.
+    var timerDeadlines: [MembershipID: Int64] = [:]
+
+    /// How many watches: each subject, and `all`.
+    var count: Int { subjects.count + (everything ? 1 : 0) }
+
+    var keys: WatchKeys {
+        WatchKeys(
+            users: Set(subjects.compactMap(\.user)), devices: Set(subjects.compactMap(\.device)), everything: everything
+        )
+    }
+
+    /// Adds `target`; returns whether it is new.
+    @discardableResult
+    mutating func add(_ target: WatchTarget) -> Bool {
+        switch target {
+        case .all:
+            defer { everything = true }
+            return !everything
+        case .subject(let subject):
+            return subjects.insert(subject).inserted
+        }
+    }
+
+    /// Removes `target`, or every watch when `nil`.
+    mutating func remove(_ target: WatchTarget?) {
+        switch target {
+        case .all: everything = false
+        case .subject(let subject): subjects.remove(subject)
+        case nil:
+            subjects.removeAll()
+            everything = false
+        }
+        if count == 0 { timerDeadlines.removeAll() }
+    }
+
+    /// Whether a change of `membership` concerns these watches: every subject is watched, or its user or
+    /// the device it was bought on is.
+    func covers(_ membership: Membership) -> Bool {
+        if everything { return true }
+        return subjects.contains { subject in
+            (subject.user != nil && subject.user == membership.user) || (subject.device != nil && subject.device == membership.device)
+        }
+    }
+}

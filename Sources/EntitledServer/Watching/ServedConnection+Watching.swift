@@ -1,0 +1,121 @@
+import EntitledCore
+import EntitledWire
+import NIOCore
+
+/// `watch`, `unwatch`, pushed lines and expiry timers. Everything here runs on the connection's loop.
+extension ServedConnection {
+    /// The most watches one connection may hold (subjects, and `all`).
+    static let maximumWatches = 1000
+    /// Pushed lines a watcher leaves unread beyond this many bytes close its connection: a watcher that
+    /// stopped reading must not grow the server's memory without bound.
+    static let maximumPushBacklog = 4 << 20
+
+    /// Answers a `watch` or `unwatch`.
+    func handle(_ request: RequestProcessor.WatchRequest, id: ByteBuffer?) {
+        var watches = self.watches ?? ConnectionWatches()
+        let store = context.processor.store
+        switch request {
+        case .watch(let target):
+            if watches.count >= Self.maximumWatches, !watches.contains(target) {
+                let error = WireError(.badRequest, "a connection may hold at most \(Self.maximumWatches) watches; unwatch some first")
+                appendAnswer { ResponseEncoder.write(error, id: id, into: &$0) }
+                return
+            }
+            watches.add(target)
+            self.watches = watches
+            // Timers for what grants access now and will stop by itself.
+            switch target {
+            case .all:
+                for end in store.upcomingAccessEnds() { scheduleTimer(for: end.id, at: end.at) }
+            case .subject(let subject):
+                let now = store.now()
+                for membership in store.memberships(visibleTo: subject) { scheduleTimer(for: membership, now: now) }
+            }
+        case .unwatch(let target):
+            watches.remove(target)
+            self.watches = watches.count == 0 ? nil : watches
+        }
+        context.processor.watchHub.register(self, for: self.watches?.keys ?? WatchKeys())
+        let count = self.watches?.count ?? 0
+        appendAnswer { ResponseEncoder.write(.watches(count), id: id, into: &$0) }
+    }
+
+    /// Pushes a line for each of `memberships` this connection still watches, after a change `cause`.
+    func deliver(cause: String, memberships: [Membership]) {
+        guard !isClosed, let watches else { return }
+        let now = context.processor.store.now()
+        for membership in memberships where watches.covers(membership) {
+            ResponseEncoder.writePush(cause: cause, membership: membership, at: now, into: &pending)
+            scheduleTimer(for: membership, now: now)
+        }
+        pushed()
+    }
+
+    /// A watched membership's timer fired: push `expiration` if its access has stopped by itself, or wait
+    /// again if a change moved its end.
+    func expiryDue(of id: MembershipID, deadline: Int64) {
+        guard !isClosed, var watches, watches.timerDeadlines[id] == deadline else { return }
+        watches.timerDeadlines[id] = nil
+        self.watches = watches
+        let now = context.processor.store.now()
+        guard let membership = context.processor.store.membership(withID: id), watches.covers(membership),
+            membership.revocation == nil, let stops = membership.accessStops
+        else { return }
+        if stops > now {
+            scheduleTimer(for: id, at: stops)
+            return
+        }
+        ResponseEncoder.writePush(cause: "expiration", membership: membership, at: now, into: &pending)
+        pushed()
+    }
+
+    /// Sets the timer of `membership` if it grants access at `now` and stops at a known later time.
+    private func scheduleTimer(for membership: Membership, now: Timestamp) {
+        guard membership.revocation == nil, let stops = membership.accessStops, stops > now else { return }
+        scheduleTimer(for: membership.id, at: stops)
+    }
+
+    private func scheduleTimer(for id: MembershipID, at moment: Timestamp) {
+        let deadline = moment.millisecondsSinceEpoch
+        guard watches != nil, watches?.timerDeadlines[id] != deadline else { return }
+        watches?.timerDeadlines[id] = deadline
+        loop.scheduleExpiry(of: id, at: deadline, for: self)
+    }
+
+    private func pushed() {
+        if pending.readableBytes > Self.maximumPushBacklog {
+            context.logger.warning(
+                "closing a watching connection that does not read its pushed lines",
+                metadata: ["unreadBytes": "\(pending.readableBytes)"]
+            )
+            close()
+            return
+        }
+        scheduleFlush()
+    }
+
+    /// Writes whose answers were still waiting when the connection closed happened all the same: their
+    /// watchers are told once the log holds them.
+    func publishNoticesOfClosedConnection() {
+        let processor = context.processor
+        for element in waiting {
+            guard let notice = element.notice else { continue }
+            guard element.awaitedSequence > 0, let log = processor.durable?.log else {
+                processor.watchHub.publish(notice)
+                continue
+            }
+            log.whenAcknowledged(element.awaitedSequence) { result in
+                if case .success = result { processor.watchHub.publish(notice) }
+            }
+        }
+    }
+}
+
+extension ConnectionWatches {
+    func contains(_ target: WatchTarget) -> Bool {
+        switch target {
+        case .all: everything
+        case .subject(let subject): subjects.contains(subject)
+        }
+    }
+}

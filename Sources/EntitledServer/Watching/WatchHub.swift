@@ -1,0 +1,74 @@
+import EntitledCore
+import NIOConcurrencyHelpers
+
+/// Which connections watch which subjects, shared by every loop: a write on one loop reaches watchers on
+/// all of them. Each connection keeps its own watches (`ConnectionWatches`) and registers here the user
+/// and device keys they cover; `publish` finds the connections a change concerns and posts the change
+/// to each connection's own loop, where it is written.
+final class WatchHub: Sendable {
+    private struct Registry {
+        var byUser: [String: [ObjectIdentifier: UncheckedConnection]] = [:]
+        var byDevice: [String: [ObjectIdentifier: UncheckedConnection]] = [:]
+        var everything: [ObjectIdentifier: UncheckedConnection] = [:]
+        /// What each connection registered, to undo it.
+        var keys: [ObjectIdentifier: WatchKeys] = [:]
+    }
+
+    private let registry = NIOLockedValueBox(Registry())
+
+    /// Replaces what `connection` is registered for with `keys` (nothing, when `keys` is empty).
+    func register(_ connection: ServedConnection, for keys: WatchKeys) {
+        let identifier = ObjectIdentifier(connection)
+        let handle = UncheckedConnection(connection)
+        registry.withLockedValue { registry in
+            if let old = registry.keys.removeValue(forKey: identifier) {
+                for user in old.users { registry.byUser[user]?.removeValue(forKey: identifier) }
+                for device in old.devices { registry.byDevice[device]?.removeValue(forKey: identifier) }
+                registry.byUser = registry.byUser.filter { !$0.value.isEmpty }
+                registry.byDevice = registry.byDevice.filter { !$0.value.isEmpty }
+                registry.everything.removeValue(forKey: identifier)
+            }
+            guard !keys.isEmpty else { return }
+            registry.keys[identifier] = keys
+            for user in keys.users { registry.byUser[user, default: [:]][identifier] = handle }
+            for device in keys.devices { registry.byDevice[device, default: [:]][identifier] = handle }
+            if keys.everything { registry.everything[identifier] = handle }
+        }
+    }
+
+    /// Posts `notice` to every connection watching one of its memberships' user or device (or every
+    /// subject), on that connection's loop. Costs one uncontended lock when nobody watches.
+    func publish(_ notice: AccessNotice) {
+        let deliveries = registry.withLockedValue { registry -> [ObjectIdentifier: (UncheckedConnection, [Membership])] in
+            var deliveries: [ObjectIdentifier: (UncheckedConnection, [Membership])] = [:]
+            guard !registry.keys.isEmpty else { return deliveries }
+            for membership in notice.memberships {
+                func deliver(to watchers: [ObjectIdentifier: UncheckedConnection]?) {
+                    for (identifier, connection) in watchers ?? [:] {
+                        var delivery = deliveries[identifier] ?? (connection, [])
+                        // Matched through its user and its device: told once.
+                        if delivery.1.last?.id != membership.id { delivery.1.append(membership) }
+                        deliveries[identifier] = delivery
+                    }
+                }
+                deliver(to: registry.everything)
+                if let user = membership.user { deliver(to: registry.byUser[user]) }
+                if let device = membership.device { deliver(to: registry.byDevice[device]) }
+            }
+            return deliveries
+        }
+        let cause = notice.cause
+        for (connection, memberships) in deliveries.values {
+            connection.value.loop.execute { connection.value.deliver(cause: cause, memberships: memberships) }
+        }
+    }
+}
+
+/// The user and device ids a connection's watches cover, and whether it watches every subject.
+struct WatchKeys: Equatable {
+    var users: Set<String> = []
+    var devices: Set<String> = []
+    var everything = false
+
+    var isEmpty: Bool { users.isEmpty && devices.isEmpty && !everything }
+}
