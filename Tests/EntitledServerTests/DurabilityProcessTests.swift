@@ -37,8 +37,17 @@ struct DurabilityProcessTests {
                 line = #"{"op":"grant",\#(subject),"product":"prod_\#(step % 7)","plan":"plan_\#(step % 3)","source":"stripe"\#(expiry)}"#
             case 4, 5:
                 line = #"{"op":"claim","device":"\#(device)","user":"\#(user)"}"#
-            case 6...7 where !ids.isEmpty:
+            case 6 where !ids.isEmpty:
                 line = #"{"op":"revoke","membership":"\#(ids.randomElement(using: &random)!)","reason":"refund"}"#
+            case 7 where !ids.isEmpty:
+                // Lifecycle events, some redelivered (ids repeat) and some out of order (times go back).
+                let type = [
+                    #""type":"renewal","expiresAt":"2031-01-01T00:00:00Z""#, #""type":"cancellation""#,
+                    #""type":"billing_issue","gracePeriodExpiresAt":"2030-06-01T00:00:00Z""#, #""type":"pause""#,
+                    #""type":"resume""#, #""type":"product_change","product":"prod_9""#, #""type":"refund""#,
+                ].randomElement(using: &random)!
+                let day = 10 + Int.random(in: 0..<20, using: &random)
+                line = #"{"op":"event","membership":"\#(ids.randomElement(using: &random)!)",\#(type),"eventId":"evt_\#(step % 40)","eventTime":"2030-01-\#(day)T00:00:00Z","reason":"webhook"}"#
             case 8:
                 line = #"{"op":"define","entitlement":"ent_\#(step % 4)","products":["prod_\#(step % 7)","prod_\#((step + 3) % 7)"]}"#
             default:
@@ -55,6 +64,38 @@ struct DurabilityProcessTests {
         connection = try LineConnection(port: port)
         let after = try StateDump(of: connection, users: Self.users, devices: Self.devices)
         #expect(before == after)
+        #expect(server.stop() == 0)
+    }
+
+    @Test func killNineAfterLifecycleChangesKeepsEveryAcknowledgedEventKeyAndAuditEntry() async throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        var (server, port) = try Self.start(data, in: directory)
+        var connection = try LineConnection(port: port)
+        let grant = try connection.request(
+            #"{"op":"grant","device":"device-0","product":"prod_pro","duration":"30d","willRenew":true,"periodType":"trial","transactionId":"tx_1","idempotencyKey":"order-1","reason":"import"}"#)
+        let id = try #require(grant.membershipID)
+        for line in [
+            #"{"op":"claim","device":"device-0","user":"user-0","reason":"login"}"#,
+            #"{"op":"event","membership":"\#(id)","type":"renewal","eventId":"e1","eventTime":"2030-01-01T00:00:00Z","expiresAt":"2031-01-01T00:00:00Z","transactionId":"tx_2"}"#,
+            #"{"op":"snapshot"}"#,
+            #"{"op":"event","membership":"\#(id)","type":"billing_issue","eventId":"e2","eventTime":"2030-02-01T00:00:00Z","gracePeriodExpiresAt":"2031-02-01T00:00:00Z"}"#,
+        ] {
+            #expect(try connection.request(line).ok == true, "\(line)")
+        }
+        let before = try StateDump(of: connection, users: Self.users, devices: Self.devices)
+        kill(server.process.processIdentifier, SIGKILL)
+        server.process.waitUntilExit()
+
+        (server, port) = try Self.start(data, in: directory)
+        connection = try LineConnection(port: port)
+        #expect(try StateDump(of: connection, users: Self.users, devices: Self.devices) == before)
+        let duplicate = try connection.request(#"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"e2","eventTime":"2030-03-01T00:00:00Z"}"#)
+        #expect(duplicate["reason"] as? String == "duplicate")
+        let retried = try connection.request(
+            #"{"op":"grant","device":"device-0","product":"prod_pro","duration":"30d","idempotencyKey":"order-1"}"#)
+        #expect(retried.membershipID == id)
+        #expect(retried["idempotentReplay"] as? Bool == true)
         #expect(server.stop() == 0)
     }
 

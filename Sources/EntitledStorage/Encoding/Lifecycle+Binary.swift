@@ -102,7 +102,8 @@ extension BinaryReader {
         lifecycle.environment = try readName(PurchaseEnvironment.self)
         lifecycle.ownership = try readName(Ownership.self)
         lifecycle.grantType = try readName(GrantType.self)
-        for _ in 0..<(try readCount(minimumBytesEach: 30)) {
+        // The smallest transaction: three empty strings (12), a time (8), two absent times (2).
+        for _ in 0..<(try readCount(minimumBytesEach: 22)) {
             lifecycle.transactions.append(
                 PurchaseTransaction(
                     id: try readString(), originalTransactionId: try readString(), type: try readString(),

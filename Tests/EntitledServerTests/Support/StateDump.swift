@@ -1,5 +1,5 @@
-/// Everything a set of subjects can see, plus the catalog, as the server answers it: two dumps taken
-/// before and after a restart must be equal line for line.
+/// Everything a set of subjects can see, their audit trails, and the catalog, as the server answers
+/// them: two dumps taken before and after a restart must be equal line for line.
 struct StateDump: Equatable, CustomStringConvertible {
     var lines: [String]
 
@@ -10,6 +10,12 @@ struct StateDump: Equatable, CustomStringConvertible {
         }
         for device in devices {
             lines.append(try exchange(connection, #"{"op":"memberships","device":"\#(device)"}"#))
+        }
+        for user in users {
+            lines.append(try exchange(connection, #"{"op":"history","user":"\#(user)","limit":1000}"#))
+        }
+        for device in devices {
+            lines.append(try exchange(connection, #"{"op":"history","device":"\#(device)","limit":1000}"#))
         }
         lines.append(try exchange(connection, #"{"op":"catalog"}"#))
     }

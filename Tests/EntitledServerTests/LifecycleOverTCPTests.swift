@@ -1,0 +1,152 @@
+import EntitledCore
+import Foundation
+import Testing
+
+@Suite("Lifecycle events, views, audit and watch over a real TCP connection")
+struct LifecycleOverTCPTests {
+    @Test func anEventIsAppliedOnceAndItsAnswerCarriesTheMembershipAfterIt() async throws {
+        try await withTestServer { server in
+            let connection = try server.connect()
+            let grant = try connection.request(#"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d","willRenew":true}"#)
+            let id = try #require(grant.membershipID)
+            let event = #"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"evt_1","eventTime":"2026-01-01T00:00:00Z","id":7}"#
+            let applied = try connection.request(event)
+            #expect(applied.ok == true)
+            #expect(applied["id"] as? Int == 7)
+            #expect(applied["applied"] as? Bool == true)
+            #expect(applied.membership?["status"] as? String == "canceled")
+            #expect(applied.membership?["isActive"] as? Bool == true)
+            #expect(applied.membership?["renewState"] as? String == "canceled")
+            let again = try connection.request(event)
+            #expect(again["applied"] as? Bool == false)
+            #expect(again["reason"] as? String == "duplicate")
+            let older = try connection.request(
+                #"{"op":"event","membership":"\#(id)","type":"uncancellation","eventId":"evt_0","eventTime":"2025-12-01T00:00:00Z"}"#)
+            #expect(older["reason"] as? String == "out_of_order")
+            let unknown = try connection.request(
+                #"{"op":"event","membership":"mem_0000000000000","type":"pause","eventId":"e","eventTime":"2026-01-01T00:00:00Z"}"#)
+            #expect(unknown.errorCode == "not_found")
+        }
+    }
+
+    @Test func aRetriedGrantReturnsTheFirstMembershipAndAReusedKeyIsAConflict() async throws {
+        try await withTestServer { server in
+            let connection = try server.connect()
+            let line = #"{"op":"grant","device":"d1","product":"prod_pro","idempotencyKey":"order-1"}"#
+            let first = try connection.request(line)
+            let retried = try connection.request(line)
+            #expect(retried.membershipID == first.membershipID)
+            #expect(first["idempotentReplay"] == nil)
+            #expect(retried["idempotentReplay"] as? Bool == true)
+            let conflict = try connection.request(#"{"op":"grant","device":"d1","product":"prod_other","idempotencyKey":"order-1"}"#)
+            #expect(conflict.errorCode == "conflict")
+            #expect(server.store.membershipCount == 1)
+        }
+    }
+
+    @Test func customerAndHistoryAnswerTheSubjectsViewAndTrail() async throws {
+        try await withTestServer { server in
+            let connection = try server.connect()
+            _ = try connection.request(#"{"op":"define","entitlement":"pro","products":["prod_pro"],"reason":"launch"}"#)
+            let grant = try connection.request(#"{"op":"grant","device":"d1","product":"prod_pro","duration":"30d"}"#)
+            _ = try connection.request(#"{"op":"claim","device":"d1","user":"u1","reason":"login"}"#)
+            _ = try connection.request(#"{"op":"revoke","membership":"\#(grant.membershipID!)","reason":"chargeback"}"#)
+
+            let customer = try connection.request(#"{"op":"customer","user":"u1"}"#)
+            let info = try #require(customer["customer"] as? [String: Any])
+            #expect((info["entitlements"] as? [String: Any])?.isEmpty == true)  // the only membership was revoked
+            #expect(info["activeProducts"] as? [String] == [])
+            #expect(info["requestDate"] is String)
+
+            let history = try connection.request(#"{"op":"history","user":"u1"}"#)
+            let entries = try #require(history["history"] as? [[String: Any]])
+            #expect(entries.map { $0["action"] as? String } == ["revoke", "claim", "grant"])
+            #expect(entries.map { $0["reason"] as? String } == ["chargeback", "login", nil])
+            #expect(entries.allSatisfy { $0["actor"] as? String == "local" })
+            let catalogTrail = try connection.request(#"{"op":"history","entitlement":"pro"}"#)
+            #expect((catalogTrail["history"] as? [[String: Any]])?.first?["reason"] as? String == "launch")
+        }
+    }
+
+    @Test func aWatcherIsPushedTheChangesOfItsSubjectAndNothingElse() async throws {
+        try await withTestServer(eventLoops: 2) { server in
+            let watcher = try server.connect()
+            let writer = try server.connect()
+            let watch = try watcher.request(#"{"op":"watch","user":"u1"}"#)
+            #expect(watch["watches"] as? Int == 1)
+
+            let grant = try writer.request(#"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d"}"#)
+            let pushed = try JSONObject(line: try #require(try watcher.readLine()))
+            #expect(pushed["push"] as? String == "access")
+            #expect(pushed["cause"] as? String == "grant")
+            #expect(pushed.ok == nil)
+            #expect(pushed.membershipID == grant.membershipID)
+
+            _ = try writer.request(#"{"op":"grant","user":"someone-else","product":"prod_pro"}"#)
+            _ = try writer.request(
+                #"{"op":"event","membership":"\#(grant.membershipID!)","type":"pause","eventId":"e1","eventTime":"2026-01-01T00:00:00Z"}"#)
+            let paused = try JSONObject(line: try #require(try watcher.readLine()))
+            #expect(paused["cause"] as? String == "pause")
+            #expect(paused.membership?["status"] as? String == "paused")
+
+            let unwatch = try watcher.request(#"{"op":"unwatch"}"#)
+            #expect(unwatch["watches"] as? Int == 0)
+            _ = try writer.request(#"{"op":"revoke","membership":"\#(grant.membershipID!)"}"#)
+            // Nothing was pushed for the other user or after the unwatch: the next line is the ping's answer.
+            #expect(try watcher.request(#"{"op":"ping","id":"after"}"#)["id"] as? String == "after")
+        }
+    }
+
+    @Test func aWatcherOfEverySubjectIsToldOfAClaimOnAnyDevice() async throws {
+        try await withTestServer { server in
+            let watcher = try server.connect()
+            let writer = try server.connect()
+            _ = try writer.request(#"{"op":"grant","device":"d9","product":"prod_pro"}"#)
+            #expect(try watcher.request(#"{"op":"watch","all":true}"#)["watches"] as? Int == 1)
+            _ = try writer.request(#"{"op":"claim","device":"d9","user":"u9"}"#)
+            let pushed = try JSONObject(line: try #require(try watcher.readLine()))
+            #expect(pushed["cause"] as? String == "claim")
+            #expect(pushed.membership?["user"] as? String == "u9")
+        }
+    }
+
+    @Test func aWatcherIsPushedTheExpiryAtTheMomentAMembershipRunsOutByItself() async throws {
+        try await withTestServer { server in
+            let watcher = try server.connect()
+            let writer = try server.connect()
+            // Watched before the grant exists: the grant's push arms the timer.
+            _ = try watcher.request(#"{"op":"watch","device":"d1"}"#)
+            let expiry = server.store.now().adding(TimeSpan(milliseconds: 600))
+            _ = try writer.request(#"{"op":"grant","device":"d1","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+            // Already active before the watch: the watch arms its timer.
+            let other = try server.connect()
+            _ = try other.request(#"{"op":"watch","device":"d1"}"#)
+
+            for connection in [watcher, other] {
+                var lines: [JSONObject] = []
+                while let line = try connection.readLine() {
+                    lines.append(try JSONObject(line: line))
+                    if lines.last?["cause"] as? String == "expiration" { break }
+                }
+                let expired = try #require(lines.last)
+                #expect(expired["cause"] as? String == "expiration")
+                #expect(expired.membership?["status"] as? String == "expired")
+                #expect(server.store.now() >= expiry)
+            }
+            #expect(try writer.request(#"{"op":"check","device":"d1"}"#).active == false)
+        }
+    }
+
+    @Test func aConnectionMayHoldAtMostTheWatchLimit() async throws {
+        try await withTestServer { server in
+            let connection = try server.connect()
+            var batch = ""
+            for index in 0..<1000 { batch += #"{"op":"watch","user":"u\#(index)"}"# + "\n" }
+            try connection.send(batch)
+            for _ in 0..<1000 { _ = try connection.readLine() }
+            let refused = try connection.request(#"{"op":"watch","user":"one-more"}"#)
+            #expect(refused.errorCode == "bad_request")
+            #expect(try connection.request(#"{"op":"watch","user":"u5"}"#)["watches"] as? Int == 1000)
+        }
+    }
+}
