@@ -162,3 +162,15 @@ import Testing
         _ = try parseJSONObject(line)
     }
 }
+
+extension LifecycleRequestTests {
+    @Test func standardLifecycleIsWrittenAsTheConstant() {
+        var bytes = [UInt8](repeating: 0, count: 1024)
+        let written = bytes.withUnsafeMutableBytes { memory -> String in
+            var out = UnsafeLineWriter(memory)
+            ResponseEncoder.appendLifecycle(.standard, to: &out)
+            return String(decoding: UnsafeRawBufferPointer(rebasing: memory[0..<out.count]), as: UTF8.self)
+        }
+        #expect(written == ResponseEncoder.standardLifecycleFields.description)
+    }
+}

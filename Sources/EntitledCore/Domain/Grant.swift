@@ -53,6 +53,7 @@ public struct Grant: Sendable {
     /// The lifecycle a membership starts with: the purchase-time fields of `lifecycle`, and the purchase
     /// transaction.
     func initialLifecycle(createdAt: Timestamp, expiresAt: Timestamp?) -> MembershipLifecycle {
+        if transaction == nil, lifecycle == .standard { return .standard }
         var initial = MembershipLifecycle(
             willRenew: lifecycle.willRenew, periodType: lifecycle.periodType, environment: lifecycle.environment,
             ownership: lifecycle.ownership, grantType: lifecycle.grantType

@@ -50,6 +50,10 @@ public struct Membership: Hashable, Sendable {
         self.lifecycle = lifecycle
     }
 
+    /// Whether its lifecycle is not `.standard`: then reading `lifecycle` is worth its copy. Writers of
+    /// the common, standard case test this first (a `lifecycle` read copies the whole struct).
+    public var hasLifecycle: Bool { lifecycleStorage != nil }
+
     /// Whether no user owns it yet (a guest purchase waiting for a claim).
     public var isUnclaimed: Bool { user == nil }
 
@@ -80,14 +84,16 @@ public struct Membership: Hashable, Sendable {
     /// When access ends, not counting a pause: `expiresAt`, or the end of a billing issue's grace period
     /// when that is later. `nil`: never (lifetime).
     public var accessEnd: Timestamp? {
-        Self.accessEnd(expiresAt: expiresAt, lifecycle: lifecycle)
+        guard let stored = lifecycleStorage else { return expiresAt }
+        return Self.accessEnd(expiresAt: expiresAt, lifecycle: stored.value)
     }
 
     /// When access stops, whatever the reason other than a revocation: the earlier of `accessEnd` and a
     /// pause. `nil`: never. What the check path compares with the moment asked about.
     public var accessStops: Timestamp? {
-        let end = accessEnd
-        guard let pausedAt = lifecycleStorage?.value.pausedAt else { return end }
+        guard let stored = lifecycleStorage else { return expiresAt }
+        let end = Self.accessEnd(expiresAt: expiresAt, lifecycle: stored.value)
+        guard let pausedAt = stored.value.pausedAt else { return end }
         guard let end else { return pausedAt }
         return min(end, pausedAt)
     }

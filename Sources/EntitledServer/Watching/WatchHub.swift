@@ -16,6 +16,13 @@ final class WatchHub: Sendable {
 
     private let registry = NIOLockedValueBox(Registry())
 
+    /// Whether any connection watches anything: writes build no notice while none does (it costs an
+    /// allocation a write). A watch that arrives between a write and its publication misses that write,
+    /// which happened before the watch began.
+    var hasWatchers: Bool {
+        registry.withLockedValue { !$0.keys.isEmpty }
+    }
+
     /// Replaces what `connection` is registered for with `keys` (nothing, when `keys` is empty).
     func register(_ connection: ServedConnection, for keys: WatchKeys) {
         let identifier = ObjectIdentifier(connection)

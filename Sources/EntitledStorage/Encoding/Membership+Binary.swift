@@ -43,12 +43,11 @@ extension BinaryWriter {
         } else {
             write(UInt8(0))
         }
-        let lifecycle = membership.lifecycle
-        if lifecycle == .standard {
-            write(UInt8(0))
-        } else {
+        if membership.hasLifecycle {
             write(UInt8(1))
-            write(lifecycle)
+            write(membership.lifecycle)
+        } else {
+            write(UInt8(0))
         }
     }
 }
