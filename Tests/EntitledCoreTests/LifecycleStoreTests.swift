@@ -26,6 +26,7 @@ import Testing
     @Test func aRedeliveredEventIsIgnoredAsADuplicateAndRecordsNothing() throws {
         let store = makeStore(clock: clock)
         let membership = store.buy("prod_pro", as: .user("alice"), expiry: .after(.days(30)))
+        clock.advance(by: .days(1))
         let cancel = event("evt_1", daysAfterStart: 1, .cancellation)
         let first = try store.apply(cancel, to: membership.id)
         let again = try store.apply(cancel, to: membership.id)
@@ -38,6 +39,7 @@ import Testing
     @Test func anEventOlderThanTheNewestAppliedIsIgnoredAsOutOfOrder() throws {
         let store = makeStore(clock: clock)
         let membership = store.buy("prod_pro", as: .user("alice"), expiry: .after(.days(30)))
+        clock.advance(by: .days(5))
         _ = try store.apply(event("evt_new", daysAfterStart: 5, .uncancellation), to: membership.id)
         let stale = try store.apply(event("evt_old", daysAfterStart: 2, .cancellation), to: membership.id)
         #expect(stale.value.outcome == .ignored(.outOfOrder))
@@ -54,6 +56,7 @@ import Testing
         let store = makeStore(clock: clock)
         let membership = store.buy("prod_pro", as: .user("alice"), expiry: .after(.days(30)))
         let grace = referenceTime.adding(.days(36))
+        clock.set(referenceTime.adding(.days(30)))
         _ = try store.apply(event("evt_1", daysAfterStart: 30, .billingIssue(gracePeriodExpiresAt: grace)), to: membership.id)
         clock.set(referenceTime.adding(.days(33)))
         #expect(try store.access(.user("alice")) == .active(until: grace))
@@ -69,6 +72,7 @@ import Testing
             transaction: Grant.Transaction(id: "tx_1")
         )
         let membership = try store.grant(grant).value
+        clock.advance(by: .days(3))
         let refunded = try store.apply(event("evt_r", daysAfterStart: 3, .refund), to: membership.id).value.membership
         #expect(refunded.revocation == Revocation(revokedAt: referenceTime.adding(.days(3)), reason: "refund"))
         #expect(refunded.lifecycle.transactions.first?.revokedAt == referenceTime.adding(.days(3)))
@@ -77,15 +81,9 @@ import Testing
 
     @Test func aGrantKeepsItsPurchaseTimeLifecycleFieldsAndTransaction() throws {
         let store = makeStore(clock: clock)
-        var lifecycle = MembershipLifecycle()
-        lifecycle.willRenew = true
-        lifecycle.periodType = .trial
-        lifecycle.environment = .sandbox
-        lifecycle.ownership = .familyShared
-        lifecycle.grantType = .familySharing
-        lifecycle.renewsCount = 7  // not a purchase-time field: ignored
+        let terms = PurchaseTerms(willRenew: true, periodType: .trial, environment: .sandbox, ownership: .familyShared, grantType: .familySharing)
         let grant = Grant(
-            subject: .user("alice"), productId: "prod_pro", expiry: .after(.days(7)), lifecycle: lifecycle,
+            subject: .user("alice"), productId: "prod_pro", expiry: .after(.days(7)), terms: terms,
             transaction: Grant.Transaction(id: "tx_2", originalTransactionId: "tx_1")
         )
         let membership = try store.grant(grant).value
@@ -151,5 +149,36 @@ import Testing
         #expect(info.firstSeen == referenceTime)
         #expect(info.requestDate == referenceTime.adding(.days(2)))
         #expect(store.customerInfo(of: .user("nobody")).firstSeen == nil)
+    }
+
+    @Test func anEventDatedFurtherAheadThanTheAllowedClockSkewIsRefusedAndChangesNothing() throws {
+        let store = makeStore(clock: clock)
+        let membership = store.buy("prod_pro", as: .user("alice"), expiry: .after(.days(30)))
+        let future = LifecycleEvent(id: "evt_f", time: referenceTime.adding(.hours(2)), kind: .cancellation)
+        #expect(throws: StoreError.eventFromTheFuture(eventTime: future.time, now: referenceTime)) {
+            try store.apply(future, to: membership.id)
+        }
+        #expect(StoreError.eventFromTheFuture(eventTime: future.time, now: referenceTime).code == .invalid)
+        // Within the allowance: applied, and a later real event is still in order.
+        let skewed = LifecycleEvent(id: "evt_s", time: referenceTime.adding(.minutes(30)), kind: .cancellation)
+        #expect(try store.apply(skewed, to: membership.id).value.outcome == .applied)
+        #expect(store.membership(withID: membership.id)?.lifecycle.appliedEventIDs == ["evt_s"])
+    }
+
+    @Test func aRetriedGrantIsStillRecognisedAfterAProductChange() throws {
+        let store = makeStore(clock: clock)
+        let grant = Grant(subject: .user("alice"), productId: "prod_month", idempotencyKey: "order-3")
+        let first = try store.grant(grant).value
+        _ = try store.apply(LifecycleEvent(id: "e", time: referenceTime, kind: .productChange(productId: "prod_year")), to: first.id)
+        let retried = try store.grant(grant)
+        #expect(retried.isReplay)
+        #expect(retried.value.productId == "prod_year")
+    }
+
+    @Test func aRepeatedRevokeIsReportedAsAReplay() throws {
+        let store = makeStore(clock: clock)
+        let membership = store.buy("prod_pro", as: .user("alice"))
+        #expect(try !store.revoke(membership.id, reason: nil).isReplay)
+        #expect(try store.revoke(membership.id, reason: nil).isReplay)
     }
 }

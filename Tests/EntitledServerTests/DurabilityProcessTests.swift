@@ -47,7 +47,7 @@ struct DurabilityProcessTests {
                     #""type":"resume""#, #""type":"product_change","product":"prod_9""#, #""type":"refund""#,
                 ].randomElement(using: &random)!
                 let day = 10 + Int.random(in: 0..<20, using: &random)
-                line = #"{"op":"event","membership":"\#(ids.randomElement(using: &random)!)",\#(type),"eventId":"evt_\#(step % 40)","eventTime":"2030-01-\#(day)T00:00:00Z","reason":"webhook"}"#
+                line = #"{"op":"event","membership":"\#(ids.randomElement(using: &random)!)",\#(type),"eventId":"evt_\#(step % 40)","eventTime":"2025-01-\#(day)T00:00:00Z","reason":"webhook"}"#
             case 8:
                 line = #"{"op":"define","entitlement":"ent_\#(step % 4)","products":["prod_\#(step % 7)","prod_\#((step + 3) % 7)"]}"#
             default:
@@ -77,9 +77,9 @@ struct DurabilityProcessTests {
         let id = try #require(grant.membershipID)
         for line in [
             #"{"op":"claim","device":"device-0","user":"user-0","reason":"login"}"#,
-            #"{"op":"event","membership":"\#(id)","type":"renewal","eventId":"e1","eventTime":"2030-01-01T00:00:00Z","expiresAt":"2031-01-01T00:00:00Z","transactionId":"tx_2"}"#,
+            #"{"op":"event","membership":"\#(id)","type":"renewal","eventId":"e1","eventTime":"2025-01-01T00:00:00Z","expiresAt":"2031-01-01T00:00:00Z","transactionId":"tx_2"}"#,
             #"{"op":"snapshot"}"#,
-            #"{"op":"event","membership":"\#(id)","type":"billing_issue","eventId":"e2","eventTime":"2030-02-01T00:00:00Z","gracePeriodExpiresAt":"2031-02-01T00:00:00Z"}"#,
+            #"{"op":"event","membership":"\#(id)","type":"billing_issue","eventId":"e2","eventTime":"2025-02-01T00:00:00Z","gracePeriodExpiresAt":"2031-02-01T00:00:00Z"}"#,
         ] {
             #expect(try connection.request(line).ok == true, "\(line)")
         }
@@ -90,7 +90,7 @@ struct DurabilityProcessTests {
         (server, port) = try Self.start(data, in: directory)
         connection = try LineConnection(port: port)
         #expect(try StateDump(of: connection, users: Self.users, devices: Self.devices) == before)
-        let duplicate = try connection.request(#"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"e2","eventTime":"2030-03-01T00:00:00Z"}"#)
+        let duplicate = try connection.request(#"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"e2","eventTime":"2025-03-01T00:00:00Z"}"#)
         #expect(duplicate["reason"] as? String == "duplicate")
         let retried = try connection.request(
             #"{"op":"grant","device":"device-0","product":"prod_pro","duration":"30d","idempotencyKey":"order-1"}"#)

@@ -126,10 +126,10 @@ struct LifecycleOverTCPTests {
                 var lines: [JSONObject] = []
                 while let line = try connection.readLine() {
                     lines.append(try JSONObject(line: line))
-                    if lines.last?["cause"] as? String == "expiration" { break }
+                    if lines.last?["cause"] as? String == "expired" { break }
                 }
                 let expired = try #require(lines.last)
-                #expect(expired["cause"] as? String == "expiration")
+                #expect(expired["cause"] as? String == "expired")
                 #expect(expired.membership?["status"] as? String == "expired")
                 #expect(server.store.now() >= expiry)
             }
@@ -147,6 +147,24 @@ struct LifecycleOverTCPTests {
             let refused = try connection.request(#"{"op":"watch","user":"one-more"}"#)
             #expect(refused.errorCode == "bad_request")
             #expect(try connection.request(#"{"op":"watch","user":"u5"}"#)["watches"] as? Int == 1000)
+        }
+    }
+}
+
+extension LifecycleOverTCPTests {
+    /// A watcher often leaves pushed lines unread when it goes; its connection then ends in a reset, and
+    /// the failed read must close that connection, not stop the server (it trapped on the negative count).
+    @Test func clientsThatCloseWithAnswersUnreadLeaveTheServerServingOthers() async throws {
+        try await withTestServer { server in
+            for round in 0..<10 {
+                let connection = try server.connect()
+                try connection.send(String(repeating: #"{"op":"ping"}"# + "\n", count: 50))
+                // The answers arrive and stay unread: closing now sends a reset, not an orderly end.
+                try await Task.sleep(for: .milliseconds(20))
+                if round % 2 == 0 { connection.reset() }  // else closed by deinit
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try server.connect().request(#"{"op":"ping"}"#).ok == true)
         }
     }
 }

@@ -13,12 +13,9 @@ import Testing
         let durable = try DurableStore(directory: directory, policy: .always)
         defer { durable.close() }
         let store = durable.store
-        var lifecycle = MembershipLifecycle()
-        lifecycle.willRenew = true
-        lifecycle.periodType = .trial
-        lifecycle.environment = .sandbox
         let grant = Grant(
-            subject: .device("phone"), productId: "prod_pro", expiry: .after(.days(7)), lifecycle: lifecycle,
+            subject: .device("phone"), productId: "prod_pro", expiry: .after(.days(7)),
+            terms: PurchaseTerms(willRenew: true, periodType: .trial, environment: .sandbox),
             transaction: Grant.Transaction(id: "tx_1"), idempotencyKey: "order-1"
         )
         let membership = try store.grant(grant, by: ChangeAuthor(actor: "importer", reason: "migration")).value

@@ -72,11 +72,11 @@ import Testing
             Issue.record("not a grant")
             return
         }
-        #expect(grant.lifecycle.willRenew)
-        #expect(grant.lifecycle.periodType == .trial)
-        #expect(grant.lifecycle.environment == .sandbox)
-        #expect(grant.lifecycle.ownership == .familyShared)
-        #expect(grant.lifecycle.grantType == .offerCode)
+        #expect(grant.terms.willRenew)
+        #expect(grant.terms.periodType == .trial)
+        #expect(grant.terms.environment == .sandbox)
+        #expect(grant.terms.ownership == .familyShared)
+        #expect(grant.terms.grantType == .offerCode)
         #expect(grant.transaction == Grant.Transaction(id: "tx_2", originalTransactionId: "tx_1"))
         #expect(grant.idempotencyKey == "order-9")
         #expect(reason == "promo")
@@ -107,7 +107,7 @@ import Testing
 
         #expect(try failure(#"{"op":"history"}"#).message == #"history needs "user" or "device" (or both), or "entitlement""#)
         #expect(try failure(#"{"op":"history","user":"u","limit":0}"#).message == #"field "limit" must be from 1 to 1000"#)
-        #expect(try failure(#"{"op":"history","user":"u","limit":1.5}"#).message == #"field "limit" must be a whole number from 0 to 999999999"#)
+        #expect(try failure(#"{"op":"history","user":"u","limit":1.5}"#).message == #"field "limit" must be a whole number"#)
         #expect(try failure(#"{"op":"watch"}"#).message == #"watch needs "user" or "device" (or both), or "all": true"#)
         #expect(try failure(#"{"op":"watch","user":"u","all":true}"#).message == #"give "user"/"device" or "all", not both"#)
     }
@@ -139,9 +139,9 @@ import Testing
     @Test func aPushedLineHasPushAndNeverOk() throws {
         let membership = Membership(id: MembershipID(rawValue: "mem_0k3n5q8r2t4v6"), productId: "p", user: "u", createdAt: Self.eventTime)
         var buffer = ByteBuffer()
-        ResponseEncoder.writePush(cause: "expiration", membership: membership, at: Self.eventTime, into: &buffer)
+        ResponseEncoder.writePush(cause: "expired", membership: membership, at: Self.eventTime, into: &buffer)
         let line = String(buffer: buffer)
-        #expect(line.hasPrefix(#"{"push":"access","cause":"expiration","membership":{"id":"mem_0k3n5q8r2t4v6""#))
+        #expect(line.hasPrefix(#"{"push":"access","cause":"expired","membership":{"id":"mem_0k3n5q8r2t4v6""#))
         #expect(line.hasSuffix("}\n"))
         let object = try parseJSONObject(line)
         #expect(object["ok"] == nil)

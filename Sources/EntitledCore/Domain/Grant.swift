@@ -8,9 +8,8 @@ public struct Grant: Sendable {
     public var source: PurchaseSource
     public var expiry: Expiry
     /// What is known of the subscription at purchase: `willRenew`, `periodType`, `environment`,
-    /// `ownership`, `grantType`. Its later fields (renewals, cancellation, billing, events) are ignored:
-    /// only lifecycle events set them.
-    public var lifecycle: MembershipLifecycle
+    /// `ownership`, `grantType`.
+    public var terms: PurchaseTerms
     /// The store's transaction of the purchase, if the grant names one: recorded as the membership's
     /// first transaction.
     public var transaction: Transaction?
@@ -24,7 +23,7 @@ public struct Grant: Sendable {
         planId: String? = nil,
         source: PurchaseSource = .default,
         expiry: Expiry = .lifetime,
-        lifecycle: MembershipLifecycle = .standard,
+        terms: PurchaseTerms = .standard,
         transaction: Transaction? = nil,
         idempotencyKey: String? = nil
     ) {
@@ -33,7 +32,7 @@ public struct Grant: Sendable {
         self.planId = planId
         self.source = source
         self.expiry = expiry
-        self.lifecycle = lifecycle
+        self.terms = terms
         self.transaction = transaction
         self.idempotencyKey = idempotencyKey
     }
@@ -50,32 +49,32 @@ public struct Grant: Sendable {
         }
     }
 
-    /// The lifecycle a membership starts with: the purchase-time fields of `lifecycle`, and the purchase
-    /// transaction.
+    /// The lifecycle a membership starts with: the terms, and the purchase transaction.
     func initialLifecycle(createdAt: Timestamp, expiresAt: Timestamp?) -> MembershipLifecycle {
-        if transaction == nil, lifecycle == .standard { return .standard }
+        if transaction == nil, terms == .standard { return .standard }
         var initial = MembershipLifecycle(
-            willRenew: lifecycle.willRenew, periodType: lifecycle.periodType, environment: lifecycle.environment,
-            ownership: lifecycle.ownership, grantType: lifecycle.grantType
+            willRenew: terms.willRenew, periodType: terms.periodType, environment: terms.environment,
+            ownership: terms.ownership, grantType: terms.grantType
         )
         if let transaction {
             initial.transactions = [
                 PurchaseTransaction(
                     id: transaction.id, originalTransactionId: transaction.originalTransactionId,
-                    type: lifecycle.periodType == .trial ? "trial_started" : "purchase", time: createdAt, expiresAt: expiresAt
+                    type: terms.periodType == .trial ? "trial_started" : "purchase", time: createdAt, expiresAt: expiresAt
                 )
             ]
         }
         return initial
     }
 
-    /// Whether `membership` is what this grant would have created: the test a reused idempotency key must
-    /// pass to return it. A guest membership counts as the device's even after a user claimed it.
+    /// Whether `membership`, as created, is what this grant would have created: the test a reused
+    /// idempotency key must pass to return it. Product, plan, source and subject are compared (the expiry
+    /// and purchase terms are not: a retry computes a `duration`'s end anew).
     func matches(_ membership: Membership) -> Bool {
         guard membership.productId == productId, membership.planId == planId, membership.source == source,
             membership.device == subject.device
         else { return false }
-        return subject.user == nil || membership.user == subject.user
+        return membership.user == subject.user
     }
 
     /// When a granted membership ends.

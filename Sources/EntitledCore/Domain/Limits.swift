@@ -10,6 +10,9 @@ public enum Limits {
     public static let defaultHistoryEntries = 100
     /// The most audit entries one `history` request returns.
     public static let maximumHistoryEntries = 1000
+    /// How far ahead of the store's clock an event's `eventTime` may be (clock skew between the store that
+    /// sent it and this server); later events are refused.
+    public static let maximumEventLead = TimeSpan.hours(1)
     /// The most lifecycle event ids a membership remembers for spotting duplicates; older ids are
     /// forgotten (an event that old is refused as out of order anyway, unless it shares the newest time).
     public static let rememberedEventIDs = 100

@@ -3,15 +3,18 @@ extension EntitlementStore {
     /// outcome. An ignored event (a duplicate, out of order, or aimed at a revoked membership) records
     /// nothing and returns the membership as it is.
     /// - Throws: `StoreError.unknownMembership` when no membership has this id;
+    ///   `StoreError.eventFromTheFuture` when `event.time` is more than `Limits.maximumEventLead` ahead;
     ///   `StoreError.changesUnavailable` when the journal takes no more changes.
     public func apply(
         _ event: LifecycleEvent, to id: MembershipID, by author: ChangeAuthor = .local
     ) throws(StoreError) -> Recorded<(membership: Membership, outcome: EventOutcome)> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<(membership: Membership, outcome: EventOutcome)> in
             guard let existing = state.membership(withID: id) else { throw .unknownMembership(id) }
+            let now = clock()
+            guard event.time <= now.adding(Limits.maximumEventLead) else { throw .eventFromTheFuture(eventTime: event.time, now: now) }
             let (result, outcome) = existing.applying(event)
             guard outcome.isApplied else { return Recorded((existing, outcome), sequence: lastSequence) }
-            let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
+            let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: now)
             _ = try commit(.event(event, result: result), context: context)
             return Recorded((result, outcome), sequence: lastSequence)
         }

@@ -196,9 +196,12 @@ extension EntitlementStore {
     public func grant(_ grant: Grant, by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<Membership> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
             if let key = grant.idempotencyKey, let slot = state.slot(forIdempotencyKey: key) {
-                let earlier = state.memberships[slot]
-                guard grant.matches(earlier) else { throw .idempotencyKeyReused(key: key, membership: earlier.id) }
-                return Recorded(earlier, sequence: lastSequence, isReplay: true)
+                // Compared as the earlier grant created it: a claim or a product change since does not
+                // make a genuine retry a conflict.
+                guard grant.matches(state.membershipAsCreated(atSlot: slot)) else {
+                    throw .idempotencyKeyReused(key: key, membership: state.memberships[slot].id)
+                }
+                return Recorded(state.memberships[slot], sequence: lastSequence, isReplay: true)
             }
             // Read the clock under the lock, so that creation order and `createdAt` order agree.
             let createdAt = clock()
@@ -211,7 +214,7 @@ extension EntitlementStore {
             // Every membership ever made stays in the store (and in its snapshots), so checking against
             // it keeps ids unique across restarts as well.
             var id = MembershipID.random(using: &random)
-            while state.membership(withID: id) != nil {
+            while state.containsMembership(withID: id) {
                 id = MembershipID.random(using: &random)
             }
             let membership = Membership(
@@ -249,7 +252,7 @@ extension EntitlementStore {
     public func revoke(_ id: MembershipID, reason: String?, actor: String = ChangeContext.localActor) throws(StoreError) -> Recorded<Membership> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
             guard let existing = state.membership(withID: id) else { throw .unknownMembership(id) }
-            guard existing.revocation == nil else { return Recorded(existing, sequence: lastSequence) }
+            guard existing.revocation == nil else { return Recorded(existing, sequence: lastSequence, isReplay: true) }
             let revocation = Revocation(revokedAt: clock(), reason: reason ?? Revocation.defaultReason)
             let context = ChangeContext(actor: actor, reason: reason, recordedAt: revocation.revokedAt)
             _ = try commit(.revoke(id, revocation), context: context)

@@ -7,6 +7,9 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A grant reused the idempotency key of an earlier grant that asked for something else (another
     /// product, subject, plan or source): a client bug, not a retry.
     case idempotencyKeyReused(key: String, membership: MembershipID)
+    /// A lifecycle event dated further ahead of the store's clock than `Limits.maximumEventLead`: applied,
+    /// it would make every real event after it look out of order.
+    case eventFromTheFuture(eventTime: Timestamp, now: Timestamp)
     /// The journal refused the change (the disk failed): the store takes no more changes; reads go on.
     case changesUnavailable(reason: String)
     /// A change replayed during recovery contradicts the state (a membership id used twice, a sequence
@@ -18,6 +21,7 @@ public enum StoreError: Error, Hashable, Sendable {
         switch self {
         case .unknownMembership, .unknownEntitlement: return .notFound
         case .idempotencyKeyReused: return .conflict
+        case .eventFromTheFuture: return .invalid
         case .changesUnavailable, .inconsistentReplay: return .internal
         }
     }
@@ -31,6 +35,8 @@ public enum StoreError: Error, Hashable, Sendable {
             return "the catalog has no entitlement \"\(name)\"; define it first or check a product instead"
         case .idempotencyKeyReused(let key, let membership):
             return "the idempotency key \"\(key)\" was used by an earlier grant that created membership \(membership) for another product, subject, plan or source; use a new key for a new grant"
+        case .eventFromTheFuture(let eventTime, let now):
+            return "the event's eventTime \(eventTime.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)); events are dated when they happened"
         case .changesUnavailable(let reason):
             return "the server cannot record changes (\(reason)); it takes no more changes until an operator restarts it, and reads go on"
         case .inconsistentReplay(let problem):
@@ -41,6 +47,8 @@ public enum StoreError: Error, Hashable, Sendable {
     public enum Code: String, Sendable {
         case notFound = "not_found"
         case conflict
+        /// The request is well formed but its values cannot be accepted.
+        case invalid
         case `internal`
     }
 }

@@ -32,6 +32,14 @@ extension StoreState {
         return false
     }
 
+    /// The membership at `slot` as its grant created it, before any later change.
+    func membershipAsCreated(atSlot slot: Int) -> Membership {
+        for revision in revisions[UInt32(slot)] ?? [] {
+            if let before = revision.before { return before }
+        }
+        return memberships[slot]
+    }
+
     /// The audit trail of the membership at `slot`, oldest first.
     func trail(ofSlot slot: Int) -> [AuditEntry] {
         let current = memberships[slot]

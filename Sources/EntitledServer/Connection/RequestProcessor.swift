@@ -160,10 +160,8 @@ public struct RequestProcessor: Sendable {
                 let notice = recorded.value.isEmpty || !watchHub.hasWatchers ? nil : AccessNotice(cause: "claim", memberships: recorded.value)
                 return .success(Outcome(.claimed(recorded.value.count), sequence: recorded.sequence, notice: notice))
             case .revoke(let id, let reason):
-                let before = store.membership(withID: id)
                 let recorded = try store.revoke(id, reason: reason, actor: Self.author)
-                let changed = before?.revocation == nil
-                let notice = changed && watchHub.hasWatchers ? AccessNotice(cause: "revoke", memberships: [recorded.value]) : nil
+                let notice = !recorded.isReplay && watchHub.hasWatchers ? AccessNotice(cause: "revoke", memberships: [recorded.value]) : nil
                 return .success(Outcome(.membership(recorded.value, moment: store.now()), sequence: recorded.sequence, notice: notice))
             case .memberships(let subject, let moment):
                 let memberships = store.memberships(visibleTo: subject)
@@ -199,6 +197,7 @@ public struct RequestProcessor: Sendable {
         switch error.code {
         case .notFound: code = .notFound
         case .conflict: code = .conflict
+        case .invalid: code = .badRequest
         case .internal: code = .internal
         }
         return WireError(code, error.message)

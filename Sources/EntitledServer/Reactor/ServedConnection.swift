@@ -108,17 +108,25 @@ final class ServedConnection {
     }
 
     private func readAndAnswer() {
+        // The closure must return how many bytes it wrote, never a negative number (`ByteBuffer` traps on
+        // one): a failed read's errno is carried out beside it.
+        var readError: Int32 = 0
         let count = input.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { buffer in
             let count = read(descriptor, buffer.baseAddress, min(buffer.count, Self.readSize))
-            return count < 0 ? -Int(errno) : count
+            if count < 0 {
+                readError = errno
+                return 0
+            }
+            return count
+        }
+        if readError != 0 {
+            if readError == EAGAIN || readError == EWOULDBLOCK || readError == EINTR { return }
+            close()  // reset by the peer, or worse: nobody is left to answer
+            return
         }
         switch count {
         case 0:
             endOfInput()
-        case ..<0:
-            let code = Int32(-count)
-            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
-            close()  // reset by the peer, or worse: nobody is left to answer
         default:
             answerCompleteLines()
             sendAnswers()

@@ -51,7 +51,7 @@ extension ServedConnection {
         pushed()
     }
 
-    /// A watched membership's timer fired: push `expiration` if its access has stopped by itself, or wait
+    /// A watched membership's timer fired: push `expired` if its access has stopped by itself, or wait
     /// again if a change moved its end.
     func expiryDue(of id: MembershipID, deadline: Int64) {
         guard !isClosed, var watches, watches.timerDeadlines[id] == deadline else { return }
@@ -65,7 +65,8 @@ extension ServedConnection {
             scheduleTimer(for: id, at: stops)
             return
         }
-        ResponseEncoder.writePush(cause: "expiration", membership: membership, at: now, into: &pending)
+        // `expired`, not `expiration`: that is the cause of an applied expiration event.
+        ResponseEncoder.writePush(cause: "expired", membership: membership, at: now, into: &pending)
         pushed()
     }
 

@@ -90,12 +90,13 @@ extension RequestFields {
         case (nil, nil):
             expiry = .lifetime
         }
-        var lifecycle = MembershipLifecycle.standard
-        lifecycle.willRenew = willRenew ?? false
-        lifecycle.periodType = try name(.periodType, text(of: periodType)) ?? .normal
-        lifecycle.environment = try name(.environment, text(of: environment)) ?? .production
-        lifecycle.ownership = try name(.ownership, text(of: ownership)) ?? .purchased
-        lifecycle.grantType = try name(.grantType, text(of: grantType)) ?? .purchase
+        let terms = PurchaseTerms(
+            willRenew: willRenew ?? false,
+            periodType: try name(.periodType, text(of: periodType)) ?? .normal,
+            environment: try name(.environment, text(of: environment)) ?? .production,
+            ownership: try name(.ownership, text(of: ownership)) ?? .purchased,
+            grantType: try name(.grantType, text(of: grantType)) ?? .purchase
+        )
         var transaction: Grant.Transaction?
         let originalTransactionId = try identifier(.originalTransactionId, text(of: originalTransactionId))
         if let transactionId = try identifier(.transactionId, text(of: transactionId)) {
@@ -105,7 +106,7 @@ extension RequestFields {
         }
         return Grant(
             subject: subject, productId: productId, planId: planId, source: purchaseSource, expiry: expiry,
-            lifecycle: lifecycle, transaction: transaction,
+            terms: terms, transaction: transaction,
             idempotencyKey: try identifier(.idempotencyKey, text(of: idempotencyKey))
         )
     }

@@ -189,13 +189,14 @@ struct RequestFields {
         return nil
     }
 
-    /// A whole number from 0 to 999,999,999 (no sign, fraction or exponent), or `nil` for JSON `null`.
+    /// A whole number (no sign, fraction or exponent, at most nine digits: the operation checks its range),
+    /// or `nil` for JSON `null`.
     private mutating func readCount(_ field: RequestField, from scanner: inout JSONScanner) throws(JSONSyntaxError) -> Int? {
         let range = try scanner.skipValue(depth: 1)
         let value = UnsafeRawBufferPointer(rebasing: line[range])
         if ("null" as StaticString).isSpelled(by: value) { return nil }
         guard (1...9).contains(value.count), value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            noteWrongType(field, expected: "a whole number from 0 to 999999999")
+            noteWrongType(field, expected: "a whole number")
             return nil
         }
         return value.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }

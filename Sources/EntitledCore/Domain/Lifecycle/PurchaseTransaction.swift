@@ -4,8 +4,8 @@ public struct PurchaseTransaction: Hashable, Sendable {
     public var id: String
     /// The id of the transaction that started the subscription; equal to `id` for the first one.
     public var originalTransactionId: String
-    /// What it was, in the store's words, e.g. `subscription_started`, `subscription_renewed`,
-    /// `trial_started`.
+    /// What it was: `purchase` or `trial_started` (a grant's), `renewal` or `product_change` (an
+    /// event's).
     public var type: String
     public var time: Timestamp
     /// When the period it paid for ends; `nil` for a one-time purchase.
