@@ -74,7 +74,7 @@ struct EntitlectlCommand: ParsableCommand {
             standardError: { StandardStreams.error($0 + "\n") }
         )
         if !command.isEmpty {
-            return session.run(words: command).exitStatus
+            return session.runOneShot(words: command).exitStatus
         }
         if isatty(STDIN_FILENO) == 1 {
             return InteractiveConsole(session: session, historyPath: environment.historyPath).run()

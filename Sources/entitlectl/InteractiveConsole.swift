@@ -23,6 +23,8 @@ struct InteractiveConsole {
             StandardStreams.error(session.style.red("error: ") + error.message + "\n")
         }
         while true {
+            // Changes pushed while the person was reading or typing (after a watch).
+            session.showArrivedPushes()
             let wasConnected = connection.isConnected
             let prompt = wasConnected ? "\(connection.address)> " : "not connected> "
             guard case .line(let line) = editor.readLine(prompt: prompt) else {

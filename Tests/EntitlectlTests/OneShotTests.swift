@@ -19,7 +19,7 @@ import Testing
         #expect(lines.count == 2)
         #expect(lines.first?.hasPrefix("ID                 PRODUCT     STATUS  ACTIVE  EXPIRES") == true)
         #expect(lines.last?.contains("prod_pro_m  active  yes") == true)
-        #expect(lines.last?.contains("(in 30 days)  app_store  device:d1 (guest)") == true, "\(grant.standardOutput)")
+        #expect(lines.last?.contains("(in 30 days)  no      app_store  device:d1 (guest)") == true, "\(grant.standardOutput)")
 
         let check = try ConsoleRun.run(port + ["check", "device:d1", "entitlement:pro"])
         #expect(check.status == 0)
@@ -54,7 +54,7 @@ import Testing
         #expect(run.status == 2)
         #expect(
             run.standardError
-                == "error: a PRODUCT is required\nusage: grant SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN]\n"
+                == "error: a PRODUCT is required\nusage: grant SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN] [OPTION=VALUE...]\n"
         )
         let show = try ConsoleRun.run(["--port", String(server.port), "show", "user:u1"])
         #expect(show.standardOutput == "(no memberships)\n")
@@ -138,11 +138,94 @@ import Testing
     @Test func helpListsEveryCommandAndExplainsOne() throws {
         let overview = try ConsoleRun.run(["help"])
         #expect(overview.status == 0)
-        for name in ["check", "grant", "claim", "revoke", "show", "define", "catalog", "snapshot", "raw", "help"] {
+        for name in [
+            "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "catalog", "watch", "unwatch",
+            "snapshot", "raw", "help",
+        ] {
             #expect(overview.standardOutput.contains("\n  \(name) "))
         }
         let grant = try ConsoleRun.run(["help", "grant"])
         #expect(grant.standardOutput.hasPrefix("usage: grant SUBJECT [SUBJECT] PRODUCT"))
         #expect(grant.standardOutput.contains("example: grant device:d1 prod_pro 30d source=app_store"))
+    }
+
+    // MARK: the lifecycle commands
+
+    /// The membership id in the first row of a membership table.
+    func membershipID(in table: String) throws -> String {
+        let row = try #require(table.split(separator: "\n").dropFirst().first)
+        return String(try #require(row.split(separator: " ").first))
+    }
+
+    @Test func historyOfAUserIsATableOfItsChangesNewestFirst() throws {
+        let server = try RunningEntitled()
+        let port = ["--port", String(server.port)]
+        let grant = try ConsoleRun.run(port + ["grant", "device:d1", "prod_pro", "30d", "source=app_store", "reason=first purchase"])
+        #expect(grant.status == 0)
+        let id = try membershipID(in: grant.standardOutput)
+        #expect(try ConsoleRun.run(port + ["claim", "device:d1", "user:u1", "reason=login"]).status == 0)
+        #expect(try ConsoleRun.run(port + ["revoke", id, "refund"]).status == 0)
+
+        let history = try ConsoleRun.run(port + ["history", "user:u1"])
+        #expect(history.status == 0)
+        #expect(history.standardError.isEmpty)
+        let lines = history.standardOutput.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(lines.count == 4, "\(history.standardOutput)")
+        #expect(lines.first == "TIME ACTOR ACTION MEMBERSHIP PRODUCT REASON")
+        // Each row: the time, its hint "(just now)", then the actor, the action, the membership, the product
+        // and the reason, newest first.
+        #expect(lines.dropFirst().map { $0.split(separator: " ").dropFirst(3).joined(separator: " ") } == [
+            "local revoke \(id) prod_pro refund",
+            "local claim \(id) prod_pro login",
+            "local grant \(id) prod_pro first purchase",
+        ])
+        #expect(lines.dropFirst().allSatisfy { $0.contains("Z (just now) local ") })
+
+        let limited = try ConsoleRun.run(port + ["history", "user:u1", "limit=1"])
+        #expect(limited.standardOutput.split(separator: "\n").count == 2)
+        let nobody = try ConsoleRun.run(port + ["history", "device:nobody"])
+        #expect(nobody.standardOutput == "(no history)\n")
+        let badLimit = try ConsoleRun.run(port + ["history", "user:u1", "limit=5000"])
+        #expect(badLimit.status == 1)
+        #expect(badLimit.standardError == "(error) bad_request: field \"limit\" must be from 1 to 1000\n")
+    }
+
+    @Test func eventCustomerAndAReplayedGrantAgainstARealServer() throws {
+        let server = try RunningEntitled()
+        let port = ["--port", String(server.port)]
+        #expect(try ConsoleRun.run(port + ["define", "pro", "prod_pro", "reason=launch"]).status == 0)
+        let grantWords = ["grant", "user:u1", "prod_pro", "732h", "source=app_store", "renews=yes", "period=trial", "env=sandbox", "key=order-1"]
+        let grant = try ConsoleRun.run(port + grantWords)
+        #expect(grant.status == 0)
+        #expect(grant.standardOutput.contains("  trialing  yes     "))
+        #expect(grant.standardOutput.contains("(in 30 days)  yes     app_store (sandbox)  user:u1\n"))
+        let id = try membershipID(in: grant.standardOutput)
+        let replay = try ConsoleRun.run(port + grantWords)
+        #expect(replay.status == 0)
+        #expect(try membershipID(in: replay.standardOutput) == id)
+        #expect(replay.standardOutput.hasSuffix("\nreplayed: a grant with this key was made before; this is its membership, nothing new was created\n"))
+
+        let issue = try ConsoleRun.run(port + ["event", id, "billing_issue", "id=evt_1", "grace=2099-01-01", "reason=card declined"])
+        #expect(issue.status == 0, "\(issue.standardError)")
+        #expect(issue.standardOutput.contains("  past_due  yes  "))
+        #expect(issue.standardOutput.contains(", grace period until 2099-01-01T00:00:00Z (in "))
+        #expect(issue.standardOutput.hasSuffix("\napplied\n"))
+        let duplicate = try ConsoleRun.run(port + ["event", id, "billing_issue", "id=evt_1"])
+        #expect(duplicate.status == 0)
+        #expect(duplicate.standardOutput.hasSuffix("\nnot applied (duplicate): an event with this id was applied before; the membership is unchanged\n"))
+        let missing = try ConsoleRun.run(port + ["event", id, "renewal", "id=evt_2"])
+        #expect(missing.status == 1)
+        #expect(missing.standardError == "(error) bad_request: field \"expiresAt\" is required for a renewal event\n")
+
+        let customer = try ConsoleRun.run(port + ["customer", "user:u1"])
+        #expect(customer.status == 0)
+        let lines = customer.standardOutput.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("ENTITLEMENT  ACTIVE  PRODUCT   EXPIRES") == true, "\(customer.standardOutput)")
+        #expect(lines.dropFirst().first?.hasPrefix("pro          yes     prod_pro  ") == true)
+        #expect(lines.dropFirst().first?.contains(id) == true)
+        #expect(lines.dropFirst(2).first == "active products: prod_pro")
+
+        let catalogHistory = try ConsoleRun.run(port + ["history", "entitlement:pro"])
+        #expect(catalogHistory.standardOutput.contains(" local  define  pro          prod_pro  launch\n"))
     }
 }

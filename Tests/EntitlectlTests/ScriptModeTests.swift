@@ -1,4 +1,5 @@
 import EntitledTestSupport
+import Foundation
 import Testing
 
 /// Commands piped into `entitlectl`: a script, read line by line.
@@ -64,5 +65,27 @@ import Testing
         let run = try ConsoleRun.run(["--port", String(port)], input: "ping\nping\n")
         #expect(run.status == 2)
         #expect(run.standardError == "error: cannot connect to 127.0.0.1:\(port): connection refused\n")
+    }
+
+    @Test func aScriptCanWatchAndShowsTheChangesPushedAfterEachCommand() throws {
+        let server = try RunningEntitled()
+        let script = """
+            watch user:u1
+            grant user:u1 prod_pro lifetime
+            ping
+            ping
+            """
+        let run = try ConsoleRun.run(["--port", String(server.port)], input: script + "\n")
+        #expect(run.status == 0)
+        let output = run.standardOutput
+        #expect(output.hasPrefix("1 watch on this connection; changes are shown as the server pushes them\n"))
+        // The server pushes the grant's change right after answering it, and may answer the next request
+        // before or after it; the push is shown after whichever answer it followed, so before the last.
+        let grantRow = try #require(output.range(of: "  prod_pro  active  yes     lifetime  no      manual  user:u1\n"))
+        let push = try #require(output.range(of: "push grant: mem_"))
+        let lastPong = try #require(output.range(of: "pong\n", options: .backwards))
+        #expect(grantRow.upperBound <= push.lowerBound)
+        #expect(push.lowerBound < lastPong.lowerBound, "\(output)")
+        #expect(output.contains(" prod_pro active, access for life, user:u1\n"))
     }
 }

@@ -39,8 +39,8 @@ import Testing
         let terminal = try console(server, historyPath: "/dev/null")
         try terminal.waitFor("> ")
         try terminal.type("c\t")
-        let drawn = try terminal.waitFor("claim")
-        #expect(drawn.contains("catalog  check    claim"))
+        let drawn = try terminal.waitFor("customer")
+        #expect(drawn.contains("catalog   check     claim     customer"))
     }
 
     @Test func theRightPromptHintsTheArgumentsOfTheCommandTyped() throws {
@@ -141,5 +141,39 @@ import Testing
         try terminal.type("ping\r")
         try terminal.waitFor("pong")
         try terminal.waitFor("127.0.0.1:\(server.port)> ")
+    }
+
+    @Test func changesPushedToAWatchShowAtTheNextPrompt() throws {
+        let server = try RunningEntitled()
+        let terminal = try console(server, historyPath: "/dev/null")
+        try terminal.waitFor("> ")
+        try terminal.type("watch user:pushed\r")
+        try terminal.waitFor("1 watch on this connection")
+        try terminal.waitFor("> ")
+        let grant = try ConsoleRun.run(["--port", String(server.port), "grant", "user:pushed", "prod_pushed", "lifetime"])
+        #expect(grant.status == 0)
+        try terminal.type("\r")
+        try terminal.waitFor("push grant: mem_")
+        try terminal.waitFor("prod_pushed active, access for life, user:pushed")
+    }
+
+    @Test func aOneShotWatchKeepsPrintingTheChangesUntilTheConnectionEnds() throws {
+        let server = try RunningEntitled()
+        let watcher = try PseudoTerminal(
+            executable: ConsoleRun.executableURL,
+            arguments: ["--port", String(server.port), "--no-color", "watch", "device:followed"],
+            environment: ["TERM": "xterm", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
+        )
+        try watcher.waitFor("1 watch on this connection")
+        let grant = try ConsoleRun.run(["--port", String(server.port), "grant", "device:followed", "prod_a", "30d"])
+        try watcher.waitFor("push grant: mem_")
+        try watcher.waitFor("prod_a active, access until ")
+        let id = grant.standardOutput.split(separator: "\n").last?.split(separator: " ").first.map(String.init) ?? ""
+        #expect(try ConsoleRun.run(["--port", String(server.port), "revoke", id, "refund"]).status == 0)
+        try watcher.waitFor("push revoke: \(id) prod_a revoked, no access, device:followed (guest)")
+        // It follows until interrupted or until the connection ends: here the server stops.
+        server.stop()
+        try watcher.waitFor("error: 127.0.0.1:\(server.port) closed the connection; the watch has ended")
+        #expect(try watcher.waitForExit() == 2)
     }
 }

@@ -44,8 +44,24 @@ import Testing
             )
         }
 
+        @Test func grantWritesTheLifecycleFieldsAfterTheExpiryWillRenewAsABoolean() {
+            #expect(
+                EntitledRequest.grant(
+                    user: "u", product: "p", source: "app_store", duration: "7d", willRenew: true, periodType: "trial",
+                    environment: "sandbox", ownership: "family_shared", grantType: "family_sharing", transactionId: "tx_2",
+                    originalTransactionId: "tx_1", idempotencyKey: "order-7", reason: "first purchase"
+                ).jsonLine
+                    == #"{"op":"grant","user":"u","product":"p","source":"app_store","duration":"7d","willRenew":true,"periodType":"trial","environment":"sandbox","ownership":"family_shared","grantType":"family_sharing","transactionId":"tx_2","originalTransactionId":"tx_1","idempotencyKey":"order-7","reason":"first purchase"}"#
+            )
+            #expect(EntitledRequest.grant(product: "p", willRenew: false).jsonLine == #"{"op":"grant","product":"p","willRenew":false}"#)
+        }
+
         @Test func claimWritesDeviceThenUser() {
             #expect(EntitledRequest.claim(device: "d1", user: "u1").jsonLine == #"{"op":"claim","device":"d1","user":"u1"}"#)
+            #expect(
+                EntitledRequest.claim(device: "d1", user: "u1", reason: "login").jsonLine
+                    == #"{"op":"claim","device":"d1","user":"u1","reason":"login"}"#
+            )
         }
 
         @Test func revokeWritesTheReasonOnlyWhenGiven() {
@@ -70,6 +86,54 @@ import Testing
                     == #"{"op":"define","entitlement":"pro","products":["prod_y","prod_m","prod_m"]}"#
             )
             #expect(EntitledRequest.define(entitlement: "beta", products: []).jsonLine == #"{"op":"define","entitlement":"beta","products":[]}"#)
+        }
+
+        @Test func defineWritesTheReasonAfterTheProducts() {
+            #expect(
+                EntitledRequest.define(entitlement: "pro", products: ["p"], reason: "launch").jsonLine
+                    == #"{"op":"define","entitlement":"pro","products":["p"],"reason":"launch"}"#
+            )
+        }
+
+        @Test func eventWritesMembershipTypeIdTimeThenTheFieldsGiven() {
+            #expect(
+                EntitledRequest.event(membership: "mem_x", type: "refund", eventId: "e1", eventTime: "2026-12-01T00:00:00Z").jsonLine
+                    == #"{"op":"event","membership":"mem_x","type":"refund","eventId":"e1","eventTime":"2026-12-01T00:00:00Z"}"#
+            )
+            #expect(
+                EntitledRequest.event(
+                    membership: "mem_x", type: "renewal", eventId: "e2", eventTime: "2026-12-22T00:00:00Z",
+                    expiresAt: "2027-01-22T00:00:00Z", gracePeriodExpiresAt: "2027-02-01T00:00:00Z", product: "p2",
+                    transactionId: "tx_3", reason: "r"
+                ).jsonLine
+                    == #"{"op":"event","membership":"mem_x","type":"renewal","eventId":"e2","eventTime":"2026-12-22T00:00:00Z","expiresAt":"2027-01-22T00:00:00Z","gracePeriodExpiresAt":"2027-02-01T00:00:00Z","product":"p2","transactionId":"tx_3","reason":"r"}"#
+            )
+        }
+
+        @Test func customerWritesTheSubject() {
+            #expect(EntitledRequest.customer(user: "u1", device: "d1").jsonLine == #"{"op":"customer","user":"u1","device":"d1"}"#)
+        }
+
+        @Test func historyWritesTheTargetAndTheLimitAsANumber() {
+            #expect(EntitledRequest.history(user: "u1").jsonLine == #"{"op":"history","user":"u1"}"#)
+            #expect(
+                EntitledRequest.history(device: "d1", limit: 20).jsonLine == #"{"op":"history","device":"d1","limit":20}"#
+            )
+            #expect(EntitledRequest.history(entitlement: "pro").jsonLine == #"{"op":"history","entitlement":"pro"}"#)
+        }
+
+        @Test func watchAndUnwatchWriteTheSubjectOrAll() {
+            #expect(EntitledRequest.watch(user: "u1").jsonLine == #"{"op":"watch","user":"u1"}"#)
+            #expect(EntitledRequest.watchAll.jsonLine == #"{"op":"watch","all":true}"#)
+            #expect(EntitledRequest.unwatch(device: "d1").jsonLine == #"{"op":"unwatch","device":"d1"}"#)
+            #expect(EntitledRequest.unwatch().jsonLine == #"{"op":"unwatch"}"#)
+            #expect(EntitledRequest.unwatchAll.jsonLine == #"{"op":"unwatch","all":true}"#)
+        }
+
+        @Test func theKnownNamesAreTheServersLists() {
+            #expect(EntitledRequest.Names.eventTypes.count == 11)
+            #expect(EntitledRequest.Names.periodTypes.first == "normal")
+            #expect(EntitledRequest.Names.grantTypes == ["purchase", "family_sharing", "offer_code", "manual"])
         }
 
         @Test func authCarriesTheToken() {
@@ -158,6 +222,148 @@ import Testing
             #expect(membership.source == "app_store")
             #expect(membership.revokedAt == nil)
             #expect(membership.reason == nil)
+        }
+
+        static let trialGrant =
+            #"{"ok":true,"membership":{"id":"mem_92dpedc461kg5","productId":"prod_plus_m","user":"user_7","device":"dev_7","status":"trialing","isActive":true,"createdAt":"2026-11-22T07:02:38.862Z","expiresAt":"2026-12-22T07:02:38.862Z","source":"app_store","willRenew":true,"periodType":"trial","renewState":"will_renew","renewsCount":0,"environment":"sandbox","ownership":"purchased","grantType":"purchase","transactions":[{"id":"tx_2","originalTransactionId":"tx_1","type":"trial_started","time":"2026-11-22T07:02:38.862Z","expiresAt":"2026-12-22T07:02:38.862Z","revokedAt":null}]},"idempotentReplay":true}"#
+        static let billingIssue =
+            #"{"ok":true,"membership":{"id":"mem_92dpedc461kg5","productId":"prod_plus_m","user":"user_7","device":"dev_7","status":"past_due","isActive":true,"createdAt":"2026-11-22T07:02:38.862Z","expiresAt":"2027-01-22T00:00:00Z","source":"app_store","willRenew":false,"periodType":"normal","renewState":"billing_issue","renewsCount":1,"environment":"sandbox","ownership":"family_shared","grantType":"offer_code","unsubscribeDetectedAt":"2026-12-24T00:00:00Z","billingIssueDetectedAt":"2026-12-23T00:00:00Z","gracePeriodExpiresAt":"2027-02-06T00:00:00Z","pausedAt":"2026-12-25T00:00:00Z"},"applied":false,"reason":"out_of_order"}"#
+        static let customer =
+            #"{"ok":true,"customer":{"entitlements":{"plus":{"isActive":true,"productId":"prod_plus_m","membership":"mem_92dpedc461kg5","expiresAt":"2027-02-06T00:00:00Z","willRenew":true,"periodType":"normal","store":"app_store","latestPurchaseDate":"2026-12-22T00:00:00Z","originalPurchaseDate":"2026-11-22T07:02:38.862Z","billingIssueDetectedAt":"2026-12-23T00:00:00Z","unsubscribeDetectedAt":null}},"activeProducts":["prod_plus_m"],"allPurchasedProductIds":["prod_plus_m"],"latestExpirationDate":"2027-01-22T00:00:00Z","firstSeen":"2026-11-22T07:02:38.862Z","requestDate":"2026-11-22T07:02:38.866Z"}}"#
+        static let history =
+            #"{"ok":true,"history":[{"time":"2026-11-22T07:02:38.864Z","actor":"local","action":"billing_issue","reason":"card declined","sequence":4,"eventId":"evt_2","eventTime":"2026-12-23T00:00:00Z","membership":{"id":"mem_92dpedc461kg5","productId":"prod_plus_m","status":"past_due","isActive":true,"createdAt":"2026-11-22T07:02:38.862Z","expiresAt":"2027-01-22T00:00:00Z","source":"app_store","willRenew":true,"periodType":"normal","renewState":"billing_issue","renewsCount":1,"environment":"sandbox","ownership":"purchased","grantType":"purchase"}},{"time":"2026-11-22T07:02:38.861Z","actor":"local","action":"define","sequence":1,"entitlement":"plus","products":["prod_plus_m","prod_plus_y"]},{"time":"2026-11-22T07:02:38.860Z","actor":"local","action":"grant","membership":{"id":"m"}}]}"#
+        static let push =
+            #"{"push":"access","cause":"cancellation","membership":{"id":"mem_2p12nek6vz5pf","productId":"prod_plus_m","user":"user_9","status":"canceled","isActive":true,"createdAt":"2026-11-22T07:02:59.507Z","expiresAt":"2026-12-22T07:02:59.507Z","source":"stripe","willRenew":false,"periodType":"normal","renewState":"canceled","renewsCount":0,"environment":"production","ownership":"purchased","grantType":"purchase","unsubscribeDetectedAt":"2026-11-23T00:00:00Z"}}"#
+
+        @Test func aStoreGrantsLifecycleFieldsAndTransactionsAreRead() throws {
+            let response = try EntitledResponse(line: Self.trialGrant)
+            #expect(response.isIdempotentReplay)
+            let membership = try #require(response.membership)
+            #expect(membership.status == "trialing")
+            #expect(membership.willRenew)
+            #expect(membership.periodType == "trial")
+            #expect(membership.renewState == "will_renew")
+            #expect(membership.renewsCount == 0)
+            #expect(membership.environment == "sandbox")
+            #expect(membership.ownership == "purchased")
+            #expect(membership.grantType == "purchase")
+            #expect(membership.unsubscribeDetectedAt == nil)
+            #expect(membership.pausedAt == nil)
+            let transaction = try #require(membership.transactions.first)
+            #expect(membership.transactions.count == 1)
+            #expect(transaction.id == "tx_2")
+            #expect(transaction.originalTransactionId == "tx_1")
+            #expect(transaction.type == "trial_started")
+            #expect(transaction.time == "2026-11-22T07:02:38.862Z")
+            #expect(transaction.expiresAt == "2026-12-22T07:02:38.862Z")
+            #expect(transaction.revokedAt == nil)
+        }
+
+        @Test func theDetectionTimesAndAnIgnoredEventAreRead() throws {
+            let response = try EntitledResponse(line: Self.billingIssue)
+            #expect(!response.isIdempotentReplay)
+            #expect(response.eventOutcome == .ignored(reason: "out_of_order"))
+            let membership = try #require(response.membership)
+            #expect(membership.status == "past_due")
+            #expect(membership.renewsCount == 1)
+            #expect(membership.ownership == "family_shared")
+            #expect(membership.grantType == "offer_code")
+            #expect(membership.unsubscribeDetectedAt == "2026-12-24T00:00:00Z")
+            #expect(membership.billingIssueDetectedAt == "2026-12-23T00:00:00Z")
+            #expect(membership.gracePeriodExpiresAt == "2027-02-06T00:00:00Z")
+            #expect(membership.pausedAt == "2026-12-25T00:00:00Z")
+            #expect(membership.transactions.isEmpty)
+            #expect(try EntitledResponse(line: #"{"ok":true,"applied":true}"#).eventOutcome == .applied)
+            #expect(try EntitledResponse(line: #"{"ok":true,"applied":false}"#).eventOutcome == .ignored(reason: "unknown"))
+            #expect(try EntitledResponse(line: Self.guestGrant).eventOutcome == nil)
+        }
+
+        @Test func aMembershipFromAServerWithoutTheLifecycleReadsAsAPlainGrant() throws {
+            let membership = try #require(try EntitledResponse(line: Self.guestGrant).membership)
+            #expect(!membership.willRenew)
+            #expect(membership.periodType == "normal")
+            #expect(membership.renewState == "non_renewable")
+            #expect(membership.renewsCount == 0)
+            #expect(membership.environment == "production")
+            #expect(membership.ownership == "purchased")
+            #expect(membership.grantType == "purchase")
+            #expect(membership.transactions.isEmpty)
+        }
+
+        @Test func aCustomerIsReadWithItsEntitlementsInTheServersOrder() throws {
+            let customer = try #require(try EntitledResponse(line: Self.customer).customer)
+            #expect(customer.entitlements.map(\.name) == ["plus"])
+            let plus = try #require(customer[entitlement: "plus"])
+            #expect(plus.isActive)
+            #expect(plus.productId == "prod_plus_m")
+            #expect(plus.membership == "mem_92dpedc461kg5")
+            #expect(plus.expiresAt == "2027-02-06T00:00:00Z")
+            #expect(plus.willRenew)
+            #expect(plus.periodType == "normal")
+            #expect(plus.store == "app_store")
+            #expect(plus.latestPurchaseDate == "2026-12-22T00:00:00Z")
+            #expect(plus.originalPurchaseDate == "2026-11-22T07:02:38.862Z")
+            #expect(plus.billingIssueDetectedAt == "2026-12-23T00:00:00Z")
+            #expect(plus.unsubscribeDetectedAt == nil)
+            #expect(customer[entitlement: "pro"] == nil)
+            #expect(customer.activeProducts == ["prod_plus_m"])
+            #expect(customer.allPurchasedProductIds == ["prod_plus_m"])
+            #expect(customer.latestExpirationDate == "2027-01-22T00:00:00Z")
+            #expect(customer.firstSeen == "2026-11-22T07:02:38.862Z")
+            #expect(customer.requestDate == "2026-11-22T07:02:38.866Z")
+            let copy = customer
+            #expect(copy == customer)
+            let empty = try #require(
+                try EntitledResponse(
+                    line: #"{"ok":true,"customer":{"entitlements":{},"activeProducts":[],"allPurchasedProductIds":[],"latestExpirationDate":null,"firstSeen":null,"requestDate":"2026-11-22T07:02:38.872Z"}}"#
+                ).customer
+            )
+            #expect(empty.entitlements.isEmpty)
+            #expect(empty.firstSeen == nil)
+            #expect(empty != customer)
+        }
+
+        @Test func aHistoryIsReadNewestFirstSkippingNothingReadable() throws {
+            let history = try #require(try EntitledResponse(line: Self.history).history)
+            #expect(history.map(\.action) == ["billing_issue", "define", "grant"])
+            #expect(history[0].time == "2026-11-22T07:02:38.864Z")
+            #expect(history[0].actor == "local")
+            #expect(history[0].reason == "card declined")
+            #expect(history[0].sequence == 4)
+            #expect(history[0].eventId == "evt_2")
+            #expect(history[0].eventTime == "2026-12-23T00:00:00Z")
+            #expect(history[0].membership?.status == "past_due")
+            #expect(history[0].entitlement == nil)
+            #expect(history[1].membership == nil)
+            #expect(history[1].entitlement == "plus")
+            #expect(history[1].products == ["prod_plus_m", "prod_plus_y"])
+            #expect(history[1].reason == nil)
+            // A membership the client cannot read leaves the entry without one.
+            #expect(history[2].membership == nil)
+            #expect(history[2].sequence == nil)
+            #expect(try EntitledResponse(line: #"{"ok":true,"history":[{"actor":"local"}]}"#).history == [])
+        }
+
+        @Test func watchesIsTheConnectionsCount() throws {
+            #expect(try EntitledResponse(line: #"{"ok":true,"watches":2}"#).watches == 2)
+            #expect(try EntitledResponse(line: Self.guestGrant).watches == nil)
+        }
+
+        @Test func aPushedLineIsReadWithItsCauseAndMembership() throws {
+            let push = try #require(EntitledPush(pushedLine: Self.push))
+            #expect(push.line == Self.push)
+            #expect(push.kind == "access")
+            #expect(push.cause == "cancellation")
+            #expect(push.membership?.status == "canceled")
+            #expect(push.membership?.unsubscribeDetectedAt == "2026-11-23T00:00:00Z")
+            #expect(push["cause"]?.stringValue == "cancellation")
+        }
+
+        @Test func answersAndOtherLinesAreNotPushes() {
+            for line in [Self.guestGrant, #"{"ok":true,"push":"access"}"#, #"{"push":1}"#, "push", #"["push"]"#, #"{"push":"access""#, ""] {
+                #expect(EntitledPush(pushedLine: line) == nil, "\(line)")
+            }
+            #expect(EntitledPush(pushedLine: #"{"push":"x"}"#)?.kind == "x")
         }
 
         @Test func aRevokedLifetimeMembershipHasNoExpiryAndARevocation() throws {

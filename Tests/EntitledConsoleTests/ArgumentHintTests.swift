@@ -6,8 +6,10 @@ import Testing
     @Test func aCompleteCommandNameFollowedByASpaceShowsItsArguments() {
         #expect(
             ArgumentHint.hint(forLine: "grant ")
-                == "SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN]"
+                == "SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN] [OPTION=VALUE...]"
         )
+        #expect(ArgumentHint.hint(forLine: "history ") == "SUBJECT [SUBJECT] | entitlement:NAME [limit=N]")
+        #expect(ArgumentHint.hint(forLine: "event mem_x ") == "MEMBERSHIP TYPE id=EVENT [at=TIME] [until TIME] [grace=TIME] [product=PRODUCT] [transaction=ID] [reason=TEXT]")
         #expect(ArgumentHint.hint(forLine: "revoke mem_x ref") == "MEMBERSHIP [REASON...]")
         #expect(ArgumentHint.hint(forLine: "help ") == "[COMMAND]")
     }

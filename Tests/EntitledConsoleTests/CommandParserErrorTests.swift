@@ -48,7 +48,7 @@ import Testing
         #expect(error == .badArguments(try spec("grant"), reason: "a PRODUCT is required"))
         #expect(
             error?.message
-                == "a PRODUCT is required\nusage: grant SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN]"
+                == "a PRODUCT is required\nusage: grant SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN] [OPTION=VALUE...]"
         )
         #expect(error?.code == "bad_arguments")
     }
@@ -58,7 +58,8 @@ import Testing
         #expect(usageError("check prod_pro")?.message == "\(reason)\nusage: check SUBJECT [SUBJECT] [PRODUCT | entitlement:NAME] [at=TIME]")
         #expect(usageError("show")?.message == "\(reason)\nusage: show SUBJECT [SUBJECT] [at=TIME]")
         #expect(usageError("grant prod_pro 30d")?.message.hasPrefix(reason + "\n") == true)
-        #expect(usageError("claim")?.message == "\(reason)\nusage: claim device:ID user:ID")
+        #expect(usageError("claim")?.message == "\(reason)\nusage: claim device:ID user:ID [reason=TEXT]")
+        #expect(usageError("customer")?.message == "\(reason)\nusage: customer SUBJECT [SUBJECT]")
     }
 
     @Test func aSubjectGivenTwiceIsRefused() throws {
@@ -128,9 +129,82 @@ import Testing
         #expect(usageError("claim device:d1") == expected)
     }
 
-    @Test func revokeAndDefineNeedTheirFirstWord() {
+    @Test func revokeAndDefineNeedTheirFirstWord() throws {
         #expect(usageError("revoke")?.message == "a MEMBERSHIP id is required (show lists them)\nusage: revoke MEMBERSHIP [REASON...]")
-        #expect(usageError("define")?.message == "an ENTITLEMENT name is required\nusage: define ENTITLEMENT [PRODUCT...]")
+        #expect(usageError("define")?.message == "an ENTITLEMENT name is required\nusage: define ENTITLEMENT [PRODUCT...] [reason=TEXT]")
+        #expect(usageError("define reason=x") == .badArguments(try spec("define"), reason: "an ENTITLEMENT name is required"))
+    }
+
+    @Test func defineRefusesAnOptionItDoesNotHave() throws {
+        #expect(usageError("define pro p1 reson=launch") == .badArguments(try spec("define"), reason: "unknown option 'reson=launch'"))
+    }
+
+    // MARK: the lifecycle commands
+
+    @Test func grantLifecycleOptionsAreCheckedForShape() throws {
+        let grant = try spec("grant")
+        #expect(usageError("grant user:u1 p renews=maybe") == .badArguments(grant, reason: "renews= needs yes or no, not 'maybe'"))
+        #expect(usageError("grant user:u1 p period=trial PERIOD=intro") == .badArguments(grant, reason: "period= is given twice"))
+        #expect(usageError("grant user:u1 p key=") == .badArguments(grant, reason: "key= needs a value"))
+        #expect(
+            usageError("grant user:u1 p original=tx_1")
+                == .badArguments(grant, reason: "original= needs transaction=: the original transaction of which transaction")
+        )
+        #expect(usageError("grant user:u1 p environment=sandbox") == .badArguments(grant, reason: "unknown option 'environment=sandbox'"))
+    }
+
+    @Test func eventNeedsAMembershipATypeAndAnId() throws {
+        let event = try spec("event")
+        #expect(usageError("event") == .badArguments(event, reason: "a MEMBERSHIP id is required (show lists them)"))
+        #expect(
+            usageError("event mem_x id=e1")
+                == .badArguments(
+                    event,
+                    reason: "an event TYPE is required: renewal, cancellation, uncancellation, billing_issue, billing_recovered, expiration, pause, resume, product_change, refund, extension"
+                )
+        )
+        #expect(
+            usageError("event mem_x refund")?.message == """
+                id=EVENT is required: the store's id of the event, so that a repeated one is ignored
+                usage: event MEMBERSHIP TYPE id=EVENT [at=TIME] [until TIME] [grace=TIME] [product=PRODUCT] [transaction=ID] [reason=TEXT]
+                """
+        )
+    }
+
+    @Test func eventRefusesStrayWordsAndUnknownOptions() throws {
+        let event = try spec("event")
+        #expect(usageError("event mem_x renewal id=e until") == .badArguments(event, reason: "until needs a TIME, such as until 2027-01-01"))
+        #expect(usageError("event mem_x renewal id=e 2027-01-01") == .badArguments(event, reason: "unexpected '2027-01-01'"))
+        #expect(usageError("event mem_x renewal id=e until 2027-01-01 now") == .badArguments(event, reason: "unexpected 'now'"))
+        #expect(usageError("event mem_x renewal id=e expires=2027-01-01") == .badArguments(event, reason: "unknown option 'expires=2027-01-01'"))
+    }
+
+    @Test func historyNeedsASubjectOrAnEntitlementButNotBoth() throws {
+        let history = try spec("history")
+        #expect(
+            usageError("history")?.message == """
+                a SUBJECT (user:ID, device:ID or both) or entitlement:NAME is required
+                usage: history SUBJECT [SUBJECT] | entitlement:NAME [limit=N]
+                """
+        )
+        #expect(usageError("history user:u1 entitlement:pro") == .badArguments(history, reason: "give a SUBJECT or entitlement:NAME, not both"))
+        #expect(usageError("history entitlement:") == .badArguments(history, reason: "entitlement:NAME needs a name after the colon"))
+        #expect(usageError("history entitlement:a entitlement:b") == .badArguments(history, reason: "entitlement: is given twice"))
+        #expect(usageError("history user:u1 extra") == .badArguments(history, reason: "unexpected 'extra'"))
+    }
+
+    @Test func historyLimitMustBeAWholeNumber() throws {
+        let history = try spec("history")
+        for text in ["ten", "-1", "2.5", "99999999999999999999"] {
+            #expect(usageError("history user:u1 limit=\(text)") == .badArguments(history, reason: "limit= needs a whole number, not '\(text)'"), "\(text)")
+        }
+    }
+
+    @Test func watchNeedsASubjectOrAllAndUnwatchNotBoth() throws {
+        #expect(usageError("watch") == .badArguments(try spec("watch"), reason: "a SUBJECT (user:ID, device:ID or both) or all is required"))
+        #expect(usageError("watch user:u1 all") == .badArguments(try spec("watch"), reason: "give a SUBJECT or all, not both"))
+        #expect(usageError("unwatch all device:d1") == .badArguments(try spec("unwatch"), reason: "give a SUBJECT or all, not both"))
+        #expect(usageError("watch everyone") == .badArguments(try spec("watch"), reason: "unexpected 'everyone'"))
     }
 
     @Test func rawWithoutALineIsRefused() {

@@ -89,12 +89,41 @@ import Testing
         }
     }
 
+    @Test func grantOptionsForAStorePurchaseBecomeTheLifecycleFieldsInProtocolOrder() throws {
+        #expect(
+            try sentRequest(
+                #"grant user:u1 prod_pro 30d source=app_store reason="first purchase" key=order-7 original=tx_1 transaction=tx_2 type=offer_code ownership=family_shared env=sandbox period=trial renews=yes"#
+            )?.line
+                == #"{"op":"grant","user":"u1","product":"prod_pro","source":"app_store","duration":"30d","willRenew":true,"periodType":"trial","environment":"sandbox","ownership":"family_shared","grantType":"offer_code","transactionId":"tx_2","originalTransactionId":"tx_1","idempotencyKey":"order-7","reason":"first purchase"}"#
+        )
+    }
+
+    @Test func grantRenewsTakesYesOrNoAndTrueOrFalseAsAJSONBoolean() throws {
+        for (word, value) in [("yes", "true"), ("YES", "true"), ("true", "true"), ("no", "false"), ("false", "false")] {
+            #expect(
+                try sentRequest("grant user:u1 p renews=\(word)")?.line == #"{"op":"grant","user":"u1","product":"p","willRenew":\#(value)}"#,
+                "\(word)"
+            )
+        }
+    }
+
+    @Test func grantWithoutLifecycleOptionsSendsNoneOfTheirFields() throws {
+        #expect(try sentRequest("grant user:u1 prod_pro 30d")?.line == #"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d"}"#)
+    }
+
     // MARK: claim
 
     @Test func claimSendsDeviceThenUserWhateverTheTypedOrder() throws {
         let expected = SentRequest(command: "claim", line: #"{"op":"claim","device":"d1","user":"u1"}"#)
         #expect(try sentRequest("claim device:d1 user:u1") == expected)
         #expect(try sentRequest("claim user:u1 device:d1") == expected)
+    }
+
+    @Test func claimWithAReasonKeepsItForTheHistory() throws {
+        #expect(
+            try sentRequest("claim device:d1 user:u1 reason=login")?.line
+                == #"{"op":"claim","device":"d1","user":"u1","reason":"login"}"#
+        )
     }
 
     // MARK: revoke
@@ -135,6 +164,96 @@ import Testing
         #expect(try sentRequest(#"revoke mem_x """#)?.line == #"{"op":"revoke","membership":"mem_x","reason":""}"#)
     }
 
+    // MARK: event
+
+    /// 2026-11-22T12:00:00Z, the time `event` defaults to in these tests.
+    static let now: Int64 = 1_795_348_800_000
+
+    func sentEvent(_ line: String) throws(ConsoleUsageError) -> SentRequest? {
+        guard case .request(let command, let request)? = try CommandParser.parse(line: line, now: Self.now) else { return nil }
+        return SentRequest(command: command, line: request.jsonLine)
+    }
+
+    @Test func eventSendsTheMembershipTypeIdAndTimeItHappened() throws {
+        #expect(
+            try sentEvent("event mem_x cancellation id=evt_1 at=2026-12-03T10:00:00Z")
+                == SentRequest(
+                    command: "event",
+                    line: #"{"op":"event","membership":"mem_x","type":"cancellation","eventId":"evt_1","eventTime":"2026-12-03T10:00:00Z"}"#
+                )
+        )
+    }
+
+    @Test func eventWithoutATimeHappenedNowWithMilliseconds() throws {
+        #expect(
+            try sentEvent("event mem_x refund id=evt_2")?.line
+                == #"{"op":"event","membership":"mem_x","type":"refund","eventId":"evt_2","eventTime":"2026-11-22T12:00:00.000Z"}"#
+        )
+    }
+
+    @Test func eventUntilIsTheNewExpiryAndABareDateMeansMidnightUTC() throws {
+        #expect(
+            try sentEvent("event mem_x renewal id=evt_3 at=2026-12-22 until 2027-01-22")?.line
+                == #"{"op":"event","membership":"mem_x","type":"renewal","eventId":"evt_3","eventTime":"2026-12-22T00:00:00Z","expiresAt":"2027-01-22T00:00:00Z"}"#
+        )
+        #expect(
+            try sentEvent("event mem_x resume UNTIL 2027-01-22T08:00:00Z id=evt_4")?.line
+                == #"{"op":"event","membership":"mem_x","type":"resume","eventId":"evt_4","eventTime":"2026-11-22T12:00:00.000Z","expiresAt":"2027-01-22T08:00:00Z"}"#
+        )
+    }
+
+    @Test func eventOptionsBecomeTheirFieldsInProtocolOrder() throws {
+        #expect(
+            try sentEvent(#"event mem_x billing_issue reason="card declined" transaction=tx_9 grace=2027-02-06 id=evt_5 at=2026-12-23"#)?.line
+                == #"{"op":"event","membership":"mem_x","type":"billing_issue","eventId":"evt_5","eventTime":"2026-12-23T00:00:00Z","gracePeriodExpiresAt":"2027-02-06T00:00:00Z","transactionId":"tx_9","reason":"card declined"}"#
+        )
+        #expect(
+            try sentEvent("event mem_x product_change product=prod_pro_y id=evt_6 at=2026-12-24")?.line
+                == #"{"op":"event","membership":"mem_x","type":"product_change","eventId":"evt_6","eventTime":"2026-12-24T00:00:00Z","product":"prod_pro_y"}"#
+        )
+    }
+
+    @Test func eventTypesAreSentInLowerCaseAndTheServerJudgesThem() throws {
+        #expect(try sentEvent("event mem_x Billing_Recovered id=e")?.line.contains(#""type":"billing_recovered""#) == true)
+        #expect(try sentEvent("event mem_x frobnicated id=e")?.line.contains(#""type":"frobnicated""#) == true)
+    }
+
+    // MARK: customer, history
+
+    @Test func customerAsksForTheSubject() throws {
+        #expect(
+            try sentRequest("customer user:u1 device:d1")
+                == SentRequest(command: "customer", line: #"{"op":"customer","user":"u1","device":"d1"}"#)
+        )
+        #expect(try sentRequest("CUSTOMER Device:d1")?.line == #"{"op":"customer","device":"d1"}"#)
+    }
+
+    @Test func historyOfASubjectOrAnEntitlementWithAnOptionalLimitAsANumber() throws {
+        #expect(try sentRequest("history user:u1") == SentRequest(command: "history", line: #"{"op":"history","user":"u1"}"#))
+        #expect(try sentRequest("history device:d1 user:u1 limit=20")?.line == #"{"op":"history","user":"u1","device":"d1","limit":20}"#)
+        #expect(try sentRequest("history entitlement:pro")?.line == #"{"op":"history","entitlement":"pro"}"#)
+        #expect(try sentRequest("history LIMIT=1000 Entitlement:Pro")?.line == #"{"op":"history","entitlement":"Pro","limit":1000}"#)
+    }
+
+    @Test func historyLeavesTheLimitsRangeToTheServer() throws {
+        #expect(try sentRequest("history user:u1 limit=0")?.line == #"{"op":"history","user":"u1","limit":0}"#)
+        #expect(try sentRequest("history user:u1 limit=5000")?.line == #"{"op":"history","user":"u1","limit":5000}"#)
+    }
+
+    // MARK: watch, unwatch
+
+    @Test func watchASubjectOrEveryone() throws {
+        #expect(try sentRequest("watch user:u1") == SentRequest(command: "watch", line: #"{"op":"watch","user":"u1"}"#))
+        #expect(try sentRequest("watch device:d1 user:u1")?.line == #"{"op":"watch","user":"u1","device":"d1"}"#)
+        #expect(try sentRequest("watch ALL") == SentRequest(command: "watch", line: #"{"op":"watch","all":true}"#))
+    }
+
+    @Test func unwatchASubjectEveryoneOrWithNothingEveryWatch() throws {
+        #expect(try sentRequest("unwatch user:u1") == SentRequest(command: "unwatch", line: #"{"op":"unwatch","user":"u1"}"#))
+        #expect(try sentRequest("unwatch all")?.line == #"{"op":"unwatch","all":true}"#)
+        #expect(try sentRequest("unwatch")?.line == #"{"op":"unwatch"}"#)
+    }
+
     // MARK: show
 
     @Test func showAsksForTheMembershipsOperation() throws {
@@ -157,6 +276,13 @@ import Testing
         #expect(
             try sentRequest("define pro prod_pro_y prod_pro_m")
                 == SentRequest(command: "define", line: #"{"op":"define","entitlement":"pro","products":["prod_pro_y","prod_pro_m"]}"#)
+        )
+    }
+
+    @Test func defineTakesAReasonWhereverItIsTyped() throws {
+        #expect(
+            try sentRequest("define pro reason=launch prod_pro_y prod_pro_m")?.line
+                == #"{"op":"define","entitlement":"pro","products":["prod_pro_y","prod_pro_m"],"reason":"launch"}"#
         )
     }
 

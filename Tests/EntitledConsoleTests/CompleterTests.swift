@@ -34,13 +34,18 @@ import Testing
     }
 
     @Test func theCommandNamesStartingWithTheTypedLettersAreOffered() {
-        #expect(Set(complete("c").candidates) == ["check", "claim", "catalog"])
+        #expect(Set(complete("c").candidates) == ["check", "claim", "catalog", "customer"])
+        #expect(complete("h").action == .list(["help", "history"]))
+        #expect(complete("hi").action == .replace(deleting: 2, insert: "history "))
+        #expect(complete("e").action == .list(["event", "exit"]))
+        #expect(complete("w").action == .replace(deleting: 1, insert: "watch "))
+        #expect(complete("u").action == .replace(deleting: 1, insert: "unwatch "))
         #expect(Set(complete("").candidates) == Set(CommandSpec.all.map(\.name)))
     }
 
     @Test func commandNameCandidatesAreSortedLikeEveryOtherCandidateList() {
-        #expect(complete("c").candidates == ["catalog", "check", "claim"])
-        #expect(complete("c").action == .list(["catalog", "check", "claim"]))
+        #expect(complete("c").candidates == ["catalog", "check", "claim", "customer"])
+        #expect(complete("c").action == .list(["catalog", "check", "claim", "customer"]))
         #expect(complete("r").action == .list(["raw", "revoke"]))
     }
 
@@ -68,7 +73,8 @@ import Testing
     @Test func aSubjectAlreadyGivenIsNotOfferedAgain() {
         #expect(complete("show user:user_42 u").action == .none)
         #expect(complete("claim device:dev_A u", knowing: SessionKnowledge()).action == .replace(deleting: 1, insert: "user:"))
-        #expect(complete("claim device:dev_A user:user_42 ").action == .none)
+        #expect(complete("claim device:dev_A user:user_42 ").action == .replace(deleting: 0, insert: "reason="))
+        #expect(complete("claim device:dev_A user:user_42 u").action == .none)
     }
 
     @Test func thePrefixTypedInCapitalsIsNotOfferedBackBesideTheKnownUsers() {
@@ -121,6 +127,62 @@ import Testing
         #expect(complete("grant user:u1 prod_pro_yearly 3").action == .list(["30d", "365d"]))
     }
 
+    @Test func grantCompletesItsLifecycleOptionsAndTheirValues() {
+        #expect(complete("grant user:u1 prod_pro_yearly r").action == .replace(deleting: 1, insert: "re"))
+        #expect(complete("grant user:u1 prod_pro_yearly rene").action == .replace(deleting: 4, insert: "renews="))
+        #expect(complete("grant user:u1 prod_pro_yearly renews=").action == .list(["renews=no", "renews=yes"]))
+        #expect(
+            complete("grant user:u1 prod_pro_yearly period=").action
+                == .list(["period=intro", "period=normal", "period=promotional", "period=trial"])
+        )
+        #expect(complete("grant user:u1 prod_pro_yearly period=t").action == .replace(deleting: 8, insert: "period=trial "))
+        #expect(complete("grant user:u1 prod_pro_yearly env=s").action == .replace(deleting: 5, insert: "env=sandbox "))
+        #expect(complete("grant user:u1 prod_pro_yearly ow").action == .replace(deleting: 2, insert: "ownership="))
+        #expect(complete("grant user:u1 prod_pro_yearly type=o").action == .replace(deleting: 6, insert: "type=offer_code "))
+        #expect(complete("grant user:u1 prod_pro_yearly k").action == .replace(deleting: 1, insert: "key="))
+        #expect(complete("grant user:u1 prod_pro_yearly tr").action == .replace(deleting: 2, insert: "transaction="))
+        #expect(complete("grant user:u1 prod_pro_yearly key=a k").action == .none)
+    }
+
+    // MARK: event, customer, history, watch
+
+    @Test func eventOffersMembershipsThenTypesThenItsOptions() {
+        #expect(complete("event mem_b").action == .replace(deleting: 5, insert: "mem_bydn4qrrzzhrt "))
+        #expect(complete("event mem_bydn4qrrzzhrt b").action == .replace(deleting: 1, insert: "billing_"))
+        #expect(complete("event mem_bydn4qrrzzhrt billing_").action == .list(["billing_issue", "billing_recovered"]))
+        #expect(complete("event mem_bydn4qrrzzhrt re").action == .list(["refund", "renewal", "resume"]))
+        #expect(complete("event mem_bydn4qrrzzhrt renewal i").action == .replace(deleting: 1, insert: "id="))
+        #expect(complete("event mem_bydn4qrrzzhrt renewal id=e1 u").action == .replace(deleting: 1, insert: "until "))
+        #expect(complete("event mem_bydn4qrrzzhrt renewal id=e1 g").action == .replace(deleting: 1, insert: "grace="))
+        #expect(
+            complete("event mem_bydn4qrrzzhrt product_change id=e1 product=").action
+                == .replace(deleting: 8, insert: "product=prod_pro_")
+        )
+        #expect(complete("event mem_bydn4qrrzzhrt renewal id=e1 until 2027-01-01 u").action == .none)
+        #expect(complete("event mem_bydn4qrrzzhrt renewal id=e1 i").action == .none)
+    }
+
+    @Test func customerOffersSubjectsOnly() {
+        #expect(complete("customer u").action == .replace(deleting: 1, insert: "user:"))
+        #expect(complete("customer user:user_42 a").action == .none)
+    }
+
+    @Test func historyOffersSubjectsOrEntitlementsThenALimit() {
+        #expect(complete("history e").action == .replace(deleting: 1, insert: "entitlement:"))
+        #expect(complete("history entitlement:p").action == .replace(deleting: 13, insert: "entitlement:pro "))
+        #expect(complete("history entitlement:pro u").action == .none)
+        #expect(complete("history user:user_42 e").action == .none)
+        #expect(complete("history user:user_42 l").action == .replace(deleting: 1, insert: "limit="))
+        #expect(complete("history d").action == .replace(deleting: 1, insert: "device:"))
+    }
+
+    @Test func watchOffersSubjectsOrAll() {
+        #expect(complete("watch a").action == .replace(deleting: 1, insert: "all "))
+        #expect(complete("watch all ").action == .none)
+        #expect(complete("watch user:user_42 a").action == .none)
+        #expect(complete("unwatch d").action == .replace(deleting: 1, insert: "device:"))
+    }
+
     // MARK: revoke, define, help
 
     @Test func revokeOffersKnownMembershipIdsThenReasons() {
@@ -134,6 +196,7 @@ import Testing
     @Test func defineOffersEntitlementsThenProductsNotYetTyped() {
         #expect(complete("define ").action == .list(["beta", "pro"]))
         #expect(complete("define pro prod_pro_monthly p").action == .replace(deleting: 1, insert: "prod_pro_yearly "))
+        #expect(complete("define pro prod_pro_monthly r").action == .replace(deleting: 1, insert: "reason="))
     }
 
     @Test func helpOffersCommandNamesAsTopics() {

@@ -32,6 +32,22 @@ import Testing
         }
     }
 
+    // MARK: serverTime(milliseconds:)
+
+    @Test func aMomentIsWrittenAsTheServerWritesTimesWithMilliseconds() {
+        #expect(ConsoleTime.serverTime(milliseconds: 0) == "1970-01-01T00:00:00.000Z")
+        #expect(ConsoleTime.serverTime(milliseconds: I.afterExamples) == "2026-11-22T12:00:00.000Z")
+        #expect(ConsoleTime.serverTime(milliseconds: 1_798_761_599_999) == "2026-12-31T23:59:59.999Z")
+        #expect(ConsoleTime.serverTime(milliseconds: 951_782_400_000 + 45_296_007) == "2000-02-29T12:34:56.007Z")
+        #expect(ConsoleTime.serverTime(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test func aWrittenMomentReadsBackAsTheSameMilliseconds() {
+        for moment: Int64 in [0, 1, 999, I.afterExamples, I.afterExamples + 59 * I.day + 7, 4_102_444_800_000, 253_402_300_799_999] {
+            #expect(ConsoleTime.milliseconds(fromServerTime: ConsoleTime.serverTime(milliseconds: moment)) == moment, "\(moment)")
+        }
+    }
+
     // MARK: milliseconds(fromServerTime:)
 
     @Test func serverTimesAreMillisecondsSinceTheEpoch() {

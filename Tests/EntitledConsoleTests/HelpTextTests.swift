@@ -11,9 +11,14 @@ import Testing
                   grant     Create a membership of PRODUCT for a user, a device (a guest purchase) or both.
                   claim     A user logs in on a device: the device's guest memberships become the user's.
                   revoke    Take a membership back (refund, chargeback, manual); it stays listed as revoked.
+                  event     Apply a store's event to a membership: a renewal, a cancellation, a billing issue, a refund...
                   show      List the memberships a subject can see, newest first, as a table.
+                  customer  Show what a subject is entitled to, entitlement by entitlement (RevenueCat's CustomerInfo).
+                  history   Show the audit trail of a subject's memberships or of an entitlement, newest first.
                   define    Set the products that unlock an entitlement, replacing the ones it had.
                   catalog   List every entitlement and the products that unlock it.
+                  watch     Show each change of a subject's access (or everyone's) as the server pushes it.
+                  unwatch   Stop watching a subject (or everyone); with nothing, stop every watch.
                   snapshot  Write a snapshot of the whole state to the server's data directory now.
                   ping      Check that the server answers.
                   raw       Send one protocol line as it is and print the server's response line.
@@ -27,21 +32,53 @@ import Testing
     @Test func theOverviewBoldsTheCommandNamesWithoutChangingTheAlignment() {
         let lines = HelpText.overview(style: TextStyle(usesColor: true)).split(separator: "\n")
         #expect(lines[1] == "  \u{1B}[1mcheck\u{1B}[0m     Is access active now (or at TIME)? Any product, one product or one entitlement.")
-        #expect(lines[8] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
+        #expect(lines[13] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
     }
 
     @Test func commandHelpShowsUsageSummaryDetailsAndExample() throws {
         #expect(
             HelpText.command(try spec("grant"), style: .plain) == """
-                usage: grant SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN]
+                usage: grant SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN] [OPTION=VALUE...]
                 Create a membership of PRODUCT for a user, a device (a guest purchase) or both.
                   SUBJECT is user:ID or device:ID; give both for a logged-in user on a device.
                   DURATION is a whole number and a unit s, m, h, d or w (30d, 12h, 2w); until TIME ends it at TIME.
                   Without either, or with lifetime, it never expires.
                   SOURCE is one of app_store, play_store, stripe, whop, manual, promotional; the default is manual.
+                  More options, for store purchases (each defaults to the first value listed):
+                    renews=no|yes  the store will renew it at its expiry
+                    period=normal|trial|intro|promotional  env=production|sandbox
+                    ownership=purchased|family_shared  type=purchase|family_sharing|offer_code|manual
+                    transaction=ID  original=ID  the store's transaction and original transaction ids
+                    key=KEY  an idempotency key: the same grant again with it creates nothing new
+                    reason=TEXT  kept in the history (quote it when it has spaces: reason="gift for a tester")
                 example: grant device:d1 prod_pro 30d source=app_store
                 """
         )
+    }
+
+    @Test func eventHelpSaysTheTimeDefaultsToNowAndWhichTypeTakesWhichOption() throws {
+        #expect(
+            HelpText.command(try spec("event"), style: .plain) == """
+                usage: event MEMBERSHIP TYPE id=EVENT [at=TIME] [until TIME] [grace=TIME] [product=PRODUCT] [transaction=ID] [reason=TEXT]
+                Apply a store's event to a membership: a renewal, a cancellation, a billing issue, a refund...
+                  TYPE is one of renewal, cancellation, uncancellation, billing_issue, billing_recovered, expiration, pause, resume, product_change, refund, extension.
+                  id=EVENT is the store's id of the event: the same id again is ignored as a duplicate.
+                  at=TIME is when the event happened (default: now); one older than the last applied is ignored.
+                  until TIME is the new expiry: required for renewal and extension, optional for resume.
+                  grace=TIME ends a billing_issue's grace period; product=PRODUCT is a product_change's new product.
+                  transaction=ID is the store's transaction; reason=TEXT is kept in the history.
+                example: event mem_1ymr6jcw5jqzv renewal id=evt_1 until 2027-01-22
+                """
+        )
+    }
+
+    @Test func historyAndWatchHelpNameTheirAlternatives() throws {
+        #expect(HelpText.command(try spec("history"), style: .plain).hasPrefix("usage: history SUBJECT [SUBJECT] | entitlement:NAME [limit=N]\n"))
+        #expect(HelpText.command(try spec("history"), style: .plain).contains("limit=N shows at most N entries, from 1 to 1000"))
+        let watch = HelpText.command(try spec("watch"), style: .plain)
+        #expect(watch.hasPrefix("usage: watch SUBJECT [SUBJECT] | all\n"))
+        #expect(watch.contains("As a one-shot command (entitlectl watch user:u1) it keeps printing them until interrupted."))
+        #expect(HelpText.command(try spec("unwatch"), style: .plain).hasPrefix("usage: unwatch [SUBJECT [SUBJECT] | all]\n"))
     }
 
     @Test func commandHelpWithoutDetailsOrExampleIsUsageAndSummary() throws {
@@ -68,7 +105,8 @@ import Testing
         #expect(CommandSpec.named("Exit")?.name == "exit")
         #expect(CommandSpec.named("grants") == nil)
         #expect(CommandSpec.all.map(\.name) == [
-            "check", "grant", "claim", "revoke", "show", "define", "catalog", "snapshot", "ping", "raw", "help", "quit", "exit",
+            "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "catalog", "watch", "unwatch",
+            "snapshot", "ping", "raw", "help", "quit", "exit",
         ])
     }
 }

@@ -44,8 +44,8 @@ import Testing
     @Test func aGrantIsShownAsAOneRowMembershipTable() throws {
         #expect(
             try render("grant", ProtocolLines.guestGrant) == """
-                ID                 PRODUCT           STATUS  ACTIVE  EXPIRES                                SOURCE     OWNER
-                mem_1ymr6jcw5jqzv  prod_pro_monthly  active  yes     2026-12-22T00:31:45.833Z (in 29 days)  app_store  device:dev_A (guest)
+                ID                 PRODUCT           STATUS  ACTIVE  EXPIRES                                RENEWS  SOURCE     OWNER
+                mem_1ymr6jcw5jqzv  prod_pro_monthly  active  yes     2026-12-22T00:31:45.833Z (in 29 days)  no      app_store  device:dev_A (guest)
                 """
         )
     }
@@ -53,8 +53,8 @@ import Testing
     @Test func aRevokeShowsTheReasonBesideTheStatusAndLifetimeForNoExpiry() throws {
         #expect(
             try render("revoke", ProtocolLines.revoked) == """
-                ID                 PRODUCT          STATUS            ACTIVE  EXPIRES   SOURCE       OWNER
-                mem_dnc456md2j73z  prod_pro_yearly  revoked (refund)  no      lifetime  promotional  user:user_42
+                ID                 PRODUCT          STATUS            ACTIVE  EXPIRES   RENEWS  SOURCE       OWNER
+                mem_dnc456md2j73z  prod_pro_yearly  revoked (refund)  no      lifetime  no      promotional  user:user_42
                 """
         )
     }
@@ -62,8 +62,8 @@ import Testing
     @Test func anExpiredGrantShowsItsPastExpiry() throws {
         #expect(
             try render("grant", ProtocolLines.expiredGrant) == """
-                ID                 PRODUCT  STATUS   ACTIVE  EXPIRES                             SOURCE  OWNER
-                mem_fg8dr9hvxd94a  old      expired  no      2020-01-01T00:00:00Z (6 years ago)  manual  device:dev_Z (guest)
+                ID                 PRODUCT  STATUS   ACTIVE  EXPIRES                             RENEWS  SOURCE  OWNER
+                mem_fg8dr9hvxd94a  old      expired  no      2020-01-01T00:00:00Z (6 years ago)  no      manual  device:dev_Z (guest)
                 """
         )
     }
@@ -71,10 +71,10 @@ import Testing
     @Test func showListsEveryMembershipAlignedWithTheOwnerOfEach() throws {
         #expect(
             try render("show", ProtocolLines.memberships) == """
-                ID                 PRODUCT           STATUS            ACTIVE  EXPIRES                                SOURCE       OWNER
-                mem_dnc456md2j73z  prod_pro_yearly   revoked (refund)  no      lifetime                               promotional  user:user_42
-                mem_bydn4qrrzzhrt  prod_pro_yearly   active            yes     2027-12-20T23:00:00Z (in 13 months)    stripe       user:user_42 on device:dev_B
-                mem_1ymr6jcw5jqzv  prod_pro_monthly  active            yes     2026-12-22T00:31:45.833Z (in 29 days)  app_store    user:user_42 on device:dev_A
+                ID                 PRODUCT           STATUS            ACTIVE  EXPIRES                                RENEWS  SOURCE       OWNER
+                mem_dnc456md2j73z  prod_pro_yearly   revoked (refund)  no      lifetime                               no      promotional  user:user_42
+                mem_bydn4qrrzzhrt  prod_pro_yearly   active            yes     2027-12-20T23:00:00Z (in 13 months)    no      stripe       user:user_42 on device:dev_B
+                mem_1ymr6jcw5jqzv  prod_pro_monthly  active            yes     2026-12-22T00:31:45.833Z (in 29 days)  no      app_store    user:user_42 on device:dev_A
                 """
         )
     }
@@ -89,7 +89,7 @@ import Testing
         #expect(lines.count == 2)
         #expect(
             lines.last
-                == "mem_dnc456md2j73z  prod_pro_yearly  \u{1B}[31mrevoked (refund)\u{1B}[0m  no      lifetime  promotional  user:user_42"
+                == "mem_dnc456md2j73z  prod_pro_yearly  \u{1B}[31mrevoked (refund)\u{1B}[0m  no      lifetime  no      promotional  user:user_42"
         )
     }
 
@@ -107,6 +107,186 @@ import Testing
         for status in ["paused", "expired"] {
             #expect(try statusCell(status, active: false) == "\u{1B}[33m\(status)\u{1B}[0m")
         }
+    }
+
+    // MARK: the lifecycle in membership tables
+
+    @Test func aStoreGrantShowsItsTrialStatusThatItRenewsAndItsSandbox() throws {
+        #expect(
+            try render("grant", ProtocolLines.trialGrant) == """
+                ID                 PRODUCT      STATUS    ACTIVE  EXPIRES                                RENEWS  SOURCE               OWNER
+                mem_92dpedc461kg5  prod_plus_m  trialing  yes     2026-12-22T07:02:38.862Z (in 29 days)  yes     app_store (sandbox)  user:user_7 on device:dev_7
+                """
+        )
+    }
+
+    @Test func aReplayedGrantSaysNothingNewWasCreated() throws {
+        #expect(
+            try render("grant", ProtocolLines.replayedGrant) == """
+                ID                 PRODUCT      STATUS    ACTIVE  EXPIRES                                RENEWS  SOURCE               OWNER
+                mem_92dpedc461kg5  prod_plus_m  trialing  yes     2026-12-22T07:02:38.862Z (in 29 days)  yes     app_store (sandbox)  user:user_7 on device:dev_7
+                replayed: a grant with this key was made before; this is its membership, nothing new was created
+                """
+        )
+    }
+
+    @Test func aConflictingIdempotencyKeyIsShownAsTheServersConflict() throws {
+        let failure = try #require(try response(ProtocolLines.conflict).error)
+        #expect(
+            renderer.failure(failure)
+                == #"(error) conflict: the idempotency key "order-7" was used by an earlier grant that created membership mem_92dpedc461kg5 for another product, subject, plan or source; use a new key for a new grant"#
+        )
+    }
+
+    // MARK: event
+
+    @Test func anAppliedEventShowsTheMembershipItLeftThenApplied() throws {
+        #expect(
+            try render("event", ProtocolLines.renewalApplied) == """
+                ID                 PRODUCT      STATUS  ACTIVE  EXPIRES                             RENEWS  SOURCE               OWNER
+                mem_92dpedc461kg5  prod_plus_m  active  yes     2027-01-22T00:00:00Z (in 2 months)  yes     app_store (sandbox)  user:user_7 on device:dev_7
+                applied
+                """
+        )
+    }
+
+    @Test func aBillingIssueShowsSinceWhenAndTheGracePeriod() throws {
+        #expect(
+            try render("event", ProtocolLines.billingIssue) == """
+                ID                 PRODUCT      STATUS    ACTIVE  EXPIRES                             RENEWS  SOURCE               OWNER
+                mem_92dpedc461kg5  prod_plus_m  past_due  yes     2027-01-22T00:00:00Z (in 2 months)  yes     app_store (sandbox)  user:user_7 on device:dev_7
+                billing issue since 2026-12-23T00:00:00Z (in 30 days), grace period until 2027-02-06T00:00:00Z (in 2 months)
+                applied
+                """
+        )
+    }
+
+    @Test func anIgnoredEventSaysWhyAndThatNothingChanged() throws {
+        #expect(
+            try render("event", ProtocolLines.renewalDuplicate).split(separator: "\n").last
+                == "not applied (duplicate): an event with this id was applied before; the membership is unchanged"
+        )
+        #expect(
+            try render("event", ProtocolLines.cancellationOutOfOrder).split(separator: "\n").last
+                == "not applied (out_of_order): an event newer than this one was applied already; the membership is unchanged"
+        )
+        let revoked = ProtocolLines.renewalDuplicate.replacing(#""reason":"duplicate""#, with: #""reason":"revoked""#)
+        #expect(
+            try render("event", revoked).split(separator: "\n").last
+                == "not applied (revoked): the membership is revoked; the membership is unchanged"
+        )
+    }
+
+    @Test func anIgnoredEventIsYellowAndAnAppliedOneGreen() throws {
+        let colored = ResponseRenderer(style: TextStyle(usesColor: true), now: Instants.afterExamples)
+        let applied = colored.render(command: "event", response: try response(ProtocolLines.renewalApplied))
+        #expect(applied.hasSuffix("\n\u{1B}[32mapplied\u{1B}[0m"))
+        let ignored = colored.render(command: "event", response: try response(ProtocolLines.renewalDuplicate))
+        #expect(ignored.split(separator: "\n").last?.hasPrefix("\u{1B}[33mnot applied (duplicate): \u{1B}[0m") == true)
+    }
+
+    @Test func cancellationAndPauseAreNotedUnderTheTable() throws {
+        let line = ProtocolLines.renewalApplied.replacing(
+            #""grantType":"purchase","transactions""#,
+            with: #""grantType":"purchase","unsubscribeDetectedAt":"2026-12-03T00:00:00Z","pausedAt":"2026-12-04T00:00:00Z","transactions""#
+        )
+        let lines = try render("event", line).split(separator: "\n")
+        #expect(lines.count == 5)
+        #expect(lines[2] == "renewal turned off 2026-12-03T00:00:00Z (in 10 days)")
+        #expect(lines[3] == "paused since 2026-12-04T00:00:00Z (in 11 days)")
+    }
+
+    // MARK: customer
+
+    @Test func customerIsATableOfEntitlementsThenTheProductsAndDates() throws {
+        #expect(
+            try render("customer", ProtocolLines.customer) == """
+                ENTITLEMENT  ACTIVE  PRODUCT      EXPIRES                             RENEWS  PERIOD  STORE      MEMBERSHIP         NOTES
+                plus         yes     prod_plus_m  2027-02-06T00:00:00Z (in 2 months)  yes     normal  app_store  mem_92dpedc461kg5  billing issue since 2026-12-23T00:00:00Z
+                active products: prod_plus_m
+                purchased products: prod_plus_m
+                latest expiration: 2027-01-22T00:00:00Z (in 2 months)
+                first seen: 2026-11-22T07:02:38.862Z (4 hours ago)
+                """
+        )
+    }
+
+    @Test func aCustomerTheServerHasNeverSeenHasNoEntitlementsAndDashes() throws {
+        #expect(
+            try render("customer", ProtocolLines.customerUnknown) == """
+                (no entitlements)
+                active products: -
+                purchased products: -
+                latest expiration: -
+                first seen: never
+                """
+        )
+    }
+
+    // MARK: history
+
+    @Test func historyIsATableNewestFirstWithActorActionMembershipProductAndReason() throws {
+        #expect(
+            try render("history", ProtocolLines.history) == """
+                TIME                                    ACTOR  ACTION         MEMBERSHIP         PRODUCT        REASON
+                2026-11-22T07:02:38.865Z (4 hours ago)  local  revoke         mem_cz4anm64j98tp  prod_lifetime  refund
+                2026-11-22T07:02:38.865Z (4 hours ago)  local  claim          mem_cz4anm64j98tp  prod_lifetime  login
+                2026-11-22T07:02:38.865Z (4 hours ago)  local  grant          mem_cz4anm64j98tp  prod_lifetime  -
+                2026-11-22T07:02:38.864Z (4 hours ago)  local  billing_issue  mem_92dpedc461kg5  prod_plus_m    card declined
+                2026-11-22T07:02:38.863Z (4 hours ago)  local  renewal        mem_92dpedc461kg5  prod_plus_m    -
+                2026-11-22T07:02:38.862Z (4 hours ago)  local  grant          mem_92dpedc461kg5  prod_plus_m    first purchase
+                """
+        )
+    }
+
+    @Test func anEntitlementsHistoryListsItsDefinitions() throws {
+        #expect(
+            try render("history", ProtocolLines.historyEntitlement) == """
+                TIME                                    ACTOR  ACTION  ENTITLEMENT  PRODUCTS                  REASON
+                2026-11-22T07:02:38.861Z (4 hours ago)  local  define  plus         prod_plus_m, prod_plus_y  launch
+                """
+        )
+        #expect(
+            try render("history", #"{"ok":true,"history":[{"time":"2026-11-22T07:02:38.861Z","actor":"admin","action":"define","entitlement":"beta","products":[]}]}"#)
+                == """
+                TIME                                    ACTOR  ACTION  ENTITLEMENT  PRODUCTS  REASON
+                2026-11-22T07:02:38.861Z (4 hours ago)  admin  define  beta         (none)    -
+                """
+        )
+    }
+
+    @Test func anEmptyHistorySaysSo() throws {
+        #expect(try render("history", ProtocolLines.historyEmpty) == "(no history)")
+    }
+
+    // MARK: watch, unwatch, pushed lines
+
+    @Test func watchAndUnwatchCountTheConnectionsWatches() throws {
+        #expect(try render("watch", ProtocolLines.watch) == "1 watch on this connection; changes are shown as the server pushes them")
+        #expect(try render("watch", #"{"ok":true,"watches":3}"#) == "3 watches on this connection; changes are shown as the server pushes them")
+        #expect(try render("unwatch", #"{"ok":true,"watches":2}"#) == "2 watches on this connection")
+        #expect(try render("unwatch", ProtocolLines.unwatch) == "no watches on this connection")
+    }
+
+    @Test func aPushedLineIsOneLineWithItsCauseTheMembershipAndItsAccess() throws {
+        func push(_ line: String) throws -> String { renderer.push(try #require(EntitledPush(pushedLine: line))) }
+        #expect(
+            try push(ProtocolLines.pushGrant)
+                == "push grant: mem_2p12nek6vz5pf prod_plus_m active, access until 2026-12-22T07:02:59.507Z (in 29 days), user:user_9"
+        )
+        #expect(
+            try push(ProtocolLines.pushCancellation)
+                == "push cancellation: mem_2p12nek6vz5pf prod_plus_m canceled, access until 2026-12-22T07:02:59.507Z (in 29 days), user:user_9"
+        )
+        let expired = #"{"push":"access","cause":"expired","membership":{"id":"mem_6zh50p4zgsy2d","productId":"short","device":"d9","status":"expired","isActive":false,"createdAt":"2026-11-22T07:02:12.264Z","expiresAt":"2026-11-22T07:02:14.264Z","source":"manual","willRenew":false,"periodType":"normal","renewState":"non_renewable","renewsCount":0,"environment":"production","ownership":"purchased","grantType":"purchase"}}"#
+        #expect(try push(expired) == "push expired: mem_6zh50p4zgsy2d short expired, no access, device:d9 (guest)")
+        let lifetime = ProtocolLines.pushGrant.replacing(#""expiresAt":"2026-12-22T07:02:59.507Z""#, with: #""expiresAt":null"#)
+        #expect(try push(lifetime).contains("active, access for life, user:user_9"))
+    }
+
+    @Test func aPushWithoutAMembershipIsShownAsTheServerWroteIt() throws {
+        let line = #"{"push":"catalog","entitlement":"pro"}"#
+        #expect(renderer.push(try #require(EntitledPush(pushedLine: line))) == line)
     }
 
     // MARK: claim, define, catalog, snapshot, ping
@@ -155,7 +335,7 @@ import Testing
 
     @Test func anAnswerWithoutTheExpectedFieldsIsShownAsTheServerWroteIt() throws {
         let line = #"{"ok":true,"id":3,"novel":{"a" : 1}}"#
-        for command in ["grant", "revoke", "show", "claim", "define", "catalog", "snapshot"] {
+        for command in ["grant", "revoke", "event", "show", "customer", "history", "watch", "unwatch", "claim", "define", "catalog", "snapshot"] {
             #expect(try render(command, line) == line, "\(command)")
         }
         #expect(try render("future", line) == line)

@@ -57,9 +57,47 @@ import Testing
         #expect(knowledge.entitlements == ["beta", "pro"])
     }
 
+    @Test func aHistoryTeachesEveryMembershipItShowsWithItsOwners() throws {
+        let knowledge = try learned(from: ProtocolLines.history)
+        #expect(knowledge.membershipIDs == ["mem_cz4anm64j98tp", "mem_92dpedc461kg5"])
+        #expect(knowledge.products == ["prod_lifetime", "prod_plus_m"])
+        #expect(knowledge.users == ["user_7"])
+        #expect(knowledge.devices == ["dev_7", "dev_8"])
+        #expect(knowledge.entitlements == [])
+    }
+
+    @Test func anEntitlementsHistoryTeachesItsDefinitions() throws {
+        let knowledge = try learned(from: ProtocolLines.historyEntitlement)
+        #expect(knowledge.entitlements == ["plus"])
+        #expect(knowledge.products == ["prod_plus_m", "prod_plus_y"])
+    }
+
+    @Test func aCustomerTeachesItsEntitlementsProductsAndMemberships() throws {
+        let knowledge = try learned(from: ProtocolLines.customer)
+        #expect(knowledge.entitlements == ["plus"])
+        #expect(knowledge.products == ["prod_plus_m"])
+        #expect(knowledge.membershipIDs == ["mem_92dpedc461kg5"])
+        #expect(try learned(from: ProtocolLines.customerUnknown) == SessionKnowledge())
+    }
+
+    @Test func anEventTeachesItsMembership() throws {
+        let knowledge = try learned(from: ProtocolLines.billingIssue)
+        #expect(knowledge.membershipIDs == ["mem_92dpedc461kg5"])
+        #expect(knowledge.users == ["user_7"])
+    }
+
+    @Test func aPushedLineTeachesItsMembership() throws {
+        var knowledge = SessionKnowledge()
+        knowledge.learn(from: try #require(EntitledPush(pushedLine: ProtocolLines.pushGrant)))
+        #expect(knowledge.membershipIDs == ["mem_2p12nek6vz5pf"])
+        #expect(knowledge.products == ["prod_plus_m"])
+        #expect(knowledge.users == ["user_9"])
+    }
+
     @Test func errorsAndAnswersWithoutDataTeachNothing() throws {
         let knowledge = try learned(
-            from: ProtocolLines.revokeNotFound, ProtocolLines.checkActiveUntil, ProtocolLines.claimedOne, ProtocolLines.pong
+            from: ProtocolLines.revokeNotFound, ProtocolLines.checkActiveUntil, ProtocolLines.claimedOne, ProtocolLines.pong,
+            ProtocolLines.watch, ProtocolLines.historyEmpty, ProtocolLines.conflict
         )
         #expect(knowledge == SessionKnowledge())
     }

@@ -1,4 +1,8 @@
 /// Typed constructors for every operation of the protocol (Protocol/PROTOCOL.md, section 6).
+///
+/// Names the protocol enumerates (sources, period types, event types, ...) are passed as their protocol
+/// strings, so a value a newer server adds can be sent before this library knows it; the server refuses
+/// one it does not know with `bad_request`. The lists this library knows are in `EntitledRequest.Names`.
 extension EntitledRequest {
     public static let ping = EntitledRequest(op: "ping")
     public static let catalog = EntitledRequest(op: "catalog")
@@ -12,22 +16,37 @@ extension EntitledRequest {
     }
 
     /// Creates a membership. Give `expiresAt` (an RFC 3339 time) or `duration` (`"30d"`), or neither for lifetime.
+    ///
+    /// The lifecycle fields are optional; the server's defaults are `willRenew` false, `periodType`
+    /// `normal`, `environment` `production`, `ownership` `purchased` and `grantType` `purchase`.
+    /// `originalTransactionId` needs `transactionId`. A grant repeated with the same `idempotencyKey` is
+    /// answered with the first grant's membership and `"idempotentReplay":true` (see
+    /// `EntitledResponse.isIdempotentReplay`); the same key with a different grant is a `conflict`.
+    /// `reason` is kept in the audit trail (`history`).
     public static func grant(
         user: String? = nil, device: String? = nil, product: String, plan: String? = nil, source: String? = nil,
-        expiresAt: String? = nil, duration: String? = nil
+        expiresAt: String? = nil, duration: String? = nil, willRenew: Bool? = nil, periodType: String? = nil,
+        environment: String? = nil, ownership: String? = nil, grantType: String? = nil, transactionId: String? = nil,
+        originalTransactionId: String? = nil, idempotencyKey: String? = nil, reason: String? = nil
     ) -> EntitledRequest {
         EntitledRequest(
             op: "grant",
             [
-                "user": user, "device": device, "product": product, "plan": plan, "source": source,
-                "expiresAt": expiresAt, "duration": duration,
+                ("user", user.map(JSONValue.string)), ("device", device.map(JSONValue.string)), ("product", .string(product)),
+                ("plan", plan.map(JSONValue.string)), ("source", source.map(JSONValue.string)),
+                ("expiresAt", expiresAt.map(JSONValue.string)), ("duration", duration.map(JSONValue.string)),
+                ("willRenew", willRenew.map(JSONValue.bool)), ("periodType", periodType.map(JSONValue.string)),
+                ("environment", environment.map(JSONValue.string)), ("ownership", ownership.map(JSONValue.string)),
+                ("grantType", grantType.map(JSONValue.string)), ("transactionId", transactionId.map(JSONValue.string)),
+                ("originalTransactionId", originalTransactionId.map(JSONValue.string)),
+                ("idempotencyKey", idempotencyKey.map(JSONValue.string)), ("reason", reason.map(JSONValue.string)),
             ]
         )
     }
 
-    /// Gives the device's guest memberships to the user.
-    public static func claim(device: String, user: String) -> EntitledRequest {
-        EntitledRequest(op: "claim", ["device": device, "user": user])
+    /// Gives the device's guest memberships to the user; `reason` is kept in the audit trail.
+    public static func claim(device: String, user: String, reason: String? = nil) -> EntitledRequest {
+        EntitledRequest(op: "claim", ["device": device, "user": user, "reason": reason])
     }
 
     /// Takes a membership back.
@@ -40,13 +59,100 @@ extension EntitledRequest {
         EntitledRequest(op: "memberships", ["user": user, "device": device, "at": at])
     }
 
-    /// Sets the products that unlock an entitlement.
-    public static func define(entitlement: String, products: [String]) -> EntitledRequest {
-        EntitledRequest(op: "define", fields: [("entitlement", .string(entitlement)), ("products", .array(products.map(JSONValue.string)))])
+    /// Sets the products that unlock an entitlement; `reason` is kept in the audit trail.
+    public static func define(entitlement: String, products: [String], reason: String? = nil) -> EntitledRequest {
+        EntitledRequest(
+            op: "define",
+            [
+                ("entitlement", .string(entitlement)), ("products", .array(products.map(JSONValue.string))),
+                ("reason", reason.map(JSONValue.string)),
+            ]
+        )
     }
+
+    /// Applies a store's lifecycle event to a membership: a renewal, a cancellation, a billing issue, ...
+    /// (`Names.eventTypes`).
+    ///
+    /// - Parameters:
+    ///   - eventId: the store's id of the event; the same id again is answered `"applied":false`,
+    ///     `"reason":"duplicate"`.
+    ///   - eventTime: when the store says it happened (RFC 3339); an event older than the last one applied
+    ///     is answered `"applied":false`, `"reason":"out_of_order"`.
+    ///   - expiresAt: the new expiry; required for `renewal` and `extension`, optional for `resume`.
+    ///   - gracePeriodExpiresAt: for `billing_issue`, when the grace period ends.
+    ///   - product: for `product_change`, the new product.
+    /// The server refuses a field the type does not use.
+    public static func event(
+        membership: String, type: String, eventId: String, eventTime: String, expiresAt: String? = nil,
+        gracePeriodExpiresAt: String? = nil, product: String? = nil, transactionId: String? = nil, reason: String? = nil
+    ) -> EntitledRequest {
+        EntitledRequest(
+            op: "event",
+            [
+                "membership": membership, "type": type, "eventId": eventId, "eventTime": eventTime, "expiresAt": expiresAt,
+                "gracePeriodExpiresAt": gracePeriodExpiresAt, "product": product, "transactionId": transactionId,
+                "reason": reason,
+            ]
+        )
+    }
+
+    /// What the subject is entitled to, in the shape of RevenueCat's CustomerInfo (see
+    /// `EntitledResponse.customer`).
+    public static func customer(user: String? = nil, device: String? = nil) -> EntitledRequest {
+        EntitledRequest(op: "customer", ["user": user, "device": device])
+    }
+
+    /// The audit trail, newest first: of the memberships a subject has or had (give `user`, `device` or
+    /// both), or of an entitlement's definitions (give `entitlement`). `limit` is 1...1000 entries (the
+    /// server's default is 100).
+    public static func history(
+        user: String? = nil, device: String? = nil, entitlement: String? = nil, limit: Int? = nil
+    ) -> EntitledRequest {
+        EntitledRequest(
+            op: "history",
+            [
+                ("user", user.map(JSONValue.string)), ("device", device.map(JSONValue.string)),
+                ("entitlement", entitlement.map(JSONValue.string)), ("limit", limit.map { JSONValue.number(String($0)) }),
+            ]
+        )
+    }
+
+    /// Asks the server to push a line to this connection whenever the access of the user, the device or
+    /// both changes (read them with `EntitledConnection.nextPush`). Answered with the connection's number
+    /// of watches.
+    public static func watch(user: String? = nil, device: String? = nil) -> EntitledRequest {
+        EntitledRequest(op: "watch", ["user": user, "device": device])
+    }
+
+    /// Watches every subject.
+    public static let watchAll = EntitledRequest(op: "watch", fields: [("all", .bool(true))])
+
+    /// Stops watching the user, the device or both; with neither, stops every watch of the connection.
+    public static func unwatch(user: String? = nil, device: String? = nil) -> EntitledRequest {
+        EntitledRequest(op: "unwatch", ["user": user, "device": device])
+    }
+
+    /// Stops the watch of every subject (`watchAll`), keeping the watches of single subjects.
+    public static let unwatchAll = EntitledRequest(op: "unwatch", fields: [("all", .bool(true))])
 
     /// Authenticates the connection (servers with authentication turned on).
     public static func auth(token: String) -> EntitledRequest {
         EntitledRequest(op: "auth", ["token": token])
+    }
+}
+
+extension EntitledRequest {
+    /// The protocol names this library knows for the fields that take one of a list.
+    public enum Names {
+        public static let sources = ["app_store", "play_store", "stripe", "whop", "manual", "promotional"]
+        public static let periodTypes = ["normal", "trial", "intro", "promotional"]
+        public static let environments = ["production", "sandbox"]
+        public static let ownerships = ["purchased", "family_shared"]
+        public static let grantTypes = ["purchase", "family_sharing", "offer_code", "manual"]
+        /// The `type`s of an `event`.
+        public static let eventTypes = [
+            "renewal", "cancellation", "uncancellation", "billing_issue", "billing_recovered", "expiration", "pause",
+            "resume", "product_change", "refund", "extension",
+        ]
     }
 }

@@ -32,3 +32,11 @@ public struct EntitledRequest: Sendable, Hashable {
         hasher.combine(JSONValue.object([("op", .string(op))] + fields))
     }
 }
+
+extension EntitledRequest {
+    /// Builds a request from optional fields of any JSON type, leaving out the `nil` ones.
+    init(op: String, _ optionalFields: [(key: String, value: JSONValue?)]) {
+        self.op = op
+        self.fields = optionalFields.compactMap { key, value in value.map { (key, $0) } }
+    }
+}

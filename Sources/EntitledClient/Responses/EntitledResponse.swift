@@ -35,7 +35,7 @@ public struct EntitledResponse: Sendable, Hashable {
 
     public subscript(key: String) -> JSONValue? { body[key] }
 
-    /// The `membership` of a `grant` or `revoke` response.
+    /// The `membership` of a `grant`, `revoke` or `event` response.
     public var membership: MembershipInfo? { body["membership"].flatMap(MembershipInfo.init(json:)) }
 
     /// The `memberships` of a `memberships` response.
@@ -43,12 +43,42 @@ public struct EntitledResponse: Sendable, Hashable {
         body["memberships"]?.arrayValue?.compactMap(MembershipInfo.init(json:))
     }
 
+    /// Whether a `grant` was answered from an earlier grant with the same `idempotencyKey`: its
+    /// membership is that grant's, and nothing new was created.
+    public var isIdempotentReplay: Bool { body["idempotentReplay"]?.boolValue == true }
+
+    /// What an `event` did: applied, or ignored and why; `nil` for other responses.
+    public var eventOutcome: EventOutcome? {
+        guard let applied = body["applied"]?.boolValue else { return nil }
+        return applied ? .applied : .ignored(reason: body["reason"]?.stringValue ?? "unknown")
+    }
+
+    /// The `customer` of a `customer` response.
+    public var customer: CustomerInfo? { body["customer"].flatMap(CustomerInfo.init(json:)) }
+
+    /// The `history` of a `history` response, newest first; entries that cannot be read are skipped.
+    public var history: [HistoryEntry]? {
+        body["history"]?.arrayValue?.compactMap(HistoryEntry.init(json:))
+    }
+
+    /// The `watches` of a `watch` or `unwatch` response: how many the connection now holds.
+    public var watches: Int? { body["watches"]?.intValue }
+
     /// The `entitlements` of a `catalog` response: each name with its products, in the server's order.
     public var catalog: [(entitlement: String, products: [String])]? {
         body["entitlements"]?.objectMembers?.map { member in
             (member.key, member.value.arrayValue?.compactMap(\.stringValue) ?? [])
         }
     }
+}
+
+/// What an `event` did to its membership.
+public enum EventOutcome: Sendable, Hashable {
+    /// The membership changed.
+    case applied
+    /// Nothing changed: `duplicate` (its `eventId` was applied before), `out_of_order` (older than the
+    /// last event applied), `revoked` (the membership was revoked), or a reason a newer server added.
+    case ignored(reason: String)
 }
 
 /// An error response: the machine-readable code (`not_found`, `bad_request`, ...) and the server's sentence.

@@ -7,21 +7,23 @@ import EntitledClient
 /// shape of the command, so a person learns about a misplaced word before anything is sent.
 public enum CommandParser {
     /// Parses a line as typed in the console or read from a script.
-    public static func parse(line: String) throws(ConsoleUsageError) -> ParsedCommand? {
+    /// - Parameter now: the current time in milliseconds since the Unix epoch, for the commands whose
+    ///   time defaults to now (`event`).
+    public static func parse(line: String, now: Int64 = ConsoleTime.nowMilliseconds()) throws(ConsoleUsageError) -> ParsedCommand? {
         let trimmed = line.drop { $0.isWhitespace }
         // `raw` takes the rest of the line exactly as typed, quotes and spacing included.
         let commandWord = trimmed.prefix { !$0.isWhitespace }
         if commandWord.lowercased() == "raw" {
             let json = trimmed.dropFirst(commandWord.count).drop { $0.isWhitespace }
-            return try parse(words: ["raw", String(json)])
+            return try parse(words: ["raw", String(json)], now: now)
         }
         let words = try CommandWords.split(line)
-        return try parse(words: words)
+        return try parse(words: words, now: now)
     }
 
     /// Parses words already split (a one-shot command's arguments, as the shell split them).
     /// Returns `nil` for no words.
-    public static func parse(words: [String]) throws(ConsoleUsageError) -> ParsedCommand? {
+    public static func parse(words: [String], now: Int64 = ConsoleTime.nowMilliseconds()) throws(ConsoleUsageError) -> ParsedCommand? {
         guard let first = words.first else { return nil }
         guard let spec = CommandSpec.named(first) else {
             throw .unknownCommand(first, suggestions: CommandSuggestions.closest(to: first))
@@ -50,7 +52,19 @@ public enum CommandParser {
             let subject = try arguments.takeSubject()
             let source = try arguments.takeValue(key: "source")
             let plan = try arguments.takeValue(key: "plan")
+            let renews = try arguments.takeFlag(key: "renews")
+            let periodType = try arguments.takeValue(key: "period")
+            let environment = try arguments.takeValue(key: "env")
+            let ownership = try arguments.takeValue(key: "ownership")
+            let grantType = try arguments.takeValue(key: "type")
+            let transaction = try arguments.takeValue(key: "transaction")
+            let original = try arguments.takeValue(key: "original")
+            let key = try arguments.takeValue(key: "key")
+            let reason = try arguments.takeValue(key: "reason")
             try arguments.rejectUnknownOptions()
+            if original != nil && transaction == nil {
+                throw arguments.failure("original= needs transaction=: the original transaction of which transaction")
+            }
             guard let product = arguments.takePositional() else { throw arguments.failure("a PRODUCT is required") }
             var duration: String?
             var expiresAt: String?
@@ -74,7 +88,9 @@ public enum CommandParser {
                 command: "grant",
                 .grant(
                     user: subject.user, device: subject.device, product: product, plan: plan, source: source,
-                    expiresAt: expiresAt, duration: duration
+                    expiresAt: expiresAt, duration: duration, willRenew: renews, periodType: periodType,
+                    environment: environment, ownership: ownership, grantType: grantType, transactionId: transaction,
+                    originalTransactionId: original, idempotencyKey: key, reason: reason
                 )
             )
         case "claim":
@@ -82,24 +98,98 @@ public enum CommandParser {
             guard let device = subject.device, let user = subject.user else {
                 throw arguments.failure("claim needs both device:ID and user:ID")
             }
+            let reason = try arguments.takeValue(key: "reason")
             try arguments.finish()
-            return .request(command: "claim", .claim(device: device, user: user))
+            return .request(command: "claim", .claim(device: device, user: user, reason: reason))
         case "revoke":
             guard let membership = arguments.takePositional() else {
                 throw arguments.failure("a MEMBERSHIP id is required (show lists them)")
             }
             let reason = arguments.takeRest()
             return .request(command: "revoke", .revoke(membership: membership, reason: reason.isEmpty ? nil : reason.joined(separator: " ")))
+        case "event":
+            let eventID = try arguments.takeValue(key: "id")
+            let at = try arguments.takeTime(key: "at")
+            let grace = try arguments.takeTime(key: "grace")
+            let product = try arguments.takeValue(key: "product")
+            let transaction = try arguments.takeValue(key: "transaction")
+            let reason = try arguments.takeValue(key: "reason")
+            try arguments.rejectUnknownOptions()
+            guard let membership = arguments.takePositional() else {
+                throw arguments.failure("a MEMBERSHIP id is required (show lists them)")
+            }
+            guard let type = arguments.takePositional() else {
+                throw arguments.failure("an event TYPE is required: \(CommandSpec.eventTypes.joined(separator: ", "))")
+            }
+            guard let eventID else {
+                throw arguments.failure("id=EVENT is required: the store's id of the event, so that a repeated one is ignored")
+            }
+            var expiresAt: String?
+            if let word = arguments.takePositional() {
+                guard word.lowercased() == "until" else { throw arguments.failure("unexpected '\(word)'") }
+                guard let time = arguments.takePositional() else {
+                    throw arguments.failure("until needs a TIME, such as until 2027-01-01")
+                }
+                expiresAt = ConsoleTime.requestTime(from: time)
+            }
+            try arguments.finish()
+            return .request(
+                command: "event",
+                .event(
+                    membership: membership, type: type.lowercased(), eventId: eventID,
+                    eventTime: at ?? ConsoleTime.serverTime(milliseconds: now), expiresAt: expiresAt,
+                    gracePeriodExpiresAt: grace, product: product, transactionId: transaction, reason: reason
+                )
+            )
         case "show":
             let subject = try arguments.takeSubject()
             let at = try arguments.takeTime(key: "at")
             try arguments.finish()
             return .request(command: "show", .memberships(user: subject.user, device: subject.device, at: at))
+        case "customer":
+            let subject = try arguments.takeSubject()
+            try arguments.finish()
+            return .request(command: "customer", .customer(user: subject.user, device: subject.device))
+        case "history":
+            let subject = try arguments.takeOptionalSubject()
+            let entitlement = try arguments.takePrefixed("entitlement:", "entitlement:NAME")
+            let limit = try arguments.takeCount(key: "limit")
+            try arguments.finish()
+            switch (subject, entitlement) {
+            case (.some, .some):
+                throw arguments.failure("give a SUBJECT or entitlement:NAME, not both")
+            case (nil, nil):
+                throw arguments.failure("a SUBJECT (user:ID, device:ID or both) or entitlement:NAME is required")
+            case (let subject?, nil):
+                return .request(command: "history", .history(user: subject.user, device: subject.device, limit: limit))
+            case (nil, let entitlement?):
+                return .request(command: "history", .history(entitlement: entitlement, limit: limit))
+            }
+        case "watch", "unwatch":
+            let subject = try arguments.takeOptionalSubject()
+            let all = arguments.takeWord("all")
+            try arguments.finish()
+            switch (subject, all) {
+            case (.some, true):
+                throw arguments.failure("give a SUBJECT or all, not both")
+            case (let subject?, false):
+                let request: EntitledRequest =
+                    spec.name == "watch"
+                    ? .watch(user: subject.user, device: subject.device) : .unwatch(user: subject.user, device: subject.device)
+                return .request(command: spec.name, request)
+            case (nil, true):
+                return .request(command: spec.name, spec.name == "watch" ? .watchAll : .unwatchAll)
+            case (nil, false):
+                guard spec.name == "unwatch" else { throw arguments.failure("a SUBJECT (user:ID, device:ID or both) or all is required") }
+                return .request(command: "unwatch", .unwatch())
+            }
         case "define":
+            let reason = try arguments.takeValue(key: "reason")
+            try arguments.rejectUnknownOptions()
             guard let entitlement = arguments.takePositional() else {
                 throw arguments.failure("an ENTITLEMENT name is required")
             }
-            return .request(command: "define", .define(entitlement: entitlement, products: arguments.takeRest()))
+            return .request(command: "define", .define(entitlement: entitlement, products: arguments.takeRest(), reason: reason))
         case "catalog", "snapshot", "ping":
             try arguments.finish()
             return .request(command: spec.name, EntitledRequest(op: spec.name))
@@ -140,6 +230,14 @@ struct ArgumentList {
 
     /// Takes every `user:ID` and `device:ID` word; at least one is required, each at most once.
     mutating func takeSubject() throws(ConsoleUsageError) -> (user: String?, device: String?) {
+        guard let subject = try takeOptionalSubject() else {
+            throw failure("a SUBJECT is required: user:ID, device:ID or both")
+        }
+        return subject
+    }
+
+    /// Takes every `user:ID` and `device:ID` word, each at most once; `nil` when there is none.
+    mutating func takeOptionalSubject() throws(ConsoleUsageError) -> (user: String?, device: String?)? {
         var user: String?
         var device: String?
         var remaining: [String] = []
@@ -155,9 +253,46 @@ struct ArgumentList {
                 remaining.append(word)
             }
         }
-        guard user != nil || device != nil else { throw failure("a SUBJECT is required: user:ID, device:ID or both") }
         words = remaining
+        guard user != nil || device != nil else { return nil }
         return (user, device)
+    }
+
+    /// Takes the word starting with `prefix` (compared without regard to case), and returns what follows
+    /// the prefix; `nil` when there is none.
+    mutating func takePrefixed(_ prefix: String, _ what: String) throws(ConsoleUsageError) -> String? {
+        let matches = words.indices.filter { words[$0].lowercased().hasPrefix(prefix) }
+        guard let index = matches.first else { return nil }
+        guard matches.count == 1 else { throw failure("\(prefix) is given twice") }
+        let value = try nonEmpty(String(words[index].dropFirst(prefix.count)), what)
+        words.remove(at: index)
+        return value
+    }
+
+    /// Takes the word `word` (compared without regard to case) if it is there.
+    mutating func takeWord(_ word: String) -> Bool {
+        guard let index = words.firstIndex(where: { $0.lowercased() == word }) else { return false }
+        words.remove(at: index)
+        return true
+    }
+
+    /// Takes `key=N`, a whole number, when given.
+    mutating func takeCount(key: String) throws(ConsoleUsageError) -> Int? {
+        guard let text = try takeValue(key: key) else { return nil }
+        guard text.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int(text) else {
+            throw failure("\(key)= needs a whole number, not '\(text)'")
+        }
+        return count
+    }
+
+    /// Takes `key=yes|no` (also true/false), when given.
+    mutating func takeFlag(key: String) throws(ConsoleUsageError) -> Bool? {
+        guard let text = try takeValue(key: key) else { return nil }
+        switch text.lowercased() {
+        case "yes", "true": return true
+        case "no", "false": return false
+        default: throw failure("\(key)= needs yes or no, not '\(text)'")
+        }
     }
 
     /// Takes `key=VALUE`, when given (once at most).

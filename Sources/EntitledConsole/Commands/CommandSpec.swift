@@ -1,3 +1,5 @@
+import EntitledClient
+
 /// What the console knows about one of its commands: its syntax, a one-line summary and an example,
 /// which `help`, the usage line of an error and the argument hint all show.
 public struct CommandSpec: Sendable, Hashable {
@@ -29,20 +31,30 @@ extension CommandSpec {
         ),
         CommandSpec(
             name: "grant",
-            arguments: "SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN]",
+            arguments: "SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN] [OPTION=VALUE...]",
             summary: "Create a membership of PRODUCT for a user, a device (a guest purchase) or both.",
             details: subjectDetails + [
                 "DURATION is a whole number and a unit s, m, h, d or w (30d, 12h, 2w); until TIME ends it at TIME.",
                 "Without either, or with lifetime, it never expires.",
                 "SOURCE is one of \(sources.joined(separator: ", ")); the default is manual.",
+                "More options, for store purchases (each defaults to the first value listed):",
+                "  renews=no|yes  the store will renew it at its expiry",
+                "  period=\(periodTypes.joined(separator: "|"))  env=\(environments.joined(separator: "|"))",
+                "  ownership=\(ownerships.joined(separator: "|"))  type=\(grantTypes.joined(separator: "|"))",
+                "  transaction=ID  original=ID  the store's transaction and original transaction ids",
+                "  key=KEY  an idempotency key: the same grant again with it creates nothing new",
+                "  reason=TEXT  kept in the history (quote it when it has spaces: reason=\"gift for a tester\")",
             ],
             example: "grant device:d1 prod_pro 30d source=app_store"
         ),
         CommandSpec(
             name: "claim",
-            arguments: "device:ID user:ID",
+            arguments: "device:ID user:ID [reason=TEXT]",
             summary: "A user logs in on a device: the device's guest memberships become the user's.",
-            details: ["Memberships already claimed by a user stay where they are; a repeated claim moves nothing."],
+            details: [
+                "Memberships already claimed by a user stay where they are; a repeated claim moves nothing.",
+                "reason=TEXT is kept in the history.",
+            ],
             example: "claim device:d1 user:u1"
         ),
         CommandSpec(
@@ -53,6 +65,20 @@ extension CommandSpec {
             example: "revoke mem_1ymr6jcw5jqzv refund"
         ),
         CommandSpec(
+            name: "event",
+            arguments: "MEMBERSHIP TYPE id=EVENT [at=TIME] [until TIME] [grace=TIME] [product=PRODUCT] [transaction=ID] [reason=TEXT]",
+            summary: "Apply a store's event to a membership: a renewal, a cancellation, a billing issue, a refund...",
+            details: [
+                "TYPE is one of \(eventTypes.joined(separator: ", ")).",
+                "id=EVENT is the store's id of the event: the same id again is ignored as a duplicate.",
+                "at=TIME is when the event happened (default: now); one older than the last applied is ignored.",
+                "until TIME is the new expiry: required for renewal and extension, optional for resume.",
+                "grace=TIME ends a billing_issue's grace period; product=PRODUCT is a product_change's new product.",
+                "transaction=ID is the store's transaction; reason=TEXT is kept in the history.",
+            ],
+            example: "event mem_1ymr6jcw5jqzv renewal id=evt_1 until 2027-01-22"
+        ),
+        CommandSpec(
             name: "show",
             arguments: "SUBJECT [SUBJECT] [at=TIME]",
             summary: "List the memberships a subject can see, newest first, as a table.",
@@ -60,15 +86,50 @@ extension CommandSpec {
             example: "show user:u1 device:d1"
         ),
         CommandSpec(
+            name: "customer",
+            arguments: "SUBJECT [SUBJECT]",
+            summary: "Show what a subject is entitled to, entitlement by entitlement (RevenueCat's CustomerInfo).",
+            details: subjectDetails + ["Each entitlement shows the membership that gives it, then the products and dates."],
+            example: "customer user:u1"
+        ),
+        CommandSpec(
+            name: "history",
+            arguments: "SUBJECT [SUBJECT] | entitlement:NAME [limit=N]",
+            summary: "Show the audit trail of a subject's memberships or of an entitlement, newest first.",
+            details: subjectDetails + [
+                "entitlement:NAME shows how the catalog defined NAME over time instead.",
+                "limit=N shows at most N entries, from 1 to 1000; the server's default is 100.",
+            ],
+            example: "history user:u1 limit=20"
+        ),
+        CommandSpec(
             name: "define",
-            arguments: "ENTITLEMENT [PRODUCT...]",
+            arguments: "ENTITLEMENT [PRODUCT...] [reason=TEXT]",
             summary: "Set the products that unlock an entitlement, replacing the ones it had.",
-            details: ["With no products the entitlement exists and nothing unlocks it."],
+            details: ["With no products the entitlement exists and nothing unlocks it.", "reason=TEXT is kept in the history."],
             example: "define pro prod_pro_m prod_pro_y"
         ),
         CommandSpec(
             name: "catalog", arguments: "", summary: "List every entitlement and the products that unlock it.",
             details: [], example: nil
+        ),
+        CommandSpec(
+            name: "watch",
+            arguments: "SUBJECT [SUBJECT] | all",
+            summary: "Show each change of a subject's access (or everyone's) as the server pushes it.",
+            details: subjectDetails + [
+                "In the console, the changes pushed meanwhile are shown after each command and at each prompt.",
+                "As a one-shot command (entitlectl watch user:u1) it keeps printing them until interrupted.",
+                "Watches last as long as the connection: after a reconnect, watch again.",
+            ],
+            example: "watch user:u1"
+        ),
+        CommandSpec(
+            name: "unwatch",
+            arguments: "[SUBJECT [SUBJECT] | all]",
+            summary: "Stop watching a subject (or everyone); with nothing, stop every watch.",
+            details: [],
+            example: "unwatch user:u1"
         ),
         CommandSpec(
             name: "snapshot", arguments: "",
@@ -93,7 +154,14 @@ extension CommandSpec {
     ]
 
     /// The purchase sources the protocol accepts.
-    public static let sources = ["app_store", "play_store", "stripe", "whop", "manual", "promotional"]
+    public static let sources = EntitledRequest.Names.sources
+    /// The values of `grant`'s options, the first being the server's default.
+    public static let periodTypes = EntitledRequest.Names.periodTypes
+    public static let environments = EntitledRequest.Names.environments
+    public static let ownerships = EntitledRequest.Names.ownerships
+    public static let grantTypes = EntitledRequest.Names.grantTypes
+    /// The `TYPE`s of `event`.
+    public static let eventTypes = EntitledRequest.Names.eventTypes
 
     static let subjectDetails = [
         "SUBJECT is user:ID or device:ID; give both for a logged-in user on a device.",

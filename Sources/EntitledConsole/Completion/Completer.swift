@@ -35,7 +35,12 @@ public enum Completer {
             let targets = positional.isEmpty ? Array(knowledge.products) + knowledge.entitlements.map { "entitlement:" + $0 } : []
             return subjects + targets + options(["at="])
         case "grant":
-            var words = subjects + options(["source=", "plan="]) + CommandSpec.sources.map { "source=" + $0 }
+            var words =
+                subjects
+                + options(["source=", "plan=", "renews=", "period=", "env=", "ownership=", "type=", "transaction=", "original=", "key=", "reason="])
+                + CommandSpec.sources.map { "source=" + $0 } + ["renews=yes", "renews=no"]
+                + CommandSpec.periodTypes.map { "period=" + $0 } + CommandSpec.environments.map { "env=" + $0 }
+                + CommandSpec.ownerships.map { "ownership=" + $0 } + CommandSpec.grantTypes.map { "type=" + $0 }
             if positional.isEmpty {
                 words += knowledge.products
             } else if positional.count == 1 {
@@ -43,13 +48,31 @@ public enum Completer {
             }
             return words
         case "claim":
-            return subjects
-        case "show":
-            return subjects + options(["at="])
+            return subjects + options(["reason="])
+        case "show", "customer":
+            return subjects + (spec.name == "show" ? options(["at="]) : [])
+        case "history":
+            let hasEntitlement = arguments.contains { $0.lowercased().hasPrefix("entitlement:") }
+            let targets = hasUser || hasDevice ? [] : hasEntitlement ? [] : knowledge.entitlements.map { "entitlement:" + $0 } + ["entitlement:"]
+            return (hasEntitlement ? [] : subjects) + targets + options(["limit="])
+        case "watch", "unwatch":
+            let hasAll = arguments.contains { $0.lowercased() == "all" }
+            if hasAll { return [] }
+            return subjects + (hasUser || hasDevice ? [] : ["all"])
         case "revoke":
             return arguments.isEmpty ? Array(knowledge.membershipIDs) : ["refund", "chargeback", "manual"]
+        case "event":
+            switch positional.count {
+            case 0: return Array(knowledge.membershipIDs)
+            case 1: return CommandSpec.eventTypes
+            default:
+                let untilTyped = positional.dropFirst(2).contains { $0.lowercased() == "until" }
+                return options(["id=", "at=", "grace=", "product=", "transaction=", "reason="])
+                    + knowledge.products.map { "product=" + $0 } + (untilTyped ? [] : ["until"])
+            }
         case "define":
-            return arguments.isEmpty ? Array(knowledge.entitlements) : Array(knowledge.products.subtracting(arguments))
+            if arguments.isEmpty { return Array(knowledge.entitlements) }
+            return Array(knowledge.products.subtracting(arguments)) + options(["reason="])
         case "help":
             return arguments.isEmpty ? CommandSpec.all.map(\.name) : []
         default:

@@ -1,7 +1,8 @@
 import EntitledClient
 
 /// What this console session has learned about the server's data, for Tab completion: the catalog's
-/// entitlements and products, and every membership, user and device that responses have shown.
+/// entitlements and products, and every membership, user and device that responses (and pushed lines)
+/// have shown.
 public struct SessionKnowledge: Sendable, Hashable {
     public var entitlements: Set<String> = []
     public var products: Set<String> = []
@@ -16,6 +17,21 @@ public struct SessionKnowledge: Sendable, Hashable {
         guard response.isOK else { return }
         if let membership = response.membership { learn(membership) }
         for membership in response.memberships ?? [] { learn(membership) }
+        for entry in response.history ?? [] {
+            if let membership = entry.membership { learn(membership) }
+            if let entitlement = entry.entitlement, let products = entry.products {
+                entitlements.insert(entitlement)
+                self.products.formUnion(products)
+            }
+        }
+        if let customer = response.customer {
+            for (name, entitlement) in customer.entitlements {
+                entitlements.insert(name)
+                products.insert(entitlement.productId)
+                if !entitlement.membership.isEmpty { membershipIDs.insert(entitlement.membership) }
+            }
+            products.formUnion(customer.allPurchasedProductIds)
+        }
         if let catalog = response.catalog {
             for (entitlement, products) in catalog {
                 entitlements.insert(entitlement)
@@ -26,6 +42,11 @@ public struct SessionKnowledge: Sendable, Hashable {
             entitlements.insert(entitlement)
             self.products.formUnion(products.compactMap(\.stringValue))
         }
+    }
+
+    /// Takes in the membership a pushed line shows.
+    public mutating func learn(from push: EntitledPush) {
+        if let membership = push.membership { learn(membership) }
     }
 
     mutating func learn(_ membership: MembershipInfo) {

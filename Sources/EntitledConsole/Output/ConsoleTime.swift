@@ -48,6 +48,19 @@ public enum ConsoleTime {
         return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
     }
 
+    /// A moment as the server writes times: UTC, with milliseconds (`2026-11-22T12:00:00.000Z`).
+    public static func serverTime(milliseconds: Int64) -> String {
+        let days = floorDivide(milliseconds, 86_400_000)
+        let within = milliseconds - days * 86_400_000
+        let (year, month, day) = civilFromDays(days)
+        func digits(_ value: Int64, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        return "\(digits(year, 4))-\(digits(month, 2))-\(digits(day, 2))T\(digits(within / 3_600_000, 2)):"
+            + "\(digits(within / 60_000 % 60, 2)):\(digits(within / 1000 % 60, 2)).\(digits(within % 1000, 3))Z"
+    }
+
     /// The current time, in milliseconds since the Unix epoch.
     public static func nowMilliseconds() -> Int64 {
         var now = timespec()
@@ -73,6 +86,23 @@ public enum ConsoleTime {
         let count = distance / unit.size
         let phrase = "\(count) \(unit.name)\(count == 1 ? "" : "s")"
         return delta > 0 ? "in \(phrase)" : "\(phrase) ago"
+    }
+
+    /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's algorithm).
+    static func civilFromDays(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468
+        let era = floorDivide(shifted, 146_097)
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -18,7 +18,27 @@ public struct ResponseRenderer: Sendable {
         case "check": return check(response)
         case "grant", "revoke":
             guard let membership = response.membership else { break }
-            return membershipTable([membership])
+            var lines = [membershipTable([membership])] + lifecycleNotes(membership)
+            if response.isIdempotentReplay {
+                lines.append(
+                    style.yellow("replayed: ") + "a grant with this key was made before; this is its membership, nothing new was created"
+                )
+            }
+            return lines.joined(separator: "\n")
+        case "event":
+            guard let membership = response.membership, let outcome = response.eventOutcome else { break }
+            return ([membershipTable([membership])] + lifecycleNotes(membership) + [eventOutcome(outcome)]).joined(separator: "\n")
+        case "customer":
+            guard let customer = response.customer else { break }
+            return self.customer(customer)
+        case "history":
+            guard let history = response.history else { break }
+            return self.history(history)
+        case "watch", "unwatch":
+            guard let count = response.watches else { break }
+            if count == 0 { return "no watches on this connection" }
+            return "\(count) watch\(count == 1 ? "" : "es") on this connection"
+                + (command == "watch" ? style.dim("; changes are shown as the server pushes them") : "")
         case "show":
             guard let memberships = response.memberships else { break }
             return memberships.isEmpty ? style.dim("(no memberships)") : membershipTable(memberships)
@@ -52,6 +72,17 @@ public struct ResponseRenderer: Sendable {
         return response.line
     }
 
+    /// The text for a line the server pushed after a `watch`: what caused it, then the membership as a
+    /// one-line summary. `push grant: mem_x prod_pro trialing, active until T (in 30 days), user:u1`.
+    public func push(_ push: EntitledPush) -> String {
+        guard let membership = push.membership else { return push.line }
+        let access =
+            membership.isActive
+            ? style.green(membership.status) + (membership.expiresAt.map { ", access until " + time($0) } ?? ", access for life")
+            : (membership.status == "revoked" ? style.red(membership.status) : style.yellow(membership.status)) + ", no access"
+        return style.bold("push \(push.cause ?? push.kind):") + " \(membership.id) \(membership.productId) \(access), \(owner(of: membership))"
+    }
+
     /// The text for an error response: `(error) not_found: no membership has the id "mem_x"`.
     public func failure(_ failure: ServerFailure) -> String {
         style.red("(error) \(failure.code): ") + failure.message
@@ -69,14 +100,48 @@ public struct ResponseRenderer: Sendable {
         return text + " " + style.dim("(\(ConsoleTime.relative(milliseconds, now: now)))")
     }
 
+    func eventOutcome(_ outcome: EventOutcome) -> String {
+        switch outcome {
+        case .applied:
+            return style.green("applied")
+        case .ignored(let reason):
+            let why =
+                switch reason {
+                case "duplicate": "an event with this id was applied before"
+                case "out_of_order": "an event newer than this one was applied already"
+                case "revoked": "the membership is revoked"
+                default: reason
+                }
+            return style.yellow("not applied (\(reason)): ") + why + "; the membership is unchanged"
+        }
+    }
+
+    /// The lifecycle times a membership has set, one line each: a billing issue and its grace period, a
+    /// cancellation of the renewal, a pause. None for a plain grant.
+    func lifecycleNotes(_ membership: MembershipInfo) -> [String] {
+        var notes: [String] = []
+        if let since = membership.billingIssueDetectedAt {
+            notes.append("billing issue since " + time(since) + (membership.gracePeriodExpiresAt.map { ", grace period until " + time($0) } ?? ""))
+        } else if let grace = membership.gracePeriodExpiresAt {
+            notes.append("grace period until " + time(grace))
+        }
+        if let since = membership.unsubscribeDetectedAt { notes.append("renewal turned off " + time(since)) }
+        if let since = membership.pausedAt { notes.append("paused since " + time(since)) }
+        return notes
+    }
+
+    /// `user:u1 on device:d1`, `user:u1`, `device:d1 (guest)`.
+    func owner(of membership: MembershipInfo) -> String {
+        membership.user.map { user in "user:\(user)" + (membership.device.map { " on device:\($0)" } ?? "") }
+            ?? membership.device.map { "device:\($0) (guest)" } ?? "-"
+    }
+
     func membershipTable(_ memberships: [MembershipInfo]) -> String {
-        var table = TextTable(headers: ["ID", "PRODUCT", "STATUS", "ACTIVE", "EXPIRES", "SOURCE", "OWNER"])
+        var table = TextTable(headers: ["ID", "PRODUCT", "STATUS", "ACTIVE", "EXPIRES", "RENEWS", "SOURCE", "OWNER"])
         let style = style
         for membership in memberships {
             let status = membership.reason.map { "\(membership.status) (\($0))" } ?? membership.status
-            let owner =
-                membership.user.map { user in "user:\(user)" + (membership.device.map { " on device:\($0)" } ?? "") }
-                ?? membership.device.map { "device:\($0) (guest)" } ?? "-"
+            let source = membership.environment == "production" ? membership.source : "\(membership.source) (\(membership.environment))"
             table.append([
                 .init(membership.id),
                 .init(membership.productId),
@@ -85,8 +150,71 @@ public struct ResponseRenderer: Sendable {
                 .init(status, decorate: { membership.isActive ? style.green($0) : membership.status == "revoked" ? style.red($0) : style.yellow($0) }),
                 .init(membership.isActive ? "yes" : "no"),
                 .init(membership.expiresAt.map(plainTime) ?? "lifetime"),
-                .init(membership.source),
-                .init(owner),
+                .init(membership.willRenew ? "yes" : "no"),
+                .init(source),
+                .init(owner(of: membership)),
+            ])
+        }
+        return table.render(style: style)
+    }
+
+    /// The entitlements as a table, then the products and dates of the whole customer.
+    func customer(_ customer: CustomerInfo) -> String {
+        var lines: [String] = []
+        if customer.entitlements.isEmpty {
+            lines.append(style.dim("(no entitlements)"))
+        } else {
+            var table = TextTable(headers: ["ENTITLEMENT", "ACTIVE", "PRODUCT", "EXPIRES", "RENEWS", "PERIOD", "STORE", "MEMBERSHIP", "NOTES"])
+            let style = style
+            for (name, entitlement) in customer.entitlements {
+                var notes: [String] = []
+                if let since = entitlement.billingIssueDetectedAt { notes.append("billing issue since \(since)") }
+                if let since = entitlement.unsubscribeDetectedAt { notes.append("renewal turned off \(since)") }
+                table.append([
+                    .init(name),
+                    .init(entitlement.isActive ? "yes" : "no", decorate: { entitlement.isActive ? style.green($0) : style.yellow($0) }),
+                    .init(entitlement.productId),
+                    .init(entitlement.expiresAt.map(plainTime) ?? "lifetime"),
+                    .init(entitlement.willRenew ? "yes" : "no"),
+                    .init(entitlement.periodType),
+                    .init(entitlement.store),
+                    .init(entitlement.membership),
+                    .init(notes.joined(separator: ", ")),
+                ])
+            }
+            lines.append(table.render(style: style))
+        }
+        func list(_ products: [String]) -> String { products.isEmpty ? "-" : products.joined(separator: ", ") }
+        lines.append("active products: " + list(customer.activeProducts))
+        lines.append("purchased products: " + list(customer.allPurchasedProductIds))
+        lines.append("latest expiration: " + (customer.latestExpirationDate.map(plainTime) ?? "-"))
+        lines.append("first seen: " + (customer.firstSeen.map(plainTime) ?? "never"))
+        return lines.joined(separator: "\n")
+    }
+
+    /// The audit trail as a table, in the server's order (newest first). The catalog's entries (history
+    /// of an entitlement) have a table of their own.
+    func history(_ entries: [HistoryEntry]) -> String {
+        if entries.isEmpty { return style.dim("(no history)") }
+        func reason(_ entry: HistoryEntry) -> String { entry.reason ?? "-" }
+        if entries.allSatisfy({ $0.membership == nil }) {
+            var table = TextTable(headers: ["TIME", "ACTOR", "ACTION", "ENTITLEMENT", "PRODUCTS", "REASON"])
+            for entry in entries {
+                let products = entry.products.map { $0.isEmpty ? "(none)" : $0.joined(separator: ", ") } ?? "-"
+                table.append([
+                    .init(plainTime(entry.time)), .init(entry.actor), .init(entry.action), .init(entry.entitlement ?? "-"),
+                    .init(products), .init(reason(entry)),
+                ])
+            }
+            return table.render(style: style)
+        }
+        var table = TextTable(headers: ["TIME", "ACTOR", "ACTION", "MEMBERSHIP", "PRODUCT", "REASON"])
+        for entry in entries {
+            let membership = entry.membership?.id ?? entry.entitlement.map { "entitlement:\($0)" } ?? "-"
+            let product = entry.membership?.productId ?? entry.products.map { $0.joined(separator: ", ") } ?? "-"
+            table.append([
+                .init(plainTime(entry.time)), .init(entry.actor), .init(entry.action), .init(membership), .init(product),
+                .init(reason(entry)),
             ])
         }
         return table.render(style: style)

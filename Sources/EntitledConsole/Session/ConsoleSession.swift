@@ -41,6 +41,47 @@ public final class ConsoleSession {
         }
     }
 
+    /// Runs one command given as separate words (a one-shot command line). A `watch` that succeeds then
+    /// follows: it shows each change the server pushes until the connection fails (or the process is
+    /// interrupted).
+    public func runOneShot(words: [String]) -> CommandOutcome {
+        let outcome = run(words: words)
+        guard outcome == .succeeded, words.first?.lowercased() == "watch" else { return outcome }
+        return followPushes()
+    }
+
+    /// Shows each line the server pushes as it arrives, until the connection fails; returns the
+    /// connection error then.
+    public func followPushes() -> CommandOutcome {
+        while true {
+            do {
+                guard let push = try connection.nextPush(timeout: EntitledConnection.maximumTimeout) else { continue }
+                show(push)
+            } catch {
+                if case .connectionClosed = error {
+                    standardError(style.red("error: ") + "\(connection.address) closed the connection; the watch has ended")
+                } else {
+                    standardError(style.red("error: ") + error.message)
+                }
+                return .connectionError
+            }
+        }
+    }
+
+    /// Shows the lines the server has pushed since the last look (after a `watch`), without waiting.
+    public func showArrivedPushes() {
+        for push in connection.takeAvailablePushes() { show(push) }
+    }
+
+    private func show(_ push: EntitledPush) {
+        knowledge.learn(from: push)
+        if printsJSON {
+            standardOutput(push.line)
+        } else {
+            standardOutput(ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds()).push(push))
+        }
+    }
+
     /// Runs one command given as separate words (a one-shot command line).
     public func run(words: [String]) -> CommandOutcome {
         do {
@@ -107,9 +148,20 @@ public final class ConsoleSession {
             return .connectionError
         }
         warnIfTokenUnused()
+        warnIfWatchesLost()
         knowledge.learn(from: response)
         show(response)
+        showArrivedPushes()
         return response.isOK ? .succeeded : .failedOnServer
+    }
+
+    private func warnIfWatchesLost() {
+        let lost = connection.takeLostWatches()
+        guard lost > 0 else { return }
+        standardError(
+            style.yellow("warning: ")
+                + "the connection to \(connection.address) was reopened and its \(lost == 1 ? "watch is" : "\(lost) watches are") gone; watch again"
+        )
     }
 
     private func warnIfTokenUnused() {

@@ -1,0 +1,32 @@
+/// A line the server pushed without being asked, after a `watch`: `{"push":"access","cause":C,
+/// "membership":{...}}` when the access of a watched subject changed. It has `push` and never `ok`,
+/// which is how it is told from an answer.
+public struct EntitledPush: Sendable, Hashable {
+    /// The line as the server wrote it, without the newline.
+    public let line: String
+    /// The parsed line.
+    public let body: JSONValue
+
+    /// Reads a pushed line; `nil` for a line that is not one (an answer, or not JSON).
+    public init?(pushedLine line: String) {
+        // Most lines are answers: look for the key before parsing the whole line.
+        guard line.utf8.count >= 8, line.contains(#""push""#),
+            let body = try? JSONValue(parsing: line), body["push"]?.stringValue != nil, body["ok"] == nil
+        else { return nil }
+        self.line = line
+        self.body = body
+    }
+
+    /// What the push is about: `access` (a change of a watched subject's access), or a kind a newer server
+    /// added.
+    public var kind: String { body["push"]?.stringValue ?? "" }
+
+    /// What changed the access: `grant`, `claim`, `revoke`, an event type (`renewal`, `refund`, ...), or
+    /// `expiration` when it ran out by itself.
+    public var cause: String? { body["cause"]?.stringValue }
+
+    /// The membership as it is after the change.
+    public var membership: MembershipInfo? { body["membership"].flatMap(MembershipInfo.init(json:)) }
+
+    public subscript(key: String) -> JSONValue? { body[key] }
+}
