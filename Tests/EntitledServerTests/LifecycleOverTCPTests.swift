@@ -167,4 +167,25 @@ extension LifecycleOverTCPTests {
             #expect(try server.connect().request(#"{"op":"ping"}"#).ok == true)
         }
     }
+
+    @Test func membershipsAtAPastMomentListWhatTheSubjectSawThen() async throws {
+        try await withTestServer { server in
+            let connection = try server.connect()
+            let before = server.store.now().adding(TimeSpan(milliseconds: -1)).rfc3339
+            try await Task.sleep(for: .milliseconds(5))
+            let grant = try connection.request(#"{"op":"grant","device":"d1","product":"prod_pro","duration":"30d"}"#)
+            let created = try #require(grant.membership?["createdAt"] as? String)
+            try await Task.sleep(for: .milliseconds(5))  // the claim a few milliseconds after the creation
+            _ = try connection.request(#"{"op":"claim","device":"d1","user":"u1"}"#)
+            try await Task.sleep(for: .milliseconds(5))
+
+            func listed(_ subject: String, at moment: String) throws -> [[String: Any]] {
+                try #require(try connection.request(#"{"op":"memberships",\#(subject),"at":"\#(moment)"}"#)["memberships"] as? [[String: Any]])
+            }
+            #expect(try listed(#""device":"d1""#, at: before).isEmpty)
+            #expect(try listed(#""device":"d1""#, at: created).count == 1)
+            #expect(try listed(#""user":"u1""#, at: created).isEmpty)
+            #expect(try listed(#""user":"u1""#, at: server.store.now().rfc3339).count == 1)
+        }
+    }
 }

@@ -164,8 +164,12 @@ public struct RequestProcessor: Sendable {
                 let notice = !recorded.isReplay && watchHub.hasWatchers ? AccessNotice(cause: "revoke", memberships: [recorded.value]) : nil
                 return .success(Outcome(.membership(recorded.value, moment: store.now()), sequence: recorded.sequence, notice: notice))
             case .memberships(let subject, let moment):
-                let memberships = store.memberships(visibleTo: subject)
-                return .success(Outcome(.memberships(memberships, moment: moment ?? store.now())))
+                // A moment in the past lists the memberships as they were then, as `check` sees them.
+                let now = store.now()
+                if let moment, moment < now {
+                    return .success(Outcome(.memberships(store.memberships(visibleTo: subject, asOf: moment), moment: moment)))
+                }
+                return .success(Outcome(.memberships(store.memberships(visibleTo: subject), moment: moment ?? now)))
             case .define(let entitlement, let products, let reason):
                 let recorded = try store.define(entitlement: entitlement, products: products, by: ChangeAuthor(actor: Self.author, reason: reason))
                 return .success(Outcome(.defined(entitlement: entitlement, products: recorded.value), sequence: recorded.sequence))
