@@ -213,6 +213,7 @@ import Testing
         #expect(history.history?.map(\.action).first == "cancellation")
         let cancellation = try #require(try watcher.nextPush(timeout: 10))
         #expect(cancellation.cause == "cancellation")
+        #expect(try #require(cancellation.sequence) > #require(pushed.sequence))
         #expect(cancellation.membership?.status == "canceled")
         #expect(cancellation.membership?.unsubscribeDetectedAt == "2026-01-23T00:00:00Z")
 

@@ -81,12 +81,14 @@ struct LifecycleOverTCPTests {
             #expect(pushed["cause"] as? String == "grant")
             #expect(pushed.ok == nil)
             #expect(pushed.membershipID == grant.membershipID)
+            #expect(pushed["sequence"] as? Int == 1)
 
             _ = try writer.request(#"{"op":"grant","user":"someone-else","product":"prod_pro"}"#)
             _ = try writer.request(
                 #"{"op":"event","membership":"\#(grant.membershipID!)","type":"pause","eventId":"e1","eventTime":"2026-01-01T00:00:00Z"}"#)
             let paused = try JSONObject(line: try #require(try watcher.readLine()))
             #expect(paused["cause"] as? String == "pause")
+            #expect(paused["sequence"] as? Int == 3)
             #expect(paused.membership?["status"] as? String == "paused")
 
             let unwatch = try watcher.request(#"{"op":"unwatch"}"#)
@@ -186,6 +188,61 @@ extension LifecycleOverTCPTests {
             #expect(try listed(#""device":"d1""#, at: created).count == 1)
             #expect(try listed(#""user":"u1""#, at: created).isEmpty)
             #expect(try listed(#""user":"u1""#, at: server.store.now().rfc3339).count == 1)
+        }
+    }
+}
+
+extension LifecycleOverTCPTests {
+    @Test func aDeviceWatchArmsTheTimerOfAMembershipBoughtOnTheDeviceAndClaimedSince() async throws {
+        try await withTestServer { server in
+            let writer = try server.connect()
+            let expiry = server.store.now().adding(TimeSpan(milliseconds: 500))
+            _ = try writer.request(#"{"op":"grant","device":"d2","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+            _ = try writer.request(#"{"op":"claim","device":"d2","user":"u2"}"#)
+            let watcher = try server.connect()
+            _ = try watcher.request(#"{"op":"watch","device":"d2"}"#)
+            let expired = try JSONObject(line: try #require(try watcher.readLine()))
+            #expect(expired["cause"] as? String == "expired")
+            #expect(expired.membership?["user"] as? String == "u2")
+        }
+    }
+
+    @Test func aCheckAMillisecondBehindTheServerSeesThePresentAndOneBeforeAChangeSeesThePast() async throws {
+        try await withTestServer { server in
+            let connection = try server.connect()
+            let beforeGrant = server.store.now().adding(TimeSpan(milliseconds: -1)).rfc3339
+            try await Task.sleep(for: .milliseconds(3))
+            _ = try connection.request(#"{"op":"grant","user":"u3","product":"prod_pro"}"#)
+            try await Task.sleep(for: .milliseconds(3))
+            let justBehind = server.store.now().adding(TimeSpan(milliseconds: -1)).rfc3339
+            #expect(try connection.request(#"{"op":"check","user":"u3","at":"\#(justBehind)"}"#).active == true)
+            #expect(try connection.request(#"{"op":"check","user":"u3","at":"\#(beforeGrant)"}"#).active == false)
+        }
+    }
+}
+
+extension LifecycleOverTCPTests {
+    /// 1,100 timers left behind by an unwatch pass the sweep's threshold; the sweep must keep the timers
+    /// that still wait (a second watcher's).
+    @Test func sweepingTheTimersAWatcherLeftKeepsTheTimersOthersWaitFor() async throws {
+        try await withTestServer(eventLoops: 1) { server in
+            let writer = try server.connect()
+            var batch = ""
+            for index in 0..<1100 { batch += #"{"op":"grant","user":"bulk\#(index)","product":"prod_pro","duration":"30d"}"# + "\n" }
+            try writer.send(batch)
+            for _ in 0..<1100 { _ = try writer.readLine() }
+            let expiry = server.store.now().adding(TimeSpan(milliseconds: 700))
+            _ = try writer.request(#"{"op":"grant","user":"soon","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+
+            let staying = try server.connect()
+            #expect(try staying.request(#"{"op":"watch","user":"soon"}"#)["watches"] as? Int == 1)
+            let leaving = try server.connect()
+            #expect(try leaving.request(#"{"op":"watch","all":true}"#)["watches"] as? Int == 1)
+            #expect(try leaving.request(#"{"op":"unwatch"}"#)["watches"] as? Int == 0)
+
+            let expired = try JSONObject(line: try #require(try staying.readLine()))
+            #expect(expired["cause"] as? String == "expired")
+            #expect(expired.membership?["user"] as? String == "soon")
         }
     }
 }

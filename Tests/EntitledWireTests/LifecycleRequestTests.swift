@@ -139,8 +139,11 @@ import Testing
     @Test func aPushedLineHasPushAndNeverOk() throws {
         let membership = Membership(id: MembershipID(rawValue: "mem_0k3n5q8r2t4v6"), productId: "p", user: "u", createdAt: Self.eventTime)
         var buffer = ByteBuffer()
-        ResponseEncoder.writePush(cause: "expired", membership: membership, at: Self.eventTime, into: &buffer)
-        let line = String(buffer: buffer)
+        ResponseEncoder.writePush(cause: "expired", membership: membership, at: Self.eventTime, sequence: nil, into: &buffer)
+        ResponseEncoder.writePush(cause: "renewal", membership: membership, at: Self.eventTime, sequence: 42, into: &buffer)
+        let lines = String(buffer: buffer).split(separator: "\n").map(String.init)
+        #expect(lines[1].hasPrefix(#"{"push":"access","cause":"renewal","sequence":42,"membership":{"id":"#))
+        let line = lines[0] + "\n"
         #expect(line.hasPrefix(#"{"push":"access","cause":"expired","membership":{"id":"mem_0k3n5q8r2t4v6""#))
         #expect(line.hasSuffix("}\n"))
         let object = try parseJSONObject(line)

@@ -1,5 +1,5 @@
 /// A line the server pushed without being asked, after a `watch`: `{"push":"access","cause":C,
-/// "membership":{...}}` when the access of a watched subject changed. It has `push` and never `ok`,
+/// "sequence":N,"membership":{...}}` when the access of a watched subject changed. It has `push` and never `ok`,
 /// which is how it is told from an answer.
 public struct EntitledPush: Sendable, Hashable {
     /// The line as the server wrote it, without the newline.
@@ -22,8 +22,12 @@ public struct EntitledPush: Sendable, Hashable {
     public var kind: String { body["push"]?.stringValue ?? "" }
 
     /// What changed the access: `grant`, `claim`, `revoke`, an event type (`renewal`, `refund`, ...), or
-    /// `expiration` when it ran out by itself.
+    /// `expired` when it ran out by itself.
     public var cause: String? { body["cause"]?.stringValue }
+
+    /// The number of the change; `nil` for `expired`, which is not a change. Two writers' changes of one
+    /// membership can be pushed in either order: the higher number is the newer state.
+    public var sequence: Int? { body["sequence"]?.intValue }
 
     /// The membership as it is after the change.
     public var membership: MembershipInfo? { body["membership"].flatMap(MembershipInfo.init(json:)) }

@@ -33,11 +33,12 @@ extension EntitlementStore {
         }
     }
 
-    /// `check` for a moment in the past: the memberships as they were then (not yet created, not yet
-    /// claimed, not yet revoked or changed by an event), against today's catalog. Slower than a check of
-    /// the present (it reads every membership the subject ever had, and their revisions), and allocates.
+    /// `check` for a moment before the newest change: the memberships as they were then (not yet created,
+    /// not yet claimed, not yet revoked or changed by an event), against today's catalog. Slower than a
+    /// check of the present (it reads every membership the subject ever had, and their revisions), and
+    /// allocates. The caller holds the read lock.
     func checkAsOf(_ query: AccessQuery, moment: Timestamp) throws(StoreError) -> AccessResult {
-        try lock.withReadLock { () throws(StoreError) -> AccessResult in
+        do {
             let entitlementProducts: Set<String>?
             switch query.filter {
             case .entitlement(let name):
@@ -63,5 +64,13 @@ extension EntitlementStore {
             guard found else { return .inactive }
             return .active(until: latestExpiry == .max ? nil : Timestamp(millisecondsSinceEpoch: latestExpiry))
         }
+    }
+}
+
+extension EntitlementStore {
+    /// Every membership `subject` can see now or could see at some moment (see `history(of:limit:)`), as
+    /// it is now, oldest first.
+    public func membershipsEverVisible(to subject: Subject) -> [Membership] {
+        lock.withReadLock { state.slotsEverVisible(to: subject).map { state.memberships[$0] } }
     }
 }

@@ -42,8 +42,8 @@ public struct JournalError: Error, Hashable, Sendable {
 public struct Recorded<Value: Sendable>: Sendable {
     public var value: Value
     public var sequence: UInt64
-    /// Whether the write was a retry the store recognised (a grant's idempotency key) and answered with
-    /// what the first attempt did, changing nothing.
+    /// Whether the write changed nothing because an earlier one already did it: a grant retried with its
+    /// idempotency key, a revoke of a revoked membership.
     public var isReplay: Bool
 
     public init(_ value: Value, sequence: UInt64, isReplay: Bool = false) {

@@ -24,6 +24,9 @@ struct StoreState: Sendable {
     private(set) var revisions: [UInt32: [MembershipRevision]] = [:]
     /// The catalog's changes, oldest first.
     private(set) var catalogRevisions: [CatalogRevision] = []
+    /// When the newest change took effect (milliseconds; `Int64.min` before any): a check of a moment at
+    /// or after it sees the memberships as they are, and needs no history.
+    private(set) var newestChangeTime = Int64.min
     /// Entitlement name to the products that unlock it.
     private(set) var catalog: [String: EntitlementProducts] = [:] {
         didSet { listSmallCatalog() }
@@ -48,9 +51,14 @@ struct StoreState: Sendable {
         idempotencyKeys = image.idempotencyKeys
         revisions = image.revisions
         catalogRevisions = image.catalogRevisions
-        for (slot, membershipRevisions) in revisions where membershipRevisions.contains(where: { $0.action == .claim }) {
+        // In slot order, so that each device's claimed slots are oldest first, as `SubjectIndex` keeps them.
+        for slot in revisions.keys.sorted() where revisions[slot]!.contains(where: { $0.action == .claim }) {
             if let device = memberships[Int(slot)].device { claimedSlotsByDevice.add(Int(slot), to: device) }
         }
+        newestChangeTime = max(
+            memberships.last?.createdAt.millisecondsSinceEpoch ?? .min,
+            revisions.values.compactMap { $0.last?.context.recordedAt.millisecondsSinceEpoch }.max() ?? .min
+        )
     }
 
     private mutating func listSmallCatalog() {
@@ -80,6 +88,7 @@ struct StoreState: Sendable {
     /// moved (0 for other changes).
     @discardableResult
     mutating func apply(_ change: StoreChange, context: ChangeContext, sequence: UInt64) -> Int {
+        newestChangeTime = max(newestChangeTime, context.recordedAt.millisecondsSinceEpoch)
         switch change {
         case .create(let membership, let idempotencyKey):
             precondition(slot(of: membership.id) == nil, "membership id \(membership.id) is already used")

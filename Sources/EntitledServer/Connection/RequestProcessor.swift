@@ -153,15 +153,15 @@ public struct RequestProcessor: Sendable {
                 guard !recorded.isReplay else {
                     return .success(Outcome(.replayedGrant(membership, moment: store.now()), sequence: recorded.sequence))
                 }
-                let notice = watchHub.hasWatchers ? AccessNotice(cause: "grant", memberships: [membership]) : nil
+                let notice = watchHub.hasWatchers ? AccessNotice(cause: "grant", memberships: [membership], sequence: recorded.sequence) : nil
                 return .success(Outcome(.membership(membership, moment: membership.createdAt), sequence: recorded.sequence, notice: notice))
             case .claim(let device, let user, let reason):
                 let recorded = try store.claimMemberships(device: device, user: user, by: ChangeAuthor(actor: Self.author, reason: reason))
-                let notice = recorded.value.isEmpty || !watchHub.hasWatchers ? nil : AccessNotice(cause: "claim", memberships: recorded.value)
+                let notice = recorded.value.isEmpty || !watchHub.hasWatchers ? nil : AccessNotice(cause: "claim", memberships: recorded.value, sequence: recorded.sequence)
                 return .success(Outcome(.claimed(recorded.value.count), sequence: recorded.sequence, notice: notice))
             case .revoke(let id, let reason):
                 let recorded = try store.revoke(id, reason: reason, actor: Self.author)
-                let notice = !recorded.isReplay && watchHub.hasWatchers ? AccessNotice(cause: "revoke", memberships: [recorded.value]) : nil
+                let notice = !recorded.isReplay && watchHub.hasWatchers ? AccessNotice(cause: "revoke", memberships: [recorded.value], sequence: recorded.sequence) : nil
                 return .success(Outcome(.membership(recorded.value, moment: store.now()), sequence: recorded.sequence, notice: notice))
             case .memberships(let subject, let moment):
                 // A moment in the past lists the memberships as they were then, as `check` sees them.
@@ -178,7 +178,7 @@ public struct RequestProcessor: Sendable {
             case .event(let id, let event, let reason):
                 let recorded = try store.apply(event, to: id, by: ChangeAuthor(actor: Self.author, reason: reason))
                 let (membership, outcome) = recorded.value
-                let notice = outcome.isApplied && watchHub.hasWatchers ? AccessNotice(cause: event.kind.name, memberships: [membership]) : nil
+                let notice = outcome.isApplied && watchHub.hasWatchers ? AccessNotice(cause: event.kind.name, memberships: [membership], sequence: recorded.sequence) : nil
                 let response = Response.event(membership, moment: store.now(), outcome: outcome)
                 return .success(Outcome(response, sequence: recorded.sequence, notice: notice))
             case .customer(let subject):

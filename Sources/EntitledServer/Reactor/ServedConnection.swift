@@ -406,9 +406,10 @@ final class ServedConnection {
         // whether or not their writer is there to read the answer: watchers are still told.
         publishNoticesOfClosedConnection()
         waiting.removeAll()
-        if watches != nil {
+        if let closing = watches {
             watches = nil
             context.processor.watchHub.register(self, for: WatchKeys())
+            loop.noteStaleExpiryTimers(closing.timerDeadlines.count)
         }
         context.onClose()
     }

@@ -49,6 +49,9 @@ final class ServingLoop: @unchecked Sendable {
     private var running: [() -> Void] = []
     /// Watched memberships' expiries, soonest first (see `scheduleExpiry`).
     private var expiryTimers = Heap<ExpiryTimer>()
+    /// Timers in `expiryTimers` that will do nothing when they fire (their connection closed, unwatched,
+    /// or set a newer deadline): a heap cannot drop them early, so they are swept out once they are many.
+    private var staleExpiryTimers = 0
     /// When accepting failed for lack of file descriptors: the listeners sleep until then.
     private var listenersPausedUntil: UInt64?
     private var stopping = false
@@ -235,6 +238,16 @@ final class ServingLoop: @unchecked Sendable {
         expiryTimers.insert(ExpiryTimer(deadline: deadline, membership: membership, connection: connection))
     }
 
+    /// `count` timers will do nothing when they fire. Once stale timers are over half the heap (and
+    /// more than a few), the heap is rebuilt without them: a year-long subscription's timer of a watcher
+    /// that left would otherwise be kept for a year.
+    func noteStaleExpiryTimers(_ count: Int) {
+        staleExpiryTimers += count
+        guard staleExpiryTimers > 1024, staleExpiryTimers * 2 > expiryTimers.count else { return }
+        expiryTimers = Heap(expiryTimers.unordered.filter(\.isLive))
+        staleExpiryTimers = 0
+    }
+
     private func runDueTimers() {
         guard let first = expiryTimers.min else { return }
         let now = context.processor.store.now().millisecondsSinceEpoch
@@ -381,6 +394,12 @@ private struct ExpiryTimer: Comparable {
     let deadline: Int64
     let membership: MembershipID
     weak var connection: ServedConnection?
+
+    /// Whether firing would do something: its connection still waits for this very deadline.
+    var isLive: Bool {
+        guard let connection, !connection.isClosed else { return false }
+        return connection.watches?.timerDeadlines[membership] == deadline
+    }
 
     static func < (lhs: ExpiryTimer, rhs: ExpiryTimer) -> Bool { lhs.deadline < rhs.deadline }
     static func == (lhs: ExpiryTimer, rhs: ExpiryTimer) -> Bool { lhs.deadline == rhs.deadline }

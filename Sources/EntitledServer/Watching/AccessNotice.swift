@@ -7,9 +7,13 @@ public struct AccessNotice: Sendable {
     public var cause: String
     /// The memberships as the change left them.
     public var memberships: [Membership]
+    /// The number of the change. Each writer's notices are published when its own write is durable, so
+    /// two connections' changes can reach a watcher in either order: the number lets it keep the newest.
+    public var sequence: UInt64
 
-    public init(cause: String, memberships: [Membership]) {
+    public init(cause: String, memberships: [Membership], sequence: UInt64) {
         self.cause = cause
         self.memberships = memberships
+        self.sequence = sequence
     }
 }

@@ -29,23 +29,26 @@ extension ServedConnection {
                 for end in store.upcomingAccessEnds() { scheduleTimer(for: end.id, at: end.at) }
             case .subject(let subject):
                 let now = store.now()
-                for membership in store.memberships(visibleTo: subject) { scheduleTimer(for: membership, now: now) }
+                // Every membership the watch covers: also those bought on its device and claimed since.
+                for membership in store.membershipsEverVisible(to: subject) { scheduleTimer(for: membership, now: now) }
             }
         case .unwatch(let target):
+            let timers = watches.timerDeadlines.count
             watches.remove(target)
             self.watches = watches.count == 0 ? nil : watches
+            loop.noteStaleExpiryTimers(timers - (self.watches?.timerDeadlines.count ?? 0))
         }
         context.processor.watchHub.register(self, for: self.watches?.keys ?? WatchKeys())
         let count = self.watches?.count ?? 0
         appendAnswer { ResponseEncoder.write(.watches(count), id: id, into: &$0) }
     }
 
-    /// Pushes a line for each of `memberships` this connection still watches, after a change `cause`.
-    func deliver(cause: String, memberships: [Membership]) {
+    /// Pushes a line for each of `memberships` this connection still watches, after change `sequence`.
+    func deliver(cause: String, memberships: [Membership], sequence: UInt64) {
         guard !isClosed, let watches else { return }
         let now = context.processor.store.now()
         for membership in memberships where watches.covers(membership) {
-            ResponseEncoder.writePush(cause: cause, membership: membership, at: now, into: &pending)
+            ResponseEncoder.writePush(cause: cause, membership: membership, at: now, sequence: sequence, into: &pending)
             scheduleTimer(for: membership, now: now)
         }
         pushed()
@@ -66,7 +69,7 @@ extension ServedConnection {
             return
         }
         // `expired`, not `expiration`: that is the cause of an applied expiration event.
-        ResponseEncoder.writePush(cause: "expired", membership: membership, at: now, into: &pending)
+        ResponseEncoder.writePush(cause: "expired", membership: membership, at: now, sequence: nil, into: &pending)
         pushed()
     }
 
@@ -79,7 +82,7 @@ extension ServedConnection {
     private func scheduleTimer(for id: MembershipID, at moment: Timestamp) {
         let deadline = moment.millisecondsSinceEpoch
         guard watches != nil, watches?.timerDeadlines[id] != deadline else { return }
-        watches?.timerDeadlines[id] = deadline
+        if watches?.timerDeadlines.updateValue(deadline, forKey: id) != nil { loop.noteStaleExpiryTimers(1) }
         loop.scheduleExpiry(of: id, at: deadline, for: self)
     }
 

@@ -28,17 +28,21 @@ final class WatchHub: Sendable {
         let identifier = ObjectIdentifier(connection)
         let handle = UncheckedConnection(connection)
         registry.withLockedValue { registry in
-            if let old = registry.keys.removeValue(forKey: identifier) {
-                for user in old.users { registry.byUser[user]?.removeValue(forKey: identifier) }
-                for device in old.devices { registry.byDevice[device]?.removeValue(forKey: identifier) }
-                registry.byUser = registry.byUser.filter { !$0.value.isEmpty }
-                registry.byDevice = registry.byDevice.filter { !$0.value.isEmpty }
-                registry.everything.removeValue(forKey: identifier)
+            // Only the keys that changed: a connection may hold a thousand, and every loop waits on this lock.
+            let old = registry.keys.removeValue(forKey: identifier) ?? WatchKeys()
+            for user in old.users.subtracting(keys.users) {
+                registry.byUser[user]?.removeValue(forKey: identifier)
+                if registry.byUser[user]?.isEmpty == true { registry.byUser[user] = nil }
             }
+            for device in old.devices.subtracting(keys.devices) {
+                registry.byDevice[device]?.removeValue(forKey: identifier)
+                if registry.byDevice[device]?.isEmpty == true { registry.byDevice[device] = nil }
+            }
+            if !keys.everything { registry.everything.removeValue(forKey: identifier) }
             guard !keys.isEmpty else { return }
             registry.keys[identifier] = keys
-            for user in keys.users { registry.byUser[user, default: [:]][identifier] = handle }
-            for device in keys.devices { registry.byDevice[device, default: [:]][identifier] = handle }
+            for user in keys.users.subtracting(old.users) { registry.byUser[user, default: [:]][identifier] = handle }
+            for device in keys.devices.subtracting(old.devices) { registry.byDevice[device, default: [:]][identifier] = handle }
             if keys.everything { registry.everything[identifier] = handle }
         }
     }
@@ -65,8 +69,9 @@ final class WatchHub: Sendable {
             return deliveries
         }
         let cause = notice.cause
+        let sequence = notice.sequence
         for (connection, memberships) in deliveries.values {
-            connection.value.loop.execute { connection.value.deliver(cause: cause, memberships: memberships) }
+            connection.value.loop.execute { connection.value.deliver(cause: cause, memberships: memberships, sequence: sequence) }
         }
     }
 }

@@ -88,11 +88,18 @@ extension ResponseEncoder {
 }
 
 extension ResponseEncoder {
-    /// A pushed line: `{"push":"access","cause":C,"membership":{...}}`. `push` is the field responses
-    /// never have (they all have `ok`), so a client tells the two apart by one key.
-    public static func writePush(cause: String, membership: Membership, at moment: Timestamp, into buffer: inout ByteBuffer) {
+    /// A pushed line: `{"push":"access","cause":C[,"sequence":N],"membership":{...}}`. `push` is the field
+    /// responses never have (they all have `ok`), so a client tells the two apart by one key. `sequence`
+    /// is the number of the change (none for an expiry, which is not a change).
+    public static func writePush(
+        cause: String, membership: Membership, at moment: Timestamp, sequence: UInt64?, into buffer: inout ByteBuffer
+    ) {
         buffer.writeStaticString("{\"push\":\"access\",\"cause\":")
         buffer.writeJSONString(cause)
+        if let sequence {
+            buffer.writeStaticString(",\"sequence\":")
+            buffer.writeString(String(sequence))
+        }
         buffer.writeStaticString(",\"membership\":")
         write(membership, at: moment, into: &buffer)
         buffer.writeStaticString("}\n")
