@@ -125,4 +125,28 @@ import Testing
         #expect(try restored.hasAccess(.device("phone"), at: referenceTime.adding(.minutes(30))))
         #expect(try restored.grant(Grant(subject: .device("phone"), productId: "prod_pro", idempotencyKey: "k1")).value.id == membership.id)
     }
+
+    @Test func revisionsDoNotRepeatTheTransactionsSoRenewalsCostLinearMemory() throws {
+        let store = makeStore(clock: clock)
+        let membership = try store.grant(
+            Grant(subject: .user("alice"), productId: "prod_pro", expiry: .after(.days(30)), transaction: Grant.Transaction(id: "tx_0"))
+        ).value
+        for month in 1...12 {
+            clock.advance(by: .days(30))
+            let renewal = LifecycleEvent(
+                id: "evt_\(month)", time: clock.now, kind: .renewal(expiresAt: clock.now.adding(.days(30))), transactionId: "tx_\(month)"
+            )
+            _ = try store.apply(renewal, to: membership.id)
+        }
+        let image = store.image()
+        let revisions = try #require(image.revisions.values.first)
+        #expect(revisions.count == 12)
+        #expect(revisions.allSatisfy { $0.before?.lifecycle.transactions.isEmpty == true })
+        #expect(revisions.allSatisfy { $0.before?.lifecycle.appliedEventIDs.isEmpty == true })
+        // The membership itself keeps them all; the past keeps what checks need (its expiry then).
+        #expect(store.membership(withID: membership.id)?.lifecycle.transactions.count == 13)
+        #expect(try store.access(.user("alice"), at: referenceTime.adding(.days(45))) == .active(until: referenceTime.adding(.days(60))))
+        guard case .membership(_, let newest) = try #require(store.history(of: .user("alice"), limit: 1).first).change else { return }
+        #expect(newest.lifecycle.transactions.count == 13)
+    }
 }

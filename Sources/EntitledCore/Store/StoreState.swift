@@ -139,8 +139,18 @@ struct StoreState: Sendable {
     private mutating func record(
         _ action: MembershipRevision.Action, of slot: Int, sequence: UInt64, context: ChangeContext, effectiveAt: Timestamp
     ) {
+        var before = memberships[slot]
+        if before.hasLifecycle {
+            // Without the lists that only grow: kept whole in every revision, a subscription renewed k times
+            // would hold k²/2 transactions. Checks of the past need neither; the trail shows the lists
+            // of the membership as it is now only.
+            var lifecycle = before.lifecycle
+            lifecycle.transactions = []
+            lifecycle.appliedEventIDs = []
+            before.lifecycle = lifecycle
+        }
         let revision = MembershipRevision(
-            sequence: sequence, context: context, action: action, effectiveAt: effectiveAt, before: memberships[slot]
+            sequence: sequence, context: context, action: action, effectiveAt: effectiveAt, before: before
         )
         revisions[UInt32(slot), default: []].append(revision)
     }

@@ -15,7 +15,8 @@ public struct MembershipRevision: Hashable, Sendable {
     /// When it took effect: when it was recorded, except for a lifecycle event, which took effect at its
     /// `eventTime` (never before the membership's previous revision, never after it was recorded).
     public var effectiveAt: Timestamp
-    /// The membership before the change; `nil` for its creation.
+    /// The membership before the change, without its lifecycle's `transactions` and `appliedEventIDs`
+    /// (lists that only grow, which every revision would otherwise repeat); `nil` for its creation.
     public var before: Membership?
 
     public init(sequence: UInt64, context: ChangeContext, action: Action, effectiveAt: Timestamp, before: Membership?) {
