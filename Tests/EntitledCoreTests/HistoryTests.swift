@@ -150,3 +150,27 @@ import Testing
         #expect(newest.lifecycle.transactions.count == 13)
     }
 }
+
+@Suite struct ShardedDictionaryTests {
+    @Test func itCountsStoresRemovesAndListsLikeADictionary() {
+        var sharded = ShardedDictionary<String, Int>()
+        var plain: [String: Int] = [:]
+        for index in 0..<500 {
+            sharded["k\(index % 300)"] = index
+            plain["k\(index % 300)"] = index
+        }
+        for index in stride(from: 0, to: 300, by: 7) {
+            sharded["k\(index)"] = nil
+            plain["k\(index)"] = nil
+        }
+        sharded["absent"] = nil
+        sharded.modify("new", default: 0) { $0 += 5 }
+        plain["new", default: 0] += 5
+        sharded.modify("k1", default: 0) { $0 += 1 }
+        plain["k1", default: 0] += 1
+        #expect(sharded.count == plain.count)
+        #expect(Dictionary(uniqueKeysWithValues: sharded.map { ($0.key, $0.value) }) == plain)
+        #expect(sharded.values.sorted() == plain.values.sorted())
+        #expect(sharded["k1"] == plain["k1"])
+    }
+}

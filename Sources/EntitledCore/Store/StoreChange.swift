@@ -62,9 +62,9 @@ public struct StoreImage: Sendable {
     /// Entitlement name to its products (sorted, without duplicates).
     public var catalog: [String: [String]]
     /// Each grant's idempotency key, with the position in `memberships` of the membership it created.
-    public var idempotencyKeys: [String: UInt32]
+    public var idempotencyKeys: ShardedDictionary<String, UInt32>
     /// The revisions of the memberships that have any, by position in `memberships`, oldest first.
-    public var revisions: [UInt32: [MembershipRevision]]
+    public var revisions: ShardedDictionary<UInt32, [MembershipRevision]>
     /// The history of the catalog, oldest first.
     public var catalogRevisions: [CatalogRevision]
 
@@ -72,8 +72,8 @@ public struct StoreImage: Sendable {
         sequence: UInt64,
         memberships: MembershipTable,
         catalog: [String: [String]],
-        idempotencyKeys: [String: UInt32] = [:],
-        revisions: [UInt32: [MembershipRevision]] = [:],
+        idempotencyKeys: ShardedDictionary<String, UInt32> = ShardedDictionary(),
+        revisions: ShardedDictionary<UInt32, [MembershipRevision]> = ShardedDictionary(),
         catalogRevisions: [CatalogRevision] = []
     ) {
         self.sequence = sequence

@@ -19,9 +19,9 @@ struct StoreState: Sendable {
     /// until the claim, which checks of the past and the device's audit trail need.
     private var claimedSlotsByDevice = SubjectIndex()
     /// Each grant's idempotency key, with the slot of the membership it created.
-    private(set) var idempotencyKeys: [String: UInt32] = [:]
+    private(set) var idempotencyKeys = ShardedDictionary<String, UInt32>()
     /// The revisions of the memberships that have any, oldest first (see `MembershipRevision`).
-    private(set) var revisions: [UInt32: [MembershipRevision]] = [:]
+    private(set) var revisions = ShardedDictionary<UInt32, [MembershipRevision]>()
     /// The catalog's changes, oldest first.
     private(set) var catalogRevisions: [CatalogRevision] = []
     /// When the newest change took effect (milliseconds; `Int64.min` before any): a check of a moment at
@@ -52,12 +52,12 @@ struct StoreState: Sendable {
         revisions = image.revisions
         catalogRevisions = image.catalogRevisions
         // In slot order, so that each device's claimed slots are oldest first, as `SubjectIndex` keeps them.
-        for slot in revisions.keys.sorted() where revisions[slot]!.contains(where: { $0.action == .claim }) {
+        for slot in revisions.map(\.key).sorted() where revisions[slot]!.contains(where: { $0.action == .claim }) {
             if let device = memberships[Int(slot)].device { claimedSlotsByDevice.add(Int(slot), to: device) }
         }
         newestChangeTime = max(
             memberships.last?.createdAt.millisecondsSinceEpoch ?? .min,
-            revisions.values.compactMap { $0.last?.context.recordedAt.millisecondsSinceEpoch }.max() ?? .min
+            revisions.compactMap { $0.value.last?.context.recordedAt.millisecondsSinceEpoch }.max() ?? .min
         )
     }
 
@@ -152,7 +152,7 @@ struct StoreState: Sendable {
         let revision = MembershipRevision(
             sequence: sequence, context: context, action: action, effectiveAt: effectiveAt, before: before
         )
-        revisions[UInt32(slot), default: []].append(revision)
+        revisions.modify(UInt32(slot), default: []) { $0.append(revision) }
     }
 
     /// The slot of the membership a grant with `key` created, if any did.
