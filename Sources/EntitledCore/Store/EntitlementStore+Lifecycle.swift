@@ -15,7 +15,7 @@ extension EntitlementStore {
             let (result, outcome) = existing.applying(event)
             guard outcome.isApplied else { return Recorded((existing, outcome), sequence: lastSequence) }
             let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: now)
-            _ = try commit(.event(event, result: result), context: context)
+            try commit(.event(event, result: result), context: context)
             return Recorded((result, outcome), sequence: lastSequence)
         }
     }
@@ -38,7 +38,7 @@ extension EntitlementStore {
             let slots = state.unclaimedSlotsList(device)
             guard !slots.isEmpty else { return Recorded([], sequence: lastSequence) }
             let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
-            _ = try commit(.claim(device: device, user: user), context: context)
+            try commit(.claim(device: device, user: user), context: context)
             return Recorded(slots.map { state.memberships[$0] }, sequence: lastSequence)
         }
     }

@@ -106,7 +106,7 @@ public final class EntitlementStore: Sendable {
     }
 
     /// Records and applies `change` made in `context`; the caller holds the write lock.
-    func commit(_ change: StoreChange, context: ChangeContext) throws(StoreError) -> Int {
+    func commit(_ change: StoreChange, context: ChangeContext) throws(StoreError) {
         let sequence = lastSequence + 1
         if let journal {
             do {
@@ -116,7 +116,7 @@ public final class EntitlementStore: Sendable {
             }
         }
         lastSequence = sequence
-        return state.apply(change, context: context, sequence: sequence)
+        state.apply(change, context: context, sequence: sequence)
     }
 }
 
@@ -230,7 +230,7 @@ extension EntitlementStore {
                 lifecycle: grant.initialLifecycle(createdAt: createdAt, expiresAt: expiresAt)
             )
             let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: createdAt)
-            _ = try commit(.create(membership, idempotencyKey: grant.idempotencyKey), context: context)
+            try commit(.create(membership, idempotencyKey: grant.idempotencyKey), context: context)
             return Recorded(membership, sequence: lastSequence)
         }
     }
@@ -256,7 +256,7 @@ extension EntitlementStore {
             guard existing.revocation == nil else { return Recorded(existing, sequence: lastSequence, isReplay: true) }
             let revocation = Revocation(revokedAt: clock(), reason: reason ?? Revocation.defaultReason)
             let context = ChangeContext(actor: actor, reason: reason, recordedAt: revocation.revokedAt)
-            _ = try commit(.revoke(id, revocation), context: context)
+            try commit(.revoke(id, revocation), context: context)
             return Recorded(state.membership(withID: id)!, sequence: lastSequence)
         }
     }
@@ -268,7 +268,7 @@ extension EntitlementStore {
     public func define(entitlement: String, products: [String], by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<[String]> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<[String]> in
             let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
-            _ = try commit(.define(entitlement: entitlement, products: products), context: context)
+            try commit(.define(entitlement: entitlement, products: products), context: context)
             return Recorded(state.catalog[entitlement]?.sorted ?? [], sequence: lastSequence)
         }
     }

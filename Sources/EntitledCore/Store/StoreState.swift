@@ -84,10 +84,8 @@ struct StoreState: Sendable {
         )
     }
 
-    /// Applies `change`, number `sequence` made in `context`, and returns how many memberships a claim
-    /// moved (0 for other changes).
-    @discardableResult
-    mutating func apply(_ change: StoreChange, context: ChangeContext, sequence: UInt64) -> Int {
+    /// Applies `change`, number `sequence` made in `context`.
+    mutating func apply(_ change: StoreChange, context: ChangeContext, sequence: UInt64) {
         newestChangeTime = max(newestChangeTime, context.recordedAt.millisecondsSinceEpoch)
         switch change {
         case .create(let membership, let idempotencyKey):
@@ -100,30 +98,26 @@ struct StoreState: Sendable {
                     MembershipRevision(sequence: sequence, context: context, action: .grant, effectiveAt: membership.createdAt, before: nil)
                 ]
             }
-            return 0
         case .claim(let device, let user):
-            guard let slots = unclaimedSlotsByDevice.removeAll(for: device) else { return 0 }
+            guard let slots = unclaimedSlotsByDevice.removeAll(for: device) else { return }
             for slot in slots {
                 record(.claim, of: slot, sequence: sequence, context: context, effectiveAt: context.recordedAt)
                 memberships[slot].user = user
                 ownedSlotsByUser.add(slot, to: user)
                 claimedSlotsByDevice.add(slot, to: device)
             }
-            return slots.count
         case .revoke(let id, let revocation):
-            guard let slot = slot(of: id), memberships[slot].revocation == nil else { return 0 }
+            guard let slot = slot(of: id), memberships[slot].revocation == nil else { return }
             record(.revoke, of: slot, sequence: sequence, context: context, effectiveAt: revocation.revokedAt)
             memberships[slot].revocation = revocation
             access[slot].isRevoked = true
-            return 0
         case .define(let entitlement, let products):
             catalog[entitlement] = EntitlementProducts(products, codes: &productCodes)
             catalogRevisions.append(
                 CatalogRevision(sequence: sequence, context: context, entitlement: entitlement, products: catalog[entitlement]!.sorted)
             )
-            return 0
         case .event(let event, let result):
-            guard let slot = slot(of: result.id) else { return 0 }
+            guard let slot = slot(of: result.id) else { return }
             // Effective at the event's time, kept within the membership's own history so that its
             // revisions stay in order: not before its last change, not after the event was recorded.
             let earliest = revisions[UInt32(slot)]?.last?.effectiveAt ?? memberships[slot].createdAt
@@ -131,7 +125,6 @@ struct StoreState: Sendable {
             record(.event(event), of: slot, sequence: sequence, context: context, effectiveAt: effectiveAt)
             memberships[slot] = result
             access[slot] = AccessRecord(result, product: productCodes.intern(result.productId))
-            return 0
         }
     }
 
