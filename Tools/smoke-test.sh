@@ -52,6 +52,12 @@ expect '{"op":"check","device":"iphone-7f3a","entitlement":"pro"}' '"active":fal
 expect "{\"op\":\"revoke\",\"membership\":\"$membership\",\"reason\":\"refund\"}" '"status":"revoked"'
 expect '{"op":"check","user":"alice","entitlement":"pro"}' '"active":false'
 expect '{"op":"chek","user":"alice"}' '"code":"unknown_op"'
+# The README's "Subscriptions over time": a trial, a webhook's cancellation (applied once), the trail.
+expect '{"op":"grant","user":"bob","product":"prod_pro_yearly","duration":"365d","willRenew":true,"periodType":"trial","idempotencyKey":"checkout-8812"}' '"status":"trialing"'
+trial=$(grep -o 'mem_[0-9a-z]*' <<<"$last_response" | head -1)
+expect "{\"op\":\"event\",\"membership\":\"$trial\",\"type\":\"cancellation\",\"eventId\":\"evt_31\",\"eventTime\":\"2026-01-01T00:00:00Z\"}" '"applied":true'
+expect "{\"op\":\"event\",\"membership\":\"$trial\",\"type\":\"cancellation\",\"eventId\":\"evt_31\",\"eventTime\":\"2026-01-01T00:00:00Z\"}" '"reason":"duplicate"'
+expect '{"op":"history","user":"alice"}' '"action":"revoke","reason":"refund"'
 exec 3>&-
 
 kill -TERM "$pid"
