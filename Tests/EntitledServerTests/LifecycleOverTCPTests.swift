@@ -246,3 +246,24 @@ extension LifecycleOverTCPTests {
         }
     }
 }
+
+@Suite("Versioning over a real TCP connection")
+struct HelloOverTCPTests {
+    @Test func helloAnswersTheProtocolVersionTheServerAndEveryOperation() async throws {
+        try await withTestServer { server in
+            let hello = try server.connect().request(#"{"op":"hello","id":1}"#)
+            #expect(hello.ok == true)
+            #expect(hello["protocol"] as? Int == 1)
+            #expect((hello["server"] as? String)?.hasPrefix("entitled ") == true)
+            let operations = try #require(hello["operations"] as? [String])
+            #expect(operations.contains("check"))
+            #expect(operations.contains("hello"))
+            #expect(Set(operations).count == operations.count)
+            // Every operation it names is one it answers: none is refused as unknown.
+            let connection = try server.connect()
+            for operation in operations {
+                #expect(try connection.request(#"{"op":"\#(operation)"}"#).errorCode != "unknown_op", "\(operation)")
+            }
+        }
+    }
+}

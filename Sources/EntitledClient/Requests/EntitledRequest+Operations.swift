@@ -5,6 +5,8 @@
 /// one it does not know with `bad_request`. The lists this library knows are in `EntitledRequest.Names`.
 extension EntitledRequest {
     public static let ping = EntitledRequest(op: "ping")
+    /// The protocol version, the server's version and the operations it answers.
+    public static let hello = EntitledRequest(op: "hello")
     public static let catalog = EntitledRequest(op: "catalog")
     public static let snapshot = EntitledRequest(op: "snapshot")
 

@@ -145,6 +145,9 @@ public struct RequestProcessor: Sendable {
             switch request {
             case .ping:
                 return .success(Outcome(.pong))
+            case .hello:
+                let operations = Request.Operation.allCases.map(\.rawValue)
+                return .success(Outcome(.hello(protocolVersion: protocolVersion, server: "entitled " + EntitledServer.version, operations: operations)))
             case .check(let query):
                 return .success(Outcome(.access(try store.check(query))))
             case .grant(let grant, let reason):

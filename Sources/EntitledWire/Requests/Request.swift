@@ -1,8 +1,14 @@
 import EntitledCore
 
+/// The version of the protocol this server speaks (PROTOCOL.md §7): what `hello` answers. Raised only for
+/// a change an older client could misread; additions keep it.
+public let protocolVersion = 1
+
 /// A decoded, validated request: everything an operation needs, typed.
 public enum Request: Sendable {
     case ping
+    /// Which protocol version, server and operations this is.
+    case hello
     /// Create a membership; `reason` is for the audit trail.
     ///
     /// `indirect`, as `event` is: their payloads are several times a check's, and an enum is as large as
@@ -33,6 +39,7 @@ public enum Request: Sendable {
     public var op: Operation {
         switch self {
         case .ping: return .ping
+        case .hello: return .hello
         case .grant: return .grant
         case .check: return .check
         case .claim: return .claim
@@ -52,7 +59,7 @@ public enum Request: Sendable {
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch
+            unwatch, hello
     }
 }
 
@@ -91,6 +98,7 @@ extension Request.Operation {
         case (11, UInt8(ascii: "m")): candidate = .memberships
         case (5, UInt8(ascii: "e")): candidate = .event
         case (5, UInt8(ascii: "w")): candidate = .watch
+        case (5, UInt8(ascii: "h")): candidate = .hello
         case (7, UInt8(ascii: "h")): candidate = .history
         case (7, UInt8(ascii: "u")): candidate = .unwatch
         case (8, UInt8(ascii: "c")): candidate = .customer
@@ -117,6 +125,7 @@ extension Request.Operation {
         case .history: return "history"
         case .watch: return "watch"
         case .unwatch: return "unwatch"
+        case .hello: return "hello"
         }
     }
 }

@@ -19,6 +19,8 @@ extension RequestFields {
         switch operation {
         case .ping:
             return .ping
+        case .hello:
+            return .hello
         case .grant:
             return .grant(try grant(), reason: try text(.reason, text(of: reason)))
         case .check:

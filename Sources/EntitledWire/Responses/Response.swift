@@ -28,4 +28,6 @@ public enum Response: Sendable {
     case history([AuditEntry])
     /// `watch` and `unwatch`: how many watches the connection has now.
     case watches(Int)
+    /// `hello`: the protocol version, the server's name and version, the operations it answers.
+    case hello(protocolVersion: Int, server: String, operations: [String])
 }

@@ -70,6 +70,13 @@ public enum ResponseEncoder {
         case .watches(let count):
             buffer.writeStaticString(",\"watches\":")
             buffer.writeJSONInteger(count)
+        case .hello(let version, let server, let operations):
+            buffer.writeStaticString(",\"protocol\":")
+            buffer.writeJSONInteger(version)
+            buffer.writeStaticString(",\"server\":")
+            buffer.writeJSONString(server)
+            buffer.writeStaticString(",\"operations\":")
+            writeStrings(operations, into: &buffer)
         case .snapshot(let file, let sequence, let bytes, let milliseconds, let memberships):
             buffer.writeStaticString(",\"file\":")
             buffer.writeJSONString(file)
