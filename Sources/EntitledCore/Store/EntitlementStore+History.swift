@@ -32,39 +32,6 @@ extension EntitlementStore {
             }
         }
     }
-
-    /// `check` for a moment before the newest change: the memberships as they were then (not yet created,
-    /// not yet claimed, not yet revoked or changed by an event), against today's catalog. Slower than a
-    /// check of the present (it reads every membership the subject ever had, and their revisions), and
-    /// allocates. The caller holds the read lock.
-    func checkAsOf(_ query: AccessQuery, moment: Timestamp) throws(StoreError) -> AccessResult {
-        do {
-            let entitlementProducts: Set<String>?
-            switch query.filter {
-            case .entitlement(let name):
-                guard let products = state.catalog[name] else { throw .unknownEntitlement(name) }
-                entitlementProducts = Set(products.sorted)
-            case .anyProduct, .product:
-                entitlementProducts = nil
-            }
-            var found = false
-            var latestExpiry = Int64.min
-            for slot in state.slotsEverVisible(to: query.subject) {
-                guard let membership = state.membership(atSlot: slot, asOf: moment),
-                    StoreState.isVisible(membership, to: query.subject), membership.isActive(at: moment)
-                else { continue }
-                switch query.filter {
-                case .anyProduct: break
-                case .product(let product): guard membership.productId == product else { continue }
-                case .entitlement: guard entitlementProducts!.contains(membership.productId) else { continue }
-                }
-                found = true
-                latestExpiry = max(latestExpiry, membership.accessStops?.millisecondsSinceEpoch ?? .max)
-            }
-            guard found else { return .inactive }
-            return .active(until: latestExpiry == .max ? nil : Timestamp(millisecondsSinceEpoch: latestExpiry))
-        }
-    }
 }
 
 extension EntitlementStore {

@@ -129,14 +129,15 @@ extension EntitlementStore {
     /// a scan of the subject's few 16-byte access records, no allocation, no reference counting.
     /// - Throws: `StoreError.unknownEntitlement` when the filter names an entitlement the catalog lacks.
     ///
-    /// A moment before the newest change sees the memberships as they were then (see `checkAsOf`); a later
+    /// A moment before the newest change sees the memberships as they were then
+    /// (`StoreState.access(_:asOf:)`); a later
     /// one, now included, sees them as they are, on this path.
     public func check(_ query: AccessQuery) throws(StoreError) -> AccessResult {
         let moment = (query.moment ?? clock()).millisecondsSinceEpoch
         return try lock.withReadLock { () throws(StoreError) -> AccessResult in
             // A client's "now" a little behind the server's is the present too, unless something changed
             // in between.
-            if moment < state.newestChangeTime { return try checkAsOf(query, moment: Timestamp(millisecondsSinceEpoch: moment)) }
+            if moment < state.newestChangeTime { return try state.access(query, asOf: Timestamp(millisecondsSinceEpoch: moment)) }
             var found = false
             var latestExpiry = Int64.min
             func consider(_ record: AccessRecord) -> Bool {

@@ -80,3 +80,35 @@ extension StoreState {
         return ends
     }
 }
+
+extension StoreState {
+    /// A check of a moment before the newest change: the memberships as they were then (not yet created,
+    /// not yet claimed, not yet revoked or changed by an event), against today's catalog. Slower than a
+    /// check of the present (it reads every membership the subject ever had, and their revisions), and
+    /// allocates.
+    ///
+    /// `mutating` although it changes nothing, for the reason `forEachVisibleAccess` gives.
+    mutating func access(_ query: AccessQuery, asOf moment: Timestamp) throws(StoreError) -> AccessResult {
+        var entitlementProducts: Set<String>?
+        if case .entitlement(let name) = query.filter {
+            guard let products = catalog[name] else { throw .unknownEntitlement(name) }
+            entitlementProducts = Set(products.sorted)
+        }
+        var found = false
+        var latestExpiry = Int64.min
+        for slot in slotsEverVisible(to: query.subject) {
+            guard let membership = membership(atSlot: slot, asOf: moment), Self.isVisible(membership, to: query.subject),
+                membership.isActive(at: moment)
+            else { continue }
+            switch query.filter {
+            case .anyProduct: break
+            case .product(let product): guard membership.productId == product else { continue }
+            case .entitlement: guard entitlementProducts?.contains(membership.productId) == true else { continue }
+            }
+            found = true
+            latestExpiry = max(latestExpiry, membership.accessStops?.millisecondsSinceEpoch ?? .max)
+        }
+        guard found else { return .inactive }
+        return .active(until: latestExpiry == .max ? nil : Timestamp(millisecondsSinceEpoch: latestExpiry))
+    }
+}
