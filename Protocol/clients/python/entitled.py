@@ -1,0 +1,596 @@
+"""A client for the `entitled` server: newline-delimited JSON over TCP or a Unix socket.
+
+One module, Python 3.11 standard library only. The protocol is specified in Protocol/PROTOCOL.md
+(protocol version 1); this module follows it and adds nothing the server does not do.
+
+    from entitled import Client, EntitledError
+
+    with Client("127.0.0.1", 7117) as c:              # or Client(unix_socket="/run/entitled.sock")
+        c.define("pro", ["prod_pro_monthly", "prod_pro_yearly"])
+        c.grant("prod_pro_monthly", device="iphone-7f3a", duration="30d", source="app_store")
+        if c.check(device="iphone-7f3a", entitlement="pro"):
+            ...                                         # access; .expires_at is a time or None (lifetime)
+
+Field names
+    Keyword arguments are written in snake_case and sent under the protocol's names: a name that contains
+    "_" is turned into lowerCamelCase (expires_at -> expiresAt, event_id -> eventId,
+    grace_period_expires_at -> gracePeriodExpiresAt, idempotency_key -> idempotencyKey, ...). A name
+    without "_" (user, product, all, or an already camel-cased expiresAt) is sent as written. This holds
+    for the typed methods, for request() and for the dicts given to pipeline(). Arguments that are None
+    are left out (the protocol treats null as absent). Responses are returned exactly as parsed, with the
+    protocol's (camelCase) names.
+
+Values
+    Strings, booleans, numbers, lists and dicts are sent as JSON. A timezone-aware datetime is sent as an
+    RFC 3339 time in UTC with milliseconds; a naive datetime is refused (ValueError), because the protocol
+    requires a zone. A timedelta of whole seconds is sent as a duration in seconds ("2592000s").
+
+Results of the typed methods
+    ping, hello, grant, define, snapshot, event  -> the answer dict (without being reduced)
+    check                                        -> CheckResult: true when active; .expires_at
+    claim                                        -> int, the "claimed" count
+    revoke                                       -> dict, the "membership"
+    memberships, history                         -> list, the "memberships" / "history" array
+    catalog                                      -> dict, the "entitlements" object
+    customer                                     -> dict, the "customer" object
+    watch, unwatch                               -> int, the "watches" count
+    Every typed method also accepts **extra fields, sent as given (after the name rule above), so fields
+    added by later protocol versions can be used without a new client.
+
+Errors
+    EntitledError      the server answered {"ok": false, ...}: .code ("not_found", "bad_request", ...),
+                       .message (for people; do not parse it), .answer (the whole answer).
+    ConnectionClosedError (a ConnectionError) the connection is closed or dropped; the client cannot be
+                       used any more. A request without an answer may or may not have been carried out.
+    TimeoutError       no progress for `timeout` seconds while waiting for answers; the client closes the
+                       connection, because a late answer would otherwise be taken for the next request's.
+    ProtocolError      the server sent something the protocol does not allow (not JSON, a wrong id echo);
+                       the client closes the connection.
+    A "too_large" answer raises EntitledError; the server closes the connection after it, so the next call
+    raises ConnectionClosedError. In a pipeline, the requests after a too_large line get no answer:
+    pipeline() raises ConnectionClosedError, whose .answers holds the answers up to the too_large one.
+
+Answers, ids and pushed lines
+    Every request is sent with an "id" (a counter of the client, unless you give one); the server echoes it
+    and the client checks the echo, so answers can never be mismatched. Answers come in request order, so
+    pipeline() sends all its requests at once and pairs the answers by position. A line with "push" and no
+    "ok" is a pushed line (after watch()); it is never taken as an answer: it is queued, whenever it
+    arrives, and returned by next_push(). A watching connection must keep reading: call next_push() often
+    enough (the server closes a connection that leaves 4 MiB of output unread).
+
+Threads
+    A Client is one connection. Its methods take a lock, so threads may share it, but a next_push() that
+    waits holds the lock for as long as it waits; give a watching thread its own Client.
+
+Reconnecting is not done: after ConnectionClosedError, make a new Client (and watch again: watches belong
+to the connection).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as _dt
+import json
+import re
+import selectors
+import socket
+import threading
+import time
+from typing import Any, Iterable, Mapping
+
+__all__ = [
+    "Client",
+    "CheckResult",
+    "EntitledError",
+    "ConnectionClosedError",
+    "ProtocolError",
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "PROTOCOL_VERSION",
+]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7117
+PROTOCOL_VERSION = 1
+
+_READ_SIZE = 65536
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+
+
+class EntitledError(Exception):
+    """The server answered {"ok": false, "error": {"code": ..., "message": ...}}."""
+
+    def __init__(self, code: str, message: str, answer: Mapping[str, Any] | None = None):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.answer = dict(answer) if answer is not None else {}
+
+
+class ConnectionClosedError(ConnectionError):
+    """The connection is closed (by close(), the server, or the network). `answers` holds the answers a
+    pipeline received before the connection dropped."""
+
+    def __init__(self, message: str, answers: list[dict] | None = None):
+        super().__init__(message)
+        self.answers = answers or []
+
+
+class ProtocolError(Exception):
+    """The server sent a line the protocol does not allow."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """The answer of check(). True exactly when `active`; `expires_at` is the RFC 3339 time when access
+    stops by itself, or None: lifetime when active, absent when not active."""
+
+    active: bool
+    expires_at: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.active
+
+    @property
+    def expires_at_datetime(self) -> _dt.datetime | None:
+        """`expires_at` as an aware datetime (UTC), or None."""
+        return parse_time(self.expires_at) if self.expires_at is not None else None
+
+
+def parse_time(value: str) -> _dt.datetime:
+    """Parses a time the server wrote ("2026-12-22T00:31:45.833Z") into an aware datetime."""
+    return _dt.datetime.fromisoformat(value)
+
+
+def wire_name(name: str) -> str:
+    """expires_at -> expiresAt; names without "_" are returned unchanged."""
+    if not _SNAKE.match(name):
+        return name
+    first, *rest = name.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def wire_value(value: Any) -> Any:
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"a time must have a zone (got the naive datetime {value!r})")
+        utc = value.astimezone(_dt.timezone.utc)
+        return utc.strftime("%Y-%m-%dT%H:%M:%S") + f".{utc.microsecond // 1000:03d}Z"
+    if isinstance(value, _dt.timedelta):
+        seconds = value.total_seconds()
+        if seconds <= 0 or value.microseconds:
+            raise ValueError(f"a duration must be a positive whole number of seconds (got {value!r})")
+        return f"{int(seconds)}s"
+    return value
+
+
+def _fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        if value is None:
+            continue
+        key = wire_name(name)
+        if key in out:
+            raise ValueError(f"field {key!r} given twice")
+        out[key] = wire_value(value)
+    return out
+
+
+class Client:
+    """One connection to an `entitled` server.
+
+    Client()                              TCP to 127.0.0.1:7117
+    Client("10.0.0.5", 7117)              TCP
+    Client(unix_socket="/tmp/e.sock")     Unix domain socket
+    timeout: seconds allowed to connect, and without progress while waiting for answers (None: no limit).
+    """
+
+    def __init__(
+        self,
+        host: str = DEFAULT_HOST,
+        port: int = DEFAULT_PORT,
+        *,
+        unix_socket: str | None = None,
+        timeout: float | None = 10.0,
+    ):
+        self.timeout = timeout
+        if unix_socket is not None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.settimeout(timeout)
+                sock.connect(unix_socket)
+            except BaseException:
+                sock.close()
+                raise
+            self.address = f"unix {unix_socket}"
+        else:
+            sock = socket.create_connection((host, port), timeout=timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.address = f"tcp {host}:{port}"
+        sock.setblocking(False)
+        self._sock: socket.socket | None = sock
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(sock, selectors.EVENT_READ)
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of _buffer known to hold no "\n"
+        self._pushes: collections.deque[dict] = collections.deque()
+        self._next_id = 1
+        self._lock = threading.RLock()
+        self._closed_reason: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the connection (idempotent). Queued pushed lines stay readable with next_push()."""
+        self._shut("the client closed the connection")
+
+    @property
+    def closed(self) -> bool:
+        return self._sock is None
+
+    def fileno(self) -> int:
+        """The socket's file descriptor, for select(): readable means a pushed line (or more) arrived."""
+        if self._sock is None:
+            raise ConnectionClosedError(self._closed_reason or "the connection is closed")
+        return self._sock.fileno()
+
+    def _shut(self, reason: str) -> None:
+        sock = self._sock
+        if sock is None:
+            return
+        self._sock = None
+        self._closed_reason = reason
+        try:
+            self._selector.unregister(sock)
+        except (KeyError, ValueError):
+            pass
+        self._selector.close()
+        sock.close()
+
+    def _require_open(self) -> socket.socket:
+        if self._sock is None:
+            raise ConnectionClosedError(self._closed_reason or "the connection is closed")
+        return self._sock
+
+    # -- requests --------------------------------------------------------------------------------------
+
+    def request(self, op: str, **fields: Any) -> dict:
+        """Sends one request and returns its answer (a dict with "ok": true).
+        Raises EntitledError when the answer is {"ok": false, ...}."""
+        answer = self.pipeline([{"op": op, **fields}])[0]
+        if answer.get("ok") is not True:
+            raise _error_of(answer)
+        return answer
+
+    def pipeline(self, requests: Iterable[Mapping[str, Any]]) -> list[dict]:
+        """Sends every request without waiting, then returns their answers in the same order.
+
+        Each request is a mapping with "op" and its fields (names as for request()). Error answers are
+        returned as they are ({"ok": false, "error": {...}}), not raised, so one failure does not hide the
+        other answers; raise_for() turns one into an EntitledError. Sending and reading overlap, so a
+        pipeline of any length cannot deadlock on the server's flow control."""
+        with self._lock:
+            sock = self._require_open()
+            lines: list[bytes] = []
+            ids: list[Any] = []
+            for req in requests:
+                body = _fields(req)
+                if not isinstance(body.get("op"), str):
+                    raise ValueError(f"a request needs an \"op\" string: {dict(req)!r}")
+                if "id" not in body:
+                    body["id"] = self._next_id
+                    self._next_id += 1
+                ids.append(body["id"])
+                text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+                lines.append(text.encode("utf-8") + b"\n")
+            if not lines:
+                return []
+            return self._exchange(sock, b"".join(lines), ids)
+
+    def next_push(self, timeout: float | None = None) -> dict | None:
+        """Returns the oldest pushed line ({"push": "access", "cause": ..., "membership": {...}}), waiting
+        up to `timeout` seconds for one (None: as long as it takes; 0: only what already arrived).
+        Returns None when none came in time. Raises ConnectionClosedError when none is queued and the
+        connection is closed."""
+        with self._lock:
+            deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+            while True:
+                if self._pushes:
+                    return self._pushes.popleft()
+                line = self._pop_line()
+                if line is not None:
+                    self._route(line, None)
+                    continue
+                sock = self._require_open()
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining < 0:
+                    return None
+                if not self._selector.select(remaining):
+                    if remaining is not None:
+                        return None
+                    continue
+                self._receive(sock, answers=None)
+
+    @property
+    def pending_pushes(self) -> int:
+        """How many pushed lines are queued (read from the socket, not yet returned by next_push)."""
+        return len(self._pushes)
+
+    @staticmethod
+    def raise_for(answer: Mapping[str, Any]) -> dict:
+        """Returns `answer` when it is a success, raises its EntitledError otherwise."""
+        if answer.get("ok") is not True:
+            raise _error_of(answer)
+        return dict(answer)
+
+    # -- the exchange ----------------------------------------------------------------------------------
+
+    def _exchange(self, sock: socket.socket, out: bytes, ids: list[Any]) -> list[dict]:
+        answers: list[dict] = []
+        view = memoryview(out)
+        sent = 0
+        send_failed = False
+        deadline = self._deadline()
+        try:
+            while len(answers) < len(ids):
+                line = self._pop_line()
+                if line is not None:
+                    self._route(line, answers, ids)
+                    continue
+                want_write = sent < len(out) and not send_failed
+                events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want_write else 0)
+                self._selector.modify(sock, events)
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    self._shut("timed out waiting for an answer")
+                    raise TimeoutError(
+                        f"no answer from {self.address} within {self.timeout} s "
+                        f"({len(answers)} of {len(ids)} answers received); the connection is closed"
+                    )
+                for _key, mask in self._selector.select(remaining):
+                    if mask & selectors.EVENT_WRITE and sent < len(out):
+                        try:
+                            n = sock.send(view[sent : sent + _READ_SIZE])
+                        except (BlockingIOError, InterruptedError):
+                            n = 0
+                        except OSError:
+                            # The server closed (e.g. after too_large); read the answers it did send.
+                            send_failed = True
+                            n = 0
+                        if n:
+                            sent += n
+                            deadline = self._deadline()
+                    if mask & selectors.EVENT_READ:
+                        if self._receive(sock, answers):
+                            deadline = self._deadline()
+            return answers
+        finally:
+            if self._sock is not None:
+                self._selector.modify(self._sock, selectors.EVENT_READ)
+
+    def _deadline(self) -> float | None:
+        return None if self.timeout is None else time.monotonic() + self.timeout
+
+    def _receive(self, sock: socket.socket, answers: list[dict] | None) -> bool:
+        """Reads what is available. Returns whether bytes arrived; raises when the connection dropped."""
+        try:
+            data = sock.recv(_READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError as error:
+            self._shut(f"the connection to {self.address} failed: {error}")
+            raise ConnectionClosedError(self._closed_reason, answers) from error
+        if not data:
+            self._shut(f"the server at {self.address} closed the connection")
+            raise ConnectionClosedError(self._closed_reason, answers)
+        self._buffer += data
+        return True
+
+    def _pop_line(self) -> bytes | None:
+        end = self._buffer.find(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(self._buffer)
+            return None
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        self._scanned = 0
+        return line
+
+    def _route(self, line: bytes, answers: list[dict] | None, ids: list[Any] | None = None) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError as error:
+            self._fail(f"the server sent a line that is not JSON: {line[:200]!r} ({error})")
+        if not isinstance(message, dict):
+            self._fail(f"the server sent a line that is not a JSON object: {line[:200]!r}")
+        if "push" in message and "ok" not in message:
+            self._pushes.append(message)
+            return
+        if "ok" not in message:
+            self._fail(f"the server sent a line with neither \"ok\" nor \"push\": {line[:200]!r}")
+        if answers is None or ids is None:
+            self._fail(f"the server sent an answer to no request: {line[:200]!r}")
+        expected = ids[len(answers)]
+        if "id" in message:
+            if message["id"] != expected:
+                self._fail(f"answer id {message['id']!r} where {expected!r} was expected")
+        elif message.get("ok") is not False:
+            self._fail(f"an answer without the id {expected!r} that was sent: {line[:200]!r}")
+        answers.append(message)
+        if _code_of(message) == "too_large":
+            # The server closes the connection after too_large; nothing after it will be answered.
+            self._shut("the server closed the connection after a too_large answer")
+            if len(answers) < len(ids):
+                raise ConnectionClosedError(
+                    f"{self._closed_reason}: {len(ids) - len(answers)} later requests got no answer",
+                    answers,
+                )
+
+    def _fail(self, message: str) -> None:
+        self._shut(message)
+        raise ProtocolError(message)
+
+    # -- typed operations (PROTOCOL.md section 6) ------------------------------------------------------
+
+    def _call(self, op: str, fields: dict[str, Any], extra: Mapping[str, Any]) -> dict:
+        return self.request(op, **fields, **extra)
+
+    def ping(self, **extra: Any) -> dict:
+        return self._call("ping", {}, extra)
+
+    def hello(self, **extra: Any) -> dict:
+        """{"protocol": 1, "server": "entitled 0.1.0", "operations": [...]}."""
+        return self._call("hello", {}, extra)
+
+    def grant(
+        self,
+        product: str,
+        *,
+        user: str | None = None,
+        device: str | None = None,
+        plan: str | None = None,
+        source: str | None = None,
+        expires_at: str | _dt.datetime | None = None,
+        duration: str | _dt.timedelta | None = None,
+        will_renew: bool | None = None,
+        period_type: str | None = None,
+        environment: str | None = None,
+        ownership: str | None = None,
+        grant_type: str | None = None,
+        transaction_id: str | None = None,
+        original_transaction_id: str | None = None,
+        idempotency_key: str | None = None,
+        reason: str | None = None,
+        **extra: Any,
+    ) -> dict:
+        """Creates a membership. Returns the answer: {"membership": {...}} (+ "idempotentReplay": true)."""
+        return self._call("grant", dict(
+            product=product, user=user, device=device, plan=plan, source=source, expires_at=expires_at,
+            duration=duration, will_renew=will_renew, period_type=period_type, environment=environment,
+            ownership=ownership, grant_type=grant_type, transaction_id=transaction_id,
+            original_transaction_id=original_transaction_id, idempotency_key=idempotency_key,
+            reason=reason,
+        ), extra)
+
+    def check(
+        self,
+        *,
+        user: str | None = None,
+        device: str | None = None,
+        product: str | None = None,
+        entitlement: str | None = None,
+        at: str | _dt.datetime | None = None,
+        **extra: Any,
+    ) -> CheckResult:
+        """Whether the subject has access (to `product`, to `entitlement`, or to anything)."""
+        answer = self._call("check", dict(
+            user=user, device=device, product=product, entitlement=entitlement, at=at,
+        ), extra)
+        return CheckResult(active=answer["active"] is True, expires_at=answer.get("expiresAt"))
+
+    def claim(self, *, device: str, user: str, reason: str | None = None, **extra: Any) -> int:
+        """Gives the device's unclaimed guest memberships to the user. Returns how many moved."""
+        return self._call("claim", dict(device=device, user=user, reason=reason), extra)["claimed"]
+
+    def revoke(self, membership: str, *, reason: str | None = None, **extra: Any) -> dict:
+        """Revokes a membership. Returns the membership."""
+        return self._call("revoke", dict(membership=membership, reason=reason), extra)["membership"]
+
+    def memberships(
+        self,
+        *,
+        user: str | None = None,
+        device: str | None = None,
+        at: str | _dt.datetime | None = None,
+        **extra: Any,
+    ) -> list[dict]:
+        """Every membership the subject sees, newest first."""
+        return self._call("memberships", dict(user=user, device=device, at=at), extra)["memberships"]
+
+    def define(
+        self, entitlement: str, products: Iterable[str], *, reason: str | None = None, **extra: Any
+    ) -> dict:
+        """Sets an entitlement's products. Returns {"entitlement": ..., "products": [sorted]}."""
+        return self._call("define", dict(
+            entitlement=entitlement, products=list(products), reason=reason,
+        ), extra)
+
+    def catalog(self, **extra: Any) -> dict[str, list[str]]:
+        """Every entitlement and its products."""
+        return self._call("catalog", {}, extra)["entitlements"]
+
+    def snapshot(self, **extra: Any) -> dict:
+        """Writes a snapshot now. Returns {"file", "sequence", "bytes", "durationMs", "memberships"}."""
+        return self._call("snapshot", {}, extra)
+
+    def event(
+        self,
+        membership: str,
+        type: str,
+        *,
+        event_id: str,
+        event_time: str | _dt.datetime,
+        expires_at: str | _dt.datetime | None = None,
+        grace_period_expires_at: str | _dt.datetime | None = None,
+        product: str | None = None,
+        transaction_id: str | None = None,
+        reason: str | None = None,
+        **extra: Any,
+    ) -> dict:
+        """Applies a store's lifecycle event. Returns {"membership", "applied"} (+ "reason" when ignored:
+        "duplicate", "out_of_order" or "revoked"). An ignored event is not an error."""
+        return self._call("event", dict(
+            membership=membership, type=type, event_id=event_id, event_time=event_time,
+            expires_at=expires_at, grace_period_expires_at=grace_period_expires_at, product=product,
+            transaction_id=transaction_id, reason=reason,
+        ), extra)
+
+    def customer(self, *, user: str | None = None, device: str | None = None, **extra: Any) -> dict:
+        """The CustomerInfo view: entitlements, activeProducts, allPurchasedProductIds, ..."""
+        return self._call("customer", dict(user=user, device=device), extra)["customer"]
+
+    def history(
+        self,
+        *,
+        user: str | None = None,
+        device: str | None = None,
+        entitlement: str | None = None,
+        limit: int | None = None,
+        **extra: Any,
+    ) -> list[dict]:
+        """The audit trail of a subject or an entitlement, newest first."""
+        return self._call("history", dict(
+            user=user, device=device, entitlement=entitlement, limit=limit,
+        ), extra)["history"]
+
+    def watch(
+        self, *, user: str | None = None, device: str | None = None, all: bool | None = None, **extra: Any
+    ) -> int:
+        """Adds a watch to this connection; pushed lines then arrive through next_push().
+        Returns how many watches the connection holds."""
+        return self._call("watch", dict(user=user, device=device, all=all), extra)["watches"]
+
+    def unwatch(
+        self, *, user: str | None = None, device: str | None = None, all: bool | None = None, **extra: Any
+    ) -> int:
+        """Removes a watch (with no target: every watch). Returns how many watches remain."""
+        return self._call("unwatch", dict(user=user, device=device, all=all), extra)["watches"]
+
+
+def _code_of(answer: Mapping[str, Any]) -> str | None:
+    error = answer.get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def _error_of(answer: Mapping[str, Any]) -> EntitledError:
+    error = answer.get("error")
+    if not isinstance(error, dict):
+        return EntitledError("unknown", f"an unsuccessful answer without an error: {answer!r}", answer)
+    return EntitledError(str(error.get("code")), str(error.get("message", "")), answer)

@@ -1,0 +1,529 @@
+"""Tests of entitled.py against a real `entitled` server.
+
+Each test starts its own server: `--port 0 --data-dir <tempdir> --snapshot-interval 0 --socket <tempdir>/e.sock`,
+reads the TCP port from the ready line on standard output, and stops it with SIGTERM in tearDown, expecting
+exit status 0. The binary is $ENTITLED_BINARY (a relative path is taken from the repository root), by default
+.build/debug/entitled; build it first with `swift build --product entitled`.
+
+    python3 -m unittest discover -s Protocol/clients/python -v        # from the repository root
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[2]  # Protocol/clients/python -> the repository root
+sys.path.insert(0, str(HERE))
+
+import entitled  # noqa: E402
+from entitled import CheckResult, Client, ConnectionClosedError, EntitledError, ProtocolError  # noqa: E402
+
+READY_TIMEOUT = 30.0
+PUSH_TIMEOUT = 5.0
+
+
+def server_binary() -> Path:
+    path = Path(os.environ.get("ENTITLED_BINARY") or ".build/debug/entitled")
+    if not path.is_absolute():
+        path = REPO_ROOT / path
+    return path
+
+
+def setUpModule() -> None:
+    binary = server_binary()
+    if not (binary.is_file() and os.access(binary, os.X_OK)):
+        raise RuntimeError(
+            f"no entitled binary at {binary}: run `swift build --product entitled` in {REPO_ROOT}, "
+            "or set ENTITLED_BINARY"
+        )
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class ServerTestCase(unittest.TestCase):
+    """Starts a fresh server for each test; self.client() opens a tracked TCP connection to it."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="entitled-py-")
+        self.socket_path = os.path.join(self.tmp, "e.sock")
+        self.stdout_path = os.path.join(self.tmp, "stdout.txt")
+        self.stderr_path = os.path.join(self.tmp, "stderr.txt")
+        self.clients: list[Client] = []
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [str(server_binary()), "--port", "0", "--data-dir", os.path.join(self.tmp, "data"),
+                 "--snapshot-interval", "0", "--socket", self.socket_path],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.tmp,
+            )
+        self.port = self._wait_for_port()
+
+    def _wait_for_port(self) -> int:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            with open(self.stdout_path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            match = re.search(r"listening on .*?tcp 127\.0\.0\.1:(\d+)", text)
+            if match:
+                return int(match.group(1))
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        self._kill()
+        with open(self.stderr_path, encoding="utf-8", errors="replace") as f:
+            raise RuntimeError(f"entitled did not become ready; stderr:\n{f.read()}")
+
+    def _kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop_server(self) -> int:
+        """SIGTERM, then the exit status (killed after 15 s)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._kill()
+                self.fail("entitled did not exit within 15 s of SIGTERM")
+        return self.proc.returncode
+
+    def tearDown(self) -> None:
+        for c in self.clients:
+            c.close()
+        try:
+            status = self.stop_server()
+            self.assertEqual(status, 0, "entitled's exit status after SIGTERM")
+        finally:
+            self._kill()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def client(self, **kwargs) -> Client:
+        c = Client("127.0.0.1", self.port, **kwargs)
+        self.clients.append(c)
+        return c
+
+
+class HelloAndBasics(ServerTestCase):
+    def test_hello(self) -> None:
+        c = self.client()
+        hello = c.hello()
+        self.assertIs(hello["ok"], True)
+        self.assertEqual(hello["protocol"], entitled.PROTOCOL_VERSION)
+        self.assertTrue(hello["server"].startswith("entitled "))
+        for op in ["ping", "hello", "grant", "check", "claim", "revoke", "memberships", "define", "catalog",
+                   "snapshot", "event", "customer", "history", "watch", "unwatch"]:
+            self.assertIn(op, hello["operations"])
+        self.assertIs(c.ping()["ok"], True)
+
+    def test_id_is_echoed(self) -> None:
+        c = self.client()
+        self.assertEqual(c.request("ping", id="abc")["id"], "abc")
+        answers = c.pipeline([{"op": "ping", "id": {"n": [1, 2]}}, {"op": "ping", "id": None}, {"op": "ping"}])
+        self.assertEqual(answers[0]["id"], {"n": [1, 2]})
+        self.assertIsInstance(answers[1]["id"], int)  # None means absent: the client's own id
+        self.assertEqual(answers[2]["id"], answers[1]["id"] + 1)
+
+    def test_context_manager_closes(self) -> None:
+        with Client("127.0.0.1", self.port) as c:
+            self.assertIs(c.ping()["ok"], True)
+        self.assertTrue(c.closed)
+        with self.assertRaises(ConnectionClosedError):
+            c.ping()
+
+
+class Access(ServerTestCase):
+    def test_define_grant_check(self) -> None:
+        c = self.client()
+        defined = c.define("pro", ["prod_pro_yearly", "prod_pro_monthly", "prod_pro_monthly"])
+        self.assertEqual(defined["products"], ["prod_pro_monthly", "prod_pro_yearly"])
+        self.assertEqual(c.catalog(), {"pro": ["prod_pro_monthly", "prod_pro_yearly"]})
+
+        # Nothing yet: inactive, falsy, no expiry.
+        before = c.check(user="alice", entitlement="pro")
+        self.assertEqual(before, CheckResult(active=False, expires_at=None))
+        self.assertFalse(before)
+
+        grant = c.grant("prod_pro_monthly", user="alice", duration="30d", source="app_store")
+        membership = grant["membership"]
+        self.assertEqual(membership["status"], "active")
+        self.assertEqual(membership["user"], "alice")
+        self.assertNotIn("idempotentReplay", grant)
+
+        by_entitlement = c.check(user="alice", entitlement="pro")
+        self.assertTrue(by_entitlement)
+        self.assertIs(by_entitlement.active, True)
+        self.assertEqual(by_entitlement.expires_at, membership["expiresAt"])
+        expires = by_entitlement.expires_at_datetime
+        self.assertAlmostEqual((expires - utc_now()).total_seconds(), 30 * 86400, delta=120)
+
+        self.assertTrue(c.check(user="alice", product="prod_pro_monthly"))
+        self.assertTrue(c.check(user="alice"))  # any product
+        self.assertFalse(c.check(user="alice", product="prod_pro_yearly"))
+        self.assertFalse(c.check(user="bob", entitlement="pro"))
+        # The past: before the grant, alice had nothing.
+        self.assertFalse(c.check(user="alice", entitlement="pro", at=utc_now() - dt.timedelta(days=1)))
+        # The future: after 30 days, the membership has expired.
+        self.assertFalse(c.check(user="alice", entitlement="pro", at=utc_now() + dt.timedelta(days=31)))
+
+        # An expiry in the past (an import) is inactive at once; a lifetime grant is active with no expiry.
+        old = c.grant("prod_pro_yearly", user="carol", expires_at=dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc))
+        self.assertEqual(old["membership"]["status"], "expired")
+        self.assertEqual(old["membership"]["expiresAt"], "2020-01-01T00:00:00Z")
+        self.assertFalse(c.check(user="carol", entitlement="pro"))
+        c.grant("prod_pro_yearly", user="carol", source="promotional")
+        lifetime = c.check(user="carol", entitlement="pro")
+        self.assertTrue(lifetime)
+        self.assertIsNone(lifetime.expires_at)  # active and lifetime: still truthy
+
+    def test_snake_case_fields_reach_the_server(self) -> None:
+        c = self.client()
+        grant = c.grant("prod_premium", user="u1", duration=dt.timedelta(days=7), period_type="trial",
+                        will_renew=True, transaction_id="t-1", idempotency_key="order-1", reason="trial")
+        m = grant["membership"]
+        self.assertEqual((m["status"], m["periodType"], m["willRenew"]), ("trialing", "trial", True))
+        self.assertEqual(m["transactions"][0]["id"], "t-1")
+        replay = c.grant("prod_premium", user="u1", idempotency_key="order-1")
+        self.assertIs(replay["idempotentReplay"], True)
+        self.assertEqual(replay["membership"]["id"], m["id"])
+        with self.assertRaises(EntitledError) as caught:
+            c.grant("prod_other", user="u1", idempotencyKey="order-1")  # wire names pass through too
+        self.assertEqual(caught.exception.code, "conflict")
+
+    def test_guest_purchase_and_claim(self) -> None:
+        # The seeds' "How Guest Purchases Work" table (PROTOCOL.md, Guest purchases and claim).
+        c = self.client()
+        c.define("pro", ["prod_pro_monthly"])
+        # Purchase without login: the membership is tied to the device.
+        guest = c.grant("prod_pro_monthly", device="dev_A", duration="30d")["membership"]
+        self.assertNotIn("user", guest)
+        self.assertTrue(c.check(device="dev_A", entitlement="pro"))
+        self.assertFalse(c.check(user="user_42", entitlement="pro"))
+        self.assertEqual([m["id"] for m in c.memberships(device="dev_A")], [guest["id"]])
+        # Login after purchase: the membership is claimed by the user account.
+        self.assertEqual(c.claim(device="dev_A", user="user_42"), 1)
+        self.assertTrue(c.check(user="user_42", device="dev_A", entitlement="pro"))
+        self.assertEqual(c.memberships(user="user_42")[0]["user"], "user_42")
+        # Same user, new device: the user sees everything, with or without the new device.
+        self.assertTrue(c.check(user="user_42", device="dev_B", entitlement="pro"))
+        # Logout: the device alone no longer sees the claimed membership.
+        self.assertFalse(c.check(device="dev_A", entitlement="pro"))
+        self.assertEqual(c.memberships(device="dev_A"), [])
+        # A repeated claim, or a claim by another user, moves nothing.
+        self.assertEqual(c.claim(device="dev_A", user="user_42"), 0)
+        self.assertEqual(c.claim(device="dev_A", user="user_99"), 0)
+        self.assertFalse(c.check(user="user_99", entitlement="pro"))
+        customer = c.customer(user="user_42")
+        self.assertEqual(customer["activeProducts"], ["prod_pro_monthly"])
+        self.assertIs(customer["entitlements"]["pro"]["isActive"], True)
+
+    def test_revoke(self) -> None:
+        c = self.client()
+        m = c.grant("prod_x", user="dave")["membership"]
+        self.assertTrue(c.check(user="dave", product="prod_x"))
+        revoked = c.revoke(m["id"], reason="refund")
+        self.assertEqual((revoked["id"], revoked["status"], revoked["isActive"]), (m["id"], "revoked", False))
+        self.assertEqual(revoked["reason"], "refund")
+        self.assertFalse(c.check(user="dave", product="prod_x"))
+        again = c.revoke(m["id"], reason="chargeback")  # idempotent: the first reason stays
+        self.assertEqual((again["reason"], again["revokedAt"]), ("refund", revoked["revokedAt"]))
+
+    def test_errors_raise_entitled_error(self) -> None:
+        c = self.client()
+        with self.assertRaises(EntitledError) as caught:
+            c.check(user="alice", entitlement="gold")
+        self.assertEqual(caught.exception.code, "not_found")
+        self.assertTrue(caught.exception.message)
+        self.assertEqual(caught.exception.answer["ok"], False)
+        self.assertIn("not_found", str(caught.exception))
+
+        with self.assertRaises(EntitledError) as caught:
+            c.revoke("mem_0000000000000")
+        self.assertEqual(caught.exception.code, "not_found")
+        with self.assertRaises(EntitledError) as caught:
+            c.request("grant", user="alice")  # no product
+        self.assertEqual(caught.exception.code, "bad_request")
+        with self.assertRaises(EntitledError) as caught:
+            c.grant("p", user="alice", duration="1 month")
+        self.assertEqual(caught.exception.code, "bad_request")
+        with self.assertRaises(EntitledError) as caught:
+            c.history(user="alice", limit=0)
+        self.assertEqual(caught.exception.code, "bad_request")
+        with self.assertRaises(EntitledError) as caught:
+            c.request("refund")
+        self.assertEqual(caught.exception.code, "unknown_op")
+        # The connection stays usable after errors.
+        self.assertIs(c.ping()["ok"], True)
+
+
+class Pipelining(ServerTestCase):
+    def test_pipeline_100_requests(self) -> None:
+        c = self.client()
+        requests = []
+        for i in range(50):
+            requests.append({"op": "grant", "user": f"user_{i}", "product": f"prod_{i}", "duration": "1d"})
+            requests.append({"op": "check", "user": f"user_{i}", "product": f"prod_{i}"})
+        requests[51] = {"op": "check", "user": "user_25", "entitlement": "undefined"}  # an error in the middle
+        self.assertEqual(len(requests), 100)
+        answers = c.pipeline(requests)
+        self.assertEqual(len(answers), 100)
+        ids = [a["id"] for a in answers]
+        self.assertEqual(ids, list(range(ids[0], ids[0] + 100)))  # in request order
+        for i in range(50):
+            grant, check = answers[2 * i], answers[2 * i + 1]
+            self.assertEqual(grant["membership"]["user"], f"user_{i}")
+            self.assertEqual(grant["membership"]["productId"], f"prod_{i}")
+            if i == 25:
+                self.assertEqual(check["ok"], False)
+                self.assertEqual(check["error"]["code"], "not_found")
+                with self.assertRaises(EntitledError):
+                    Client.raise_for(check)
+            else:
+                self.assertEqual(check["active"], True)
+                self.assertEqual(check["expiresAt"], grant["membership"]["expiresAt"])
+        self.assertIs(c.ping()["ok"], True)
+
+    def test_large_pipeline_does_not_deadlock(self) -> None:
+        # About 450 KB of answers, far beyond the server's 64 KiB of unsent output: the client has to read
+        # while it writes.
+        c = self.client()
+        answers = c.pipeline([{"op": "hello"} for _ in range(3000)])
+        self.assertEqual(len(answers), 3000)
+        self.assertTrue(all(a["protocol"] == 1 for a in answers))
+
+
+class Watching(ServerTestCase):
+    def test_push_after_a_grant_from_another_client(self) -> None:
+        watcher, writer = self.client(), self.client()
+        self.assertEqual(watcher.watch(user="wendy"), 1)
+        self.assertIsNone(watcher.next_push(0))
+
+        m = writer.grant("prod_w", user="wendy", duration="1h")["membership"]
+        push = watcher.next_push(PUSH_TIMEOUT)
+        self.assertIsNotNone(push)
+        self.assertEqual((push["push"], push["cause"]), ("access", "grant"))
+        self.assertNotIn("ok", push)
+        self.assertEqual(push["membership"]["id"], m["id"])
+        self.assertIsInstance(push["sequence"], int)
+
+        # A push that arrives before a request's answer is queued, not taken for the answer.
+        m2 = writer.grant("prod_w2", user="wendy")["membership"]
+        ready, _, _ = select.select([watcher], [], [], PUSH_TIMEOUT)  # the push is in the socket now
+        self.assertEqual(ready, [watcher])
+        result = watcher.check(user="wendy", product="prod_w2")
+        self.assertEqual(result, CheckResult(active=True, expires_at=None))
+        self.assertEqual(watcher.pending_pushes, 1)
+        push = watcher.next_push(0)
+        self.assertEqual((push["cause"], push["membership"]["id"]), ("grant", m2["id"]))
+
+        # A revoke pushes too; a pipeline on the watching connection gets only answers.
+        writer.revoke(m["id"])
+        answers = watcher.pipeline([{"op": "ping"}] * 20)
+        self.assertTrue(all(a["ok"] is True and "push" not in a for a in answers))
+        push = watcher.next_push(PUSH_TIMEOUT)
+        self.assertEqual((push["cause"], push["membership"]["status"]), ("revoke", "revoked"))
+
+        # After unwatch, nothing more arrives.
+        self.assertEqual(watcher.unwatch(), 0)
+        writer.grant("prod_w3", user="wendy")
+        self.assertIsNone(watcher.next_push(0.3))
+
+    def test_watch_errors(self) -> None:
+        c = self.client()
+        with self.assertRaises(EntitledError) as caught:
+            c.watch()
+        self.assertEqual(caught.exception.code, "bad_request")
+        with self.assertRaises(EntitledError) as caught:
+            c.watch(user="u", all=True)
+        self.assertEqual(caught.exception.code, "bad_request")
+        self.assertEqual(c.watch(all=True), 1)
+        self.assertEqual(c.watch(device="d"), 2)
+        self.assertEqual(c.unwatch(all=True), 1)
+
+
+class EventsAndHistory(ServerTestCase):
+    def test_event_applied_then_duplicate(self) -> None:
+        c = self.client()
+        m = c.grant("prod_sub", user="erin", duration="7d", will_renew=True, transaction_id="1000")["membership"]
+        now = utc_now()
+        renewal = dict(event_id="evt_1", event_time=now, expires_at=now + dt.timedelta(days=30),
+                       transaction_id="1001")
+        first = c.event(m["id"], "renewal", **renewal)
+        self.assertIs(first["applied"], True)
+        self.assertNotIn("reason", first)
+        self.assertEqual(first["membership"]["renewsCount"], 1)
+        self.assertEqual([t["id"] for t in first["membership"]["transactions"]], ["1000", "1001"])
+
+        again = c.event(m["id"], "renewal", **renewal)  # the store redelivers it
+        self.assertIs(again["applied"], False)
+        self.assertEqual(again["reason"], "duplicate")
+        self.assertEqual(again["membership"]["renewsCount"], 1)
+
+        late = c.event(m["id"], "billing_issue", event_id="evt_0", event_time=now - dt.timedelta(hours=1))
+        self.assertEqual((late["applied"], late["reason"]), (False, "out_of_order"))
+
+        with self.assertRaises(EntitledError) as caught:
+            c.event(m["id"], "renewal", event_id="evt_2", event_time=now)  # renewal needs expiresAt
+        self.assertEqual(caught.exception.code, "bad_request")
+        with self.assertRaises(EntitledError) as caught:
+            c.event("mem_0000000000000", "pause", event_id="e", event_time=now)
+        self.assertEqual(caught.exception.code, "not_found")
+
+    def test_history_newest_first(self) -> None:
+        c = self.client()
+        m = c.grant("prod_h", user="hank", duration="30d", reason="signup")["membership"]
+        c.event(m["id"], "cancellation", event_id="evt_c", event_time=utc_now(), reason="ticket 1")
+        c.revoke(m["id"], reason="refund")
+        trail = c.history(user="hank")
+        self.assertEqual([e["action"] for e in trail], ["revoke", "cancellation", "grant"])
+        self.assertEqual([e.get("reason") for e in trail], ["refund", "ticket 1", "signup"])
+        times = [entitled.parse_time(e["time"]) for e in trail]
+        self.assertEqual(times, sorted(times, reverse=True))
+        sequences = [e["sequence"] for e in trail]
+        self.assertEqual(sequences, sorted(sequences, reverse=True))
+        self.assertEqual([e["action"] for e in c.history(user="hank", limit=1)], ["revoke"])
+
+        c.define("pro", ["a"], reason="launch")
+        c.define("pro", ["a", "b"], reason="more")
+        defines = c.history(entitlement="pro")
+        self.assertEqual([(e["reason"], e["products"]) for e in defines], [("more", ["a", "b"]), ("launch", ["a"])])
+        self.assertEqual(c.history(user="nobody"), [])
+
+    def test_snapshot(self) -> None:
+        c = self.client()
+        c.grant("p", user="s")
+        snap = c.snapshot()
+        self.assertTrue(snap["file"].startswith("snapshot-"))
+        self.assertEqual(snap["memberships"], 1)
+        self.assertTrue(os.path.exists(os.path.join(self.tmp, "data", snap["file"])))
+
+
+class Connections(ServerTestCase):
+    def test_unix_socket(self) -> None:
+        with Client(unix_socket=self.socket_path) as unix:
+            self.assertEqual(unix.hello()["protocol"], 1)
+            unix.define("pro", ["prod_u"])
+            unix.grant("prod_u", device="dev_U", duration="1h")
+            self.assertTrue(unix.check(device="dev_U", entitlement="pro"))
+            answers = unix.pipeline([{"op": "check", "device": "dev_U"}] * 100)
+            self.assertTrue(all(a["active"] is True for a in answers))
+        # TCP and the Unix socket share one store.
+        self.assertTrue(self.client().check(device="dev_U", entitlement="pro"))
+
+    def test_server_going_away_is_a_clear_error(self) -> None:
+        c = self.client()
+        self.assertIs(c.ping()["ok"], True)
+        self.assertEqual(self.stop_server(), 0)
+        with self.assertRaises(ConnectionClosedError):
+            c.ping()
+        self.assertTrue(c.closed)
+        with self.assertRaises(ConnectionClosedError):
+            c.check(user="x")
+        with self.assertRaises(ConnectionClosedError):
+            c.next_push(0)
+
+    def test_too_large_closes_the_connection(self) -> None:
+        c = self.client()
+        with self.assertRaises(EntitledError) as caught:
+            c.request("ping", padding="x" * 70000)
+        self.assertEqual(caught.exception.code, "too_large")
+        self.assertTrue(c.closed)
+        with self.assertRaises(ConnectionClosedError):
+            c.ping()
+        # In a pipeline, the requests after the long line get no answer.
+        d = self.client()
+        with self.assertRaises(ConnectionClosedError) as closed:
+            d.pipeline([{"op": "ping"}, {"op": "ping", "padding": "x" * 70000}, {"op": "ping"}])
+        self.assertEqual([a["ok"] for a in closed.exception.answers], [True, False])
+
+
+class WithoutServer(unittest.TestCase):
+    """The parts that need no server: names, values, results, timeouts, bad lines."""
+
+    def test_wire_names(self) -> None:
+        self.assertEqual(entitled.wire_name("expires_at"), "expiresAt")
+        self.assertEqual(entitled.wire_name("grace_period_expires_at"), "gracePeriodExpiresAt")
+        self.assertEqual(entitled.wire_name("original_transaction_id"), "originalTransactionId")
+        self.assertEqual(entitled.wire_name("expiresAt"), "expiresAt")
+        self.assertEqual(entitled.wire_name("user"), "user")
+        self.assertEqual(entitled.wire_name("_private"), "_private")
+
+    def test_wire_values(self) -> None:
+        berlin = dt.timezone(dt.timedelta(hours=1))
+        self.assertEqual(entitled.wire_value(dt.datetime(2027, 12, 21, 0, 0, 0, 123456, tzinfo=berlin)),
+                         "2027-12-20T23:00:00.123Z")
+        with self.assertRaises(ValueError):
+            entitled.wire_value(dt.datetime(2027, 1, 1))
+        self.assertEqual(entitled.wire_value(dt.timedelta(days=30)), "2592000s")
+        with self.assertRaises(ValueError):
+            entitled.wire_value(dt.timedelta(seconds=1.5))
+        self.assertEqual(entitled.wire_value(["a"]), ["a"])
+
+    def test_check_result_is_bool_friendly(self) -> None:
+        self.assertTrue(CheckResult(True, None))
+        self.assertFalse(CheckResult(False))
+        self.assertEqual(CheckResult(True, "2026-12-22T00:31:45.833Z").expires_at_datetime,
+                         dt.datetime(2026, 12, 22, 0, 31, 45, 833000, tzinfo=dt.timezone.utc))
+
+    def _fake_server(self, reply: bytes | None) -> tuple[socket.socket, threading.Thread]:
+        """A listener that reads one line and sends `reply` (None: never answers)."""
+        listener = socket.create_server(("127.0.0.1", 0))
+        stop = threading.Event()
+
+        def serve() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                if reply is not None:
+                    conn.sendall(reply)
+                stop.wait(5)
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        self.addCleanup(stop.set)
+        self.addCleanup(listener.close)
+        return listener, thread
+
+    def test_timeout_closes_the_connection(self) -> None:
+        listener, _ = self._fake_server(None)
+        c = Client("127.0.0.1", listener.getsockname()[1], timeout=0.3)
+        started = time.monotonic()
+        with self.assertRaises(TimeoutError):
+            c.ping()
+        self.assertLess(time.monotonic() - started, 3)
+        self.assertTrue(c.closed)
+
+    def test_wrong_id_echo_is_a_protocol_error(self) -> None:
+        listener, _ = self._fake_server(b'{"ok":true,"id":999}\n')
+        c = Client("127.0.0.1", listener.getsockname()[1], timeout=5)
+        with self.assertRaises(ProtocolError):
+            c.ping()
+        self.assertTrue(c.closed)
+
+    def test_push_before_answer_is_queued(self) -> None:
+        listener, _ = self._fake_server(b'{"push":"access","cause":"grant"}\n{"ok":true,"id":1}\n')
+        c = Client("127.0.0.1", listener.getsockname()[1], timeout=5)
+        self.assertEqual(c.ping(), {"ok": True, "id": 1})
+        self.assertEqual(c.next_push(0), {"push": "access", "cause": "grant"})
+        self.assertIsNone(c.next_push(0))
+        c.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
