@@ -92,7 +92,15 @@ let package = Package(
             ]
         ),
         // A Swift client of the protocol: requests, responses, a connection. Knows nothing of the server.
-        .target(name: "EntitledClient"),
+        // The blocking connection is plain POSIX; the async one (Async/) runs on SwiftNIO's event loops.
+        .target(
+            name: "EntitledClient",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // The system's libedit (Debian libedit-dev), with fixed-signature shims for its variadic functions.
         .systemLibrary(
             name: "CLibEdit",

@@ -15,6 +15,14 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
     case responseTooLarge(address: ServerAddress, limit: Int)
     /// The server refused the token given for authentication.
     case authenticationFailed(address: ServerAddress, failure: ServerFailure)
+    /// The server answered with an error (`"ok":false`). Only the typed conveniences of the async client
+    /// (`EntitledPool.check`, ...) and `EntitledPool.watch` throw it; `send` returns such an answer as a
+    /// response, like `EntitledConnection.send`.
+    case server(ServerFailure)
+    /// The task waiting for the answer was cancelled. The request may still be carried out.
+    case cancelled
+    /// The connection or pool was closed by its owner.
+    case closed
 
     /// A stable machine-readable name for the case.
     public var code: String {
@@ -26,6 +34,9 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
         case .malformedResponse: "malformed_response"
         case .responseTooLarge: "response_too_large"
         case .authenticationFailed: "authentication_failed"
+        case .server: "server_error"
+        case .cancelled: "cancelled"
+        case .closed: "closed"
         }
     }
 
@@ -39,6 +50,9 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
         case .malformedResponse(let line, let reason): "the server sent a line that is not a response (\(reason)): \(line.prefix(200))"
         case .responseTooLarge(let address, let limit): "\(address) sent a response longer than \(limit) bytes"
         case .authenticationFailed(let address, let failure): "\(address) refused the token: \(failure.message)"
+        case .server(let failure): "the server refused the request (\(failure.code)): \(failure.message)"
+        case .cancelled: "the request was cancelled before its answer came"
+        case .closed: "the connection was closed by the client"
         }
     }
 

@@ -1,0 +1,338 @@
+import EntitledClient
+import EntitledTestSupport
+import Testing
+
+/// `EntitledAsyncConnection` and `EntitledPool` against a real `entitled`, and against scripted servers
+/// for the failures a real one does not show on demand.
+@Suite struct AsyncClientTests {
+    // MARK: - One connection
+
+    @Test func twoHundredConcurrentSendsOnOneConnectionAreEachAnsweredWithTheirOwnAnswer() async throws {
+        let server = try RunningEntitled()
+        let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    if index.isMultiple(of: 2) {
+                        // With an id: the answer must carry it back.
+                        let answer = try await connection.send(.check(user: "u\(index)").with(id: index), timeout: .seconds(20))
+                        #expect(answer.isOK)
+                        #expect(answer["id"] == .number(String(index)))
+                        #expect(answer["active"] == .bool(false))
+                    } else {
+                        // Without one: only the order tells whose answer it is; the membership says it was right.
+                        let answer = try await connection.send(.grant(user: "u\(index)", product: "prod_\(index)"), timeout: .seconds(20))
+                        #expect(answer.membership?.user == "u\(index)")
+                        #expect(answer.membership?.productId == "prod_\(index)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(connection.isOpen)
+        #expect(connection.inFlight == 0)
+        let memberships = try await connection.send(.memberships(user: "u7"))
+        #expect(memberships.memberships?.map(\.productId) == ["prod_7"])
+        await connection.close()
+        #expect(!connection.isOpen)
+        await #expect(throws: EntitledClientError.closed) { try await connection.send(.ping) }
+    }
+
+    @Test func worksOverAUnixSocket() async throws {
+        let server = try RunningEntitled(unixSocket: true)
+        let connection = try await EntitledAsyncConnection.connect(to: .unixSocket(path: try #require(server.socketPath)))
+        #expect(try await connection.send(.ping.with(id: "u")).line == #"{"ok":true,"id":"u"}"#)
+        await connection.close()
+    }
+
+    @Test func aServerThatIsDownIsCannotConnectWithTheSystemsReason() async throws {
+        let server = try RunningEntitled()
+        let port = server.port
+        server.stop()
+        await #expect(throws: EntitledClientError.cannotConnect(address: .tcp(host: "127.0.0.1", port: port), reason: "connection refused")) {
+            _ = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: port))
+        }
+    }
+
+    @Test func errorAnswersAreReturnedBySendAndThrownAsTheTypedServerErrorByTheConveniences() async throws {
+        let server = try RunningEntitled()
+        let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        let answer = try await connection.send(.revoke(membership: "mem_0000000000000").with(id: 3))
+        #expect(answer.error?.code == "not_found")
+        #expect(answer["id"] == .number("3"))
+        #expect(connection.isOpen)
+        await connection.close()
+
+        let pool = EntitledPool(address: .tcp(host: "127.0.0.1", port: server.port))
+        do {
+            _ = try await pool.check(user: "u1", entitlement: "gold")
+            Issue.record("expected a server error")
+        } catch {
+            guard case .server(let failure) = error else {
+                Issue.record("expected .server, got \(error)")
+                return
+            }
+            #expect(failure.code == "not_found")
+            #expect(error.code == "server_error")
+        }
+        do {
+            _ = try await pool.sendExpectingSuccess(.grant(user: "u1", product: "p", duration: "1 month"))
+            Issue.record("expected a server error")
+        } catch {
+            #expect(error.serverFailure?.code == "bad_request")
+            #expect(error.serverFailure?.message.contains("duration") == true)
+        }
+        await pool.close()
+    }
+
+    @Test func aTimeoutFailsEveryRequestInFlightAndClosesTheConnection() async throws {
+        let fake = try FakeLineServer { line in line.contains(#""ping""#) ? .line(#"{"ok":true}"#) : .silence }
+        let address = ServerAddress.tcp(host: "127.0.0.1", port: fake.port)
+        let connection = try await EntitledAsyncConnection.connect(to: address)
+        #expect(try await connection.send(.ping).isOK)
+        let started = ContinuousClock.now
+        let results = await withTaskGroup(of: Result<EntitledResponse, EntitledClientError>.self) { group in
+            for index in 0..<5 {
+                group.addTask {
+                    do throws(EntitledClientError) {
+                        // The first has the shortest timeout; the later ones, queued behind it, fail with it.
+                        return .success(try await connection.send(.check(user: "u\(index)"), timeout: index == 0 ? .milliseconds(300) : .seconds(30)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            var results: [Result<EntitledResponse, EntitledClientError>] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(results.count == 5)
+        for result in results {
+            #expect(throws: EntitledClientError.timedOut(address: address, seconds: 0.3)) { try result.get() }
+        }
+        #expect(!connection.isOpen)
+        #expect(connection.closeReason == .timedOut(address: address, seconds: 0.3))
+        await #expect(throws: EntitledClientError.connectionClosed(address: address)) { try await connection.send(.ping) }
+    }
+
+    @Test func aDroppedConnectionFailsEveryRequestInFlight() async throws {
+        let fake = try FakeLineServer { line in line.contains("boom") ? .close : .silence }
+        let address = ServerAddress.tcp(host: "127.0.0.1", port: fake.port)
+        let connection = try await EntitledAsyncConnection.connect(to: address)
+        let waiting = (0..<3).map { index in
+            Task {
+                try await connection.send(.check(user: "u\(index)"), timeout: .seconds(30))
+            }
+        }
+        // Pipelined: all three are written although none was answered.
+        while fake.receivedLines.count < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(connection.inFlight == 3)
+        await #expect(throws: EntitledClientError.connectionClosed(address: address)) {
+            try await connection.send(.check(user: "boom"), timeout: .seconds(30))
+        }
+        for task in waiting {
+            await #expect(throws: EntitledClientError.connectionClosed(address: address)) { try await task.value }
+        }
+        #expect(!connection.isOpen)
+    }
+
+    @Test func anAnswerWithAnotherIdMeansTheStreamIsOutOfStepAndClosesTheConnection() async throws {
+        let fake = try FakeLineServer { _ in .line(#"{"ok":true,"id":99}"#) }
+        let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: fake.port))
+        do {
+            _ = try await connection.send(.ping.with(id: 1))
+            Issue.record("expected malformedResponse")
+        } catch {
+            guard case .malformedResponse = error else {
+                Issue.record("expected malformedResponse, got \(error)")
+                return
+            }
+        }
+        #expect(!connection.isOpen)
+    }
+
+    @Test func aPushedLineIsNeverTakenForAnAnswer() async throws {
+        let push = #"{"push":"access","cause":"grant","sequence":1,"membership":{"id":"mem_1"}}"#
+        let fake = try FakeLineServer { _ in .line(push + "\n" + #"{"ok":true,"id":1}"#) }
+        let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: fake.port))
+        let answer = try await connection.send(.ping.with(id: 1))
+        #expect(answer.line == #"{"ok":true,"id":1}"#)
+        var pushes = connection.pushes.makeAsyncIterator()
+        #expect(await pushes.next()?.line == push)
+        await connection.close()
+    }
+
+    // MARK: - The pool
+
+    @Test func thePoolSpreadsConcurrentRequestsOverItsConnections() async throws {
+        let server = try RunningEntitled()
+        let pool = EntitledPool(address: .tcp(host: "127.0.0.1", port: server.port), configuration: .init(connections: 2))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    let answer = try await pool.send(.ping.with(id: index))
+                    #expect(answer["id"] == .number(String(index)))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let status = await pool.connectionStatus
+        #expect(status.count == 2)
+        #expect(status.allSatisfy { $0.isOpen && $0.sent > 0 && $0.inFlight == 0 && $0.connects == 1 })
+        #expect(status.map(\.sent).reduce(0, +) == 100)
+        await pool.close()
+        await #expect(throws: EntitledClientError.closed) { try await pool.send(.ping) }
+    }
+
+    @Test func thePoolFailsRequestsDuringAnOutageAndReconnectsAfterTheRestart() async throws {
+        let server = try RunningEntitled()
+        let address = ServerAddress.tcp(host: "127.0.0.1", port: server.port)
+        let pool = EntitledPool(
+            address: address, configuration: .init(connections: 2, initialBackoff: .milliseconds(20), maximumBackoff: .milliseconds(100))
+        )
+        #expect(try await pool.check(user: "u1") == .inactive)
+        _ = try await pool.sendExpectingSuccess(.grant(user: "u1", product: "prod_a"))
+
+        server.stop()
+        for _ in 0..<3 {
+            do {
+                _ = try await pool.send(.ping)
+                Issue.record("a request during the outage must fail")
+            } catch {
+                #expect(["cannot_connect", "connection_closed", "connection_failed"].contains(error.code), "\(error)")
+            }
+        }
+        #expect(await pool.connectionStatus.allSatisfy { !$0.isOpen })
+
+        try server.restart()
+        try await Task.sleep(for: .milliseconds(250))  // more than the longest backoff
+        #expect(try await pool.check(user: "u1", product: "prod_a") == .active(until: nil))
+        #expect(try await pool.send(.ping.with(id: "after")).isOK)
+        await pool.close()
+    }
+
+    @Test func watchYieldsPushesOfChangesMadeElsewhereAndEndsCleanlyWhenTheConsumerIsCancelled() async throws {
+        let server = try RunningEntitled()
+        let pool = EntitledPool(address: .tcp(host: "127.0.0.1", port: server.port))
+        let collected = Collected()
+        let stream = pool.watch(user: "w1")
+        let consumer = Task { () -> String in
+            do {
+                for try await push in stream { await collected.add(push) }
+                return "finished"
+            } catch {
+                return "failed: \(error)"
+            }
+        }
+        // The watch is in place once a grant is pushed; grant until one is (the first may come too early).
+        var grants = 0
+        while await collected.pushes.isEmpty, grants < 50 {
+            _ = try await pool.sendExpectingSuccess(.grant(user: "w1", product: "prod_w"))
+            grants += 1
+            for _ in 0..<10 where await collected.pushes.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let first = try #require(await collected.pushes.first)
+        #expect(first.kind == "access")
+        #expect(first.cause == "grant")
+        #expect(first.membership?.user == "w1")
+        #expect(first.membership?.productId == "prod_w")
+        // Another subject's change is not pushed.
+        _ = try await pool.sendExpectingSuccess(.grant(user: "someone_else", product: "prod_w"))
+
+        consumer.cancel()
+        #expect(await consumer.value == "finished")
+        #expect(await collected.pushes.allSatisfy { $0.membership?.user == "w1" })
+        await pool.close()
+    }
+
+    @Test func aCancelledWatchSendsUnwatchAndClosesItsConnection() async throws {
+        let fake = try FakeLineServer { line in
+            line.contains(#""unwatch""#) ? .line(#"{"ok":true,"watches":0}"#) : .line(#"{"ok":true,"watches":1}"#)
+        }
+        let pool = EntitledPool(address: .tcp(host: "127.0.0.1", port: fake.port))
+        let stream = pool.watch(user: "w1")
+        let consumer = Task { () -> String in
+            do {
+                for try await _ in stream {}
+                return "finished"
+            } catch {
+                return "failed: \(error)"
+            }
+        }
+        while fake.receivedLines.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        // Let the watch's answer arrive: a consumer that stops while the watch is being sent only closes.
+        try await Task.sleep(for: .milliseconds(100))
+        consumer.cancel()
+        #expect(await consumer.value == "finished")
+        let deadline = ContinuousClock.now + .seconds(5)
+        while fake.receivedLines.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(fake.receivedLines == [#"{"op":"watch","user":"w1"}"#, #"{"op":"unwatch","user":"w1"}"#])
+        #expect(fake.acceptedConnections == 1)
+    }
+
+    @Test func aRefusedWatchFailsTheStreamWithTheServerError() async throws {
+        let server = try RunningEntitled()
+        let pool = EntitledPool(address: .tcp(host: "127.0.0.1", port: server.port))
+        do {
+            for try await _ in pool.watch() { Issue.record("no push expected") }
+            Issue.record("expected a server error")
+        } catch let error as EntitledClientError {
+            guard case .server(let failure) = error else {
+                Issue.record("expected .server, got \(error)")
+                return
+            }
+            #expect(failure.code == "bad_request")
+        }
+    }
+
+    @Test func aWatchEndsWithTheConnectionErrorWhenTheServerStops() async throws {
+        let server = try RunningEntitled()
+        let address = ServerAddress.tcp(host: "127.0.0.1", port: server.port)
+        let pool = EntitledPool(address: address)
+        let stream = pool.watch(device: "d1")
+        let consumer = Task { () -> String in
+            do {
+                for try await _ in stream {}
+                return "finished"
+            } catch {
+                return "failed: \(error)"
+            }
+        }
+        // Let the watch open (its push stream ends with the connection either way).
+        try await Task.sleep(for: .milliseconds(200))
+        server.stop()
+        let outcome = await consumer.value
+        #expect(outcome.hasPrefix("failed:"), "\(outcome)")
+    }
+}
+
+/// The pushes a consumer task received, read by the test.
+private actor Collected {
+    private(set) var pushes: [EntitledPush] = []
+
+    func add(_ push: EntitledPush) {
+        pushes.append(push)
+    }
+}
+
+extension EntitledRequest {
+    fileprivate func with(id: Int) -> EntitledRequest {
+        var request = self
+        request.fields.append((key: "id", value: .number(String(id))))
+        return request
+    }
+
+    fileprivate func with(id: String) -> EntitledRequest {
+        var request = self
+        request.fields.append((key: "id", value: .string(id)))
+        return request
+    }
+}
+
+extension EntitledClientError {
+    fileprivate var serverFailure: ServerFailure? {
+        if case .server(let failure) = self { return failure }
+        return nil
+    }
+}
