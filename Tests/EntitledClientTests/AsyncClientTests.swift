@@ -336,3 +336,25 @@ extension EntitledClientError {
         return nil
     }
 }
+
+extension AsyncClientTests {
+    /// The README's example, as written there (but for the port): a Swift service checking access.
+    @Test func theReadmesSwiftExampleChecksAccess() async throws {
+        let server = try RunningEntitled()
+        defer { server.stop() }
+        let setup = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        _ = try await setup.send(.define(entitlement: "pro", products: ["prod_pro"]), timeout: .seconds(10))
+        _ = try await setup.send(.grant(user: "alice", product: "prod_pro"), timeout: .seconds(10))
+
+        var printed: [String] = []
+        // --- README ---
+        let entitled = EntitledPool(address: .tcp(host: "127.0.0.1", port: server.port))
+        switch try await entitled.check(user: "alice", entitlement: "pro") {
+        case .active(let until): printed.append("pro until \(until ?? "forever")")
+        case .inactive: printed.append("no access")
+        }
+        // --- end ---
+        await entitled.close()
+        #expect(printed == ["pro until forever"])
+    }
+}
