@@ -30,6 +30,26 @@ struct PipelinedRequest: Sendable {
     let promise: EventLoopPromise<EntitledResponse>
 }
 
+/// Where a connection's pushed lines go, called on the channel's event loop: `deliver` for each pushed
+/// line in the order it came (before any answer read after it completes its request), `finish` once
+/// when the connection has closed (after its close reason is set).
+///
+/// `EntitledAsyncConnection.connect` feeds its `pushes` stream; the synchronous `EntitledConnection`
+/// gives a sink of its own, so a push read before an answer is queued by the time the answer returns.
+struct PushSink: Sendable {
+    let deliver: @Sendable (EntitledPush) -> Void
+    let finish: @Sendable () -> Void
+
+    init(deliver: @escaping @Sendable (EntitledPush) -> Void, finish: @escaping @Sendable () -> Void) {
+        self.deliver = deliver
+        self.finish = finish
+    }
+
+    init(_ continuation: AsyncStream<EntitledPush>.Continuation) {
+        self.init(deliver: { continuation.yield($0) }, finish: { continuation.finish() })
+    }
+}
+
 /// The user outbound event `close()` sends: fail the requests in flight with `closed`, close the channel.
 struct CloseByClient: Sendable {}
 

@@ -22,13 +22,16 @@ import NIOPosix
 /// connection stays closed; open a new one (or use `EntitledPool`, which does). A request is never sent
 /// twice: one that failed may or may not have been carried out.
 ///
-/// Built on SwiftNIO rather than on `LineSocket` with a reader thread: NIO's event loop gives non-blocking
+/// Built on SwiftNIO rather than on blocking sockets with a reader thread: NIO's event loop gives non-blocking
 /// I/O for TCP and Unix sockets, timers for the timeouts, and one thread that owns each connection's state
 /// (the queue of requests waiting for answers lives in a channel handler and is only touched on the
 /// channel's event loop), so there are no locks on the hot path and no thread per connection. The framing
 /// is a small `ByteToMessageDecoder` of our own, and the matching a `ChannelDuplexHandler`, rather than
 /// `NIOAsyncChannel`: the matching must happen in the pipeline, where a write and its place in the queue
 /// are one step.
+///
+/// It is also the core of the synchronous `EntitledConnection`, which waits on its caller's thread for
+/// the futures of `open` and `startSending`: there is one protocol client, with a blocking facade.
 public final class EntitledAsyncConnection: Sendable {
     /// The largest response line accepted (as `EntitledConnection.maximumResponseLength`).
     public static let maximumResponseLength = EntitledConnection.maximumResponseLength
@@ -62,6 +65,30 @@ public final class EntitledAsyncConnection: Sendable {
         let (pushes, continuation) = AsyncStream.makeStream(
             of: EntitledPush.self, bufferingPolicy: .bufferingNewest(maximumQueuedPushes)
         )
+        let connection: EntitledAsyncConnection
+        do {
+            connection = try await open(to: address, timeout: timeout, pushes: pushes, sink: PushSink(continuation)).get()
+        } catch {
+            continuation.finish()
+            throw .cannotConnect(address: address, reason: connectFailureReason(error))
+        }
+        if let token {
+            let answer = try await connection.send(.auth(token: token), timeout: timeout)
+            if let failure = answer.error, failure.code != "unknown_op" {
+                await connection.close()
+                throw .authenticationFailed(address: address, failure: failure)
+            }
+        }
+        return connection
+    }
+
+    /// Opens the channel, within `timeout`, without authenticating; pushed lines go to `sink` (and
+    /// `pushes` is what the connection hands out as its `pushes`). The future fails with NIO's error,
+    /// which `connectFailureReason` turns into a `cannotConnect` reason. The core of `connect`, and of
+    /// the synchronous `EntitledConnection`, which waits for the future on its caller's thread.
+    static func open(
+        to address: ServerAddress, timeout: Duration, pushes: AsyncStream<EntitledPush>, sink: PushSink
+    ) -> EventLoopFuture<EntitledAsyncConnection> {
         let state = AsyncConnectionState()
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(TimeAmount(timeout))
@@ -71,29 +98,16 @@ public final class EntitledAsyncConnection: Sendable {
                         ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumResponseLength))
                     )
                     try channel.pipeline.syncOperations.addHandler(
-                        ResponseMatcher(address: address, pushes: continuation, state: state)
+                        ResponseMatcher(address: address, pushes: sink, state: state)
                     )
                 }
             }
-        let channel: any Channel
-        do {
-            switch address {
-            case .tcp(let host, let port): channel = try await bootstrap.connect(host: host, port: port).get()
-            case .unixSocket(let path): channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
-            }
-        } catch {
-            continuation.finish()
-            throw .cannotConnect(address: address, reason: connectFailureReason(error))
+        let channel: EventLoopFuture<any Channel>
+        switch address {
+        case .tcp(let host, let port): channel = bootstrap.connect(host: host, port: port)
+        case .unixSocket(let path): channel = bootstrap.connect(unixDomainSocketPath: path)
         }
-        let connection = EntitledAsyncConnection(address: address, channel: channel, state: state, pushes: pushes)
-        if let token {
-            let answer = try await connection.send(.auth(token: token), timeout: timeout)
-            if let failure = answer.error, failure.code != "unknown_op" {
-                await connection.close()
-                throw .authenticationFailed(address: address, failure: failure)
-            }
-        }
-        return connection
+        return channel.map { EntitledAsyncConnection(address: address, channel: $0, state: state, pushes: pushes) }
     }
 
     /// Whether the connection is open: neither side has closed it and no request failed on it.
@@ -121,19 +135,11 @@ public final class EntitledAsyncConnection: Sendable {
         if let reason = state.closeReason {
             throw reason == .closed ? .closed : .connectionClosed(address: address)
         }
-        let promise = channel.eventLoop.makePromise(of: EntitledResponse.self)
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        let address = self.address
-        // A write that never reached the handler (the channel closed meanwhile) fails here; one the
-        // handler queued is failed by it, and the second failure is ignored.
-        written.futureResult.whenFailure { _ in promise.fail(EntitledClientError.connectionClosed(address: address)) }
-        let pipelined = PipelinedRequest(
-            line: request.jsonLine, expectedID: request.fields.last(where: { $0.key == "id" })?.value,
-            timeout: timeout, promise: promise
-        )
         state.adjustInFlight(by: 1)
         defer { state.adjustInFlight(by: -1) }
-        channel.writeAndFlush(pipelined, promise: written)
+        let promise = startSending(
+            line: request.jsonLine, expectedID: request.fields.last(where: { $0.key == "id" })?.value, timeout: timeout
+        )
         do {
             return try await withTaskCancellationHandler {
                 try await promise.futureResult.get()
@@ -146,6 +152,39 @@ public final class EntitledAsyncConnection: Sendable {
         } catch {
             throw .connectionFailed(address: address, reason: String(describing: error))
         }
+    }
+
+    /// Writes one request line (without its newline) and returns the promise its answer completes: the
+    /// core of `send`, and of the synchronous `EntitledConnection`, which waits for it on its caller's
+    /// thread. `expectedID`, when given, must be the answer's `id`. Fails as `send` throws.
+    func startSending(line: String, expectedID: JSONValue?, timeout: Duration) -> EventLoopPromise<EntitledResponse> {
+        let promise = channel.eventLoop.makePromise(of: EntitledResponse.self)
+        if let reason = state.closeReason {
+            promise.fail(reason == .closed ? EntitledClientError.closed : .connectionClosed(address: address))
+            return promise
+        }
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        let address = self.address
+        // A write that never reached the handler (the channel closed meanwhile) fails here; one the
+        // handler queued is failed by it, and the second failure is ignored.
+        written.futureResult.whenFailure { _ in promise.fail(EntitledClientError.connectionClosed(address: address)) }
+        let pipelined = PipelinedRequest(line: line, expectedID: expectedID, timeout: timeout, promise: promise)
+        channel.writeAndFlush(pipelined, promise: written)
+        return promise
+    }
+
+    /// Completes once the channel's event loop has handled what the kernel had reported before: a
+    /// server's end of stream, or lines it sent, that had arrived are then processed (`isOpen`, the
+    /// pushes delivered). Lets a synchronous caller look at the connection's state the way a `poll`
+    /// on the socket would.
+    func settled() -> EventLoopFuture<Void> {
+        channel.eventLoop.submit {}
+    }
+
+    /// Starts closing the connection as `close()` does, and returns the future of the channel's close.
+    func startClosing() -> EventLoopFuture<Void> {
+        channel.triggerUserOutboundEvent(CloseByClient(), promise: nil)
+        return channel.closeFuture
     }
 
     /// Closes the connection: requests in flight fail with `closed`, `pushes` ends. Returns once closed.
@@ -163,7 +202,11 @@ public final class EntitledAsyncConnection: Sendable {
             if let dns = error.dnsAError ?? error.dnsAAAAError { return connectFailureReason(dns) }
             return "no address to connect to"
         }
-        if let error = error as? IOError { return LineSocket.errorText(error.errnoCode) }
+        if let error = error as? IOError { return systemErrorText(error.errnoCode) }
+        if let error = error as? SocketAddressError.UnknownHost { return error.errorDescription.lowercasedFirstLetter }
+        if case SocketAddressError.unixDomainSocketPathTooLong = error {
+            return "the socket path is longer than \(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1) bytes"
+        }
         if case ChannelError.connectTimeout = error { return "timed out" }
         return String(describing: error)
     }

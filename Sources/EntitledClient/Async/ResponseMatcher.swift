@@ -23,7 +23,7 @@ final class ResponseMatcher: ChannelDuplexHandler {
     }
 
     private let address: ServerAddress
-    private let pushes: AsyncStream<EntitledPush>.Continuation
+    private let pushes: PushSink
     private let state: AsyncConnectionState
     /// The requests written and not yet answered, oldest first.
     private var waiting = CircularBuffer<Waiting>()
@@ -31,7 +31,7 @@ final class ResponseMatcher: ChannelDuplexHandler {
     /// Set once the connection is done: every later request fails with it.
     private var failure: EntitledClientError?
 
-    init(address: ServerAddress, pushes: AsyncStream<EntitledPush>.Continuation, state: AsyncConnectionState) {
+    init(address: ServerAddress, pushes: PushSink, state: AsyncConnectionState) {
         self.address = address
         self.pushes = pushes
         self.state = state
@@ -63,7 +63,7 @@ final class ResponseMatcher: ChannelDuplexHandler {
         guard failure == nil else { return }
         let line = unwrapInboundIn(data)
         if let push = EntitledPush(pushedLine: line) {
-            pushes.yield(push)
+            pushes.deliver(push)
             return
         }
         guard let first = waiting.first else {
@@ -105,7 +105,7 @@ final class ResponseMatcher: ChannelDuplexHandler {
         case let error as IOError where error.errnoCode == ECONNRESET || error.errnoCode == EPIPE:
             shutDown(.connectionClosed(address: address), context: context)
         case let error as IOError:
-            shutDown(.connectionFailed(address: address, reason: LineSocket.errorText(error.errnoCode)), context: context)
+            shutDown(.connectionFailed(address: address, reason: systemErrorText(error.errnoCode)), context: context)
         default:
             shutDown(.connectionFailed(address: address, reason: String(describing: error)), context: context)
         }

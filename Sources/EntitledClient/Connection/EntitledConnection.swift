@@ -1,15 +1,34 @@
+import Dispatch
+import NIOConcurrencyHelpers
+import NIOCore
+
 /// A synchronous connection to an `entitled` server: one request, then its response.
 ///
 /// After a `watch` the server also pushes lines of its own (`{"push":"access",...}`) at any time, between
-/// answers too. They are never taken for an answer: `send` queues the pushes it reads while it waits,
-/// and `nextPush` hands them out in the order they came, reading more from the server when none is
-/// queued. Watches belong to the server's connection: when this one reconnects they are gone
-/// (`takeLostWatches()` says how many), and the caller watches again.
+/// answers too. They are never taken for an answer: they are queued as they arrive, and `nextPush` hands
+/// them out in the order they came, waiting for more when none is queued. Watches belong to the server's
+/// connection: when this one reconnects they are gone (`takeLostWatches()` says how many), and the caller
+/// watches again.
 ///
 /// It connects on first use and reconnects by itself when it finds, before sending, that the server has
 /// closed the connection (a restart between two requests). A request that was sent and then lost is never
 /// sent again: a retried `grant` would create a second membership, so the caller gets the error instead and
 /// decides. Not thread-safe; one thread uses it.
+///
+/// ## A facade over the async client
+///
+/// There is one protocol client in this library, `EntitledAsyncConnection` (SwiftNIO): this class is a
+/// thin blocking facade over it. Each call starts the work on the connection's event loop (`open`,
+/// `startSending`, ...) and then blocks the caller's thread on the resulting `EventLoopFuture` (NIO's
+/// `wait()`, a condition variable) or, for `nextPush`, on a semaphore the event loop signals when a push
+/// arrives. The event loop completes the futures on its own thread, so the wait never needs another
+/// thread of the caller's to make progress.
+///
+/// **Call it from plain threads only** (a command-line tool's main thread, a thread of your own), never
+/// from Swift concurrency (an `async` function, a `Task`, an actor): each call blocks the thread for up
+/// to `timeout` seconds (`nextPush` up to a day), and a blocked thread of the cooperative pool starves
+/// every other task. Asynchronous code uses `EntitledAsyncConnection` or `EntitledPool` directly. It must
+/// not be called on a SwiftNIO event loop either (NIO traps a `wait()` there).
 public final class EntitledConnection {
     /// The largest response line accepted: a listing of a very large account stays far below it.
     public static let maximumResponseLength = 64 << 20
@@ -18,16 +37,18 @@ public final class EntitledConnection {
     /// Seconds to wait for a connection, and for each response.
     public let timeout: Double
     private let token: String?
-    private var socket: LineSocket?
-    /// Pushed lines read but not yet handed out, oldest first.
-    private var queuedPushes: [EntitledPush] = []
+    /// The open connection, or the one that closed and was not replaced yet; `nil` before the first use,
+    /// after `close()` and after a failed request.
+    private var connection: EntitledAsyncConnection?
+    /// Pushed lines received but not yet handed out, oldest first; filled on the event loop.
+    private let inbox = PushInbox()
 
     /// The most pushed lines kept while nobody reads them; beyond it the oldest are dropped (and counted
     /// in `droppedPushes`), so a caller that watches and never reads cannot grow memory without bound.
     public static let maximumQueuedPushes = 10_000
 
     /// How many pushed lines were dropped because the queue was full.
-    public private(set) var droppedPushes = 0
+    public var droppedPushes: Int { inbox.dropped }
 
     /// The watches the server reported for the open connection (the `watches` of the last `watch` or
     /// `unwatch` answer); 0 after a new connection is opened.
@@ -56,25 +77,37 @@ public final class EntitledConnection {
 
     /// Whether a connection is open and the server has not closed it.
     public var isConnected: Bool {
-        guard let socket else { return false }
-        return !socket.peerHasClosed
+        guard let connection else { return false }
+        settle(connection)
+        return connection.isOpen
     }
 
     /// Opens the connection now (authenticating when a token was given), replacing any open one.
     public func connect() throws(EntitledClientError) {
-        socket = nil
+        drop()
         lostWatches += watchCount
         watchCount = 0
-        let opened = try LineSocket.connect(to: address, timeout: timeout)
-        socket = opened
+        // The pushes go to this facade's inbox; the connection's own stream is left empty.
+        let (unused, continuation) = AsyncStream.makeStream(of: EntitledPush.self)
+        continuation.finish()
+        let opening = EntitledAsyncConnection.open(
+            to: address, timeout: Self.duration(seconds: timeout), pushes: unused, sink: inbox.sinkForNewConnection()
+        )
+        let opened: EntitledAsyncConnection
+        do {
+            opened = try opening.wait()
+        } catch {
+            throw .cannotConnect(address: address, reason: EntitledAsyncConnection.connectFailureReason(error))
+        }
+        connection = opened
         guard let token else { return }
-        let response = try exchange(line: EntitledRequest.auth(token: token).jsonLine, on: opened)
+        let response = try exchange(line: EntitledRequest.auth(token: token).jsonLine, expectedID: nil, on: opened)
         if let failure = response.error {
             if failure.code == "unknown_op" {
                 serverIgnoresAuthentication = true
                 return
             }
-            socket = nil
+            drop()
             throw .authenticationFailed(address: address, failure: failure)
         }
     }
@@ -88,24 +121,28 @@ public final class EntitledConnection {
 
     /// Closes the connection; the next request opens a new one.
     public func close() {
-        socket = nil
+        drop()
         watchCount = 0
     }
 
-    /// Sends one request and returns its response, connecting first when needed.
+    /// Sends one request and returns its response, connecting first when needed. When the request has
+    /// an `id`, the answer must carry the same one (else the stream is out of step: `malformedResponse`).
     public func send(_ request: EntitledRequest) throws(EntitledClientError) -> EntitledResponse {
-        try send(line: request.jsonLine)
+        try send(line: request.jsonLine, expectedID: request.fields.last(where: { $0.key == "id" })?.value)
     }
 
     /// Sends one protocol line exactly as given (it must not contain a newline) and returns the response.
     public func send(line: String) throws(EntitledClientError) -> EntitledResponse {
-        // While watching, pushes already waiting are read first, so they keep their order before the
-        // answer, and a server that closed after pushing is noticed here (and reconnected to) rather than
-        // after sending. Without a watch no push comes, and a request costs no extra read.
-        if watchCount > 0 { readAvailablePushes() }
+        try send(line: line, expectedID: nil)
+    }
+
+    private func send(line: String, expectedID: JSONValue?) throws(EntitledClientError) -> EntitledResponse {
+        // `isConnected` lets the event loop handle what has arrived first: pushes already waiting are
+        // queued before the answer, and a server that closed after the last request is noticed here (and
+        // reconnected to) rather than after sending.
         if !isConnected { try connect() }
-        guard let socket else { throw .connectionClosed(address: address) }
-        let response = try exchange(line: line, on: socket)
+        guard let connection else { throw .connectionClosed(address: address) }
+        let response = try exchange(line: line, expectedID: expectedID, on: connection)
         if response.isOK, let count = response["watches"]?.intValue { watchCount = count }
         return response
     }
@@ -117,83 +154,149 @@ public final class EntitledConnection {
     ///   and the errors of a failed read. Without an open connection there is nothing to wait for, and
     ///   `connectionClosed` is thrown at once.
     public func nextPush(timeout: Double? = nil) throws(EntitledClientError) -> EntitledPush? {
-        if !queuedPushes.isEmpty { return queuedPushes.removeFirst() }
-        guard let socket else { throw .connectionClosed(address: address) }
+        if let push = inbox.take(waitingIfEmpty: false) { return push }
+        guard let connection else { throw .connectionClosed(address: address) }
         let seconds = timeout.map { $0.isNaN ? 0 : min(max($0, 0), Self.maximumTimeout) } ?? self.timeout
-        let deadline = Deadline(seconds: seconds)
-        while queuedPushes.isEmpty {
-            let line: String
-            do {
-                line = try socket.readLine(deadline: deadline, maximumLength: Self.maximumResponseLength)
-            } catch {
-                if case .timedOut = error { return nil }
-                self.socket = nil
-                throw error
-            }
-            guard let push = EntitledPush(pushedLine: line) else {
-                // An answer with no request waiting for it: the stream is out of step.
-                self.socket = nil
-                throw .malformedResponse(line: line, reason: "the server answered a request that was not sent")
-            }
-            enqueue(push)
-        }
-        return queuedPushes.removeFirst()
-    }
-
-    /// Takes every pushed line already read, and those the server has sent that are waiting to be read,
-    /// without waiting for more. Never throws: a closed connection shows at the next request.
-    public func takeAvailablePushes() -> [EntitledPush] {
-        readAvailablePushes()
-        defer { queuedPushes.removeAll() }
-        return queuedPushes
-    }
-
-    /// Reads the pushed lines that have arrived, without waiting; a server that has closed the connection
-    /// leaves it closed (the next request reconnects).
-    private func readAvailablePushes() {
-        guard let socket else { return }
+        let deadline = DispatchTime.now() + DispatchTimeInterval.nanoseconds(Int((seconds * 1e9).rounded()))
+        // Lines that have arrived are handled first, so a look without waiting sees them.
+        settle(connection)
         while true {
-            do {
-                let line = try socket.readLine(deadline: Deadline(seconds: 0), maximumLength: Self.maximumResponseLength)
-                guard let push = EntitledPush(pushedLine: line) else {
-                    self.socket = nil
-                    return
-                }
-                enqueue(push)
-            } catch {
-                if case .timedOut = error { return }
-                self.socket = nil
-                return
+            if let push = inbox.take(waitingIfEmpty: true) { return push }
+            if let reason = connection.closeReason {
+                inbox.stopWaiting()
+                self.connection = nil
+                throw reason == .closed ? .connectionClosed(address: address) : reason
+            }
+            if !inbox.waitForArrival(until: deadline) {
+                inbox.stopWaiting()
+                if let push = inbox.take(waitingIfEmpty: false) { return push }
+                return nil
             }
         }
     }
 
-    private func enqueue(_ push: EntitledPush) {
-        if queuedPushes.count >= Self.maximumQueuedPushes {
-            queuedPushes.removeFirst()
-            droppedPushes += 1
+    /// Takes every pushed line already received, and those the server has sent that are waiting to be
+    /// read, without waiting for more. Never throws: a closed connection shows at the next request.
+    public func takeAvailablePushes() -> [EntitledPush] {
+        if let connection {
+            settle(connection)
+            if !connection.isOpen { self.connection = nil }
         }
-        queuedPushes.append(push)
+        return inbox.takeAll()
     }
 
-    private func exchange(line: String, on socket: LineSocket) throws(EntitledClientError) -> EntitledResponse {
-        let deadline = Deadline(seconds: timeout)
+    /// One request on `connection`, waited for on this thread.
+    private func exchange(
+        line: String, expectedID: JSONValue?, on connection: EntitledAsyncConnection
+    ) throws(EntitledClientError) -> EntitledResponse {
+        let answer = connection.startSending(line: line, expectedID: expectedID, timeout: Self.duration(seconds: timeout))
         do {
-            try socket.send(line: line, deadline: deadline)
-            while true {
-                let answer = try socket.readLine(deadline: deadline, maximumLength: Self.maximumResponseLength)
-                // A pushed line can come before the answer: keep it for `nextPush`, wait on.
-                if let push = EntitledPush(pushedLine: answer) {
-                    enqueue(push)
-                    continue
-                }
-                return try EntitledResponse(line: answer)
-            }
+            return try answer.futureResult.wait()
         } catch {
             // After a failed exchange the stream's position is unknown: a late answer would be taken for
-            // the next request's. Start the next request on a fresh connection.
-            self.socket = nil
-            throw error
+            // the next request's. The async core has closed the connection; the next request opens one.
+            drop()
+            switch error {
+            case EntitledClientError.timedOut: throw .timedOut(address: address, seconds: timeout)
+            case let error as EntitledClientError: throw error
+            default: throw .connectionFailed(address: address, reason: String(describing: error))
+            }
         }
+    }
+
+    /// Waits until the event loop has handled what arrived on the connection so far (see `settled()`).
+    private func settle(_ connection: EntitledAsyncConnection) {
+        _ = try? connection.settled().wait()
+    }
+
+    /// Closes the connection, if any, and forgets it.
+    private func drop() {
+        guard let connection else { return }
+        self.connection = nil
+        _ = try? connection.startClosing().wait()
+    }
+
+    private static func duration(seconds: Double) -> Duration {
+        .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+}
+
+/// The pushed lines an `EntitledConnection` received and has not handed out yet, oldest first. The event
+/// loop delivers to it (through the `PushSink` of the current connection); the facade's thread takes
+/// from it, and waits on a semaphore the delivery signals while the thread waits.
+final class PushInbox: Sendable {
+    private struct State {
+        var queue = CircularBuffer<EntitledPush>()
+        var dropped = 0
+        /// Bumped for each new connection: a connection that was replaced delivers nothing more.
+        var generation: UInt64 = 0
+        /// Whether the facade's thread waits (or is about to) for a delivery to signal `arrivals`.
+        var waiting = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let arrivals = DispatchSemaphore(value: 0)
+
+    var dropped: Int { state.withLockedValue { $0.dropped } }
+
+    /// A sink for a new connection; deliveries of the connections before it are ignored from now on.
+    func sinkForNewConnection() -> PushSink {
+        let generation = state.withLockedValue { state in
+            state.generation += 1
+            return state.generation
+        }
+        return PushSink(
+            deliver: { push in
+                let wake = self.state.withLockedValue { state -> Bool in
+                    guard state.generation == generation else { return false }
+                    if state.queue.count >= EntitledConnection.maximumQueuedPushes {
+                        state.queue.removeFirst()
+                        state.dropped += 1
+                    }
+                    state.queue.append(push)
+                    return self.stopsWaiting(&state)
+                }
+                if wake { self.arrivals.signal() }
+            },
+            finish: {
+                let wake = self.state.withLockedValue { state in
+                    state.generation == generation && self.stopsWaiting(&state)
+                }
+                if wake { self.arrivals.signal() }
+            }
+        )
+    }
+
+    private func stopsWaiting(_ state: inout State) -> Bool {
+        defer { state.waiting = false }
+        return state.waiting
+    }
+
+    /// The oldest push; when there is none and `waitingIfEmpty`, the next delivery (or the connection's
+    /// end) signals `waitForArrival`.
+    func take(waitingIfEmpty: Bool) -> EntitledPush? {
+        state.withLockedValue { state in
+            if let push = state.queue.popFirst() { return push }
+            if waitingIfEmpty { state.waiting = true }
+            return nil
+        }
+    }
+
+    func takeAll() -> [EntitledPush] {
+        state.withLockedValue { state in
+            defer { state.queue.removeAll() }
+            return Array(state.queue)
+        }
+    }
+
+    /// Waits for a delivery or a connection's end after `take(waitingIfEmpty: true)`; false on the
+    /// deadline.
+    func waitForArrival(until deadline: DispatchTime) -> Bool {
+        arrivals.wait(timeout: deadline) == .success
+    }
+
+    /// Ends a wait that timed out; a signal that came meanwhile wakes the next wait once, which looks again.
+    func stopWaiting() {
+        state.withLockedValue { $0.waiting = false }
     }
 }
