@@ -12,6 +12,11 @@ import Darwin
 /// A blocking TCP connection to a port on 127.0.0.1, with TCP_NODELAY (a request must leave at once, not
 /// wait for Nagle) and send and receive timeouts, so a stalled server becomes an error instead of a hang.
 ///
+/// A raw socket, not the `EntitledClient` library: the load generator speaks to entitled and to Redis
+/// (RESP) alike, the same code for both so that their comparison is fair, and it must cost the measured
+/// machine as little as it can (it polls with `--generator-spin` and parses nothing it does not need).
+/// It is a measuring instrument, not a client of the protocol.
+///
 /// One thread writes and one thread reads at a time (they may be different threads: the pipelined loader
 /// writes and reads on two). The descriptor is closed when the last reference goes away.
 final class TCPConnection: Sendable {
