@@ -8,21 +8,11 @@ import Testing
 @Suite("The Python client against the real server")
 struct PythonClientTests {
     @Test func thePythonClientsTestsPass() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "unittest", "discover", "-s", "Protocol/clients/python"]
-        process.currentDirectoryURL = root
-        var environment = ProcessInfo.processInfo.environment
-        environment["ENTITLED_BINARY"] = ServerProcess.executableURL.path
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "python3 -m unittest failed:\n\(text)")
-        #expect(text.contains("OK"), "\(text)")
+        let run = try PythonRun(
+            ["-m", "unittest", "discover", "-s", "Protocol/clients/python"],
+            environment: ["ENTITLED_BINARY": ServerProcess.executableURL.path]
+        )
+        #expect(run.status == 0, "python3 -m unittest failed:\n\(run.output)")
+        #expect(run.output.contains("OK"), "\(run.output)")
     }
 }
