@@ -23,6 +23,9 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
     case cancelled
     /// The connection or pool was closed by its owner.
     case closed
+    /// A line given to `send(line:)` holds a newline: it would be two requests with one expected answer,
+    /// and every later answer would be matched to the wrong request. Nothing was sent.
+    case lineContainsNewline
 
     /// A stable machine-readable name for the case.
     public var code: String {
@@ -37,6 +40,7 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
         case .server: "server_error"
         case .cancelled: "cancelled"
         case .closed: "closed"
+        case .lineContainsNewline: "line_contains_newline"
         }
     }
 
@@ -53,6 +57,7 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
         case .server(let failure): "the server refused the request (\(failure.code)): \(failure.message)"
         case .cancelled: "the request was cancelled before its answer came"
         case .closed: "the connection was closed by the client"
+        case .lineContainsNewline: "a request line must not contain a newline; nothing was sent"
         }
     }
 

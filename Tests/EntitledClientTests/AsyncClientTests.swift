@@ -45,6 +45,19 @@ import Testing
         await connection.close()
     }
 
+    @Test func aRawLineIsSentAsGivenAndALineHoldingANewlineIsRefusedWithoutSending() async throws {
+        let server = try RunningEntitled()
+        let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        #expect(try await connection.send(line: #"{"op":"ping","id":"raw"}"#).line == #"{"ok":true,"id":"raw"}"#)
+        await #expect(throws: EntitledClientError.lineContainsNewline) {
+            _ = try await connection.send(line: #"{"op":"ping","id":1}"# + "\n" + #"{"op":"ping","id":2}"#)
+        }
+        // Nothing was written: the next answer is this request's own, on the same open connection.
+        #expect(connection.isOpen)
+        #expect(try await connection.send(line: #"{"op":"ping","id":3}"#).line == #"{"ok":true,"id":3}"#)
+        await connection.close()
+    }
+
     @Test func aServerThatIsDownIsCannotConnectWithTheSystemsReason() async throws {
         let server = try RunningEntitled()
         let port = server.port

@@ -51,6 +51,17 @@ import Testing
         #expect(fake.acceptedConnections == 2)
     }
 
+    @Test func aLineHoldingANewlineIsRefusedAndTheConnectionStaysInStep() throws {
+        let fake = try FakeLineServer { line in .line(#"{"ok":true,"echo":"# + String(line.count) + "}") }
+        let connection = EntitledConnection(address: .tcp(host: "127.0.0.1", port: fake.port))
+        #expect(try connection.send(line: "{}").isOK)
+        #expect(throws: EntitledClientError.lineContainsNewline) { _ = try connection.send(line: "{}\n{}") }
+        #expect(connection.isConnected)
+        #expect(try connection.send(line: "{ }")["echo"]?.intValue == 3)
+        #expect(fake.receivedLines == ["{}", "{ }"])
+        #expect(fake.acceptedConnections == 1)
+    }
+
     @Test func closeThenSendOpensANewConnection() throws {
         let fake = try FakeLineServer { _ in .line(#"{"ok":true}"#) }
         let connection = EntitledConnection(address: .tcp(host: "127.0.0.1", port: fake.port))

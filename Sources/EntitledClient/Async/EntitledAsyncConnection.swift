@@ -132,14 +132,27 @@ public final class EntitledAsyncConnection: Sendable {
     public func send(_ request: EntitledRequest, timeout: Duration = .seconds(10)) async throws(EntitledClientError)
         -> EntitledResponse
     {
+        try await send(
+            line: request.jsonLine, expectedID: request.fields.last(where: { $0.key == "id" })?.value, timeout: timeout
+        )
+    }
+
+    /// Sends one protocol line exactly as given (it must not contain a newline) and waits for its
+    /// answer, as `send(_:timeout:)` does but without checking the answer's `id`: for requests this
+    /// library has no constructor for, and for conformance tools that must send the bytes they were given.
+    public func send(line: String, timeout: Duration = .seconds(10)) async throws(EntitledClientError) -> EntitledResponse {
+        try await send(line: line, expectedID: nil, timeout: timeout)
+    }
+
+    private func send(line: String, expectedID: JSONValue?, timeout: Duration) async throws(EntitledClientError)
+        -> EntitledResponse
+    {
         if let reason = state.closeReason {
             throw reason == .closed ? .closed : .connectionClosed(address: address)
         }
         state.adjustInFlight(by: 1)
         defer { state.adjustInFlight(by: -1) }
-        let promise = startSending(
-            line: request.jsonLine, expectedID: request.fields.last(where: { $0.key == "id" })?.value, timeout: timeout
-        )
+        let promise = startSending(line: line, expectedID: expectedID, timeout: timeout)
         do {
             return try await withTaskCancellationHandler {
                 try await promise.futureResult.get()
@@ -159,6 +172,10 @@ public final class EntitledAsyncConnection: Sendable {
     /// thread. `expectedID`, when given, must be the answer's `id`. Fails as `send` throws.
     func startSending(line: String, expectedID: JSONValue?, timeout: Duration) -> EventLoopPromise<EntitledResponse> {
         let promise = channel.eventLoop.makePromise(of: EntitledResponse.self)
+        if line.utf8.contains(UInt8(ascii: "\n")) {
+            promise.fail(EntitledClientError.lineContainsNewline)
+            return promise
+        }
         if let reason = state.closeReason {
             promise.fail(reason == .closed ? EntitledClientError.closed : .connectionClosed(address: address))
             return promise

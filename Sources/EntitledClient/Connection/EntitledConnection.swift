@@ -137,6 +137,8 @@ public final class EntitledConnection {
     }
 
     private func send(line: String, expectedID: JSONValue?) throws(EntitledClientError) -> EntitledResponse {
+        // Refused before the exchange, whose failure would drop a connection that is in step.
+        if line.utf8.contains(UInt8(ascii: "\n")) { throw .lineContainsNewline }
         // `isConnected` lets the event loop handle what has arrived first: pushes already waiting are
         // queued before the answer, and a server that closed after the last request is noticed here (and
         // reconnected to) rather than after sending.
