@@ -156,6 +156,7 @@ let package = Package(
         .testTarget(
             name: "EntitledServerTests",
             dependencies: [
+                "EntitledClient",
                 "EntitledServer",
                 "EntitledTestSupport",
                 "EntitledWire",

@@ -1,3 +1,4 @@
+import EntitledClient
 import EntitledTestSupport
 import Foundation
 import Testing
@@ -15,6 +16,24 @@ struct DurabilityProcessTests {
         return (server, port)
     }
 
+    /// Whether `task` ends within `timeout`; if not it is cancelled (a storm client's wait then fails).
+    static func finishes(_ task: Task<Void, Never>, within timeout: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await task.value
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first { task.cancel() }  // else the group would wait for the task it gave up on
+            group.cancelAll()
+            return first
+        }
+    }
+
     static let users = (0..<6).map { "user-\($0)" }
     static let devices = (0..<6).map { "device-\($0)" }
 
@@ -23,7 +42,7 @@ struct DurabilityProcessTests {
         let data = directory.path + "/data"
         var random = SeededGenerator(state: 314)
         var (server, port) = try Self.start(data, in: directory)
-        var connection = try LineConnection(port: port)
+        var connection = try await EntitledAsyncConnection.local(port: port)
         var ids: [String] = []
         for step in 0..<300 {
             let user = Self.users.randomElement(using: &random)!
@@ -53,16 +72,16 @@ struct DurabilityProcessTests {
             default:
                 line = #"{"op":"snapshot"}"#  // snapshots in the middle: the state then comes from snapshot + log
             }
-            let response = try connection.request(line)
-            #expect(response.ok == true, "\(line) -> \(response)")
-            if let id = response.membershipID { ids.append(id) }
+            let response = try await connection.send(line: line)
+            #expect(response.isOK, "\(line) -> \(response.line)")
+            if let id = response.membership?.id { ids.append(id) }
         }
-        let before = try StateDump(of: connection, users: Self.users, devices: Self.devices)
+        let before = try await StateDump(of: connection, users: Self.users, devices: Self.devices)
         #expect(server.stop() == 0)
 
         (server, port) = try Self.start(data, in: directory)
-        connection = try LineConnection(port: port)
-        let after = try StateDump(of: connection, users: Self.users, devices: Self.devices)
+        connection = try await EntitledAsyncConnection.local(port: port)
+        let after = try await StateDump(of: connection, users: Self.users, devices: Self.devices)
         #expect(before == after)
         #expect(server.stop() == 0)
     }
@@ -71,31 +90,31 @@ struct DurabilityProcessTests {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
         var (server, port) = try Self.start(data, in: directory)
-        var connection = try LineConnection(port: port)
-        let grant = try connection.request(
-            #"{"op":"grant","device":"device-0","product":"prod_pro","duration":"30d","willRenew":true,"periodType":"trial","transactionId":"tx_1","idempotencyKey":"order-1","reason":"import"}"#)
-        let id = try #require(grant.membershipID)
+        var connection = try await EntitledAsyncConnection.local(port: port)
+        let grant = try await connection.send(
+            line: #"{"op":"grant","device":"device-0","product":"prod_pro","duration":"30d","willRenew":true,"periodType":"trial","transactionId":"tx_1","idempotencyKey":"order-1","reason":"import"}"#)
+        let id = try #require(grant.membership?.id)
         for line in [
             #"{"op":"claim","device":"device-0","user":"user-0","reason":"login"}"#,
             #"{"op":"event","membership":"\#(id)","type":"renewal","eventId":"e1","eventTime":"2025-01-01T00:00:00Z","expiresAt":"2031-01-01T00:00:00Z","transactionId":"tx_2"}"#,
             #"{"op":"snapshot"}"#,
             #"{"op":"event","membership":"\#(id)","type":"billing_issue","eventId":"e2","eventTime":"2025-02-01T00:00:00Z","gracePeriodExpiresAt":"2031-02-01T00:00:00Z"}"#,
         ] {
-            #expect(try connection.request(line).ok == true, "\(line)")
+            #expect(try await connection.send(line: line).isOK, "\(line)")
         }
-        let before = try StateDump(of: connection, users: Self.users, devices: Self.devices)
+        let before = try await StateDump(of: connection, users: Self.users, devices: Self.devices)
         kill(server.process.processIdentifier, SIGKILL)
         server.process.waitUntilExit()
 
         (server, port) = try Self.start(data, in: directory)
-        connection = try LineConnection(port: port)
-        #expect(try StateDump(of: connection, users: Self.users, devices: Self.devices) == before)
-        let duplicate = try connection.request(#"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"e2","eventTime":"2025-03-01T00:00:00Z"}"#)
-        #expect(duplicate["reason"] as? String == "duplicate")
-        let retried = try connection.request(
-            #"{"op":"grant","device":"device-0","product":"prod_pro","duration":"30d","idempotencyKey":"order-1"}"#)
-        #expect(retried.membershipID == id)
-        #expect(retried["idempotentReplay"] as? Bool == true)
+        connection = try await EntitledAsyncConnection.local(port: port)
+        #expect(try await StateDump(of: connection, users: Self.users, devices: Self.devices) == before)
+        let duplicate = try await connection.send(line: #"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"e2","eventTime":"2025-03-01T00:00:00Z"}"#)
+        #expect(duplicate["reason"]?.stringValue == "duplicate")
+        let retried = try await connection.send(
+            line: #"{"op":"grant","device":"device-0","product":"prod_pro","duration":"30d","idempotencyKey":"order-1"}"#)
+        #expect(retried.membership?.id == id)
+        #expect(retried["idempotentReplay"]?.boolValue == true)
         #expect(server.stop() == 0)
     }
 
@@ -106,24 +125,21 @@ struct DurabilityProcessTests {
         for round in 0..<6 {
             let (server, port) = try Self.start(data, in: directory)
             // Everything acknowledged in earlier rounds survived the kill -9 before this start.
-            try ledger.verify(against: LineConnection(port: port), users: Self.users, devices: Self.devices)
+            try await ledger.verify(against: .local(port: port), users: Self.users, devices: Self.devices)
 
             let clients = (0..<4).map { StormClient(client: round * 10 + $0, port: port, ledger: ledger) }
-            let finished = DispatchGroup()
-            for client in clients {
-                finished.enter()
-                Thread.detachNewThread {
-                    client.run()
-                    finished.leave()
+            let storm = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for client in clients { group.addTask { await client.run() } }
                 }
             }
             try await Task.sleep(for: .milliseconds(150 + 60 * round))
             kill(server.process.processIdentifier, SIGKILL)
             server.process.waitUntilExit()
-            #expect(finished.wait(timeout: .now() + 30) == .success, "clients did not notice the kill")
+            #expect(await Self.finishes(storm, within: .seconds(30)), "clients did not notice the kill")
         }
         let (server, port) = try Self.start(data, in: directory)
-        try ledger.verify(against: LineConnection(port: port), users: Self.users, devices: Self.devices)
+        try await ledger.verify(against: .local(port: port), users: Self.users, devices: Self.devices)
         #expect(ledger.acknowledgedGrants > 50, "the storm acknowledged too little to prove anything: \(ledger.acknowledgedGrants)")
         #expect(server.stop() == 0)
     }
@@ -132,10 +148,10 @@ struct DurabilityProcessTests {
         let directory = try TemporaryDirectory()
         let original = directory.path + "/original"
         let (server, port) = try Self.start(original, in: directory)
-        let connection = try LineConnection(port: port)
-        #expect(try connection.request(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#).ok == true)
-        #expect(try connection.request(#"{"op":"grant","user":"first","product":"prod_pro"}"#).ok == true)
-        #expect(try connection.request(#"{"op":"grant","user":"last","product":"prod_pro","duration":"30d"}"#).ok == true)
+        let connection = try await EntitledAsyncConnection.local(port: port)
+        #expect(try await connection.send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#).isOK)
+        #expect(try await connection.send(line: #"{"op":"grant","user":"first","product":"prod_pro"}"#).isOK)
+        #expect(try await connection.send(line: #"{"op":"grant","user":"last","product":"prod_pro","duration":"30d"}"#).isOK)
         _ = server.stop(with: SIGKILL)  // no final snapshot: everything is in the log
 
         let segment = try #require(try DataDirectoryFiles.segments(in: original).last)
@@ -150,9 +166,9 @@ struct DurabilityProcessTests {
             try DataDirectoryFiles.copyDirectory(original, to: copy)
             try DataDirectoryFiles.truncate(copy + "/" + segment, to: cut)
             let (restarted, restartedPort) = try Self.start(copy, in: directory)
-            let check = try LineConnection(port: restartedPort)
-            #expect(try check.request(#"{"op":"check","user":"first","entitlement":"pro"}"#).active == true, "cut at \(cut)")
-            #expect(try check.request(#"{"op":"check","user":"last"}"#).active == false, "cut at \(cut)")
+            let check = try await EntitledAsyncConnection.local(port: restartedPort)
+            #expect(try await check.send(line: #"{"op":"check","user":"first","entitlement":"pro"}"#).active == true, "cut at \(cut)")
+            #expect(try await check.send(line: #"{"op":"check","user":"last"}"#).active == false, "cut at \(cut)")
             _ = restarted.stop(with: SIGKILL)
             if cut > lastRecord {
                 let log = restarted.standardErrorText()
@@ -165,9 +181,9 @@ struct DurabilityProcessTests {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
         let (server, port) = try Self.start(data, in: directory)
-        let connection = try LineConnection(port: port)
+        let connection = try await EntitledAsyncConnection.local(port: port)
         for index in 0..<5 {
-            #expect(try connection.request(#"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).ok == true)
+            #expect(try await connection.send(line: #"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).isOK)
         }
         _ = server.stop(with: SIGKILL)
         let segment = try #require(try DataDirectoryFiles.segments(in: data).last)
@@ -187,8 +203,8 @@ struct DurabilityProcessTests {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
         let (server, port) = try Self.start(data, in: directory)
-        let connection = try LineConnection(port: port)
-        #expect(try connection.request(#"{"op":"grant","user":"u1","product":"prod_pro"}"#).ok == true)
+        let connection = try await EntitledAsyncConnection.local(port: port)
+        #expect(try await connection.send(line: #"{"op":"grant","user":"u1","product":"prod_pro"}"#).isOK)
         #expect(server.stop() == 0)  // graceful: writes the final snapshot
         let snapshot = try #require(try DataDirectoryFiles.snapshots(in: data).last)
         try DataDirectoryFiles.flipByte(in: data + "/" + snapshot, at: 60)
@@ -204,15 +220,15 @@ struct DurabilityProcessTests {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
         var (server, port) = try Self.start(data, in: directory, extra: ["--fsync", policy])
-        var connection = try LineConnection(port: port)
+        var connection = try await EntitledAsyncConnection.local(port: port)
         for index in 0..<25 {
-            #expect(try connection.request(#"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).ok == true)
+            #expect(try await connection.send(line: #"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).isOK)
         }
         _ = server.stop(with: SIGKILL)  // the answered writes were handed to the OS, which outlives the process
         (server, port) = try Self.start(data, in: directory, extra: ["--fsync", policy])
-        connection = try LineConnection(port: port)
+        connection = try await EntitledAsyncConnection.local(port: port)
         for index in 0..<25 {
-            #expect(try connection.request(#"{"op":"check","user":"u\#(index)"}"#).active == true)
+            #expect(try await connection.send(line: #"{"op":"check","user":"u\#(index)"}"#).active == true)
         }
         #expect(server.stop() == 0)
     }
@@ -225,8 +241,8 @@ struct DurabilityProcessTests {
             workingDirectory: directory.path
         )
         let port = try #require(try server.startAndWaitUntilReady())
-        let connection = try LineConnection(port: port)
-        #expect(try connection.request(#"{"op":"grant","user":"u1","product":"prod_pro"}"#).ok == true)
+        let connection = try await EntitledAsyncConnection.local(port: port)
+        #expect(try await connection.send(line: #"{"op":"grant","user":"u1","product":"prod_pro"}"#).isOK)
         let deadline = ContinuousClock.now + .seconds(10)
         while try DataDirectoryFiles.snapshots(in: data).isEmpty, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
@@ -244,16 +260,16 @@ struct DurabilityProcessTests {
         var ids = Set<String>()
         for _ in 0..<3 {
             let (server, port) = try Self.start(data, in: directory)
-            let connection = try LineConnection(port: port)
+            let connection = try await EntitledAsyncConnection.local(port: port)
             for _ in 0..<100 {
-                let id = try #require(try connection.request(#"{"op":"grant","user":"same","product":"prod_pro"}"#).membershipID)
+                let id = try #require(try await connection.send(line: #"{"op":"grant","user":"same","product":"prod_pro"}"#).membership?.id)
                 #expect(ids.insert(id).inserted, "id \(id) was made twice")
             }
             _ = server.stop(with: SIGKILL)
         }
         let (server, port) = try Self.start(data, in: directory)
-        let listed = try LineConnection(port: port).request(#"{"op":"memberships","user":"same"}"#)
-        #expect((listed["memberships"] as? [[String: Any]])?.count == 300)
+        let listed = try await EntitledAsyncConnection.local(port: port).send(line: #"{"op":"memberships","user":"same"}"#)
+        #expect(listed["memberships"]?.arrayValue?.count == 300)
         #expect(server.stop() == 0)
     }
 
@@ -264,7 +280,7 @@ struct DurabilityProcessTests {
         let second = ServerProcess(arguments: ["--port", "0", "--data-dir", data], workingDirectory: directory.path)
         #expect(try second.runToExit() != 0)
         #expect(second.standardErrorText().contains("is in use by another entitled (process \(first.process.processIdentifier))"))
-        #expect(try LineConnection(port: port).request(#"{"op":"ping"}"#).ok == true)
+        #expect(try await EntitledAsyncConnection.local(port: port).send(line: #"{"op":"ping"}"#).isOK)
         #expect(first.stop() == 0)
     }
 
@@ -272,23 +288,23 @@ struct DurabilityProcessTests {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
         let (server, port) = try Self.start(data, in: directory)
-        let connection = try LineConnection(port: port)
+        let connection = try await EntitledAsyncConnection.local(port: port)
         for index in 0..<20 {
-            #expect(try connection.request(#"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).ok == true)
+            #expect(try await connection.send(line: #"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).isOK)
         }
-        let first = try connection.request(#"{"op":"snapshot","id":1}"#)
-        #expect(first.ok == true)
-        #expect(first["sequence"] as? Int == 20)
-        #expect(first["memberships"] as? Int == 20)
-        #expect((first["bytes"] as? Int ?? 0) > 20 * 30)
-        #expect(first["durationMs"] is Int)
-        let file = try #require(first["file"] as? String)
+        let first = try await connection.send(line: #"{"op":"snapshot","id":1}"#)
+        #expect(first.isOK)
+        #expect(first["sequence"]?.intValue == 20)
+        #expect(first["memberships"]?.intValue == 20)
+        #expect((first["bytes"]?.intValue ?? 0) > 20 * 30)
+        #expect(first["durationMs"]?.intValue != nil)
+        let file = try #require(first["file"]?.stringValue)
         #expect(FileManager.default.fileExists(atPath: data + "/" + file))
 
         for index in 20..<30 {
-            #expect(try connection.request(#"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).ok == true)
+            #expect(try await connection.send(line: #"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).isOK)
         }
-        #expect(try connection.request(#"{"op":"snapshot"}"#)["sequence"] as? Int == 30)
+        #expect(try await connection.send(line: #"{"op":"snapshot"}"#)["sequence"]?.intValue == 30)
         // One snapshot and the one log segment written since it: disk use stays bounded.
         #expect(try DataDirectoryFiles.snapshots(in: data) == ["snapshot-00000000000000000030.snap"])
         #expect(try DataDirectoryFiles.segments(in: data) == ["log-00000000000000000031.wal"])
@@ -312,34 +328,34 @@ final class AcknowledgedLedger: @unchecked Sendable {
     func define(_ entitlement: String) { lock.withLock { defined.append(entitlement) } }
     func claimed(_ guestIDs: [String]) { lock.withLock { claimedGuests.formUnion(guestIDs) } }
 
-    func verify(against connection: LineConnection, users: [String], devices: [String]) throws {
-        var seen: [String: [String: Any]] = [:]
+    func verify(against connection: EntitledAsyncConnection, users: [String], devices: [String]) async throws {
+        var seen: [String: JSONValue] = [:]
         var productCounts: [String: Int] = [:]
-        for line in try StateDump(of: connection, users: users, devices: devices).lines.dropLast() {
-            let response = try JSONObject(line: line)
-            for membership in response["memberships"] as? [[String: Any]] ?? [] {
-                let id = membership["id"] as! String
-                if seen[id] == nil { productCounts[membership["productId"] as! String, default: 0] += 1 }
+        for line in try await StateDump(of: connection, users: users, devices: devices).lines.dropLast() {
+            for membership in try EntitledResponse(line: line)["memberships"]?.arrayValue ?? [] {
+                guard let id = membership["id"]?.stringValue, let product = membership["productId"]?.stringValue else {
+                    throw TestSupportFailure(description: "a membership without an id or a product: \(line)")
+                }
+                if seen[id] == nil { productCounts[product, default: 0] += 1 }
                 seen[id] = membership
             }
         }
-        let catalog = try JSONObject(line: try StateDump(of: connection, users: [], devices: []).lines[0])
-        let entitlements = catalog["entitlements"] as? [String: Any] ?? [:]
+        let catalog = try EntitledResponse(line: try await StateDump(of: connection, users: [], devices: []).lines[0])
         try lock.withLock {
             for (id, product) in grants {
-                guard seen[id] != nil else { throw LineConnection.Failure(description: "acknowledged grant \(id) is lost") }
+                guard seen[id] != nil else { throw TestSupportFailure(description: "acknowledged grant \(id) is lost") }
                 guard productCounts[product] == 1 else {
-                    throw LineConnection.Failure(description: "product \(product) was granted once but appears \(productCounts[product] ?? 0) times")
+                    throw TestSupportFailure(description: "product \(product) was granted once but appears \(productCounts[product] ?? 0) times")
                 }
             }
-            for id in revoked where seen[id]?["status"] as? String != "revoked" {
-                throw LineConnection.Failure(description: "acknowledged revoke of \(id) is lost")
+            for id in revoked where seen[id]?["status"]?.stringValue != "revoked" {
+                throw TestSupportFailure(description: "acknowledged revoke of \(id) is lost")
             }
-            for id in claimedGuests where seen[id]?["user"] == nil {
-                throw LineConnection.Failure(description: "membership \(id) should have been claimed")
+            for id in claimedGuests where seen[id]?["user"]?.stringValue == nil {
+                throw TestSupportFailure(description: "membership \(id) should have been claimed")
             }
-            for entitlement in defined where entitlements[entitlement] == nil {
-                throw LineConnection.Failure(description: "acknowledged define of \(entitlement) is lost")
+            for entitlement in defined where catalog["entitlements"]?[entitlement] == nil {
+                throw TestSupportFailure(description: "acknowledged define of \(entitlement) is lost")
             }
         }
     }
@@ -358,8 +374,8 @@ final class StormClient: Sendable {
         self.ledger = ledger
     }
 
-    func run() {
-        guard let connection = try? LineConnection(port: port, timeoutSeconds: 10) else { return }
+    func run() async {
+        guard let connection = try? await EntitledAsyncConnection.local(port: port) else { return }
         var random = SeededGenerator(state: UInt64(client) &+ 99)
         var mine: [String] = []
         var myGuests: [String: [String]] = [:]
@@ -373,24 +389,24 @@ final class StormClient: Sendable {
                 case 0...4:
                     let guest = Bool.random(using: &random)
                     let subject = guest ? #""device":"\#(device)""# : #""user":"\#(user)""#
-                    let response = try connection.request(#"{"op":"grant",\#(subject),"product":"\#(product)"}"#)
-                    guard response.ok == true, let id = response.membershipID else { return }
+                    let response = try await connection.send(line: #"{"op":"grant",\#(subject),"product":"\#(product)"}"#)
+                    guard response.isOK, let id = response.membership?.id else { return }
                     ledger.grant(id: id, product: product)
                     mine.append(id)
                     if guest { myGuests[device, default: []].append(id) }
                 case 5, 6:
-                    let response = try connection.request(#"{"op":"claim","device":"\#(device)","user":"\#(user)"}"#)
-                    guard response.ok == true else { return }
+                    let response = try await connection.send(line: #"{"op":"claim","device":"\#(device)","user":"\#(user)"}"#)
+                    guard response.isOK else { return }
                     ledger.claimed(myGuests.removeValue(forKey: device) ?? [])
                 case 7...8 where !mine.isEmpty:
                     let id = mine.randomElement(using: &random)!
-                    let response = try connection.request(#"{"op":"revoke","membership":"\#(id)"}"#)
-                    guard response.ok == true else { return }
+                    let response = try await connection.send(line: #"{"op":"revoke","membership":"\#(id)"}"#)
+                    guard response.isOK else { return }
                     ledger.revoke(id)
                 default:
                     let entitlement = "e-\(client)-\(step)"
-                    let response = try connection.request(#"{"op":"define","entitlement":"\#(entitlement)","products":["\#(product)"]}"#)
-                    guard response.ok == true else { return }
+                    let response = try await connection.send(line: #"{"op":"define","entitlement":"\#(entitlement)","products":["\#(product)"]}"#)
+                    guard response.isOK else { return }
                     ledger.define(entitlement)
                 }
             } catch {

@@ -1,3 +1,4 @@
+import EntitledClient
 import EntitledTestSupport
 import EntitledServer
 import EntitledStorage
@@ -19,27 +20,21 @@ struct DurableServerTests {
             logger: logger
         )
         let port = try #require(try await server.start().first?.port)
-        // Fifty writers, each sending its next grant as soon as the last one is answered.
-        let finished = DispatchGroup()
-        let failures = NSLock()
-        nonisolated(unsafe) var failed: [String] = []
-        for writer in 0..<50 {
-            finished.enter()
-            Thread.detachNewThread {
-                defer { finished.leave() }
-                do {
-                    let connection = try LineConnection(port: port)
+        // Fifty writers, each on its own connection, sending its next grant as soon as the last one is answered.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<50 {
+                group.addTask {
+                    let connection = try await EntitledAsyncConnection.local(port: port)
                     for round in 0..<20 {
-                        let response = try connection.request(#"{"op":"grant","user":"w\#(writer)-\#(round)","product":"p"}"#)
-                        if response.ok != true { throw LineConnection.Failure(description: "\(response)") }
+                        let grant = #"{"op":"grant","user":"w\#(writer)-\#(round)","product":"p"}"#
+                        let response = try await connection.send(line: grant)
+                        try #require(response.isOK, "\(response.line)")
                     }
-                } catch {
-                    failures.withLock { failed.append("\(error)") }
+                    await connection.close()
                 }
             }
+            try await group.waitForAll()
         }
-        #expect(finished.wait(timeout: .now() + 60) == .success)
-        #expect(failures.withLock { failed }.isEmpty)
         let statistics = durable.log.statistics
         #expect(statistics.records == 1000)
         #expect(statistics.syncs >= 1)
@@ -59,7 +54,8 @@ struct DurableServerTests {
             configuration: ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0))
         )
         let port = try #require(try await server.start().first?.port)
-        let connection = try LineConnection(port: port)
+        // Raw: the write and the reads behind it go in one write, so the server reads them together.
+        let connection = try RawSocket(port: port)
         // A write, then reads pipelined behind it: the reads' answers wait for the write's.
         try connection.send(
             #"{"op":"grant","user":"u1","product":"p","id":1}"# + "\n" + #"{"op":"check","user":"u1","id":2}"# + "\n"
@@ -67,9 +63,9 @@ struct DurableServerTests {
                 + #"{"op":"ping","id":5}"# + "\n"
         )
         for expected in 1...5 {
-            let response = try JSONObject(line: try #require(try connection.readLine()))
-            #expect(response["id"] as? Int == expected)
-            #expect(response.ok == true)
+            let response = try connection.readResponse()
+            #expect(response["id"]?.intValue == expected)
+            #expect(response.isOK)
         }
         #expect(durable.log.statistics.syncs >= 1)
         await server.stop()
@@ -89,14 +85,14 @@ struct FullDiskTests {
             workingDirectory: directory.path
         )
         let port = try #require(try server.startAndWaitUntilReady())
-        let connection = try LineConnection(port: port)
-        #expect(try connection.request(#"{"op":"grant","user":"early","product":"prod_pro"}"#).ok == true)
+        let connection = try await EntitledAsyncConnection.local(port: port)
+        #expect(try await connection.send(line: #"{"op":"grant","user":"early","product":"prod_pro"}"#).isOK)
 
         let padding = String(repeating: "x", count: 200)
-        var firstFailure: JSONObject?
+        var firstFailure: EntitledResponse?
         for index in 0..<2000 {
-            let response = try connection.request(#"{"op":"grant","user":"u\#(index)","product":"prod_\#(padding)"}"#)
-            if response.ok != true {
+            let response = try await connection.send(line: #"{"op":"grant","user":"u\#(index)","product":"prod_\#(padding)"}"#)
+            if !response.isOK {
                 firstFailure = response
                 break
             }
@@ -104,10 +100,10 @@ struct FullDiskTests {
         let failure = try #require(firstFailure, "the disk never filled up")
         #expect(failure.errorCode == "internal")
         // From now on writes are refused, and say why; reads go on.
-        let refused = try connection.request(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
+        let refused = try await connection.send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
         #expect(refused.errorCode == "internal")
-        #expect(refused.errorMessage?.contains("takes no more changes") == true)
-        #expect(try connection.request(#"{"op":"check","user":"early"}"#).active == true)
+        #expect(refused.error?.message.contains("takes no more changes") == true)
+        #expect(try await connection.send(line: #"{"op":"check","user":"early"}"#).active == true)
         #expect(server.stop(with: SIGKILL) != 0)
         let log = server.standardErrorText()
         #expect(log.contains("critical") && log.contains("the log cannot be written"), "\(log)")
@@ -129,7 +125,7 @@ struct TinyFileSystem {
     init(at path: String, kilobytes: Int) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path]) == 0 else {
-            throw LineConnection.Failure(description: "cannot mount a tmpfs at \(path)")
+            throw TestSupportFailure(description: "cannot mount a tmpfs at \(path)")
         }
         self.path = path
     }

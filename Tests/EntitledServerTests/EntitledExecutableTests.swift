@@ -1,3 +1,4 @@
+import EntitledClient
 import EntitledTestSupport
 import Foundation
 import Testing
@@ -10,8 +11,8 @@ struct EntitledExecutableTests {
         let port = try #require(try server.startAndWaitUntilReady())
         #expect(port > 0)
         #expect(server.readyLine.contains("listening on"))
-        let connection = try LineConnection(port: port)
-        #expect(try connection.request(#"{"op":"ping","id":"hello"}"#)["id"] as? String == "hello")
+        let connection = try await EntitledAsyncConnection.local(port: port)
+        #expect(try await connection.send(line: #"{"op":"ping","id":"hello"}"#)["id"]?.stringValue == "hello")
         // The embedded default data directory is created in the working directory.
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: directory.path + "/entitled-data", isDirectory: &isDirectory))
@@ -29,8 +30,10 @@ struct EntitledExecutableTests {
         )
         try server.startAndWaitUntilReady()
         #expect(server.readyLine.contains("unix \(socketPath)"))
-        let connection = try LineConnection(unixSocketPath: socketPath)
-        #expect(try connection.request(#"{"op":"ping"}"#).ok == true)
+        // Raw: the test reads the end of stream the stopping server must send.
+        let connection = try RawSocket(unixSocketPath: socketPath)
+        try connection.send(#"{"op":"ping"}"# + "\n")
+        #expect(try connection.readResponse().isOK)
         #expect(server.stop(with: signal) == 0)
         #expect(try connection.isClosedByServer())
         #expect(!FileManager.default.fileExists(atPath: socketPath))
@@ -43,7 +46,7 @@ struct EntitledExecutableTests {
         let port = try server.startAndWaitUntilReady()
         #expect(port == nil)
         #expect(!server.readyLine.contains("tcp"))
-        #expect(try LineConnection(unixSocketPath: socketPath).request(#"{"op":"ping"}"#).ok == true)
+        #expect(try await EntitledAsyncConnection.connect(to: .unixSocket(path: socketPath)).send(line: #"{"op":"ping"}"#).isOK)
         #expect(server.stop() == 0)
     }
 
@@ -51,9 +54,10 @@ struct EntitledExecutableTests {
         let directory = try TemporaryDirectory()
         let server = ServerProcess(arguments: ["--port", "0", "--max-line-length", "64"], workingDirectory: directory.path)
         let port = try #require(try server.startAndWaitUntilReady())
-        let connection = try LineConnection(port: port)
-        #expect(try connection.request(#"{"op":"ping"}"#).ok == true)
-        #expect(try connection.request(#"{"op":"ping","padding":"\#(String(repeating: "x", count: 80))"}"#).errorCode == "too_large")
+        let connection = try await EntitledAsyncConnection.local(port: port)
+        #expect(try await connection.send(line: #"{"op":"ping"}"#).isOK)
+        let padding = String(repeating: "x", count: 80)
+        #expect(try await connection.send(line: #"{"op":"ping","padding":"\#(padding)"}"#).errorCode == "too_large")
         #expect(server.stop() == 0)
     }
 

@@ -1,3 +1,4 @@
+import EntitledClient
 import EntitledCore
 import EntitledServer
 import Foundation
@@ -10,7 +11,7 @@ struct EventLoopTests {
             let lines = (0..<200).map { #"{"op":"ping","id":"\#($0)"}"# + ($0 % 3 == 0 ? "\r\n" : "\n") }
             let stream = Array(lines.joined().utf8)
             var generator = SystemRandomNumberGenerator()
-            let client = try server.connect()
+            let client = try server.rawSocket()
             // Cut the stream at random points, down to single bytes, each piece its own TCP segment.
             var offset = 0
             while offset < stream.count {
@@ -29,15 +30,16 @@ struct EventLoopTests {
     @Test(arguments: [1, 2, 3])
     func connectionsSpreadOverSeveralLoopsAllGetTheirAnswersAndSeeEachOthersWrites(loops: Int) async throws {
         try await withTestServer(eventLoops: loops) { server in
-            let clients = try (0..<7).map { _ in try server.connect() }
-            _ = try clients[0].request(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
+            var clients: [EntitledAsyncConnection] = []
+            for _ in 0..<7 { clients.append(try await server.connect()) }
+            _ = try await clients[0].send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
             for (index, client) in clients.enumerated() {
-                let granted = try client.request(#"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#)
-                #expect(granted.ok == true)
+                let granted = try await client.send(line: #"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#)
+                #expect(granted.isOK)
                 // Every other connection, on whichever loop, sees the grant once it is answered.
                 for other in clients {
-                    let check = try other.request(#"{"op":"check","user":"u\#(index)","entitlement":"pro"}"#)
-                    #expect(check.line.contains(#""active":true"#), "client on another loop: \(check)")
+                    let check = try await other.send(line: #"{"op":"check","user":"u\#(index)","entitlement":"pro"}"#)
+                    #expect(check.line.contains(#""active":true"#), "client on another loop: \(check.line)")
                 }
             }
             #expect(server.server.connectionCount == 7)
@@ -46,8 +48,12 @@ struct EventLoopTests {
 
     @Test func stoppingTheServerClosesConnectionsOnEveryLoop() async throws {
         let (clients, server) = try await withTestServer(eventLoops: 3) { server in
-            let clients = try (0..<6).map { _ in try server.connect() }
-            for client in clients { #expect(try client.request(#"{"op":"ping"}"#).ok == true) }
+            // Raw: the test reads the end of stream the server's stop must send on each.
+            let clients = try (0..<6).map { _ in try server.rawSocket() }
+            for client in clients {
+                try client.send(#"{"op":"ping"}"# + "\n")
+                #expect(try client.readResponse().isOK)
+            }
             return (clients, server.server)
         }
         for client in clients { #expect(try client.isClosedByServer()) }
@@ -57,12 +63,12 @@ struct EventLoopTests {
     @Test func aClientThatResetsMidRequestLeavesNoTraceAndOthersAreServed() async throws {
         try await withTestServer(eventLoops: 2) { server in
             for _ in 0..<20 {
-                let client = try server.connect()
+                let client = try server.rawSocket()
                 try client.send(String(repeating: #"{"op":"ping"}"# + "\n", count: 500) + #"{"op":"pi"#)
                 client.reset()
             }
-            let survivor = try server.connect()
-            #expect(try survivor.request(#"{"op":"ping"}"#).ok == true)
+            let survivor = try await server.connect()
+            #expect(try await survivor.send(line: #"{"op":"ping"}"#).isOK)
             // The reset connections are closed and forgotten, not kept open.
             let deadline = ContinuousClock.now + .seconds(5)
             while server.server.connectionCount > 1, ContinuousClock.now < deadline {
@@ -84,15 +90,16 @@ struct EventLoopTests {
 
     @Test func busyPollingLoopsServeLoneAndPipelinedClientsAndStillTakeOverNewConnections() async throws {
         try await withTestServer(eventLoops: 2, busyPollMicroseconds: 300) { server in
-            let lone = try server.connect()
-            _ = try lone.request(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
+            let lone = try await server.connect()
+            _ = try await lone.send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
             for index in 0..<20 {
                 // Pauses longer than the poll, so the loop alternates between spinning and sleeping.
                 if index % 2 == 0 { try await Task.sleep(for: .milliseconds(2)) }
-                #expect(try lone.request(#"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).ok == true)
+                #expect(try await lone.send(line: #"{"op":"grant","user":"u\#(index)","product":"prod_pro"}"#).isOK)
             }
-            // Connections the accepting loop hands to the other loop (a posted task) while both poll.
-            let others = try (0..<5).map { _ in try server.connect() }
+            // Connections the accepting loop hands to the other loop (a posted task) while both poll, each
+            // sent 50 requests in one write (raw, to control the write).
+            let others = try (0..<5).map { _ in try server.rawSocket() }
             for client in others {
                 try client.send(String(repeating: #"{"op":"check","user":"u7","entitlement":"pro"}"# + "\n", count: 50))
             }

@@ -1,29 +1,29 @@
+import EntitledClient
 import EntitledCore
-import Foundation
 import Testing
 
 @Suite("Lifecycle events, views, audit and watch over a real TCP connection")
 struct LifecycleOverTCPTests {
     @Test func anEventIsAppliedOnceAndItsAnswerCarriesTheMembershipAfterIt() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
-            let grant = try connection.request(#"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d","willRenew":true}"#)
-            let id = try #require(grant.membershipID)
+            let connection = try await server.connect()
+            let grant = try await connection.send(line: #"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d","willRenew":true}"#)
+            let id = try #require(grant.membership?.id)
             let event = #"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"evt_1","eventTime":"2026-01-01T00:00:00Z","id":7}"#
-            let applied = try connection.request(event)
-            #expect(applied.ok == true)
-            #expect(applied["id"] as? Int == 7)
-            #expect(applied["applied"] as? Bool == true)
-            #expect(applied.membership?["status"] as? String == "canceled")
-            #expect(applied.membership?["isActive"] as? Bool == true)
-            #expect(applied.membership?["renewState"] as? String == "canceled")
-            let again = try connection.request(event)
-            #expect(again["applied"] as? Bool == false)
-            #expect(again["reason"] as? String == "duplicate")
-            let older = try connection.request(
+            let applied = try await connection.send(line: event)
+            #expect(applied.isOK)
+            #expect(applied["id"]?.intValue == 7)
+            #expect(applied["applied"]?.boolValue == true)
+            #expect(applied.membership?.status == "canceled")
+            #expect(applied.membership?.isActive == true)
+            #expect(applied.membership?.renewState == "canceled")
+            let again = try await connection.send(line: event)
+            #expect(again["applied"]?.boolValue == false)
+            #expect(again["reason"]?.stringValue == "duplicate")
+            let older = try await connection.send(line: 
                 #"{"op":"event","membership":"\#(id)","type":"uncancellation","eventId":"evt_0","eventTime":"2025-12-01T00:00:00Z"}"#)
-            #expect(older["reason"] as? String == "out_of_order")
-            let unknown = try connection.request(
+            #expect(older["reason"]?.stringValue == "out_of_order")
+            let unknown = try await connection.send(line: 
                 #"{"op":"event","membership":"mem_0000000000000","type":"pause","eventId":"e","eventTime":"2026-01-01T00:00:00Z"}"#)
             #expect(unknown.errorCode == "not_found")
         }
@@ -31,14 +31,14 @@ struct LifecycleOverTCPTests {
 
     @Test func aRetriedGrantReturnsTheFirstMembershipAndAReusedKeyIsAConflict() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
+            let connection = try await server.connect()
             let line = #"{"op":"grant","device":"d1","product":"prod_pro","idempotencyKey":"order-1"}"#
-            let first = try connection.request(line)
-            let retried = try connection.request(line)
-            #expect(retried.membershipID == first.membershipID)
+            let first = try await connection.send(line: line)
+            let retried = try await connection.send(line: line)
+            #expect(retried.membership?.id == first.membership?.id)
             #expect(first["idempotentReplay"] == nil)
-            #expect(retried["idempotentReplay"] as? Bool == true)
-            let conflict = try connection.request(#"{"op":"grant","device":"d1","product":"prod_other","idempotencyKey":"order-1"}"#)
+            #expect(retried["idempotentReplay"]?.boolValue == true)
+            let conflict = try await connection.send(line: #"{"op":"grant","device":"d1","product":"prod_other","idempotencyKey":"order-1"}"#)
             #expect(conflict.errorCode == "conflict")
             #expect(server.store.membershipCount == 1)
         }
@@ -46,109 +46,112 @@ struct LifecycleOverTCPTests {
 
     @Test func customerAndHistoryAnswerTheSubjectsViewAndTrail() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
-            _ = try connection.request(#"{"op":"define","entitlement":"pro","products":["prod_pro"],"reason":"launch"}"#)
-            let grant = try connection.request(#"{"op":"grant","device":"d1","product":"prod_pro","duration":"30d"}"#)
-            _ = try connection.request(#"{"op":"claim","device":"d1","user":"u1","reason":"login"}"#)
-            _ = try connection.request(#"{"op":"revoke","membership":"\#(grant.membershipID!)","reason":"chargeback"}"#)
+            let connection = try await server.connect()
+            _ = try await connection.send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro"],"reason":"launch"}"#)
+            let grant = try await connection.send(line: #"{"op":"grant","device":"d1","product":"prod_pro","duration":"30d"}"#)
+            let id = try #require(grant.membership?.id)
+            _ = try await connection.send(line: #"{"op":"claim","device":"d1","user":"u1","reason":"login"}"#)
+            _ = try await connection.send(line: #"{"op":"revoke","membership":"\#(id)","reason":"chargeback"}"#)
 
-            let customer = try connection.request(#"{"op":"customer","user":"u1"}"#)
-            let info = try #require(customer["customer"] as? [String: Any])
-            #expect((info["entitlements"] as? [String: Any])?.isEmpty == true)  // the only membership was revoked
-            #expect(info["activeProducts"] as? [String] == [])
-            #expect(info["requestDate"] is String)
+            let customer = try await connection.send(line: #"{"op":"customer","user":"u1"}"#)
+            let info = try #require(customer["customer"])
+            #expect(info["entitlements"]?.objectMembers?.isEmpty == true)  // the only membership was revoked
+            #expect(info["activeProducts"] == [])
+            #expect(info["requestDate"]?.stringValue != nil)
 
-            let history = try connection.request(#"{"op":"history","user":"u1"}"#)
-            let entries = try #require(history["history"] as? [[String: Any]])
-            #expect(entries.map { $0["action"] as? String } == ["revoke", "claim", "grant"])
-            #expect(entries.map { $0["reason"] as? String } == ["chargeback", "login", nil])
-            #expect(entries.allSatisfy { $0["actor"] as? String == "local" })
-            let catalogTrail = try connection.request(#"{"op":"history","entitlement":"pro"}"#)
-            #expect((catalogTrail["history"] as? [[String: Any]])?.first?["reason"] as? String == "launch")
+            let history = try await connection.send(line: #"{"op":"history","user":"u1"}"#)
+            let entries = try #require(history["history"]?.arrayValue)
+            #expect(entries.map { $0["action"]?.stringValue } == ["revoke", "claim", "grant"])
+            #expect(entries.map { $0["reason"]?.stringValue } == ["chargeback", "login", nil])
+            #expect(entries.allSatisfy { $0["actor"]?.stringValue == "local" })
+            let catalogTrail = try await connection.send(line: #"{"op":"history","entitlement":"pro"}"#)
+            #expect(catalogTrail["history"]?.arrayValue?.first?["reason"]?.stringValue == "launch")
         }
     }
 
     @Test func aWatcherIsPushedTheChangesOfItsSubjectAndNothingElse() async throws {
         try await withTestServer(eventLoops: 2) { server in
-            let watcher = try server.connect()
-            let writer = try server.connect()
-            let watch = try watcher.request(#"{"op":"watch","user":"u1"}"#)
-            #expect(watch["watches"] as? Int == 1)
+            let watcher = try await server.connect()
+            let writer = try await server.connect()
+            let watch = try await watcher.send(line: #"{"op":"watch","user":"u1"}"#)
+            #expect(watch["watches"]?.intValue == 1)
 
-            let grant = try writer.request(#"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d"}"#)
-            let pushed = try JSONObject(line: try #require(try watcher.readLine()))
-            #expect(pushed["push"] as? String == "access")
-            #expect(pushed["cause"] as? String == "grant")
-            #expect(pushed.ok == nil)
-            #expect(pushed.membershipID == grant.membershipID)
-            #expect(pushed["sequence"] as? Int == 1)
+            let grant = try await writer.send(line: #"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d"}"#)
+            let id = try #require(grant.membership?.id)
+            let pushed = try #require(await watcher.nextPush())
+            #expect(pushed.kind == "access")
+            #expect(pushed.cause == "grant")
+            #expect(pushed["ok"] == nil)
+            #expect(pushed.membership?.id == id)
+            #expect(pushed.sequence == 1)
 
-            _ = try writer.request(#"{"op":"grant","user":"someone-else","product":"prod_pro"}"#)
-            _ = try writer.request(
-                #"{"op":"event","membership":"\#(grant.membershipID!)","type":"pause","eventId":"e1","eventTime":"2026-01-01T00:00:00Z"}"#)
-            let paused = try JSONObject(line: try #require(try watcher.readLine()))
-            #expect(paused["cause"] as? String == "pause")
-            #expect(paused["sequence"] as? Int == 3)
-            #expect(paused.membership?["status"] as? String == "paused")
+            _ = try await writer.send(line: #"{"op":"grant","user":"someone-else","product":"prod_pro"}"#)
+            _ = try await writer.send(
+                line: #"{"op":"event","membership":"\#(id)","type":"pause","eventId":"e1","eventTime":"2026-01-01T00:00:00Z"}"#)
+            let paused = try #require(await watcher.nextPush())
+            #expect(paused.cause == "pause")
+            #expect(paused.sequence == 3)
+            #expect(paused.membership?.status == "paused")
 
-            let unwatch = try watcher.request(#"{"op":"unwatch"}"#)
-            #expect(unwatch["watches"] as? Int == 0)
-            _ = try writer.request(#"{"op":"revoke","membership":"\#(grant.membershipID!)"}"#)
-            // Nothing was pushed for the other user or after the unwatch: the next line is the ping's answer.
-            #expect(try watcher.request(#"{"op":"ping","id":"after"}"#)["id"] as? String == "after")
+            let unwatch = try await watcher.send(line: #"{"op":"unwatch"}"#)
+            #expect(unwatch["watches"]?.intValue == 0)
+            _ = try await writer.send(line: #"{"op":"revoke","membership":"\#(id)"}"#)
+            #expect(try await watcher.send(line: #"{"op":"ping","id":"after"}"#)["id"]?.stringValue == "after")
+            // Nothing was pushed for the other user or after the unwatch: a push sent before the ping's
+            // answer came before it on the wire, so it would be waiting unread now.
+            #expect(await watcher.closeAndCollectUnreadPushes().map(\.line) == [])
         }
     }
 
     @Test func aWatcherOfEverySubjectIsToldOfAClaimOnAnyDevice() async throws {
         try await withTestServer { server in
-            let watcher = try server.connect()
-            let writer = try server.connect()
-            _ = try writer.request(#"{"op":"grant","device":"d9","product":"prod_pro"}"#)
-            #expect(try watcher.request(#"{"op":"watch","all":true}"#)["watches"] as? Int == 1)
-            _ = try writer.request(#"{"op":"claim","device":"d9","user":"u9"}"#)
-            let pushed = try JSONObject(line: try #require(try watcher.readLine()))
-            #expect(pushed["cause"] as? String == "claim")
-            #expect(pushed.membership?["user"] as? String == "u9")
+            let watcher = try await server.connect()
+            let writer = try await server.connect()
+            _ = try await writer.send(line: #"{"op":"grant","device":"d9","product":"prod_pro"}"#)
+            #expect(try await watcher.send(line: #"{"op":"watch","all":true}"#)["watches"]?.intValue == 1)
+            _ = try await writer.send(line: #"{"op":"claim","device":"d9","user":"u9"}"#)
+            let pushed = try #require(await watcher.nextPush())
+            #expect(pushed.cause == "claim")
+            #expect(pushed.membership?.user == "u9")
         }
     }
 
     @Test func aWatcherIsPushedTheExpiryAtTheMomentAMembershipRunsOutByItself() async throws {
         try await withTestServer { server in
-            let watcher = try server.connect()
-            let writer = try server.connect()
+            let watcher = try await server.connect()
+            let writer = try await server.connect()
             // Watched before the grant exists: the grant's push arms the timer.
-            _ = try watcher.request(#"{"op":"watch","device":"d1"}"#)
+            _ = try await watcher.send(line: #"{"op":"watch","device":"d1"}"#)
             let expiry = server.store.now().adding(TimeSpan(milliseconds: 600))
-            _ = try writer.request(#"{"op":"grant","device":"d1","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+            _ = try await writer.send(line: #"{"op":"grant","device":"d1","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
             // Already active before the watch: the watch arms its timer.
-            let other = try server.connect()
-            _ = try other.request(#"{"op":"watch","device":"d1"}"#)
+            let other = try await server.connect()
+            _ = try await other.send(line: #"{"op":"watch","device":"d1"}"#)
 
             for connection in [watcher, other] {
-                var lines: [JSONObject] = []
-                while let line = try connection.readLine() {
-                    lines.append(try JSONObject(line: line))
-                    if lines.last?["cause"] as? String == "expired" { break }
+                var pushes: [EntitledPush] = []
+                while let push = await connection.nextPush() {
+                    pushes.append(push)
+                    if push.cause == "expired" { break }
                 }
-                let expired = try #require(lines.last)
-                #expect(expired["cause"] as? String == "expired")
-                #expect(expired.membership?["status"] as? String == "expired")
+                let expired = try #require(pushes.last)
+                #expect(expired.cause == "expired")
+                #expect(expired.membership?.status == "expired")
                 #expect(server.store.now() >= expiry)
             }
-            #expect(try writer.request(#"{"op":"check","device":"d1"}"#).active == false)
+            #expect(try await writer.send(line: #"{"op":"check","device":"d1"}"#).active == false)
         }
     }
 
     @Test func aConnectionMayHoldAtMostTheWatchLimit() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
-            var batch = ""
-            for index in 0..<1000 { batch += #"{"op":"watch","user":"u\#(index)"}"# + "\n" }
-            try connection.send(batch)
-            for _ in 0..<1000 { _ = try connection.readLine() }
-            let refused = try connection.request(#"{"op":"watch","user":"one-more"}"#)
+            let connection = try await server.connect()
+            for index in 0..<1000 {
+                #expect(try await connection.send(line: #"{"op":"watch","user":"u\#(index)"}"#).isOK)
+            }
+            let refused = try await connection.send(line: #"{"op":"watch","user":"one-more"}"#)
             #expect(refused.errorCode == "bad_request")
-            #expect(try connection.request(#"{"op":"watch","user":"u5"}"#)["watches"] as? Int == 1000)
+            #expect(try await connection.send(line: #"{"op":"watch","user":"u5"}"#)["watches"]?.intValue == 1000)
         }
     }
 }
@@ -159,35 +162,37 @@ extension LifecycleOverTCPTests {
     @Test func clientsThatCloseWithAnswersUnreadLeaveTheServerServingOthers() async throws {
         try await withTestServer { server in
             for round in 0..<10 {
-                let connection = try server.connect()
+                // Raw: the test needs answers left unread in the socket and a reset (SO_LINGER 0).
+                let connection = try server.rawSocket()
                 try connection.send(String(repeating: #"{"op":"ping"}"# + "\n", count: 50))
                 // The answers arrive and stay unread: closing now sends a reset, not an orderly end.
                 try await Task.sleep(for: .milliseconds(20))
                 if round % 2 == 0 { connection.reset() }  // else closed by deinit
             }
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try server.connect().request(#"{"op":"ping"}"#).ok == true)
+            #expect(try await server.connect().send(line: #"{"op":"ping"}"#).isOK)
         }
     }
 
     @Test func membershipsAtAPastMomentListWhatTheSubjectSawThen() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
+            let connection = try await server.connect()
             let before = server.store.now().adding(TimeSpan(milliseconds: -1)).rfc3339
             try await Task.sleep(for: .milliseconds(5))
-            let grant = try connection.request(#"{"op":"grant","device":"d1","product":"prod_pro","duration":"30d"}"#)
-            let created = try #require(grant.membership?["createdAt"] as? String)
+            let grant = try await connection.send(line: #"{"op":"grant","device":"d1","product":"prod_pro","duration":"30d"}"#)
+            let created = try #require(grant.membership?.createdAt)
             try await Task.sleep(for: .milliseconds(5))  // the claim a few milliseconds after the creation
-            _ = try connection.request(#"{"op":"claim","device":"d1","user":"u1"}"#)
+            _ = try await connection.send(line: #"{"op":"claim","device":"d1","user":"u1"}"#)
             try await Task.sleep(for: .milliseconds(5))
 
-            func listed(_ subject: String, at moment: String) throws -> [[String: Any]] {
-                try #require(try connection.request(#"{"op":"memberships",\#(subject),"at":"\#(moment)"}"#)["memberships"] as? [[String: Any]])
+            func listed(_ subject: String, at moment: String) async throws -> [JSONValue] {
+                let answer = try await connection.send(line: #"{"op":"memberships",\#(subject),"at":"\#(moment)"}"#)
+                return try #require(answer["memberships"]?.arrayValue)
             }
-            #expect(try listed(#""device":"d1""#, at: before).isEmpty)
-            #expect(try listed(#""device":"d1""#, at: created).count == 1)
-            #expect(try listed(#""user":"u1""#, at: created).isEmpty)
-            #expect(try listed(#""user":"u1""#, at: server.store.now().rfc3339).count == 1)
+            #expect(try await listed(#""device":"d1""#, at: before).isEmpty)
+            #expect(try await listed(#""device":"d1""#, at: created).count == 1)
+            #expect(try await listed(#""user":"u1""#, at: created).isEmpty)
+            #expect(try await listed(#""user":"u1""#, at: server.store.now().rfc3339).count == 1)
         }
     }
 }
@@ -195,28 +200,28 @@ extension LifecycleOverTCPTests {
 extension LifecycleOverTCPTests {
     @Test func aDeviceWatchArmsTheTimerOfAMembershipBoughtOnTheDeviceAndClaimedSince() async throws {
         try await withTestServer { server in
-            let writer = try server.connect()
+            let writer = try await server.connect()
             let expiry = server.store.now().adding(TimeSpan(milliseconds: 500))
-            _ = try writer.request(#"{"op":"grant","device":"d2","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
-            _ = try writer.request(#"{"op":"claim","device":"d2","user":"u2"}"#)
-            let watcher = try server.connect()
-            _ = try watcher.request(#"{"op":"watch","device":"d2"}"#)
-            let expired = try JSONObject(line: try #require(try watcher.readLine()))
-            #expect(expired["cause"] as? String == "expired")
-            #expect(expired.membership?["user"] as? String == "u2")
+            _ = try await writer.send(line: #"{"op":"grant","device":"d2","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+            _ = try await writer.send(line: #"{"op":"claim","device":"d2","user":"u2"}"#)
+            let watcher = try await server.connect()
+            _ = try await watcher.send(line: #"{"op":"watch","device":"d2"}"#)
+            let expired = try #require(await watcher.nextPush())
+            #expect(expired.cause == "expired")
+            #expect(expired.membership?.user == "u2")
         }
     }
 
     @Test func aCheckAMillisecondBehindTheServerSeesThePresentAndOneBeforeAChangeSeesThePast() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
+            let connection = try await server.connect()
             let beforeGrant = server.store.now().adding(TimeSpan(milliseconds: -1)).rfc3339
             try await Task.sleep(for: .milliseconds(3))
-            _ = try connection.request(#"{"op":"grant","user":"u3","product":"prod_pro"}"#)
+            _ = try await connection.send(line: #"{"op":"grant","user":"u3","product":"prod_pro"}"#)
             try await Task.sleep(for: .milliseconds(3))
             let justBehind = server.store.now().adding(TimeSpan(milliseconds: -1)).rfc3339
-            #expect(try connection.request(#"{"op":"check","user":"u3","at":"\#(justBehind)"}"#).active == true)
-            #expect(try connection.request(#"{"op":"check","user":"u3","at":"\#(beforeGrant)"}"#).active == false)
+            #expect(try await connection.send(line: #"{"op":"check","user":"u3","at":"\#(justBehind)"}"#).active == true)
+            #expect(try await connection.send(line: #"{"op":"check","user":"u3","at":"\#(beforeGrant)"}"#).active == false)
         }
     }
 }
@@ -226,23 +231,22 @@ extension LifecycleOverTCPTests {
     /// that still wait (a second watcher's).
     @Test func sweepingTheTimersAWatcherLeftKeepsTheTimersOthersWaitFor() async throws {
         try await withTestServer(eventLoops: 1) { server in
-            let writer = try server.connect()
-            var batch = ""
-            for index in 0..<1100 { batch += #"{"op":"grant","user":"bulk\#(index)","product":"prod_pro","duration":"30d"}"# + "\n" }
-            try writer.send(batch)
-            for _ in 0..<1100 { _ = try writer.readLine() }
+            let writer = try await server.connect()
+            for index in 0..<1100 {
+                _ = try await writer.send(line: #"{"op":"grant","user":"bulk\#(index)","product":"prod_pro","duration":"30d"}"#)
+            }
             let expiry = server.store.now().adding(TimeSpan(milliseconds: 700))
-            _ = try writer.request(#"{"op":"grant","user":"soon","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+            _ = try await writer.send(line: #"{"op":"grant","user":"soon","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
 
-            let staying = try server.connect()
-            #expect(try staying.request(#"{"op":"watch","user":"soon"}"#)["watches"] as? Int == 1)
-            let leaving = try server.connect()
-            #expect(try leaving.request(#"{"op":"watch","all":true}"#)["watches"] as? Int == 1)
-            #expect(try leaving.request(#"{"op":"unwatch"}"#)["watches"] as? Int == 0)
+            let staying = try await server.connect()
+            #expect(try await staying.send(line: #"{"op":"watch","user":"soon"}"#)["watches"]?.intValue == 1)
+            let leaving = try await server.connect()
+            #expect(try await leaving.send(line: #"{"op":"watch","all":true}"#)["watches"]?.intValue == 1)
+            #expect(try await leaving.send(line: #"{"op":"unwatch"}"#)["watches"]?.intValue == 0)
 
-            let expired = try JSONObject(line: try #require(try staying.readLine()))
-            #expect(expired["cause"] as? String == "expired")
-            #expect(expired.membership?["user"] as? String == "soon")
+            let expired = try #require(await staying.nextPush())
+            #expect(expired.cause == "expired")
+            #expect(expired.membership?.user == "soon")
         }
     }
 }
@@ -251,18 +255,20 @@ extension LifecycleOverTCPTests {
 struct HelloOverTCPTests {
     @Test func helloAnswersTheProtocolVersionTheServerAndEveryOperation() async throws {
         try await withTestServer { server in
-            let hello = try server.connect().request(#"{"op":"hello","id":1}"#)
-            #expect(hello.ok == true)
-            #expect(hello["protocol"] as? Int == 1)
-            #expect((hello["server"] as? String)?.hasPrefix("entitled ") == true)
-            let operations = try #require(hello["operations"] as? [String])
+            let hello = try await server.connect().send(line: #"{"op":"hello","id":1}"#)
+            #expect(hello.isOK)
+            #expect(hello["protocol"]?.intValue == 1)
+            #expect(hello["server"]?.stringValue?.hasPrefix("entitled ") == true)
+            let listed = try #require(hello["operations"]?.arrayValue)
+            let operations = listed.compactMap(\.stringValue)
+            #expect(operations.count == listed.count, "every operation is named by a string")
             #expect(operations.contains("check"))
             #expect(operations.contains("hello"))
             #expect(Set(operations).count == operations.count)
             // Every operation it names is one it answers: none is refused as unknown.
-            let connection = try server.connect()
+            let connection = try await server.connect()
             for operation in operations {
-                #expect(try connection.request(#"{"op":"\#(operation)"}"#).errorCode != "unknown_op", "\(operation)")
+                #expect(try await connection.send(line: #"{"op":"\#(operation)"}"#).errorCode != "unknown_op", "\(operation)")
             }
         }
     }

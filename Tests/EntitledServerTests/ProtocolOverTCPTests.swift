@@ -1,14 +1,15 @@
+import EntitledClient
 import EntitledCore
-import Foundation
 import Testing
 
 @Suite("The line protocol over a real TCP connection")
 struct ProtocolOverTCPTests {
     @Test func pipelinedRequestsAreAnsweredInRequestOrder() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
-            let grant = try connection.request(#"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d"}"#)
-            #expect(grant.ok == true)
+            // Raw: the point is 200 requests in one write, and reading their answers off the wire in order.
+            let connection = try server.rawSocket()
+            try connection.send(#"{"op":"grant","user":"u1","product":"prod_pro","duration":"30d"}"# + "\n")
+            #expect(try connection.readResponse().isOK)
 
             // 200 requests of mixed operations in one write: the server reads them in one or a few reads.
             var batch = ""
@@ -22,12 +23,11 @@ struct ProtocolOverTCPTests {
             }
             try connection.send(batch)
             for index in 0..<200 {
-                let line = try #require(try connection.readLine())
-                let response = try JSONObject(line: line)
-                #expect(response["id"] as? Int == index, "response \(index) out of order: \(line)")
+                let response = try connection.readResponse()
+                #expect(response["id"]?.intValue == index, "response \(index) out of order: \(response.line)")
                 switch index % 4 {
                 case 0: #expect(response.active == true)
-                case 1: #expect(response.ok == true)
+                case 1: #expect(response.isOK)
                 case 2: #expect(response.errorCode == "unknown_op")
                 default: #expect(response.active == false)
                 }
@@ -37,15 +37,15 @@ struct ProtocolOverTCPTests {
 
     @Test func aRequestSplitAcrossManyTCPReadsIsAnsweredOnce() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
+            let connection = try server.rawSocket()
             let line = Array(#"{"op":"grant","device":"d1","product":"prod_pro","id":"split"}"#.utf8) + [10]
             for byte in line {
                 try connection.send(bytes: [byte])
                 try await Task.sleep(for: .milliseconds(2))  // TCP_NODELAY: each byte is its own segment
             }
-            let response = try JSONObject(line: try #require(try connection.readLine()))
-            #expect(response.ok == true)
-            #expect(response["id"] as? String == "split")
+            let response = try connection.readResponse()
+            #expect(response.isOK)
+            #expect(response["id"]?.stringValue == "split")
             #expect(server.store.membershipCount == 1)
 
             // A line split in the middle of a multi-byte UTF-8 character is reassembled before decoding.
@@ -54,15 +54,15 @@ struct ProtocolOverTCPTests {
             try connection.send(bytes: Array(unicode[..<cut]))
             try await Task.sleep(for: .milliseconds(20))
             try connection.send(bytes: Array(unicode[cut...]))
-            let checked = try JSONObject(line: try #require(try connection.readLine()))
-            #expect(checked.ok == true)
+            let checked = try connection.readResponse()
+            #expect(checked.isOK)
             #expect(checked.active == false)
         }
     }
 
     @Test func badLinesGetErrorsAndTheConnectionStaysUsable() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
+            let connection = try await server.connect()
             let cases: [(line: String, code: String)] = [
                 ("not json", "bad_json"),
                 ("{\"op\":\"check\"", "bad_json"),
@@ -75,49 +75,50 @@ struct ProtocolOverTCPTests {
                 (#"{"op":"check","user":"u1","entitlement":"undefined"}"#, "not_found"),
             ]
             for (line, code) in cases {
-                let response = try connection.request(line)
-                #expect(response.ok == false, "\(line)")
-                #expect(response.errorCode == code, "\(line) -> \(response)")
-                #expect((response.errorMessage ?? "").count > 10, "a message a person can act on: \(response)")
+                let response = try await connection.send(line: line)
+                #expect(!response.isOK, "\(line)")
+                #expect(response.errorCode == code, "\(line) -> \(response.line)")
+                let message = response["error"]?["message"]?.stringValue ?? ""
+                #expect(message.count > 10, "a message a person can act on: \(response.line)")
             }
-            let ping = try connection.request(#"{"op":"ping"}"#)
-            #expect(ping.ok == true)
+            let ping = try await connection.send(line: #"{"op":"ping"}"#)
+            #expect(ping.isOK)
         }
     }
 
     @Test func invalidUTF8IsRefusedAsBadJSONWithoutClosingTheConnection() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
+            let connection = try server.rawSocket()
             try connection.send(bytes: Array(#"{"op":"check","user":""#.utf8) + [0xFF, 0xFE] + Array("\"}\n".utf8))
-            let response = try JSONObject(line: try #require(try connection.readLine()))
-            #expect(response.errorCode == "bad_json")
-            #expect(try connection.request(#"{"op":"ping"}"#).ok == true)
+            #expect(try connection.readResponse().errorCode == "bad_json")
+            try connection.send(#"{"op":"ping"}"# + "\n")
+            #expect(try connection.readResponse().isOK)
         }
     }
 
     @Test func aCarriageReturnBeforeTheNewlineIsTolerated() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
+            let connection = try server.rawSocket()
             try connection.send("{\"op\":\"ping\",\"id\":\"crlf\"}\r\n")
-            let response = try JSONObject(line: try #require(try connection.readLine()))
-            #expect(response.ok == true)
-            #expect(response["id"] as? String == "crlf")
+            let response = try connection.readResponse()
+            #expect(response.isOK)
+            #expect(response["id"]?.stringValue == "crlf")
         }
     }
 
     @Test func aLineOverTheLimitIsAnsweredTooLargeAndTheConnectionIsClosed() async throws {
         try await withTestServer { server in
             // The default limit is 64 KiB: send a 70 KB line.
-            let connection = try server.connect()
-            #expect(try connection.request(#"{"op":"ping","id":1}"#).ok == true)
+            let connection = try server.rawSocket()
+            try connection.send(#"{"op":"ping","id":1}"# + "\n")
+            #expect(try connection.readResponse().isOK)
             let padding = String(repeating: "x", count: 70_000)
             try connection.send(#"{"op":"ping","padding":"\#(padding)"}"# + "\n")
-            let response = try JSONObject(line: try #require(try connection.readLine()))
-            #expect(response.errorCode == "too_large")
+            #expect(try connection.readResponse().errorCode == "too_large")
             #expect(try connection.isClosedByServer())
 
             // Other connections are unaffected.
-            #expect(try server.connect().request(#"{"op":"ping"}"#).ok == true)
+            #expect(try await server.connect().send(line: #"{"op":"ping"}"#).isOK)
         }
     }
 
@@ -128,66 +129,65 @@ struct ProtocolOverTCPTests {
                 let suffix = #""}"#
                 return prefix + String(repeating: "p", count: length - prefix.count - suffix.count) + suffix
             }
-            let connection = try server.connect()
-            #expect(try connection.request(line(ofLength: 100)).ok == true)
+            let connection = try server.rawSocket()
+            try connection.send(line(ofLength: 100) + "\n")
+            #expect(try connection.readResponse().isOK)
             // The "\r" of a "\r\n" ending does not count against the limit.
             try connection.send(line(ofLength: 100) + "\r\n")
-            #expect(try JSONObject(line: try #require(try connection.readLine())).ok == true)
+            #expect(try connection.readResponse().isOK)
 
-            let refused = try server.connect()
-            #expect(try refused.request(line(ofLength: 101)).errorCode == "too_large")
+            let refused = try server.rawSocket()
+            try refused.send(line(ofLength: 101) + "\n")
+            #expect(try refused.readResponse().errorCode == "too_large")
             #expect(try refused.isClosedByServer())
         }
     }
 
     @Test func aLongLineWithoutANewlineIsRefusedBeforeItEnds() async throws {
         try await withTestServer(maximumLineLength: 1024) { server in
-            let connection = try server.connect()
+            let connection = try server.rawSocket()
             // No newline at all: the server must not buffer without bound waiting for one.
             try connection.send(String(repeating: "a", count: 4096))
-            let response = try JSONObject(line: try #require(try connection.readLine()))
-            #expect(response.errorCode == "too_large")
+            #expect(try connection.readResponse().errorCode == "too_large")
             #expect(try connection.isClosedByServer())
         }
     }
 
     @Test func theLastLineIsAnsweredWhenTheClientClosesItsSideWithoutANewline() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
+            let connection = try server.rawSocket()
             try connection.send(#"{"op":"ping","id":1}"# + "\n" + #"{"op":"ping","id":2}"#)
             connection.closeSending()
-            let first = try JSONObject(line: try #require(try connection.readLine()))
-            let second = try JSONObject(line: try #require(try connection.readLine()))
-            #expect(first["id"] as? Int == 1)
-            #expect(second["id"] as? Int == 2)
+            #expect(try connection.readResponse()["id"]?.intValue == 1)
+            #expect(try connection.readResponse()["id"]?.intValue == 2)
             #expect(try connection.isClosedByServer())
         }
     }
 
     @Test func aLastLineWithoutANewlineIsHeldToTheSameLimit() async throws {
         try await withTestServer(maximumLineLength: 20) { server in
-            let atLimit = try server.connect()
+            let atLimit = try server.rawSocket()
             try atLimit.send(#"{"op":"ping","x":12}"#)  // 20 bytes
             atLimit.closeSending()
-            #expect(try JSONObject(line: try #require(try atLimit.readLine())).ok == true)
+            #expect(try atLimit.readResponse().isOK)
 
-            let overLimit = try server.connect()
+            let overLimit = try server.rawSocket()
             try overLimit.send(#"{"op":"ping","x":123}"#)  // 21 bytes
             overLimit.closeSending()
-            #expect(try JSONObject(line: try #require(try overLimit.readLine())).errorCode == "too_large")
+            #expect(try overLimit.readResponse().errorCode == "too_large")
             #expect(try overLimit.isClosedByServer())
         }
     }
 
     @Test func aWriteOnOneConnectionIsVisibleToAReadOnAnotherRightAfterItsResponse() async throws {
         try await withTestServer { server in
-            let writer = try server.connect()
-            let reader = try server.connect()
+            let writer = try await server.connect()
+            let reader = try await server.connect()
             for index in 0..<50 {
                 let user = "reader-\(index)"
-                #expect(try reader.request(#"{"op":"check","user":"\#(user)"}"#).active == false)
-                #expect(try writer.request(#"{"op":"grant","user":"\#(user)","product":"p"}"#).ok == true)
-                #expect(try reader.request(#"{"op":"check","user":"\#(user)"}"#).active == true)
+                #expect(try await reader.send(line: #"{"op":"check","user":"\#(user)"}"#).active == false)
+                #expect(try await writer.send(line: #"{"op":"grant","user":"\#(user)","product":"p"}"#).isOK)
+                #expect(try await reader.send(line: #"{"op":"check","user":"\#(user)"}"#).active == true)
             }
         }
     }
@@ -197,17 +197,17 @@ struct ProtocolOverTCPTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for client in 0..<8 {
                     group.addTask {
-                        let connection = try server.connect()
+                        let connection = try await server.connect()
                         for round in 0..<25 {
                             let user = "c\(client)-u\(round)"
-                            let grant = try connection.request(
-                                #"{"op":"grant","user":"\#(user)","product":"prod_\#(client)","id":"\#(user)"}"#
+                            let grant = try await connection.send(
+                                line: #"{"op":"grant","user":"\#(user)","product":"prod_\#(client)","id":"\#(user)"}"#
                             )
-                            guard grant["id"] as? String == user, grant.ok == true else {
-                                throw LineConnection.Failure(description: "unexpected \(grant)")
-                            }
-                            let check = try connection.request(#"{"op":"check","user":"\#(user)","product":"prod_\#(client)"}"#)
-                            guard check.active == true else { throw LineConnection.Failure(description: "unexpected \(check)") }
+                            try #require(grant["id"]?.stringValue == user && grant.isOK, "unexpected \(grant.line)")
+                            let check = try await connection.send(
+                                line: #"{"op":"check","user":"\#(user)","product":"prod_\#(client)"}"#
+                            )
+                            try #require(check.active == true, "unexpected \(check.line)")
                         }
                     }
                 }
@@ -219,43 +219,43 @@ struct ProtocolOverTCPTests {
 
     @Test func theGuestPurchaseLifecycleWorksEndToEnd() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
-            #expect(try connection.request(#"{"op":"define","entitlement":"pro","products":["prod_pro_m","prod_pro_y"]}"#).ok == true)
-            let grant = try connection.request(#"{"op":"grant","device":"d1","product":"prod_pro_m","duration":"30d"}"#)
-            let membershipID = try #require(grant.membershipID)
-            #expect(try connection.request(#"{"op":"check","device":"d1","entitlement":"pro"}"#).active == true)
-            #expect(try connection.request(#"{"op":"claim","device":"d1","user":"u1"}"#)["claimed"] as? Int == 1)
-            #expect(try connection.request(#"{"op":"claim","device":"d1","user":"u1"}"#)["claimed"] as? Int == 0)
-            #expect(try connection.request(#"{"op":"check","device":"d1","entitlement":"pro"}"#).active == false)
-            #expect(try connection.request(#"{"op":"check","user":"u1","device":"d2","entitlement":"pro"}"#).active == true)
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro_m","prod_pro_y"]}"#).isOK)
+            let grant = try await connection.send(line: #"{"op":"grant","device":"d1","product":"prod_pro_m","duration":"30d"}"#)
+            let membershipID = try #require(grant.membership?.id)
+            #expect(try await connection.send(line: #"{"op":"check","device":"d1","entitlement":"pro"}"#).active == true)
+            #expect(try await connection.send(line: #"{"op":"claim","device":"d1","user":"u1"}"#)["claimed"]?.intValue == 1)
+            #expect(try await connection.send(line: #"{"op":"claim","device":"d1","user":"u1"}"#)["claimed"]?.intValue == 0)
+            #expect(try await connection.send(line: #"{"op":"check","device":"d1","entitlement":"pro"}"#).active == false)
+            #expect(try await connection.send(line: #"{"op":"check","user":"u1","device":"d2","entitlement":"pro"}"#).active == true)
 
-            let revoke = try connection.request(#"{"op":"revoke","membership":"\#(membershipID)","reason":"refund"}"#)
-            #expect(revoke.membership?["status"] as? String == "revoked")
-            #expect(revoke.membership?["isActive"] as? Bool == false)
-            #expect(revoke.membership?["reason"] as? String == "refund")
-            #expect(revoke.membership?["revokedAt"] is String)
-            let again = try connection.request(#"{"op":"revoke","membership":"\#(membershipID)","reason":"chargeback"}"#)
-            #expect(again.membership?["reason"] as? String == "refund")
-            #expect(again.membership?["revokedAt"] as? String == revoke.membership?["revokedAt"] as? String)
-            #expect(try connection.request(#"{"op":"check","user":"u1","entitlement":"pro"}"#).active == false)
+            let revoke = try await connection.send(line: #"{"op":"revoke","membership":"\#(membershipID)","reason":"refund"}"#)
+            #expect(revoke.membership?.status == "revoked")
+            #expect(revoke.membership?.isActive == false)
+            #expect(revoke.membership?.reason == "refund")
+            #expect(revoke.membership?.revokedAt != nil)
+            let again = try await connection.send(line: #"{"op":"revoke","membership":"\#(membershipID)","reason":"chargeback"}"#)
+            #expect(again.membership?.reason == "refund")
+            #expect(again.membership?.revokedAt == revoke.membership?.revokedAt)
+            #expect(try await connection.send(line: #"{"op":"check","user":"u1","entitlement":"pro"}"#).active == false)
 
-            let listed = try connection.request(#"{"op":"memberships","user":"u1"}"#)
-            let memberships = try #require(listed["memberships"] as? [[String: Any]])
+            let listed = try await connection.send(line: #"{"op":"memberships","user":"u1"}"#)
+            let memberships = try #require(listed["memberships"]?.arrayValue)
             #expect(memberships.count == 1)
-            #expect(memberships.first?["status"] as? String == "revoked")
+            #expect(memberships.first?["status"]?.stringValue == "revoked")
         }
     }
 
     @Test func checkAtAPointInTimeUsesTheGivenMoment() async throws {
         try await withTestServer { server in
-            let connection = try server.connect()
-            _ = try connection.request(#"{"op":"grant","user":"u1","product":"p","expiresAt":"2030-01-01T00:00:00Z"}"#)
-            let before = try connection.request(#"{"op":"check","user":"u1","product":"p","at":"2029-12-31T23:59:59.999Z"}"#)
+            let connection = try await server.connect()
+            _ = try await connection.send(line: #"{"op":"grant","user":"u1","product":"p","expiresAt":"2030-01-01T00:00:00Z"}"#)
+            let before = try await connection.send(line: #"{"op":"check","user":"u1","product":"p","at":"2029-12-31T23:59:59.999Z"}"#)
             #expect(before.active == true)
-            #expect(before["expiresAt"] as? String == "2030-01-01T00:00:00Z")
-            #expect(try connection.request(#"{"op":"check","user":"u1","product":"p","at":"2030-01-01T00:00:00Z"}"#).active == false)
-            #expect(try connection.request(#"{"op":"check","user":"u1","product":"p","at":"2030-01-01T01:00:00+01:00"}"#).active == false)
-            #expect(try connection.request(#"{"op":"check","user":"u1","product":"p","at":"2030-01-01T00:59:59+01:00"}"#).active == true)
+            #expect(before["expiresAt"]?.stringValue == "2030-01-01T00:00:00Z")
+            #expect(try await connection.send(line: #"{"op":"check","user":"u1","product":"p","at":"2030-01-01T00:00:00Z"}"#).active == false)
+            #expect(try await connection.send(line: #"{"op":"check","user":"u1","product":"p","at":"2030-01-01T01:00:00+01:00"}"#).active == false)
+            #expect(try await connection.send(line: #"{"op":"check","user":"u1","product":"p","at":"2030-01-01T00:59:59+01:00"}"#).active == true)
         }
     }
 }

@@ -1,6 +1,7 @@
-import EntitledTestSupport
+import EntitledClient
 import EntitledCore
 import EntitledServer
+import EntitledTestSupport
 import Foundation
 import Logging
 import Testing
@@ -10,16 +11,17 @@ struct UnixSocketTests {
     @Test func theUnixSocketServesTheSameProtocolAndStoreAsTCP() async throws {
         try await withTestServer(unixSocket: true) { server in
             let path = try #require(server.unixSocketPath)
-            let unix = try LineConnection(unixSocketPath: path)
-            let grant = try unix.request(#"{"op":"grant","device":"d1","product":"prod_pro","id":"via-unix"}"#)
-            #expect(grant.ok == true)
-            #expect(grant["id"] as? String == "via-unix")
+            let unix = try await EntitledAsyncConnection.connect(to: .unixSocket(path: path))
+            let grant = try await unix.send(line: #"{"op":"grant","device":"d1","product":"prod_pro","id":"via-unix"}"#)
+            #expect(grant.isOK)
+            #expect(grant["id"]?.stringValue == "via-unix")
             // Both listeners answer from the one store.
-            #expect(try server.connect().request(#"{"op":"check","device":"d1","product":"prod_pro"}"#).active == true)
-            // Pipelining works the same.
-            try unix.send(#"{"op":"ping","id":1}"# + "\n" + #"{"op":"ping","id":2}"# + "\n")
-            #expect(try JSONObject(line: try #require(try unix.readLine()))["id"] as? Int == 1)
-            #expect(try JSONObject(line: try #require(try unix.readLine()))["id"] as? Int == 2)
+            #expect(try await server.connect().send(line: #"{"op":"check","device":"d1","product":"prod_pro"}"#).active == true)
+            // Pipelining works the same: two requests in one write (raw, to control the write).
+            let raw = try RawSocket(unixSocketPath: path)
+            try raw.send(#"{"op":"ping","id":1}"# + "\n" + #"{"op":"ping","id":2}"# + "\n")
+            #expect(try raw.readResponse()["id"]?.intValue == 1)
+            #expect(try raw.readResponse()["id"]?.intValue == 2)
         }
     }
 
@@ -32,8 +34,10 @@ struct UnixSocketTests {
         )
         try await server.start()
         #expect(FileManager.default.fileExists(atPath: path))
-        let connection = try LineConnection(unixSocketPath: path)
-        #expect(try connection.request(#"{"op":"ping"}"#).ok == true)
+        // Raw: the test reads the end of stream the server's stop must send.
+        let connection = try RawSocket(unixSocketPath: path)
+        try connection.send(#"{"op":"ping"}"# + "\n")
+        #expect(try connection.readResponse().isOK)
         await server.stop()
         #expect(try connection.isClosedByServer())
         #expect(!FileManager.default.fileExists(atPath: path))
@@ -56,7 +60,7 @@ struct UnixSocketTests {
 
         let server = EntitledServer(store: EntitlementStore(), configuration: ServerConfiguration(tcp: nil, unixSocketPath: path))
         try await server.start()
-        #expect(try LineConnection(unixSocketPath: path).request(#"{"op":"ping"}"#).ok == true)
+        #expect(try await EntitledAsyncConnection.connect(to: .unixSocket(path: path)).send(line: #"{"op":"ping"}"#).isOK)
         await server.stop()
     }
 
@@ -66,7 +70,7 @@ struct UnixSocketTests {
             let second = EntitledServer(store: EntitlementStore(), configuration: ServerConfiguration(tcp: nil, unixSocketPath: path))
             await #expect(throws: ServerError.self) { try await second.start() }
             // The first server still serves on it.
-            #expect(try LineConnection(unixSocketPath: path).request(#"{"op":"ping"}"#).ok == true)
+            #expect(try await EntitledAsyncConnection.connect(to: .unixSocket(path: path)).send(line: #"{"op":"ping"}"#).isOK)
         }
     }
 

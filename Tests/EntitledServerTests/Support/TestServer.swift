@@ -1,3 +1,4 @@
+import EntitledClient
 import EntitledCore
 import EntitledServer
 import EntitledTestSupport
@@ -51,7 +52,13 @@ struct RunningServer {
     let unixSocketPath: String?
     let directory: TemporaryDirectory
 
-    func connect(receiveBufferSize: Int32? = nil) throws -> LineConnection {
-        try LineConnection(port: port, receiveBufferSize: receiveBufferSize)
+    /// A client connection over TCP, for exchanging requests and answers.
+    func connect() async throws -> EntitledAsyncConnection {
+        try await EntitledAsyncConnection.local(port: port)
+    }
+
+    /// A raw byte pipe over TCP, for tests of the bytes on the wire.
+    func rawSocket(receiveBufferSize: Int32? = nil) throws -> RawSocket {
+        try RawSocket(port: port, receiveBufferSize: receiveBufferSize)
     }
 }

@@ -1,3 +1,4 @@
+import EntitledClient
 import Foundation
 
 #if canImport(Glibc)
@@ -6,9 +7,12 @@ import Glibc
 import Darwin
 #endif
 
-/// A deliberately plain blocking socket client for tests: it sends exactly the bytes a test gives it, in
-/// the pieces the test chooses, and reads response lines back, so tests control framing down to the byte.
-final class LineConnection {
+/// A raw byte pipe to the server, deliberately NOT a protocol client: it writes exactly the bytes a test
+/// gives it, in the pieces the test chooses, and reads lines back, so framing tests control the wire down
+/// to the byte (split writes, invalid UTF-8, CRLF, half-close, resets, batches in one write, a full
+/// receive buffer). Tests that exchange requests and answers use EntitledClient instead: there is one
+/// Swift client of the protocol in the repository.
+final class RawSocket {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -143,36 +147,13 @@ final class LineConnection {
     func isClosedByServer() throws -> Bool {
         try readLine() == nil
     }
-
-    /// Sends one request line and returns its response, parsed.
-    func request(_ line: String) throws -> JSONObject {
-        try send(line + "\n")
-        guard let response = try readLine() else { throw Failure(description: "connection closed before a response to \(line)") }
-        return try JSONObject(line: response)
-    }
 }
 
-/// A parsed response line, with typed accessors for the fields tests look at.
-struct JSONObject: CustomStringConvertible {
-    let line: String
-    let fields: [String: Any]
-
-    init(line: String) throws {
-        self.line = line
-        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-            throw LineConnection.Failure(description: "response is not a JSON object: \(line)")
-        }
-        fields = object
+extension RawSocket {
+    /// The next line, read as an answer by the client library's parser; fails when the server closed the
+    /// connection instead.
+    func readResponse() throws -> EntitledResponse {
+        guard let line = try readLine() else { throw Failure(description: "the server closed the connection") }
+        return try EntitledResponse(line: line)
     }
-
-    var description: String { line }
-
-    subscript(key: String) -> Any? { fields[key] }
-
-    var ok: Bool? { fields["ok"] as? Bool }
-    var errorCode: String? { (fields["error"] as? [String: Any])?["code"] as? String }
-    var errorMessage: String? { (fields["error"] as? [String: Any])?["message"] as? String }
-    var active: Bool? { fields["active"] as? Bool }
-    var membership: [String: Any]? { fields["membership"] as? [String: Any] }
-    var membershipID: String? { membership?["id"] as? String }
 }
