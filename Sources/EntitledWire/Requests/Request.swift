@@ -34,6 +34,11 @@ public enum Request: Sendable {
     case watch(WatchTarget)
     /// Stop pushing for the target; `nil`: stop every watch of this connection.
     case unwatch(WatchTarget?)
+    /// Authenticate the connection with a token of the server's auth file.
+    case auth(token: String)
+
+    /// The longest `token` accepted by `auth`, in UTF-8 bytes.
+    public static let maximumTokenBytes = 1024
 
     /// The operation's name on the wire.
     public var op: Operation {
@@ -53,13 +58,14 @@ public enum Request: Sendable {
         case .history: return .history
         case .watch: return .watch
         case .unwatch: return .unwatch
+        case .auth: return .auth
         }
     }
 
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch, hello
+            unwatch, hello, auth
     }
 }
 
@@ -89,6 +95,7 @@ extension Request.Operation {
         let candidate: Self
         switch (name.count, name[0]) {
         case (4, UInt8(ascii: "p")): candidate = .ping
+        case (4, UInt8(ascii: "a")): candidate = .auth
         case (5, UInt8(ascii: "c")): candidate = name[1] == UInt8(ascii: "h") ? .check : .claim
         case (5, UInt8(ascii: "g")): candidate = .grant
         case (6, UInt8(ascii: "r")): candidate = .revoke
@@ -126,6 +133,7 @@ extension Request.Operation {
         case .watch: return "watch"
         case .unwatch: return "unwatch"
         case .hello: return "hello"
+        case .auth: return "auth"
         }
     }
 }

@@ -9,8 +9,10 @@ public struct DecodedRequest: Sendable {
 
 /// Turns request lines into typed requests.
 public enum RequestDecoder {
-    /// Decodes one line (without its `\n`; a trailing `\r` is tolerated).
-    public static func decode(line: ByteBuffer) -> DecodedRequest {
+    /// Decodes one line (without its `\n`; a trailing `\r` is tolerated). An operation `permissions` does
+    /// not allow is refused with their error once the line is known to name it, before its fields are
+    /// validated.
+    public static func decode(line: ByteBuffer, permitting permissions: OperationPermissions = .everything) -> DecodedRequest {
         line.withUnsafeReadableBytes { bytes in
             var bytes = bytes
             if bytes.last == UInt8(ascii: "\r") {
@@ -28,7 +30,7 @@ public enum RequestDecoder {
             }
             let id = fields.id.flatMap { line.getSlice(at: line.readerIndex + $0.lowerBound, length: $0.count) }
             do throws(WireError) {
-                return DecodedRequest(id: id, result: .success(try fields.request()))
+                return DecodedRequest(id: id, result: .success(try fields.request(permitting: permissions)))
             } catch {
                 return DecodedRequest(id: id, result: .failure(error))
             }

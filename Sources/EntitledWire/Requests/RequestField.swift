@@ -11,7 +11,7 @@ import Darwin
 enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
-        periodType, environment, ownership, grantType, idempotencyKey, all, limit
+        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token
     // At most 32 fields: `RequestFields` notes the fields it saw in a 32-bit mask.
 
     var name: StaticString {
@@ -44,6 +44,7 @@ enum RequestField: Int, CaseIterable {
         case .idempotencyKey: return "idempotencyKey"
         case .all: return "all"
         case .limit: return "limit"
+        case .token: return "token"
         }
     }
 
@@ -75,6 +76,7 @@ enum RequestField: Int, CaseIterable {
         case (3, UInt8(ascii: "a")): candidate = .all
         case (4, UInt8(ascii: "t")): candidate = .type
         case (5, UInt8(ascii: "l")): candidate = .limit
+        case (5, UInt8(ascii: "t")): candidate = .token
         case (7, UInt8(ascii: "e")): candidate = .eventId
         case (9, UInt8(ascii: "w")): candidate = .willRenew
         case (9, UInt8(ascii: "o")): candidate = .ownership

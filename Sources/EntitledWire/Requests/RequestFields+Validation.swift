@@ -2,7 +2,7 @@ import EntitledCore
 
 extension RequestFields {
     /// The typed request these fields make, or the first reason they make none.
-    func request() throws(WireError) -> Request {
+    func request(permitting permissions: OperationPermissions) throws(WireError) -> Request {
         if isNotAnObject { throw .badRequest("a request must be a JSON object such as {\"op\":\"ping\"}") }
         // An unknown op is reported before any field problem: the fields mean nothing without an op.
         guard let op else {
@@ -15,6 +15,9 @@ extension RequestFields {
             let known = Request.Operation.allCases.map(\.rawValue).joined(separator: ", ")
             throw WireError(.unknownOp, "unknown op \"\(Self.printable(text(of: op) ?? ""))\"; known ops: \(known)")
         }
+        // Whether the client may run it is decided before its fields are looked at: a client that may not
+        // learns nothing from their validation.
+        if let refusal = permissions.refusal(of: operation) { throw refusal }
         if let fieldError { throw fieldError }
         switch operation {
         case .ping:
@@ -60,6 +63,8 @@ extension RequestFields {
             return .watch(target)
         case .unwatch:
             return .unwatch(try watchTarget(for: operation))
+        case .auth:
+            return .auth(token: try authToken())
         }
     }
 
@@ -237,6 +242,18 @@ extension RequestFields {
             )
         }
         return products
+    }
+
+    /// The token of an `auth` request. Its messages never quote it: a secret sent by mistake in the wrong
+    /// shape must not come back in an answer or a log line.
+    private func authToken() throws(WireError) -> String {
+        guard let value = text(of: token) else { throw .badRequest("field \"token\" is required for auth") }
+        let byteCount = value.utf8.count
+        if byteCount == 0 { throw .badRequest("field \"token\" must not be empty") }
+        if byteCount > Request.maximumTokenBytes {
+            throw .badRequest("field \"token\" must be at most \(Request.maximumTokenBytes) bytes")
+        }
+        return value
     }
 
     // MARK: Field rules

@@ -35,6 +35,8 @@ struct RequestFields {
     var idempotencyKey: StringSpan?
     var all: Bool?
     var limit: Int?
+    /// `auth`'s secret: read like any string, never quoted in a message.
+    var token: StringSpan?
 
     /// The first problem with a field's type or a repeated key; reported as `bad_request` once the line
     /// has been read to its end and found to be valid JSON.
@@ -131,6 +133,7 @@ struct RequestFields {
             case .ownership: ownership = value
             case .grantType: grantType = value
             case .idempotencyKey: idempotencyKey = value
+            case .token: token = value
             case .id, .products, .willRenew, .all, .limit: break
             }
         }

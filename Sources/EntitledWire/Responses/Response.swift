@@ -28,6 +28,9 @@ public enum Response: Sendable {
     case history([AuditEntry])
     /// `watch` and `unwatch`: how many watches the connection has now.
     case watches(Int)
-    /// `hello`: the protocol version, the server's name and version, the operations it answers.
-    case hello(protocolVersion: Int, server: String, operations: [String])
+    /// `hello`: the protocol version, the server's name and version, the operations it answers, and
+    /// whether a connection must `auth` before anything but `ping`, `hello` and `auth`.
+    case hello(protocolVersion: Int, server: String, operations: [String], authRequired: Bool)
+    /// `auth` accepted: the name the token belongs to (the audit trail's actor) and its role.
+    case authenticated(name: String, role: String)
 }

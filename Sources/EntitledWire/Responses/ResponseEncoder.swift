@@ -70,13 +70,19 @@ public enum ResponseEncoder {
         case .watches(let count):
             buffer.writeStaticString(",\"watches\":")
             buffer.writeJSONInteger(count)
-        case .hello(let version, let server, let operations):
+        case .hello(let version, let server, let operations, let authRequired):
             buffer.writeStaticString(",\"protocol\":")
             buffer.writeJSONInteger(version)
             buffer.writeStaticString(",\"server\":")
             buffer.writeJSONString(server)
             buffer.writeStaticString(",\"operations\":")
             writeStrings(operations, into: &buffer)
+            buffer.writeStaticString(authRequired ? ",\"authRequired\":true" : ",\"authRequired\":false")
+        case .authenticated(let name, let role):
+            buffer.writeStaticString(",\"name\":")
+            buffer.writeJSONString(name)
+            buffer.writeStaticString(",\"role\":")
+            buffer.writeJSONString(role)
         case .snapshot(let file, let sequence, let bytes, let milliseconds, let memberships):
             buffer.writeStaticString(",\"file\":")
             buffer.writeJSONString(file)
