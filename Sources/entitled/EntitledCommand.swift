@@ -64,6 +64,30 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "The lowest level of log lines written to standard error: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(help: "The most client connections open at once; one more is answered busy and closed.")
+    var maxConnections = ServerConfiguration.defaultMaximumConnections
+
+    @Option(help: "Seconds without a byte from a client after which its connection is closed; 0 never closes. Connections with a request in flight or a watch are never idle.")
+    var idleTimeout = ServerConfiguration.defaultIdleTimeoutSeconds
+
+    @Option(help: "The most requests of one connection answered in one turn of its event loop, so that one pipelining client cannot make the others wait.")
+    var maxRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
+
+    @Option(
+        name: .customLong("auth"),
+        help: ArgumentHelp(
+            "Require authentication with the tokens of this JSON file: a list of {\"name\": ..., \"token\": ..., \"role\": \"check\" or \"admin\"}.",
+            valueName: "file"
+        )
+    )
+    var authFile: String?
+
+    @Flag(help: "Listen on a TCP address other machines can reach without --auth. Anyone who can connect can then change every entitlement.")
+    var insecureNoAuth = false
+
+    @Option(help: ArgumentHelp("The Unix socket file's permissions, in octal: 600 lets only this user connect, 660 its group too.", valueName: "mode"))
+    var socketMode = String(ServerConfiguration.defaultUnixSocketMode, radix: 8)
+
     func validate() throws {
         guard (1...ServerConfiguration.largestEventLoopCount).contains(eventLoops) else {
             throw ValidationError("--event-loops must be between 1 and \(ServerConfiguration.largestEventLoopCount), not \(eventLoops)")
@@ -78,6 +102,17 @@ struct EntitledCommand: AsyncParsableCommand {
                 "--max-line-length must be between 1 and \(ServerConfiguration.largestMaximumLineLength) (64 MiB), not \(maxLineLength)"
             )
         }
+        guard let mode = UInt16(socketMode, radix: 8), mode <= 0o777 else {
+            throw ValidationError("--socket-mode must be octal permission bits such as 600 or 660, not \(socketMode)")
+        }
+        if mode & 0o600 != 0o600 {
+            throw ValidationError("--socket-mode \(socketMode) would lock out the server's own user; include 600")
+        }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, not \(maxConnections)") }
+        guard maxRequestsPerTurn >= 1 else { throw ValidationError("--max-requests-per-turn must be at least 1, not \(maxRequestsPerTurn)") }
+        guard idleTimeout >= 0, idleTimeout <= 86_400 * 365 else {
+            throw ValidationError("--idle-timeout must be from 0 (never) to a year in seconds, not \(idleTimeout)")
+        }
         if tcpDisabled && socketPath == nil {
             throw ValidationError("--no-tcp needs --socket PATH: there would be nothing to listen on")
         }
@@ -91,6 +126,20 @@ struct EntitledCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "entitled")
+
+        var accessTokens: AccessTokens?
+        if let authFile {
+            do throws(AuthFileError) {
+                accessTokens = try AccessTokens(contentsOfFile: authFile)
+            } catch {
+                logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
+                throw ExitCode.failure
+            }
+            if AccessTokens.isReadableByOthers(path: authFile) {
+                logger.warning("the auth file can be read by other users of this machine; chmod 600 it", metadata: ["file": "\(authFile)"])
+            }
+            logger.info("authentication required", metadata: ["tokens": "\(accessTokens?.entries.count ?? 0)"])
+        }
 
         let durable: DurableStore
         do throws(StorageError) {
@@ -110,13 +159,23 @@ struct EntitledCommand: AsyncParsableCommand {
             ]
         )
 
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             tcp: tcpDisabled ? nil : .init(host: host, port: port),
             unixSocketPath: socketPath,
             maximumLineLength: maxLineLength,
             eventLoops: eventLoops,
             busyPollMicroseconds: busyPoll
         )
+        configuration.maximumConnections = maxConnections
+        configuration.idleTimeoutSeconds = idleTimeout
+        configuration.maximumRequestsPerTurn = maxRequestsPerTurn
+        DescriptorLimit.raise(toServe: maxConnections, logger: logger)
+        configuration.accessTokens = accessTokens
+        configuration.allowsUnauthenticatedRemoteClients = insecureNoAuth
+        configuration.unixSocketMode = UInt16(socketMode, radix: 8) ?? ServerConfiguration.defaultUnixSocketMode
+        if accessTokens == nil, insecureNoAuth {
+            logger.warning("serving without authentication on \(host): anyone who can connect can change every entitlement")
+        }
         let dataDirectory = dataDir
         let server = EntitledServer(
             processor: RequestProcessor(durable: durable),

@@ -25,10 +25,6 @@ public struct RequestProcessor: Sendable {
         self.durable = durable
     }
 
-    /// Who a change is attributed to in the audit trail: every client is `local` until the server
-    /// authenticates clients.
-    static let author = ChangeContext.localActor
-
     /// What became of a request's answer.
     public enum Answer: Sendable {
         /// The answer was appended to the output.
@@ -41,6 +37,8 @@ public struct RequestProcessor: Sendable {
         case afterSnapshot(id: ByteBuffer?)
         /// A `watch` or `unwatch`: the connection keeps its watches, so it answers.
         case watch(WatchRequest, id: ByteBuffer?)
+        /// An `auth`: the connection keeps its access, so it checks the token and answers.
+        case auth(token: String, id: ByteBuffer?)
     }
 
     /// What a connection is asked to start or stop watching.
@@ -49,10 +47,11 @@ public struct RequestProcessor: Sendable {
         case unwatch(WatchTarget?)
     }
 
-    /// Answers one request line: appends its answer to `output`, or says how it will be answered.
+    /// Answers one request line from a connection with `access`: appends its answer to `output`, or
+    /// says how it will be answered.
     @discardableResult
-    public func respond(to line: ByteBuffer, into output: inout ByteBuffer) -> Answer {
-        let decoded = RequestDecoder.decode(line: line)
+    public func respond(to line: ByteBuffer, access: ConnectionAccess = .open, into output: inout ByteBuffer) -> Answer {
+        let decoded = RequestDecoder.decode(line: line, permitting: access.permissions)
         let request: Request
         switch decoded.result {
         case .success(let decodedRequest): request = decodedRequest
@@ -80,9 +79,10 @@ public struct RequestProcessor: Sendable {
             return .written
         case .watch(let target): return .watch(.watch(target), id: decoded.id)
         case .unwatch(let target): return .watch(.unwatch(target), id: decoded.id)
+        case .auth(let token): return .auth(token: token, id: decoded.id)
         default: break
         }
-        switch run(request) {
+        switch run(request, access: access) {
         case .failure(let error):
             ResponseEncoder.write(error, id: decoded.id, into: &output)
             return .written
@@ -138,20 +138,26 @@ public struct RequestProcessor: Sendable {
         }
     }
 
-    /// Runs a decoded request against the store. `watch`, `unwatch` and `snapshot` are answered by the
-    /// connection (`respond(to:into:)` says so) and fail here.
-    public func run(_ request: Request) -> Result<Outcome, WireError> {
+    /// Runs a decoded request against the store, its changes attributed to `access.actor`. `watch`,
+    /// `unwatch`, `auth` and `snapshot` are answered by the connection (`respond(to:access:into:)` says
+    /// so) and fail here. Permissions were checked by the decoder.
+    public func run(_ request: Request, access: ConnectionAccess = .open) -> Result<Outcome, WireError> {
+        let actor = access.actor
         do throws(StoreError) {
             switch request {
             case .ping:
                 return .success(Outcome(.pong))
             case .hello:
                 let operations = Request.Operation.allCases.map(\.rawValue)
-                return .success(Outcome(.hello(protocolVersion: protocolVersion, server: "entitled " + EntitledServer.version, operations: operations)))
+                let hello = Response.hello(
+                    protocolVersion: protocolVersion, server: "entitled " + EntitledServer.version, operations: operations,
+                    authRequired: access.authenticationRequired
+                )
+                return .success(Outcome(hello))
             case .check(let query):
                 return .success(Outcome(.access(try store.check(query))))
             case .grant(let grant, let reason):
-                let recorded = try store.grant(grant, by: ChangeAuthor(actor: Self.author, reason: reason))
+                let recorded = try store.grant(grant, by: ChangeAuthor(actor: actor, reason: reason))
                 let membership = recorded.value
                 guard !recorded.isReplay else {
                     return .success(Outcome(.replayedGrant(membership, moment: store.now()), sequence: recorded.sequence))
@@ -159,11 +165,11 @@ public struct RequestProcessor: Sendable {
                 let notice = watchHub.hasWatchers ? AccessNotice(cause: "grant", memberships: [membership], sequence: recorded.sequence) : nil
                 return .success(Outcome(.membership(membership, moment: membership.createdAt), sequence: recorded.sequence, notice: notice))
             case .claim(let device, let user, let reason):
-                let recorded = try store.claimMemberships(device: device, user: user, by: ChangeAuthor(actor: Self.author, reason: reason))
+                let recorded = try store.claimMemberships(device: device, user: user, by: ChangeAuthor(actor: actor, reason: reason))
                 let notice = recorded.value.isEmpty || !watchHub.hasWatchers ? nil : AccessNotice(cause: "claim", memberships: recorded.value, sequence: recorded.sequence)
                 return .success(Outcome(.claimed(recorded.value.count), sequence: recorded.sequence, notice: notice))
             case .revoke(let id, let reason):
-                let recorded = try store.revoke(id, reason: reason, actor: Self.author)
+                let recorded = try store.revoke(id, reason: reason, actor: actor)
                 let notice = !recorded.isReplay && watchHub.hasWatchers ? AccessNotice(cause: "revoke", memberships: [recorded.value], sequence: recorded.sequence) : nil
                 return .success(Outcome(.membership(recorded.value, moment: store.now()), sequence: recorded.sequence, notice: notice))
             case .memberships(let subject, let moment):
@@ -174,12 +180,12 @@ public struct RequestProcessor: Sendable {
                 }
                 return .success(Outcome(.memberships(store.memberships(visibleTo: subject), moment: moment ?? now)))
             case .define(let entitlement, let products, let reason):
-                let recorded = try store.define(entitlement: entitlement, products: products, by: ChangeAuthor(actor: Self.author, reason: reason))
+                let recorded = try store.define(entitlement: entitlement, products: products, by: ChangeAuthor(actor: actor, reason: reason))
                 return .success(Outcome(.defined(entitlement: entitlement, products: recorded.value), sequence: recorded.sequence))
             case .catalog:
                 return .success(Outcome(.catalog(store.catalog())))
             case .event(let id, let event, let reason):
-                let recorded = try store.apply(event, to: id, by: ChangeAuthor(actor: Self.author, reason: reason))
+                let recorded = try store.apply(event, to: id, by: ChangeAuthor(actor: actor, reason: reason))
                 let (membership, outcome) = recorded.value
                 let notice = outcome.isApplied && watchHub.hasWatchers ? AccessNotice(cause: event.kind.name, memberships: [membership], sequence: recorded.sequence) : nil
                 let response = Response.event(membership, moment: store.now(), outcome: outcome)
@@ -190,7 +196,7 @@ public struct RequestProcessor: Sendable {
                 return .success(Outcome(.history(store.history(of: subject, limit: limit))))
             case .history(.entitlement(let entitlement), let limit):
                 return .success(Outcome(.history(store.history(ofEntitlement: entitlement, limit: limit))))
-            case .snapshot, .watch, .unwatch:
+            case .snapshot, .watch, .unwatch, .auth:
                 return .failure(WireError(.internal, "\(request.op.rawValue) is answered by the connection, not run on the store"))
             }
         } catch {

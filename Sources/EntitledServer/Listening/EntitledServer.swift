@@ -84,6 +84,14 @@ public final class EntitledServer: Service, Sendable {
         guard configuration.tcp != nil || configuration.unixSocketPath != nil else {
             throw ServerError.nothingToListenOn
         }
+        if let tcp = configuration.tcp, configuration.accessTokens == nil,
+            !configuration.allowsUnauthenticatedRemoteClients, !LoopbackAddress.isLoopback(tcp.host)
+        {
+            throw ServerError.unauthenticatedRemoteAddress(host: tcp.host)
+        }
+        guard configuration.unixSocketMode & ~0o777 == 0 else {
+            throw ServerError.invalidSocketMode(configuration.unixSocketMode)
+        }
         try state.withLockedValue { state in
             guard case .idle = state.lifecycle else { throw ServerError.alreadyStarted }
             state.lifecycle = .starting
@@ -95,6 +103,14 @@ public final class EntitledServer: Service, Sendable {
         guard (0...ServerConfiguration.largestBusyPollMicroseconds).contains(configuration.busyPollMicroseconds) else {
             state.withLockedValue { $0.lifecycle = .idle }
             throw ServerError.invalidBusyPoll(configuration.busyPollMicroseconds)
+        }
+        guard configuration.maximumConnections >= 1, configuration.maximumRequestsPerTurn >= 1,
+            configuration.idleTimeoutSeconds >= 0, configuration.idleTimeoutSeconds <= 86_400 * 365
+        else {
+            state.withLockedValue { $0.lifecycle = .idle }
+            throw ServerError.invalidLimit(
+                "connections \(configuration.maximumConnections), requests per turn \(configuration.maximumRequestsPerTurn) (both at least 1), idle timeout \(configuration.idleTimeoutSeconds) s (0 to a year)"
+            )
         }
         var listeners: [ListeningSocket] = []
         var socketFile: FileIdentity?
@@ -185,6 +201,8 @@ extension EntitledServer {
         let context = ConnectionContext(
             processor: processor,
             maximumLineLength: configuration.maximumLineLength,
+            maximumRequestsPerTurn: configuration.maximumRequestsPerTurn,
+            accessTokens: configuration.accessTokens,
             logger: logger,
             onClose: { connections.withLockedValue { $0 -= 1 } }
         )
@@ -193,6 +211,7 @@ extension EntitledServer {
             loops.append(
                 try ServingLoop(
                     index: index, context: context, busyPollNanoseconds: UInt64(configuration.busyPollMicroseconds) * 1000,
+                    idleTimeoutMilliseconds: UInt64((configuration.idleTimeoutSeconds * 1000).rounded()),
                     logger: logger
                 )
             )
@@ -200,9 +219,18 @@ extension EntitledServer {
         let acceptor = loops[0]
         let everyLoop = loops
         var next = 0
+        let refusal = ConnectionRefusal(limit: configuration.maximumConnections, logger: logger)
         // Runs on the accepting loop's thread only.
         acceptor.distribute = { descriptor, kind in
-            connections.withLockedValue { $0 += 1 }
+            let admitted = connections.withLockedValue { count in
+                guard count < refusal.limit else { return false }
+                count += 1
+                return true
+            }
+            guard admitted else {
+                refusal.refuse(descriptor)
+                return
+            }
             let target = everyLoop[next]
             next = (next + 1) % everyLoop.count
             if target === acceptor {
@@ -225,7 +253,7 @@ extension EntitledServer {
             unlink(path)
         }
         do {
-            return try ListeningSocket.unix(path: path, backlog: 1024)
+            return try ListeningSocket.unix(path: path, mode: mode_t(configuration.unixSocketMode), backlog: 1024)
         } catch {
             throw ServerError.bindFailed(address: path, reason: "\(error)")
         }

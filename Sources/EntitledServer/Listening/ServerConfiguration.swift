@@ -21,8 +21,35 @@ public struct ServerConfiguration: Sendable {
     /// against 26 µs at one connection). The price is CPU: up to this long each time a loop runs out of
     /// work, so a loop with a steady trickle of requests stays busy; an idle server spins once and sleeps.
     public var busyPollMicroseconds: Int
+    /// The most client connections open at once; one more is answered `busy` and closed.
+    public var maximumConnections = ServerConfiguration.defaultMaximumConnections
+    /// Seconds without a byte from a client after which its connection is closed (0: never). A
+    /// connection with a request in flight or a watch is never idle.
+    public var idleTimeoutSeconds: Double = ServerConfiguration.defaultIdleTimeoutSeconds
+    /// The most requests of one connection answered in one turn of its event loop: a client pipelining
+    /// thousands cannot make the others wait for all of them.
+    public var maximumRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
+    /// The tokens clients must authenticate with; `nil` serves every client without authentication,
+    /// which `start()` allows on a loopback TCP address or the Unix socket only, unless
+    /// `allowsUnauthenticatedRemoteClients`.
+    public var accessTokens: AccessTokens?
+    /// Listen without authentication on a TCP address other machines can reach (`--insecure-no-auth`).
+    public var allowsUnauthenticatedRemoteClients = false
+    /// The Unix socket file's permission bits: by default only the server's user may connect.
+    public var unixSocketMode: UInt16 = ServerConfiguration.defaultUnixSocketMode
 
     public static let defaultPort = 7117
+    public static let defaultUnixSocketMode: UInt16 = 0o600
+    /// Ten thousand: far more than a fleet of pooled backends needs, and what the default descriptor
+    /// limit the server raises itself to (see `entitled`) can carry.
+    public static let defaultMaximumConnections = 10_000
+    /// Five minutes: long enough for a pooled connection between bursts, short enough that clients that
+    /// vanished without closing do not pile up.
+    public static let defaultIdleTimeoutSeconds: Double = 300
+    /// 256 requests: at about a microsecond a check, one connection's turn adds at most a few hundred
+    /// microseconds to the others' latency, and a pipelining client's batches of up to 256 still go in
+    /// one turn (one read, one write).
+    public static let defaultMaximumRequestsPerTurn = 256
     public static let defaultMaximumLineLength = 64 * 1024
     /// The largest line limit accepted: a buffered line is held in memory whole.
     public static let largestMaximumLineLength = 64 * 1024 * 1024

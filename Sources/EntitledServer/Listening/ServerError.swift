@@ -12,6 +12,13 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
     case invalidEventLoopCount(Int)
     /// The busy poll is negative or longer than the largest accepted.
     case invalidBusyPoll(Int)
+    /// TCP on an address other machines can reach, without authentication and without the explicit
+    /// `allowsUnauthenticatedRemoteClients`.
+    case unauthenticatedRemoteAddress(host: String)
+    /// A connection limit, the per-turn request cap or the idle timeout is out of range.
+    case invalidLimit(String)
+    /// The Unix socket's mode has bits beyond permissions.
+    case invalidSocketMode(UInt16)
     /// `start()` was called on a server that was already started (or stopped).
     case alreadyStarted
     /// `stop()` was called while `start()` was still binding; the server did not start.
@@ -26,6 +33,9 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
         case .invalidLineLimit: return "invalid_line_limit"
         case .invalidEventLoopCount: return "invalid_event_loop_count"
         case .invalidBusyPoll: return "invalid_busy_poll"
+        case .unauthenticatedRemoteAddress: return "unauthenticated_remote_address"
+        case .invalidSocketMode: return "invalid_socket_mode"
+        case .invalidLimit: return "invalid_limit"
         case .alreadyStarted: return "already_started"
         case .alreadyStopped: return "already_stopped"
         }
@@ -46,6 +56,12 @@ public enum ServerError: Error, Sendable, CustomStringConvertible {
             return "the number of event loops must be between 1 and \(ServerConfiguration.largestEventLoopCount), not \(count)"
         case .invalidBusyPoll(let microseconds):
             return "the busy poll must be between 0 and \(ServerConfiguration.largestBusyPollMicroseconds) microseconds, not \(microseconds)"
+        case .unauthenticatedRemoteAddress(let host):
+            return "refusing to listen on \(host) without authentication: other machines could change every entitlement; give --auth FILE, listen on 127.0.0.1, or say --insecure-no-auth"
+        case .invalidLimit(let values):
+            return "a limit is out of range: \(values)"
+        case .invalidSocketMode(let mode):
+            return "the Unix socket mode must be permission bits such as 600 (octal), not \(String(mode, radix: 8))"
         case .alreadyStarted:
             return "this server was already started; a server starts once (create a new one to serve again)"
         case .alreadyStopped:

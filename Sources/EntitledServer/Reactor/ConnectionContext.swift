@@ -4,6 +4,10 @@ import Logging
 struct ConnectionContext: Sendable {
     let processor: RequestProcessor
     let maximumLineLength: Int
+    /// The most requests of one connection answered in one loop turn.
+    let maximumRequestsPerTurn: Int
+    /// The tokens clients authenticate with; `nil` when the server requires no authentication.
+    let accessTokens: AccessTokens?
     let logger: Logger
     /// Called on a connection's loop when it closes, so the server stops counting it.
     let onClose: @Sendable () -> Void

@@ -65,8 +65,8 @@ final class ListeningSocket: @unchecked Sendable {
         throw lastError
     }
 
-    /// Binds a Unix domain socket at `path` (which must not exist) and listens.
-    static func unix(path: String, backlog: Int32) throws(SocketError) -> ListeningSocket {
+    /// Binds a Unix domain socket at `path` (which must not exist), gives the file `mode`, and listens.
+    static func unix(path: String, mode: mode_t, backlog: Int32) throws(SocketError) -> ListeningSocket {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
@@ -87,6 +87,13 @@ final class ListeningSocket: @unchecked Sendable {
         guard bound == 0 else {
             let error = SocketError(operation: "bind")
             Glibc.close(descriptor)
+            throw error
+        }
+        // Before `listen`: until then nobody can connect, so there is no moment with the umask's mode.
+        guard chmod(path, mode) == 0 else {
+            let error = SocketError(operation: "chmod")
+            Glibc.close(descriptor)
+            unlink(path)
             throw error
         }
         guard Glibc.listen(descriptor, backlog) == 0 else {

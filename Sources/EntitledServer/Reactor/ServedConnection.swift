@@ -42,6 +42,12 @@ final class ServedConnection {
     var pending: ByteBuffer
     private var isQueuedForFlush = false
     private var isQueuedForCommit = false
+    private var isQueuedForResume = false
+    /// Complete lines wait in `input` because the last turn answered `maximumRequestsPerTurn` of them:
+    /// they are answered next turn, before anything more is read.
+    private var hasUnansweredLines = false
+    /// When the client last sent something (the loop's coarse clock, milliseconds), for the idle timeout.
+    private(set) var lastActivity: UInt64
     /// Answers still waiting (for the log or a snapshot), oldest first, each with the ready answers of
     /// the requests that came after it.
     private(set) var waiting = CircularBuffer<WaitingAnswer>()
@@ -79,10 +85,17 @@ final class ServedConnection {
     static let highWaterMark = 64 * 1024
     static let lowWaterMark = 32 * 1024
 
+    /// What the connection may do, and whom its changes are attributed to (see `+Authentication`).
+    var access: ConnectionAccess
+    /// `auth` requests refused so far; at `ServedConnection.maximumFailedAuthentications` it is closed.
+    var failedAuthentications = 0
+
     init(descriptor: Int32, kind: ConnectionKind, loop: ServingLoop) {
         self.descriptor = descriptor
         self.kind = kind
         self.loop = loop
+        self.access = loop.context.accessTokens == nil ? .open : .anonymous
+        self.lastActivity = loop.turnStarted
         let allocator = ByteBufferAllocator()
         input = allocator.buffer(capacity: Self.readSize)
         pending = allocator.buffer(capacity: 4096)
@@ -108,6 +121,12 @@ final class ServedConnection {
     }
 
     private func readAndAnswer() {
+        if hasUnansweredLines {
+            // Lines read earlier come first: reading more now would let a client that pipelines faster
+            // than its share is answered grow `input` without bound.
+            return
+        }
+        lastActivity = loop.turnStarted
         // The closure must return how many bytes it wrote, never a negative number (`ByteBuffer` traps on
         // one): a failed read's errno is carried out beside it.
         var readError: Int32 = 0
@@ -133,9 +152,18 @@ final class ServedConnection {
         }
     }
 
-    /// Answers every complete line in `input`.
-    private func answerCompleteLines() {
+    /// Answers the complete lines in `input`: at most `maximumRequestsPerTurn`, so that one client that
+    /// pipelines thousands of requests cannot hold the loop while others wait (the rest are answered next
+    /// turn, see `resume`); all of them when `everyLine` (the client has closed its side).
+    private func answerCompleteLines(everyLine: Bool = false) {
+        var budget = everyLine ? Int.max : context.maximumRequestsPerTurn
+        hasUnansweredLines = false
         while !closeWhenAnswered {
+            if budget == 0 {
+                hasUnansweredLines = true
+                scheduleResume()
+                break
+            }
             let found: Int? = input.withUnsafeReadableBytes { bytes in
                 guard searchedBytes < bytes.count,
                     let start = bytes.baseAddress?.advanced(by: searchedBytes),
@@ -159,6 +187,7 @@ final class ServedConnection {
             }
             let line = input.getSlice(at: input.readerIndex, length: length)!
             input.moveReaderIndex(forwardBy: length + 1)
+            budget -= 1
             answer(line)
         }
         if input.readableBytes == 0 {
@@ -182,7 +211,7 @@ final class ServedConnection {
     /// The client sent its last byte and closed its side (or the connection broke): answer what is left,
     /// a last line without `\n` included, then close.
     private func endOfInput() {
-        answerCompleteLines()
+        answerCompleteLines(everyLine: true)
         if !closeWhenAnswered, input.readableBytes > 0 {
             let view = input.readableBytesView
             let contentLength = view.last == UInt8(ascii: "\r") ? view.count - 1 : view.count
@@ -215,6 +244,11 @@ final class ServedConnection {
                 ResponseEncoder.write(tooLarge, id: nil, into: &last.trailing)
             }
         }
+        closeAfterAnswers()
+    }
+
+    /// Reads nothing more and closes the connection once every answer so far is written.
+    func closeAfterAnswers() {
         input.clear()
         closeWhenAnswered = true
         stopReading()
@@ -222,16 +256,37 @@ final class ServedConnection {
         scheduleFlush()
     }
 
+    /// Answers the lines a capped turn left in `input` (see `answerCompleteLines`), on the next turn.
+    func resume() {
+        isQueuedForResume = false
+        guard !isClosed, hasUnansweredLines, isReading else { return }
+        answerCompleteLines()
+        sendAnswers()
+    }
+
+    private func scheduleResume() {
+        guard !isQueuedForResume, !isClosed else { return }
+        isQueuedForResume = true
+        loop.needsResume(self)
+    }
+
+    /// Whether the idle timeout may close this connection: nothing in flight and no watch, whose pushes a
+    /// silent client legitimately waits for.
+    var isIdle: Bool {
+        waiting.isEmpty && pending.readableBytes == 0 && !hasUnansweredLines && (watches?.count ?? 0) == 0
+    }
+
     // MARK: Answers
 
     private func answer(_ line: ByteBuffer) {
         let answer: RequestProcessor.Answer
         if waiting.isEmpty {
-            answer = context.processor.respond(to: line, into: &pending)
+            answer = context.processor.respond(to: line, access: access, into: &pending)
         } else {
             let processor = context.processor
+            let access = self.access
             answer = waiting.modify(waiting.index(before: waiting.endIndex)) { last in
-                processor.respond(to: line, into: &last.trailing)
+                processor.respond(to: line, access: access, into: &last.trailing)
             }
         }
         switch answer {
@@ -255,6 +310,8 @@ final class ServedConnection {
             }
         case .watch(let request, let id):
             handle(request, id: id)
+        case .auth(let token, let id):
+            authenticate(token: token, id: id)
         }
     }
 

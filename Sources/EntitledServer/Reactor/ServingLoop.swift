@@ -46,6 +46,16 @@ final class ServingLoop: @unchecked Sendable {
     private var flushing: [ServedConnection] = []
     /// `toCommit`'s spare buffer, swapped in while committing.
     private var committing: [ServedConnection] = []
+    /// Connections with lines left unanswered by the per-turn cap, and the spare buffer.
+    private var toResume: [ServedConnection] = []
+    private var resuming: [ServedConnection] = []
+    /// When this turn began (monotonic milliseconds): one clock read a turn dates every connection's
+    /// activity for the idle timeout.
+    private(set) var turnStarted: UInt64 = monotonicMilliseconds()
+    /// Milliseconds without a byte from a client after which its connection is closed; 0: never.
+    private let idleTimeoutMilliseconds: UInt64
+    /// When the connections are next looked at for the idle timeout.
+    private var nextIdleSweep: UInt64 = 0
     private var running: [() -> Void] = []
     /// Watched memberships' expiries, soonest first (see `scheduleExpiry`).
     private var expiryTimers = Heap<ExpiryTimer>()
@@ -68,8 +78,12 @@ final class ServingLoop: @unchecked Sendable {
     /// Everything a connection needs that is the same for all of them.
     let context: ConnectionContext
 
-    init(index: Int, context: ConnectionContext, busyPollNanoseconds: UInt64 = 0, logger: Logger) throws(SocketError) {
+    init(
+        index: Int, context: ConnectionContext, busyPollNanoseconds: UInt64 = 0, idleTimeoutMilliseconds: UInt64 = 0,
+        logger: Logger
+    ) throws(SocketError) {
         self.index = index
+        self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
         self.busyPollNanoseconds = busyPollNanoseconds
         self.context = context
         self.logger = logger
@@ -177,6 +191,7 @@ final class ServingLoop: @unchecked Sendable {
         defer { events.deallocate() }
         while !stopping {
             let ready = waitForEvents(into: events)
+            turnStarted = monotonicMilliseconds()
             for offset in 0..<ready {
                 let descriptor = cepoll_event_fd(&events[offset])
                 let flags = cepoll_event_flags(&events[offset])
@@ -192,6 +207,8 @@ final class ServingLoop: @unchecked Sendable {
             runPostedTasks()
             runDueTimers()
             resumeListenersIfDue()
+            resumeConnections()
+            closeIdleConnectionsIfDue()
             commitWrites()
             flushConnections()
         }
@@ -215,11 +232,17 @@ final class ServingLoop: @unchecked Sendable {
     private func waitTimeout() -> Int32 {
         // Work queued by this turn itself (an answer released while flushing, a task posted from this
         // thread, which does not wake the loop) is done at once.
-        if !toFlush.isEmpty || !toCommit.isEmpty || postLock.withLock({ !posted.isEmpty }) { return 0 }
+        if !toFlush.isEmpty || !toCommit.isEmpty || !toResume.isEmpty || postLock.withLock({ !posted.isEmpty }) { return 0 }
         var timeout: Int32 = -1
+        if idleTimeoutMilliseconds > 0 {
+            // The sweep runs about once a second; a loop with nothing to do sleeps until it is due.
+            let now = monotonicMilliseconds()
+            timeout = nextIdleSweep > now ? Int32(min(nextIdleSweep - now, 1000)) : 0
+        }
         if let until = listenersPausedUntil {
             let now = monotonicMilliseconds()
-            timeout = until > now ? Int32(min(until - now, 1000)) : 0
+            let untilResumed = until > now ? Int32(min(until - now, 1000)) : 0
+            timeout = timeout < 0 ? untilResumed : min(timeout, untilResumed)
         }
         if let next = expiryTimers.min {
             // By the store's clock, which decides expiry. Capped at a second, so that a clock stepped
@@ -335,6 +358,35 @@ final class ServingLoop: @unchecked Sendable {
     /// `connection` has answers to write at the end of this turn.
     func needsFlush(_ connection: ServedConnection) {
         toFlush.append(connection)
+    }
+
+    /// `connection` has complete lines the per-turn cap left unanswered: answer them next turn.
+    func needsResume(_ connection: ServedConnection) {
+        toResume.append(connection)
+    }
+
+    private func resumeConnections() {
+        guard !toResume.isEmpty else { return }
+        swap(&toResume, &resuming)
+        for connection in resuming { connection.resume() }
+        resuming.removeAll(keepingCapacity: true)
+    }
+
+    /// Closes, about once a second, the connections idle for longer than the idle timeout: no byte from
+    /// the client, nothing in flight, no watch. Closed without a line: a line that answers no request
+    /// would be taken by a pooled client for the answer to its next one.
+    private func closeIdleConnectionsIfDue() {
+        guard idleTimeoutMilliseconds > 0, turnStarted >= nextIdleSweep else { return }
+        nextIdleSweep = turnStarted + min(1000, max(10, idleTimeoutMilliseconds / 4))
+        var closed = 0
+        for case let connection? in connections
+        where turnStarted &- connection.lastActivity >= idleTimeoutMilliseconds && connection.isIdle {
+            connection.close()
+            closed += 1
+        }
+        if closed > 0 {
+            logger.debug("closed idle connections", metadata: ["count": "\(closed)", "idleTimeoutMs": "\(idleTimeoutMilliseconds)"])
+        }
     }
 
     /// `connection` read writes this turn whose answers wait for the log.

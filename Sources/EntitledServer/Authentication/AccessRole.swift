@@ -1,0 +1,23 @@
+import EntitledWire
+
+/// What an authenticated client may do (PROTOCOL.md, Authentication).
+public enum AccessRole: String, Sendable, Hashable, CaseIterable {
+    /// Reads: `ping`, `hello`, `auth`, `check`, `memberships`, `customer`, `catalog`, `watch` and `unwatch`.
+    /// For the services that ask whether a user may use something.
+    case check
+    /// Everything, writes and the audit trail included. For back offices, webhooks and operators.
+    case admin
+
+    /// The operations the role runs; the others are refused `forbidden`.
+    public var permissions: OperationPermissions {
+        switch self {
+        case .check: Self.checkPermissions
+        case .admin: .everything
+        }
+    }
+
+    private static let checkPermissions = OperationPermissions(
+        allowing: [.ping, .hello, .auth, .check, .memberships, .customer, .catalog, .watch, .unwatch],
+        refusalCode: .forbidden
+    )
+}

@@ -1,0 +1,65 @@
+import EntitledWire
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension ServedConnection {
+    /// Refused `auth` requests after which a connection is closed: enough for a client to retry a typo,
+    /// too few to guess a token on one connection. Guessing across connections is bounded by the
+    /// connection limit and by the tokens' length (`AccessTokens.minimumTokenBytes`).
+    static let maximumFailedAuthentications = 3
+
+    /// Answers `auth`: a known token gives the connection its role; an unknown one takes away any role it
+    /// had (`anonymous`), and the third in a row closes it. Neither the answer nor the log shows the token.
+    func authenticate(token: String, id: ByteBuffer?) {
+        guard let tokens = context.accessTokens else {
+            // No authentication configured: every client is `local`, with every operation.
+            appendAnswer { ResponseEncoder.write(.authenticated(name: access.actor, role: AccessRole.admin.rawValue), id: id, into: &$0) }
+            return
+        }
+        if let entry = tokens.authenticate(token) {
+            access = .authenticated(as: entry)
+            failedAuthentications = 0
+            appendAnswer { ResponseEncoder.write(.authenticated(name: entry.name, role: entry.role.rawValue), id: id, into: &$0) }
+            return
+        }
+        access = .anonymous
+        failedAuthentications += 1
+        let closing = failedAuthentications >= Self.maximumFailedAuthentications
+        context.logger.warning(
+            "authentication failed: unknown token",
+            metadata: [
+                "peer": "\(peerDescription)", "attempt": "\(failedAuthentications)",
+                "closing": "\(closing)",
+            ]
+        )
+        let message =
+            closing
+            ? "unknown token; \(Self.maximumFailedAuthentications) failed attempts, the connection will be closed"
+            : "unknown token; this connection may now run only ping, hello and auth"
+        appendAnswer { ResponseEncoder.write(WireError(.unauthorized, message), id: id, into: &$0) }
+        if closing { closeAfterAnswers() }
+    }
+
+    /// The client's address for log lines: `IP:port` over TCP, `unix` over the Unix socket.
+    var peerDescription: String {
+        guard kind == .tcp else { return "unix" }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) == 0 }
+        }
+        guard found else { return "unknown" }
+        let address: SocketAddress
+        switch Int32(storage.ss_family) {
+        case AF_INET: address = withUnsafeBytes(of: storage) { SocketAddress($0.load(as: sockaddr_in.self)) }
+        case AF_INET6: address = withUnsafeBytes(of: storage) { SocketAddress($0.load(as: sockaddr_in6.self)) }
+        default: return "unknown"
+        }
+        return "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+    }
+}
