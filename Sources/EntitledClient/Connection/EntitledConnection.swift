@@ -58,8 +58,9 @@ public final class EntitledConnection {
     /// a connection's watches when it closes), not yet taken by `takeLostWatches()`.
     private var lostWatches = 0
 
-    /// Set when a token was given but the server does not know the `auth` operation (it predates
-    /// authentication, so it admits every client): the token was not needed.
+    /// Set when a token was given but the server requires no authentication: it answered `auth` with
+    /// `"authRequired":false` (started without `--auth`) or, predating authentication, `unknown_op`. The
+    /// token was not needed.
     public private(set) var serverIgnoresAuthentication = false
 
     /// The longest timeout accepted: a day. Longer (or infinite) values are clamped to it.
@@ -102,6 +103,9 @@ public final class EntitledConnection {
         connection = opened
         guard let token else { return }
         let response = try exchange(line: EntitledRequest.auth(token: token).jsonLine, expectedID: nil, on: opened)
+        if response.isOK, response["authRequired"]?.boolValue == false {
+            serverIgnoresAuthentication = true
+        }
         if let failure = response.error {
             if failure.code == "unknown_op" {
                 serverIgnoresAuthentication = true

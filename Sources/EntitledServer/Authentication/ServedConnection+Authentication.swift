@@ -18,13 +18,13 @@ extension ServedConnection {
     func authenticate(token: String, id: ByteBuffer?) {
         guard let tokens = context.accessTokens else {
             // No authentication configured: every client is `local`, with every operation.
-            appendAnswer { ResponseEncoder.write(.authenticated(name: access.actor, role: AccessRole.admin.rawValue), id: id, into: &$0) }
+            appendAnswer { ResponseEncoder.write(.authenticated(name: access.actor, role: AccessRole.admin.rawValue, authRequired: false), id: id, into: &$0) }
             return
         }
         if let entry = tokens.authenticate(token) {
             access = .authenticated(as: entry)
             failedAuthentications = 0
-            appendAnswer { ResponseEncoder.write(.authenticated(name: entry.name, role: entry.role.rawValue), id: id, into: &$0) }
+            appendAnswer { ResponseEncoder.write(.authenticated(name: entry.name, role: entry.role.rawValue, authRequired: true), id: id, into: &$0) }
             return
         }
         access = .anonymous

@@ -1,5 +1,5 @@
 /// Why the server could not start.
-public enum ServerError: Error, Sendable, CustomStringConvertible {
+public enum ServerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Neither TCP nor a Unix socket was configured.
     case nothingToListenOn
     /// Another process is accepting connections on this Unix socket path.

@@ -31,6 +31,7 @@ public enum Response: Sendable {
     /// `hello`: the protocol version, the server's name and version, the operations it answers, and
     /// whether a connection must `auth` before anything but `ping`, `hello` and `auth`.
     case hello(protocolVersion: Int, server: String, operations: [String], authRequired: Bool)
-    /// `auth` accepted: the name the token belongs to (the audit trail's actor) and its role.
-    case authenticated(name: String, role: String)
+    /// `auth` accepted: the name the token belongs to (the audit trail's actor), its role, and whether
+    /// the server requires authentication at all (without it, every `auth` is accepted as `local`).
+    case authenticated(name: String, role: String, authRequired: Bool)
 }

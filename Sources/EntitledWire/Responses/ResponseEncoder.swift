@@ -78,11 +78,12 @@ public enum ResponseEncoder {
             buffer.writeStaticString(",\"operations\":")
             writeStrings(operations, into: &buffer)
             buffer.writeStaticString(authRequired ? ",\"authRequired\":true" : ",\"authRequired\":false")
-        case .authenticated(let name, let role):
+        case .authenticated(let name, let role, let authRequired):
             buffer.writeStaticString(",\"name\":")
             buffer.writeJSONString(name)
             buffer.writeStaticString(",\"role\":")
             buffer.writeJSONString(role)
+            buffer.writeStaticString(authRequired ? ",\"authRequired\":true" : ",\"authRequired\":false")
         case .snapshot(let file, let sequence, let bytes, let milliseconds, let memberships):
             buffer.writeStaticString(",\"file\":")
             buffer.writeJSONString(file)

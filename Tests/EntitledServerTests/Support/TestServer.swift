@@ -14,18 +14,21 @@ func withTestServer<Result>(
     eventLoops: Int = ServerConfiguration.defaultEventLoops,
     busyPollMicroseconds: Int = ServerConfiguration.defaultBusyPollMicroseconds,
     store: EntitlementStore = EntitlementStore(),
+    configure: (inout ServerConfiguration) -> Void = { _ in },
+    logs: RecordedLogs? = nil,
     _ body: (RunningServer) async throws -> Result
 ) async throws -> Result {
     let directory = try TemporaryDirectory()
-    let configuration = ServerConfiguration(
+    var configuration = ServerConfiguration(
         tcp: .init(host: "127.0.0.1", port: 0),
         unixSocketPath: unixSocket ? directory.path + "/entitled.sock" : nil,
         maximumLineLength: maximumLineLength,
         eventLoops: eventLoops,
         busyPollMicroseconds: busyPollMicroseconds
     )
-    var logger = Logger(label: "entitled-test")
-    logger.logLevel = .warning
+    configure(&configuration)
+    var logger = logs.map { logs in Logger(label: "entitled-test") { _ in RecordingLogHandler(logs) } } ?? Logger(label: "entitled-test")
+    logger.logLevel = logs == nil ? .warning : .debug
     let server = EntitledServer(store: store, configuration: configuration, logger: logger)
     let addresses = try await server.start()
     let running = RunningServer(

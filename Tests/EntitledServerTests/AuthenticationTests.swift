@@ -1,0 +1,142 @@
+import EntitledClient
+import EntitledServer
+import Foundation
+import Testing
+
+/// `--auth`: tokens, roles, refusals and what is never shown, against an in-process server over TCP.
+@Suite struct AuthenticationTests {
+    static let adminToken = "admin-0123456789abcdef"
+    static let checkToken = "check-0123456789abcdef"
+
+    static func tokens() throws -> AccessTokens {
+        try AccessTokens(entries: [
+            AccessToken(name: "billing", token: adminToken, role: .admin),
+            AccessToken(name: "api", token: checkToken, role: .check),
+        ])
+    }
+
+    static func withAuthenticatingServer(logs: RecordedLogs? = nil, _ body: (RunningServer) async throws -> Void) async throws {
+        let tokens = try tokens()
+        try await withTestServer(configure: { $0.accessTokens = tokens }, logs: logs, body)
+    }
+
+    @Test func beforeAuthenticatingOnlyPingHelloAndAuthAreAnsweredAndEverythingElseIsUnauthorized() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"ping"}"#).isOK)
+            let hello = try await connection.send(line: #"{"op":"hello"}"#)
+            #expect(hello["authRequired"] == .bool(true))
+            for line in [
+                #"{"op":"check","user":"u1"}"#, #"{"op":"catalog"}"#, #"{"op":"watch","all":true}"#,
+                // Not bad_request: a client that may not run an operation learns nothing from its fields.
+                #"{"op":"grant","id":7}"#,
+            ] {
+                let answer = try await connection.send(line: line)
+                #expect(answer.errorCode == "unauthorized", "\(line) -> \(answer.line)")
+            }
+            #expect(try await connection.send(line: #"{"op":"grant","id":7}"#)["id"] == .number("7"))
+            // Syntax errors are still syntax errors.
+            #expect(try await connection.send(line: #"{"op":"#).errorCode == "bad_json")
+            #expect(try await connection.send(line: #"{"op":"steal"}"#).errorCode == "unknown_op")
+        }
+    }
+
+    @Test func aCheckTokenReadsAndIsForbiddenEveryChangeTheTrailAndSnapshots() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let connection = try await server.connect()
+            let auth = try await connection.send(line: #"{"op":"auth","token":"\#(Self.checkToken)","id":1}"#)
+            #expect(auth.line == #"{"ok":true,"id":1,"name":"api","role":"check","authRequired":true}"#)
+            for line in [
+                #"{"op":"check","user":"u1"}"#, #"{"op":"memberships","user":"u1"}"#, #"{"op":"customer","user":"u1"}"#,
+                #"{"op":"catalog"}"#, #"{"op":"watch","user":"u1"}"#, #"{"op":"unwatch"}"#, #"{"op":"hello"}"#,
+            ] {
+                #expect(try await connection.send(line: line).isOK, "\(line)")
+            }
+            for line in [
+                #"{"op":"grant","user":"u1","product":"p"}"#, #"{"op":"claim","device":"d","user":"u1"}"#,
+                #"{"op":"revoke","membership":"mem_0000000000000"}"#, #"{"op":"define","entitlement":"e","products":[]}"#,
+                #"{"op":"event","membership":"mem_0000000000000","type":"renewal","eventId":"e","eventTime":"2026-01-01T00:00:00Z"}"#,
+                #"{"op":"history","user":"u1"}"#, #"{"op":"snapshot"}"#,
+            ] {
+                let answer = try await connection.send(line: line)
+                #expect(answer.errorCode == "forbidden", "\(line) -> \(answer.line)")
+            }
+            #expect(server.store.memberships(visibleTo: .user("u1")).isEmpty)
+        }
+    }
+
+    @Test func anAdminTokenRunsEverythingAndItsChangesAreAttributedToItsName() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.adminToken)"}"#)["name"] == .string("billing"))
+            #expect(try await connection.send(line: #"{"op":"grant","user":"u1","product":"p","reason":"support ticket 12"}"#).isOK)
+            let history = try await connection.send(line: #"{"op":"history","user":"u1"}"#)
+            let entry = try #require(history["history"]?.arrayValue?.first)
+            #expect(entry["actor"] == .string("billing"))
+            #expect(entry["reason"] == .string("support ticket 12"))
+        }
+    }
+
+    @Test func aWrongTokenIsUnauthorizedTakesAwayTheRoleAndTheThirdInARowClosesTheConnection() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.adminToken)"}"#).isOK)
+            #expect(try await connection.send(line: #"{"op":"auth","token":"not-a-token-of-the-file"}"#).errorCode == "unauthorized")
+            // The admin role is gone with the failed attempt.
+            #expect(try await connection.send(line: #"{"op":"check","user":"u1"}"#).errorCode == "unauthorized")
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.adminToken)x"}"#).errorCode == "unauthorized")
+            let third = try await connection.send(line: #"{"op":"auth","token":"\#(String(Self.adminToken.dropLast()))"}"#)
+            #expect(third.errorCode == "unauthorized")
+            #expect(third.error?.message.contains("closed") == true)
+            await #expect(throws: EntitledClientError.self) { _ = try await connection.send(line: #"{"op":"ping"}"#) }
+            // A success in between resets the count.
+            let other = try await server.connect()
+            for _ in 0..<5 {
+                #expect(try await other.send(line: #"{"op":"auth","token":"wrong-wrong-wrong-wrong"}"#).errorCode == "unauthorized")
+                #expect(try await other.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
+            }
+        }
+    }
+
+    @Test func theTokenIsNeverInAnAnswerOrALogLine() async throws {
+        let logs = RecordedLogs()
+        let secretAttempt = "attempt-with-a-secret-value"
+        try await Self.withAuthenticatingServer(logs: logs) { server in
+            let connection = try await server.connect()
+            var answers: [String] = []
+            for line in [
+                #"{"op":"auth","token":"\#(secretAttempt)"}"#,
+                #"{"op":"auth","token":"\#(secretAttempt)\#(String(repeating: "z", count: 2000))"}"#,
+                #"{"op":"auth","token":"\#(Self.adminToken)"}"#,
+            ] {
+                answers.append(try await connection.send(line: line).line)
+            }
+            #expect(answers[0].contains("unauthorized"))
+            #expect(answers[1].contains("bad_request"))
+            for text in answers + logs.all {
+                #expect(!text.contains(secretAttempt) && !text.contains(Self.adminToken), "\(text)")
+            }
+            #expect(logs.all.contains { $0.contains("authentication failed") && $0.contains("peer=127.0.0.1:") })
+        }
+    }
+
+    @Test func withoutAuthenticationAuthIsAcceptedAsTheLocalAdministrator() async throws {
+        try await withTestServer { server in
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"hello"}"#)["authRequired"] == .bool(false))
+            #expect(try await connection.send(line: #"{"op":"auth","token":"anything-at-all"}"#).line == #"{"ok":true,"name":"local","role":"admin","authRequired":false}"#)
+            #expect(try await connection.send(line: #"{"op":"grant","user":"u1","product":"p"}"#).isOK)
+        }
+    }
+
+    @Test func theClientLibraryAuthenticatesWithItsTokenAndReportsARefusedOne() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let address = ServerAddress.tcp(host: "127.0.0.1", port: server.port)
+            let connection = try await EntitledAsyncConnection.connect(to: address, token: Self.adminToken)
+            #expect(try await connection.send(.grant(user: "u1", product: "p")).isOK)
+            await #expect(throws: EntitledClientError.self) {
+                _ = try await EntitledAsyncConnection.connect(to: address, token: "nobody-has-this-token")
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import EntitledClient
+import EntitledServer
+import Foundation
+import Testing
+
+/// The connection limit, the idle timeout and the per-turn request cap, against an in-process server.
+@Suite struct ConnectionLimitsTests {
+    @Test func oneConnectionBeyondTheLimitIsAnsweredBusyAndClosedAndAPlaceThatFreesUpIsUsable() async throws {
+        try await withTestServer(configure: { $0.maximumConnections = 3 }) { server in
+            var held: [EntitledAsyncConnection] = []
+            for _ in 0..<3 {
+                let connection = try await server.connect()
+                #expect(try await connection.send(line: #"{"op":"ping"}"#).isOK)  // accepted and counted
+                held.append(connection)
+            }
+            let refused = try server.rawSocket()
+            let busy = try refused.readResponse()
+            #expect(busy.errorCode == "busy")
+            #expect(busy.error?.message.contains("limit of 3 connections") == true)
+            #expect(try refused.isClosedByServer())
+            #expect(server.server.connectionCount == 3)
+
+            await held.removeLast().close()
+            try await Self.waitUntil { server.server.connectionCount == 2 }
+            let admitted = try await server.connect()
+            #expect(try await admitted.send(line: #"{"op":"ping"}"#).isOK)
+        }
+    }
+
+    @Test func anIdleConnectionIsClosedButOneThatWatchesOrKeepsTalkingIsNot() async throws {
+        try await withTestServer(configure: { $0.idleTimeoutSeconds = 1 }) { server in
+            let port = server.port
+            // Raw sockets on a thread of their own: every step is timed against the server's idle clock, and
+            // a client waiting a second for a busy task pool would be closed for real.
+            let outcome = try await onDedicatedThread { () -> [String] in
+                let watcher = try RawSocket(port: port)
+                try watcher.send(#"{"op":"watch","user":"u1"}"# + "\n")
+                let idle = try RawSocket(port: port)
+                let talker = try RawSocket(port: port)
+                var lines = [try watcher.readLine() ?? "closed"]
+                for _ in 0..<25 {  // 2.5 s: well past the timeout for `idle`
+                    try talker.send(#"{"op":"ping"}"# + "\n")
+                    lines.append(try talker.readLine() ?? "closed")
+                    usleep(100_000)
+                }
+                // Closed without a line: a line answering no request would be out of step for a pooled client.
+                lines.append(try idle.readLine() ?? "closed")
+                try watcher.send(#"{"op":"ping"}"# + "\n")
+                lines.append(try watcher.readLine() ?? "closed")
+                return lines
+            }
+            #expect(outcome.first == #"{"ok":true,"watches":1}"#)
+            #expect(outcome[1...25].allSatisfy { $0 == #"{"ok":true}"# }, "the talker: \(outcome[1...25])")
+            #expect(outcome[26] == "closed", "the idle connection")
+            #expect(outcome[27] == #"{"ok":true}"#, "the watcher")
+        }
+    }
+
+    @Test func aConnectionWhoseAnswersWaitUnreadIsNotIdle() async throws {
+        // Answers the client has not read yet are work in flight: the client is slow, not gone. (The
+        // server stops reading it meanwhile, so it sends nothing for longer than the timeout.)
+        try await withTestServer(configure: { $0.idleTimeoutSeconds = 0.2 }) { server in
+            let reader = try server.rawSocket(receiveBufferSize: 4096)
+            let batch = String(repeating: #"{"op":"memberships","user":"nobody-at-all-here"}"# + "\n", count: 20_000)
+            var sent = 0
+            let bytes = Array(batch.utf8)
+            while sent < bytes.count {
+                let taken = try reader.sendWithoutBlocking(bytes: Array(bytes[sent...]))
+                if taken == 0 { break }
+                sent += taken
+            }
+            try await Task.sleep(for: .milliseconds(800))
+            var answers = 0
+            while answers < 100, let line = try reader.readLine() {
+                #expect(line.contains(#""ok":true"#))
+                answers += 1
+            }
+            #expect(answers == 100)
+        }
+    }
+
+    @Test(arguments: [1, 4, 256])
+    func aPipelinedFloodIsAnsweredCompletelyAndInOrderWhateverTheCapPerTurn(cap: Int) async throws {
+        try await withTestServer(eventLoops: 1, configure: { $0.maximumRequestsPerTurn = cap }) { server in
+            let flood = try server.rawSocket()
+            try flood.send((0..<3000).map { #"{"op":"ping","id":\#($0)}"# + "\n" }.joined())
+            // Another client is served while the flood is answered a cap at a time.
+            let other = try await server.connect()
+            #expect(try await other.send(line: #"{"op":"check","user":"u1"}"#).isOK)
+            for index in 0..<3000 {
+                #expect(try flood.readLine() == #"{"ok":true,"id":\#(index)}"#)
+            }
+            // Lines left for the next turn are answered even when the client then closes its side.
+            try flood.send((0..<500).map { #"{"op":"ping","id":\#($0)}"# + "\n" }.joined())
+            flood.closeSending()
+            for index in 0..<500 {
+                #expect(try flood.readLine() == #"{"ok":true,"id":\#(index)}"#)
+            }
+            #expect(try flood.isClosedByServer())
+        }
+    }
+
+    @Test func invalidLimitsAreRefusedAtStart() async throws {
+        for configure in [
+            { (configuration: inout ServerConfiguration) in configuration.maximumConnections = 0 },
+            { (configuration: inout ServerConfiguration) in configuration.maximumRequestsPerTurn = 0 },
+            { (configuration: inout ServerConfiguration) in configuration.idleTimeoutSeconds = -1 },
+        ] {
+            var configuration = ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0))
+            configure(&configuration)
+            let server = EntitledServer(store: .init(), configuration: configuration)
+            await #expect(throws: ServerError.self) { try await server.start() }
+        }
+    }
+
+    /// Polls `condition` until it holds, for at most 10 s: the server's count follows a close after the
+    /// loop has seen it.
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition())
+    }
+}
