@@ -17,6 +17,28 @@ struct ConformanceTests {
         #expect(run.output.contains("PASS "), "run.py ran no scenario:\n\(run.output)")
     }
 
+    @Test func everyRestrictedScenarioPassesAgainstAServerWithTokensAndAConnectionLimit() throws {
+        let server = try RunningEntitled(
+            arguments: ["--auth", "Protocol/conformance/restricted/auth.json", "--max-connections", "4"].map(Self.fromRepository)
+        )
+        defer { server.stop() }
+        let scenarios = try FileManager.default.contentsOfDirectory(atPath: Self.fromRepository("Protocol/conformance/restricted/"))
+            .filter { $0.hasSuffix(".ndjson") }.sorted().map { "Protocol/conformance/restricted/" + $0 }
+        #expect(scenarios.count >= 2)
+        let run = try PythonRun(
+            interpreter: try Self.pythonWithJSONSchema(),
+            ["Tools/conformance/run.py", "--require-schema", "--host", "127.0.0.1", "--port", String(server.port)] + scenarios
+        )
+        #expect(run.exitedNormally && run.status == 0, "run.py exited with status \(run.status):\n\(run.output)")
+        #expect(run.output.components(separatedBy: "PASS ").count - 1 == scenarios.count, "\(run.output)")
+    }
+
+    /// A repository-relative path made absolute (the server runs in its own temporary directory); other
+    /// arguments unchanged.
+    static func fromRepository(_ argument: String) -> String {
+        argument.hasPrefix("Protocol/") ? PythonRun.packageRoot.appendingPathComponent(argument).path : argument
+    }
+
     /// The first Python that can import `jsonschema`: the one on PATH, else the system's, where .ci/run
     /// installs Debian's python3-jsonschema. Without either the test fails, naming what to install.
     static func pythonWithJSONSchema() throws -> String {

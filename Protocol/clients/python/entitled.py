@@ -26,7 +26,7 @@ Values
     requires a zone. A timedelta of whole seconds is sent as a duration in seconds ("2592000s").
 
 Results of the typed methods
-    ping, hello, grant, define, snapshot, event  -> the answer dict (without being reduced)
+    ping, hello, auth, grant, define, snapshot, event  -> the answer dict (without being reduced)
     check                                        -> CheckResult: true when active; .expires_at
     claim                                        -> int, the "claimed" count
     revoke                                       -> dict, the "membership"
@@ -184,6 +184,9 @@ class Client:
     Client("10.0.0.5", 7117)              TCP
     Client(unix_socket="/tmp/e.sock")     Unix domain socket
     timeout: seconds allowed to connect, and without progress while waiting for answers (None: no limit).
+    token: authenticate with it at once (a server started with --auth); an unknown token raises
+           EntitledError("unauthorized") and closes the client. Prefer reading it from the environment
+           or a file to writing it in code.
     """
 
     def __init__(
@@ -193,6 +196,7 @@ class Client:
         *,
         unix_socket: str | None = None,
         timeout: float | None = 10.0,
+        token: str | None = None,
     ):
         self.timeout = timeout
         if unix_socket is not None:
@@ -218,6 +222,12 @@ class Client:
         self._next_id = 1
         self._lock = threading.RLock()
         self._closed_reason: str | None = None
+        if token is not None:
+            try:
+                self.auth(token)
+            except BaseException:
+                self.close()
+                raise
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -446,8 +456,13 @@ class Client:
         return self._call("ping", {}, extra)
 
     def hello(self, **extra: Any) -> dict:
-        """{"protocol": 1, "server": "entitled 0.1.0", "operations": [...]}."""
+        """{"protocol": 1, "server": "entitled 0.1.0", "operations": [...], "authRequired": bool}."""
         return self._call("hello", {}, extra)
+
+    def auth(self, token: str, **extra: Any) -> dict:
+        """Authenticates the connection: {"name": ..., "role": "check" | "admin"}. The token is sent once
+        and kept nowhere by this client."""
+        return self._call("auth", {"token": token}, extra)
 
     def grant(
         self,

@@ -11,6 +11,7 @@ exit status 0. The binary is $ENTITLED_BINARY (a relative path is taken from the
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import select
@@ -68,10 +69,14 @@ class ServerTestCase(unittest.TestCase):
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 [str(server_binary()), "--port", "0", "--data-dir", os.path.join(self.tmp, "data"),
-                 "--snapshot-interval", "0", "--socket", self.socket_path],
+                 "--snapshot-interval", "0", "--socket", self.socket_path, *self.server_arguments()],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.tmp,
             )
         self.port = self._wait_for_port()
+
+    def server_arguments(self) -> list[str]:
+        """More arguments for the server, for test cases that need another configuration."""
+        return []
 
     def _wait_for_port(self) -> int:
         deadline = time.monotonic() + READY_TIMEOUT
@@ -118,6 +123,49 @@ class ServerTestCase(unittest.TestCase):
         c = Client("127.0.0.1", self.port, **kwargs)
         self.clients.append(c)
         return c
+
+
+ADMIN_TOKEN = "python-admin-token-0001"
+CHECK_TOKEN = "python-check-token-0001"
+
+
+class Authentication(ServerTestCase):
+    """A server started with --auth: the token argument, auth(), and the errors of refused requests."""
+
+    def server_arguments(self) -> list[str]:
+        path = os.path.join(self.tmp, "auth.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump([{"name": "py-admin", "token": ADMIN_TOKEN, "role": "admin"},
+                       {"name": "py-check", "token": CHECK_TOKEN, "role": "check"}], f)
+        return ["--auth", path]
+
+    def test_a_token_given_to_the_client_authenticates_it(self) -> None:
+        admin = self.client(token=ADMIN_TOKEN)
+        self.assertTrue(admin.hello()["authRequired"])
+        admin.grant("prod_pro", user="u1")
+        self.assertTrue(admin.check(user="u1", product="prod_pro"))
+        self.assertEqual(admin.history(user="u1")[0]["actor"], "py-admin")
+
+    def test_without_a_token_only_ping_hello_and_auth_are_answered(self) -> None:
+        c = self.client()
+        self.assertIs(c.ping()["ok"], True)
+        with self.assertRaises(EntitledError) as raised:
+            c.check(user="u1")
+        self.assertEqual(raised.exception.code, "unauthorized")
+        self.assertEqual(c.auth(CHECK_TOKEN)["role"], "check")
+        self.assertFalse(c.check(user="u1"))
+
+    def test_a_check_token_is_forbidden_to_change_anything(self) -> None:
+        c = self.client(token=CHECK_TOKEN)
+        with self.assertRaises(EntitledError) as raised:
+            c.grant("prod_pro", user="u1")
+        self.assertEqual(raised.exception.code, "forbidden")
+
+    def test_an_unknown_token_raises_unauthorized_and_never_shows_the_token(self) -> None:
+        with self.assertRaises(EntitledError) as raised:
+            Client("127.0.0.1", self.port, token="python-wrong-token-0001")
+        self.assertEqual(raised.exception.code, "unauthorized")
+        self.assertNotIn("python-wrong-token-0001", str(raised.exception.answer))
 
 
 class HelloAndBasics(ServerTestCase):
