@@ -21,6 +21,11 @@ struct EntitlectlCommand: ParsableCommand {
             Options come before the COMMAND. History is kept in ~/.entitlectl_history \
             (ENTITLECTL_HISTFILE overrides the path; /dev/null turns it off); lines carrying a token are never \
             written to it.
+
+            A server started with --auth wants a token: the first of --token, --token-file and the \
+            ENTITLED_TOKEN environment variable is sent when connecting, and again on each reconnection. \
+            Prefer --token-file or ENTITLED_TOKEN: any user of the machine can read a command line (ps), and \
+            although entitlectl overwrites a --token value as soon as it starts, it is visible until then.
             """,
         version: "0.1.0"
     )
@@ -34,8 +39,21 @@ struct EntitlectlCommand: ParsableCommand {
     @Option(name: .customLong("socket"), help: "Connect to this Unix domain socket instead of TCP.")
     var socketPath: String?
 
-    @Option(help: "Authenticate with this token (default: the ENTITLED_TOKEN environment variable, which keeps it out of ps).")
+    @Option(
+        help: ArgumentHelp(
+            "Authenticate with this token. Briefly visible to other users (ps) before entitlectl overwrites it: prefer --token-file or ENTITLED_TOKEN.",
+            valueName: "token"
+        )
+    )
     var token: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Authenticate with the token on the first line of this file (surrounding whitespace ignored); it never appears in ps or the environment.",
+            valueName: "path"
+        )
+    )
+    var tokenFile: String?
 
     @Option(help: "Seconds to wait for a connection and for each response.")
     var timeout: Double = 10
@@ -57,6 +75,12 @@ struct EntitlectlCommand: ParsableCommand {
         guard timeout > 0, timeout <= 86_400 else {
             throw ValidationError("--timeout must be more than 0 and at most 86400 seconds, not \(timeout)")
         }
+        // Neither message quotes the token: it is a secret, and the person knows what they typed.
+        if token != nil && tokenFile != nil {
+            throw ValidationError("give the token with --token or with --token-file, not both")
+        }
+        if token?.isEmpty == true { throw ValidationError("--token must not be empty") }
+        if tokenFile?.isEmpty == true { throw ValidationError("--token-file must name a file") }
     }
 
     var address: ServerAddress {
@@ -66,10 +90,21 @@ struct EntitlectlCommand: ParsableCommand {
     /// Runs the console and returns its exit status.
     func runConsole() -> Int32 {
         let environment = Environment()
-        let connection = EntitledConnection(address: address, timeout: timeout, token: token ?? environment["ENTITLED_TOKEN"])
         let colored = !noColor && environment["NO_COLOR"] == nil && isatty(STDOUT_FILENO) == 1
+        let style = TextStyle(usesColor: colored)
+        let consoleToken: ConsoleToken?
+        do {
+            consoleToken = try ConsoleToken.resolve(option: token, file: tokenFile, environment: environment)
+        } catch {
+            StandardStreams.error(style.red("error: ") + error.message + "\n")
+            return CommandOutcome.usageError.exitStatus
+        }
+        if let tokenFile, TokenFile.isReadableByOthers(path: tokenFile) {
+            StandardStreams.error(style.yellow("warning: ") + "other users of this machine can read the token file \(tokenFile); chmod 600 it\n")
+        }
+        let connection = EntitledConnection(address: address, timeout: timeout, token: consoleToken?.value)
         let session = ConsoleSession(
-            connection: connection, printsJSON: json, style: TextStyle(usesColor: colored),
+            connection: connection, printsJSON: json, style: style, tokenOrigin: consoleToken?.origin,
             standardOutput: { StandardStreams.output($0 + "\n") },
             standardError: { StandardStreams.error($0 + "\n") }
         )
@@ -77,7 +112,7 @@ struct EntitlectlCommand: ParsableCommand {
             return session.runOneShot(words: command).exitStatus
         }
         if isatty(STDIN_FILENO) == 1 {
-            return InteractiveConsole(session: session, historyPath: environment.historyPath).run()
+            return InteractiveConsole(session: session, historyPath: environment.historyPath, token: consoleToken?.value).run()
         }
         return ScriptRunner(session: session, continueAfterFailure: continueAfterFailure).run()
     }
@@ -97,6 +132,8 @@ struct EntitlectlCommand: ParsableCommand {
             StandardStreams.error(fullMessage(for: error) + "\nRun entitlectl --help for the options.\n")
             Glibc.exit(2)
         }
+        // Parsed, so the token has been copied out of argv: hide it from `ps` before anything else.
+        if parsed.token != nil { ArgumentScrubbing.overwriteTokenArguments() }
         // The command words are captured as they are (a reason or a raw line may contain anything), which
         // also captures options written where the command would start: answer those here.
         if let first = parsed.command.first, first.hasPrefix("-") {

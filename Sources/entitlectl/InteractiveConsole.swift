@@ -6,6 +6,8 @@ import EntitledConsole
 struct InteractiveConsole {
     let session: ConsoleSession
     let historyPath: String?
+    /// The token the connection authenticates with, kept out of the history wherever it appears.
+    let token: String?
 
     func run() -> Int32 {
         let session = session
@@ -20,7 +22,10 @@ struct InteractiveConsole {
             try connection.connect()
             session.learnCatalog()
         } catch {
-            StandardStreams.error(session.style.red("error: ") + error.message + "\n")
+            StandardStreams.error(session.style.red("error: ") + session.describe(error) + "\n")
+            // A server that is down may come back, and the prompt waits for it; a refused token would be
+            // refused again at every command, so the console ends and the person fixes the token.
+            if case .authenticationFailed = error { return CommandOutcome.connectionError.exitStatus }
         }
         while true {
             // Changes pushed while the person was reading or typing (after a watch).
@@ -31,7 +36,7 @@ struct InteractiveConsole {
                 StandardStreams.output("\n")
                 return 0
             }
-            if HistoryPolicy.shouldRecord(line) { editor.remember(line) }
+            if HistoryPolicy.shouldRecord(line, token: token) { editor.remember(line) }
             if session.run(line: line) == .quit { return 0 }
             // Back after the server was away: refresh what completion knows of its catalog.
             if !wasConnected && connection.isConnected { session.learnCatalog() }

@@ -32,3 +32,24 @@ import Testing
         #expect(!HistoryPolicy.shouldRecord("check user:u1 TOKEN=abc"))
     }
 }
+
+/// The console's own token is kept out of the history wherever it appears in a line.
+@Suite struct HistoryPolicySessionTokenTests {
+    let token = "Kx7-admin-0123456789abcdef"
+
+    @Test func aLineHoldingTheSessionTokenIsNotRecorded() {
+        #expect(!HistoryPolicy.shouldRecord(token, token: token))
+        #expect(!HistoryPolicy.shouldRecord("  \(token)  ", token: token))
+        #expect(!HistoryPolicy.shouldRecord("check user:\(token)", token: token))
+    }
+
+    @Test func otherLinesAreStillRecordedWhenATokenIsKnown() {
+        #expect(HistoryPolicy.shouldRecord("check user:u1", token: token))
+        // Only the whole token counts: a common fragment of it is not a secret.
+        #expect(HistoryPolicy.shouldRecord("grant user:admin prod_x", token: token))
+    }
+
+    @Test func anEmptyTokenKeepsNothingOut() {
+        #expect(HistoryPolicy.shouldRecord("check user:u1", token: ""))
+    }
+}

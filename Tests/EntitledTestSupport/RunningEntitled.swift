@@ -7,11 +7,26 @@ public final class RunningEntitled {
     public private(set) var port: Int = 0
     /// The Unix socket's path, when one was asked for.
     public let socketPath: String?
+    /// The auth file, when the server was given tokens.
+    public let authFilePath: String?
+    /// Options added to every start, such as `["--idle-timeout", "1"]`.
+    private let extraArguments: [String]
     private var process: ServerProcess?
 
-    public init(unixSocket: Bool = false) throws {
+    /// - Parameters:
+    ///   - tokens: when not empty, the server requires authentication with these (`--auth`).
+    ///   - arguments: further options of `entitled`, given at every start.
+    public init(unixSocket: Bool = false, tokens: [AuthFileEntry] = [], arguments: [String] = []) throws {
         directory = try TemporaryDirectory()
         socketPath = unixSocket ? directory.path + "/entitled.sock" : nil
+        if tokens.isEmpty {
+            authFilePath = nil
+        } else {
+            let path = directory.path + "/auth.json"
+            try AuthFileEntry.writeAuthFile(tokens, to: path)
+            authFilePath = path
+        }
+        extraArguments = arguments
         try start(port: 0)
     }
 
@@ -31,6 +46,8 @@ public final class RunningEntitled {
     private func start(port requested: Int) throws {
         var arguments = ["--port", String(requested), "--log-level", "warning"]
         if let socketPath { arguments += ["--socket", socketPath] }
+        if let authFilePath { arguments += ["--auth", authFilePath] }
+        arguments += extraArguments
         let process = ServerProcess(arguments: arguments, workingDirectory: directory.path)
         guard let bound = try process.startAndWaitUntilReady() else {
             throw TestSupportFailure(description: "entitled printed no TCP port: \(process.readyLine)")

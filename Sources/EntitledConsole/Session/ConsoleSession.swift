@@ -10,6 +10,8 @@ public final class ConsoleSession {
     /// Print the server's response lines as they are instead of tables and sentences.
     public let printsJSON: Bool
     public let style: TextStyle
+    /// Where the token came from, named when the server refuses it; `nil` when none was given.
+    public let tokenOrigin: TokenOrigin?
     private let standardOutput: (String) -> Void
     private let standardError: (String) -> Void
     private var warnedAboutAuthentication = false
@@ -17,13 +19,15 @@ public final class ConsoleSession {
     /// - Parameters:
     ///   - standardOutput: receives answers, one block of text (without a final newline) per call.
     ///   - standardError: receives error messages the same way.
+    ///   - tokenOrigin: where the connection's token came from, if it has one.
     public init(
-        connection: EntitledConnection, printsJSON: Bool, style: TextStyle,
+        connection: EntitledConnection, printsJSON: Bool, style: TextStyle, tokenOrigin: TokenOrigin? = nil,
         standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void
     ) {
         self.connection = connection
         self.printsJSON = printsJSON
         self.style = style
+        self.tokenOrigin = tokenOrigin
         self.standardOutput = standardOutput
         self.standardError = standardError
     }
@@ -61,7 +65,7 @@ public final class ConsoleSession {
                 if case .connectionClosed = error {
                     standardError(style.red("error: ") + "\(connection.address) closed the connection; the watch has ended")
                 } else {
-                    standardError(style.red("error: ") + error.message)
+                    standardError(style.red("error: ") + describe(error))
                 }
                 return .connectionError
             }
@@ -123,6 +127,9 @@ public final class ConsoleSession {
                 let renderer = ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds())
                 if let failure = response.error {
                     standardError(renderer.failure(failure))
+                    if let hint = AuthenticationAdvice.hint(for: failure, tokenOrigin: tokenOrigin) {
+                        standardError(style.yellow("hint: ") + hint)
+                    }
                 } else {
                     standardOutput(renderer.render(command: name, response: response))
                 }
@@ -144,7 +151,7 @@ public final class ConsoleSession {
         do {
             response = try send()
         } catch {
-            standardError(style.red("error: ") + error.message)
+            standardError(style.red("error: ") + describe(error))
             return .connectionError
         }
         warnIfTokenUnused()
@@ -153,6 +160,11 @@ public final class ConsoleSession {
         show(response)
         showArrivedPushes()
         return response.isOK ? .succeeded : .failedOnServer
+    }
+
+    /// The sentence for a client error, naming the token's origin when the server refused the token.
+    public func describe(_ error: EntitledClientError) -> String {
+        AuthenticationAdvice.message(for: error, tokenOrigin: tokenOrigin)
     }
 
     private func warnIfWatchesLost() {
@@ -169,7 +181,7 @@ public final class ConsoleSession {
         warnedAboutAuthentication = true
         standardError(
             style.yellow("warning: ")
-                + "\(connection.address) does not know the auth operation (it has no authentication); the token was not needed"
+                + "\(connection.address) requires no authentication; the token was not needed"
         )
     }
 }

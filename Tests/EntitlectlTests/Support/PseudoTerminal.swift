@@ -45,6 +45,12 @@ final class PseudoTerminal {
         _ = fcntl(master, F_SETFL, flags | O_NONBLOCK)
     }
 
+    /// The program's process id, for looking at it from outside (`/proc/PID/...`) while it runs.
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Everything the program has drawn so far (read up to the last wait), without escape sequences.
+    var transcript: String { String(decoding: Self.visibleText(output), as: UTF8.self) }
+
     /// TIOCSPTLCK and TIOCGPTN from <asm-generic/ioctls.h>, which Swift does not import (function-like macros).
     private static let setLock: UInt = 0x4004_5431
     private static let getNumber: UInt = 0x8004_5430
