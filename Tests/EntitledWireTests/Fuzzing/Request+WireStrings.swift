@@ -1,0 +1,53 @@
+import EntitledCore
+import EntitledWire
+
+extension Request {
+    /// The strings this request took from its line, each with the key it came from: what the fuzz
+    /// compares with Foundation's reading of the same line. Enumerations and times are left out: the
+    /// decoder checks those against fixed names and formats, not by copying what was sent.
+    var stringsByKey: [(key: String, value: String)] {
+        func subject(_ subject: Subject) -> [(key: String, value: String)] {
+            [subject.user.map { ("user", $0) }, subject.device.map { ("device", $0) }].compactMap { $0 }
+        }
+        func optional(_ key: String, _ value: String?) -> [(key: String, value: String)] {
+            value.map { [(key, $0)] } ?? []
+        }
+        switch self {
+        case .ping, .hello, .catalog, .snapshot, .watch(.all), .unwatch(.all), .unwatch(nil):
+            return []
+        case .grant(let grant, let reason):
+            var strings = subject(grant.subject) + [("product", grant.productId)]
+            strings += optional("plan", grant.planId) + optional("idempotencyKey", grant.idempotencyKey)
+            strings += optional("transactionId", grant.transaction?.id) + optional("reason", reason)
+            // Without an `originalTransactionId` the transaction's own id stands in for it.
+            if let transaction = grant.transaction, transaction.originalTransactionId != transaction.id {
+                strings.append(("originalTransactionId", transaction.originalTransactionId))
+            }
+            return strings
+        case .check(let query):
+            switch query.filter {
+            case .product(let product): return subject(query.subject) + [("product", product)]
+            case .entitlement(let entitlement): return subject(query.subject) + [("entitlement", entitlement)]
+            case .anyProduct: return subject(query.subject)
+            }
+        case .claim(let device, let user, let reason):
+            return [("device", device), ("user", user)] + optional("reason", reason)
+        case .revoke(let membership, let reason):
+            return [("membership", membership.rawValue)] + optional("reason", reason)
+        case .memberships(let who, _), .customer(let who), .history(.subject(let who), _), .watch(.subject(let who)),
+            .unwatch(.subject(let who)):
+            return subject(who)
+        case .history(.entitlement(let entitlement), _):
+            return [("entitlement", entitlement)]
+        case .define(let entitlement, _, let reason):
+            return [("entitlement", entitlement)] + optional("reason", reason)
+        case .event(let membership, let event, let reason):
+            var strings = [("membership", membership.rawValue), ("eventId", event.id), ("type", event.kind.name)]
+            strings += optional("transactionId", event.transactionId) + optional("reason", reason)
+            if case .productChange(let product) = event.kind { strings.append(("product", product)) }
+            return strings
+        case .auth(let token):
+            return [("token", token)]
+        }
+    }
+}
