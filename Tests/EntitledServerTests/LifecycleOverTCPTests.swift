@@ -122,7 +122,8 @@ struct LifecycleOverTCPTests {
             let writer = try await server.connect()
             // Watched before the grant exists: the grant's push arms the timer.
             _ = try await watcher.send(line: #"{"op":"watch","device":"d1"}"#)
-            let expiry = server.store.now().adding(TimeSpan(milliseconds: 600))
+            // Two seconds ahead: the watches must be set before it, even on a machine busy with other tests.
+            let expiry = server.store.now().adding(TimeSpan(milliseconds: 2_000))
             _ = try await writer.send(line: #"{"op":"grant","device":"d1","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
             // Already active before the watch: the watch arms its timer.
             let other = try await server.connect()
@@ -201,7 +202,8 @@ extension LifecycleOverTCPTests {
     @Test func aDeviceWatchArmsTheTimerOfAMembershipBoughtOnTheDeviceAndClaimedSince() async throws {
         try await withTestServer { server in
             let writer = try await server.connect()
-            let expiry = server.store.now().adding(TimeSpan(milliseconds: 500))
+            // Two seconds ahead: the watch must be set before it, even on a machine busy with other tests.
+            let expiry = server.store.now().adding(TimeSpan(milliseconds: 2_000))
             _ = try await writer.send(line: #"{"op":"grant","device":"d2","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
             _ = try await writer.send(line: #"{"op":"claim","device":"d2","user":"u2"}"#)
             let watcher = try await server.connect()
