@@ -16,7 +16,7 @@ struct ChecksBenchmark {
             settings: ChecksSettings(
                 users: options.users, durationSeconds: options.duration, warmupSeconds: options.warmup, runs: options.runs,
                 distribution: options.distribution, mix: options.mix, fsync: options.fsync, threads: options.threads,
-                generatorSpinMicroseconds: options.generatorSpin,
+                generatorSpinMicroseconds: options.generatorSpin, idleConnections: options.idleConnections,
                 entitledBinary: entitledPath, redisServer: redisPath, redisVersion: RedisProcess.version(binary: redisPath)
             )
         )
@@ -43,6 +43,17 @@ struct ChecksBenchmark {
         }
         report.residentBytesAfterLoad["entitled"] = entitled.process.residentBytes()
         report.residentBytesAfterLoad["redis"] = redis.process.residentBytes()
+
+        // Held to the end of the measurements: each server serves its load beside them.
+        var idle: [TCPConnection] = []
+        if options.idleConnections > 0 {
+            progress("opening \(options.idleConnections) idle connections to each server")
+            try raiseDescriptorLimit(to: 2 * options.idleConnections + 1_024)
+            for port in [entitled.port, redis.port] {
+                for _ in 0..<options.idleConnections { idle.append(try TCPConnection(port: port)) }
+            }
+        }
+        defer { withExtendedLifetime(idle) {} }
 
         let connectionCounts = options.connections.isEmpty ? [50, 1] : options.connections
         let pipelines = options.pipelines.isEmpty ? [1, 16] : options.pipelines

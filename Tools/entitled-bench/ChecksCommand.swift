@@ -75,6 +75,9 @@ struct ChecksCommand: ParsableCommand {
     )
     var compareWithRedisBenchmark = false
 
+    @Option(help: "Connections opened to each server before measuring and held open, silent, throughout: do many idle clients slow the busy ones?")
+    var idleConnections = 0
+
     @Option(name: .customLong("work-dir"), help: "Where the temporary data directories go.")
     var workDir = NSTemporaryDirectory()
 
@@ -92,6 +95,7 @@ struct ChecksCommand: ParsableCommand {
         guard warmup >= 0 && warmup <= 60 else { throw ValidationError("--warmup must be 0 to 60 seconds") }
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be 1 to 50") }
         guard ["always", "everysec", "no"].contains(fsync) else { throw ValidationError("--fsync must be always, everysec or no") }
+        guard (0...9_000).contains(idleConnections) else { throw ValidationError("--idle-connections must be 0 to 9000 (both servers' default limits are 10000)") }
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1 to 64") }
         guard (0...10_000).contains(generatorSpin) else { throw ValidationError("--generator-spin must be 0 to 10000 microseconds") }
     }

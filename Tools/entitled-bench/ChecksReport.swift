@@ -25,6 +25,8 @@ struct ChecksSettings: Codable {
     var threads: Int
     /// How long the generator polls for answers before it sleeps (`--generator-spin`).
     var generatorSpinMicroseconds: Int
+    /// Connections opened to each server before the measurements and held, silent, through them.
+    var idleConnections: Int? = nil
     var entitledBinary: String
     var redisServer: String
     var redisVersion: String

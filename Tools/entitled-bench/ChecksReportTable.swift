@@ -9,7 +9,8 @@ enum ChecksReportTable {
             "machine: \(report.machine.cpus) cores, \(report.machine.kernel); \(settings.redisVersion)",
             "load: \(ReportTable.grouped(Double(settings.users))) users, one membership each; \(settings.mix.rawValue), "
                 + "\(settings.distribution.rawValue) keys; fsync \(settings.fsync); \(settings.threads) load thread(s) "
-                + "polling \(settings.generatorSpinMicroseconds) µs before sleeping; medians of \(settings.runs) runs of \(ReportTable.format(settings.durationSeconds, 1)) s",
+                + "polling \(settings.generatorSpinMicroseconds) µs before sleeping; medians of \(settings.runs) runs of \(ReportTable.format(settings.durationSeconds, 1)) s"
+                + (settings.idleConnections.map { $0 > 0 ? "; \(ReportTable.grouped(Double($0))) idle connections held to each server" : "" } ?? ""),
         ]
         if let entitled = report.residentBytesAfterLoad["entitled"], let redis = report.residentBytesAfterLoad["redis"] {
             lines.append(

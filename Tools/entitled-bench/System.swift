@@ -194,3 +194,16 @@ func writeJSON<Report: Encodable>(_ report: Report, to path: String) throws {
         throw BenchError("cannot write the JSON file \(path): \(error)")
     }
 }
+
+/// Raises this process's soft limit on open files to `wanted`, within the hard limit; fails when the hard
+/// limit is lower, naming it.
+func raiseDescriptorLimit(to wanted: Int) throws {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { throw BenchError("cannot read the open file limit") }
+    guard limit.rlim_cur < rlim_t(wanted) else { return }
+    guard limit.rlim_max >= rlim_t(wanted) else {
+        throw BenchError("the open file limit's hard value \(limit.rlim_max) is below the \(wanted) needed; raise it (ulimit -Hn)")
+    }
+    limit.rlim_cur = rlim_t(wanted)
+    guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { throw BenchError("cannot raise the open file limit to \(wanted)") }
+}
