@@ -48,6 +48,9 @@ final class ServedConnection {
     private var hasUnansweredLines = false
     /// When the client last sent something (the loop's coarse clock, milliseconds), for the idle timeout.
     private(set) var lastActivity: UInt64
+    /// `context.maximumRequestsPerTurn`, kept here: `context` is read through the unowned `loop`, whose
+    /// strong retain and release cost about 25 instructions a read, once more per check.
+    private let maximumRequestsPerTurn: Int
     /// Answers still waiting (for the log or a snapshot), oldest first, each with the ready answers of
     /// the requests that came after it.
     private(set) var waiting = CircularBuffer<WaitingAnswer>()
@@ -96,6 +99,7 @@ final class ServedConnection {
         self.loop = loop
         self.access = loop.context.accessTokens == nil ? .open : .anonymous
         self.lastActivity = loop.turnStarted
+        self.maximumRequestsPerTurn = loop.context.maximumRequestsPerTurn
         let allocator = ByteBufferAllocator()
         input = allocator.buffer(capacity: Self.readSize)
         pending = allocator.buffer(capacity: 4096)
@@ -158,7 +162,7 @@ final class ServedConnection {
     /// pipelines thousands of requests cannot hold the loop while others wait (the rest are answered next
     /// turn, see `resume`); all of them when `everyLine` (the client has closed its side).
     private func answerCompleteLines(everyLine: Bool = false) {
-        var budget = everyLine ? Int.max : context.maximumRequestsPerTurn
+        var budget = everyLine ? Int.max : maximumRequestsPerTurn
         hasUnansweredLines = false
         while !closeWhenAnswered {
             if budget == 0 {
