@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
@@ -76,6 +77,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // The loops' expiry timers (watch).
                 .product(name: "HeapModule", package: "swift-collections"),
+                // TLS on TCP: NIOSSL's handler, driven by the loops through an EmbeddedChannel per connection.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: hotPathSettings
         ),
@@ -99,6 +103,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // The system's libedit (Debian libedit-dev), with fixed-signature shims for its variadic functions.
@@ -165,7 +170,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            // The TLS tests' self-signed certificate and key, read by path.
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

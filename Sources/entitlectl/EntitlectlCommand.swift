@@ -58,6 +58,12 @@ struct EntitlectlCommand: ParsableCommand {
     @Option(help: "Seconds to wait for a connection and for each response.")
     var timeout: Double = 10
 
+    @Flag(help: "Connect over TLS (a server started with --tls-cert), verifying its certificate against the system's roots.")
+    var tls = false
+
+    @Option(help: ArgumentHelp("Connect over TLS, trusting the PEM certificates of this file (a private CA, or the server's self-signed certificate).", valueName: "file"))
+    var tlsCa: String?
+
     @Flag(help: "Print the server's JSON response lines as they are.")
     var json = false
 
@@ -102,7 +108,16 @@ struct EntitlectlCommand: ParsableCommand {
         if let tokenFile, TokenFile.isReadableByOthers(path: tokenFile) {
             StandardStreams.error(style.yellow("warning: ") + "other users of this machine can read the token file \(tokenFile); chmod 600 it\n")
         }
-        let connection = EntitledConnection(address: address, timeout: timeout, token: consoleToken?.value)
+        var clientTLS: EntitledClientTLS?
+        if tls || tlsCa != nil {
+            do {
+                clientTLS = try EntitledClientTLS(trustedCertificatesFile: tlsCa)
+            } catch {
+                StandardStreams.error(style.red("error: ") + "cannot set up TLS: \(error)\n")
+                return CommandOutcome.usageError.exitStatus
+            }
+        }
+        let connection = EntitledConnection(address: address, timeout: timeout, token: consoleToken?.value, tls: clientTLS)
         let session = ConsoleSession(
             connection: connection, printsJSON: json, style: style, tokenOrigin: consoleToken?.origin,
             standardOutput: { StandardStreams.output($0 + "\n") },

@@ -73,6 +73,12 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "The most requests of one connection answered in one turn of its event loop, so that one pipelining client cannot make the others wait.")
     var maxRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
 
+    @Option(help: ArgumentHelp("Serve TCP over TLS with this PEM certificate chain (the server's certificate first); needs --tls-key. The Unix socket stays plain.", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
     @Option(
         name: .customLong("auth"),
         help: ArgumentHelp(
@@ -113,6 +119,9 @@ struct EntitledCommand: AsyncParsableCommand {
         guard idleTimeout >= 0, idleTimeout <= 86_400 * 365 else {
             throw ValidationError("--idle-timeout must be from 0 (never) to a year in seconds, not \(idleTimeout)")
         }
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for plain TCP")
+        }
         if tcpDisabled && socketPath == nil {
             throw ValidationError("--no-tcp needs --socket PATH: there would be nothing to listen on")
         }
@@ -126,6 +135,16 @@ struct EntitledCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "entitled")
+
+        var tls: ServerTLS?
+        if let tlsCert, let tlsKey {
+            do throws(TLSSetupError) {
+                tls = try ServerTLS(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
+            } catch {
+                logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
+                throw ExitCode.failure
+            }
+        }
 
         var accessTokens: AccessTokens?
         if let authFile {
@@ -171,18 +190,21 @@ struct EntitledCommand: AsyncParsableCommand {
         configuration.maximumRequestsPerTurn = maxRequestsPerTurn
         DescriptorLimit.raise(toServe: maxConnections, logger: logger)
         configuration.accessTokens = accessTokens
+        configuration.tls = tls
         configuration.allowsUnauthenticatedRemoteClients = insecureNoAuth
         configuration.unixSocketMode = UInt16(socketMode, radix: 8) ?? ServerConfiguration.defaultUnixSocketMode
         if accessTokens == nil, insecureNoAuth {
             logger.warning("serving without authentication on \(host): anyone who can connect can change every entitlement")
         }
         let dataDirectory = dataDir
+        let tlsEnabled = tls != nil
         let server = EntitledServer(
             processor: RequestProcessor(durable: durable),
             configuration: configuration,
             logger: logger,
             onReady: { addresses in
-                let line = "entitled \(EntitledServer.version) listening on \(ReadyLine.describe(addresses)) (data directory \(dataDirectory))"
+                let security = tlsEnabled ? "; TLS on TCP" : ""
+                let line = "entitled \(EntitledServer.version) listening on \(ReadyLine.describe(addresses)) (data directory \(dataDirectory)\(security))"
                 print(line)
                 fflush(nil)  // flush stdout at once: scripts wait for this line
                 logger.info("ready", metadata: ["addresses": "\(ReadyLine.describe(addresses))"])

@@ -75,6 +75,7 @@ import json
 import re
 import selectors
 import socket
+import ssl
 import threading
 import time
 from typing import Any, Iterable, Mapping
@@ -184,6 +185,8 @@ class Client:
     Client("10.0.0.5", 7117)              TCP
     Client(unix_socket="/tmp/e.sock")     Unix domain socket
     timeout: seconds allowed to connect, and without progress while waiting for answers (None: no limit).
+    tls: an ssl.SSLContext for a server started with --tls-cert (TCP only), such as
+         ssl.create_default_context(cafile="server-ca.pem"); the host is checked against the certificate.
     token: authenticate with it at once (a server started with --auth); an unknown token raises
            EntitledError("unauthorized") and closes the client. Prefer reading it from the environment
            or a file to writing it in code.
@@ -197,6 +200,7 @@ class Client:
         unix_socket: str | None = None,
         timeout: float | None = 10.0,
         token: str | None = None,
+        tls: "ssl.SSLContext | None" = None,
     ):
         self.timeout = timeout
         if unix_socket is not None:
@@ -211,6 +215,12 @@ class Client:
         else:
             sock = socket.create_connection((host, port), timeout=timeout)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if tls is not None:
+                try:
+                    sock = tls.wrap_socket(sock, server_hostname=host)  # handshakes within `timeout`
+                except BaseException:
+                    sock.close()
+                    raise
             self.address = f"tcp {host}:{port}"
         sock.setblocking(False)
         self._sock: socket.socket | None = sock
@@ -368,7 +378,7 @@ class Client:
                     if mask & selectors.EVENT_WRITE and sent < len(out):
                         try:
                             n = sock.send(view[sent : sent + _READ_SIZE])
-                        except (BlockingIOError, InterruptedError):
+                        except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                             n = 0
                         except OSError:
                             # The server closed (e.g. after too_large); read the answers it did send.
@@ -392,7 +402,11 @@ class Client:
         """Reads what is available. Returns whether bytes arrived; raises when the connection dropped."""
         try:
             data = sock.recv(_READ_SIZE)
-        except (BlockingIOError, InterruptedError):
+            # TLS: a record may hold more than one read takes, and the socket's descriptor does not
+            # show what the TLS layer keeps; take it all now, or the selector would wait for nothing.
+            while data and isinstance(sock, ssl.SSLSocket) and sock.pending():
+                data += sock.recv(sock.pending())
+        except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return False
         except OSError as error:
             self._shut(f"the connection to {self.address} failed: {error}")

@@ -168,6 +168,31 @@ class Authentication(ServerTestCase):
         self.assertNotIn("python-wrong-token-0001", str(raised.exception.answer))
 
 
+FIXTURES = Path(__file__).resolve().parents[3] / "Tests" / "EntitledServerTests" / "Fixtures"
+
+
+class TransportSecurity(ServerTestCase):
+    """A server started with --tls-cert and --tls-key: the tls= argument, and a client that does not trust it."""
+
+    def server_arguments(self) -> list[str]:
+        return ["--tls-cert", str(FIXTURES / "test-tls-cert.pem"), "--tls-key", str(FIXTURES / "test-tls-key.pem")]
+
+    def test_a_client_trusting_the_certificate_works_over_tls(self) -> None:
+        import ssl
+        context = ssl.create_default_context(cafile=str(FIXTURES / "test-tls-cert.pem"))
+        c = self.client(tls=context)
+        c.grant("prod_pro", user="u1")
+        self.assertTrue(c.check(user="u1"))
+        # Answers larger than a TLS record (16 KB) arrive whole.
+        c.pipeline([{"op": "grant", "user": "big", "product": f"prod_{i}"} for i in range(200)])
+        self.assertEqual(len(c.memberships(user="big")), 200)
+
+    def test_a_client_that_does_not_trust_the_certificate_fails_to_connect(self) -> None:
+        import ssl
+        with self.assertRaises(ssl.SSLError):
+            Client("127.0.0.1", self.port, tls=ssl.create_default_context())
+
+
 class HelloAndBasics(ServerTestCase):
     def test_hello(self) -> None:
         c = self.client()

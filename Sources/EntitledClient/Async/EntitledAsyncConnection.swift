@@ -8,6 +8,7 @@ import Darwin
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// An asynchronous connection to an `entitled` server, for many tasks at once.
 ///
@@ -60,14 +61,14 @@ public final class EntitledAsyncConnection: Sendable {
     /// Opens a connection, within `timeout`. With a `token`, an `auth` request is sent first (a server
     /// without authentication answers it `unknown_op`, which is accepted, as `EntitledConnection` does).
     public static func connect(
-        to address: ServerAddress, timeout: Duration = .seconds(10), token: String? = nil
+        to address: ServerAddress, timeout: Duration = .seconds(10), token: String? = nil, tls: EntitledClientTLS? = nil
     ) async throws(EntitledClientError) -> EntitledAsyncConnection {
         let (pushes, continuation) = AsyncStream.makeStream(
             of: EntitledPush.self, bufferingPolicy: .bufferingNewest(maximumQueuedPushes)
         )
         let connection: EntitledAsyncConnection
         do {
-            connection = try await open(to: address, timeout: timeout, pushes: pushes, sink: PushSink(continuation)).get()
+            connection = try await open(to: address, timeout: timeout, pushes: pushes, sink: PushSink(continuation), tls: tls).get()
         } catch {
             continuation.finish()
             throw .cannotConnect(address: address, reason: connectFailureReason(error))
@@ -87,13 +88,19 @@ public final class EntitledAsyncConnection: Sendable {
     /// which `connectFailureReason` turns into a `cannotConnect` reason. The core of `connect`, and of
     /// the synchronous `EntitledConnection`, which waits for the future on its caller's thread.
     static func open(
-        to address: ServerAddress, timeout: Duration, pushes: AsyncStream<EntitledPush>, sink: PushSink
+        to address: ServerAddress, timeout: Duration, pushes: AsyncStream<EntitledPush>, sink: PushSink,
+        tls: EntitledClientTLS? = nil
     ) -> EventLoopFuture<EntitledAsyncConnection> {
         let state = AsyncConnectionState()
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(TimeAmount(timeout))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls, case .tcp(let host, _) = address {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverHostname ?? host.serverNameIndication)
+                        )
+                    }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumResponseLength))
                     )

@@ -23,10 +23,13 @@ public actor EntitledPool {
         public var maximumBackoff: Duration
         /// Sent in an `auth` request on each new connection, when given.
         public var token: String?
+        /// TLS for TCP connections, for a server started with `--tls-cert`.
+        public var tls: EntitledClientTLS?
 
         public init(
             connections: Int = 2, requestTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10),
-            initialBackoff: Duration = .milliseconds(50), maximumBackoff: Duration = .seconds(2), token: String? = nil
+            initialBackoff: Duration = .milliseconds(50), maximumBackoff: Duration = .seconds(2), token: String? = nil,
+            tls: EntitledClientTLS? = nil
         ) {
             self.connections = max(1, connections)
             self.requestTimeout = requestTimeout
@@ -34,6 +37,7 @@ public actor EntitledPool {
             self.initialBackoff = initialBackoff
             self.maximumBackoff = max(initialBackoff, maximumBackoff)
             self.token = token
+            self.tls = tls
         }
     }
 
@@ -158,7 +162,7 @@ public actor EntitledPool {
             let connection: EntitledAsyncConnection
             do {
                 connection = try await EntitledAsyncConnection.connect(
-                    to: address, timeout: configuration.connectTimeout, token: configuration.token
+                    to: address, timeout: configuration.connectTimeout, token: configuration.token, tls: configuration.tls
                 )
             } catch {
                 continuation.finish(throwing: error)
@@ -232,7 +236,7 @@ public actor EntitledPool {
             do throws(EntitledClientError) {
                 result = .success(
                     try await EntitledAsyncConnection.connect(
-                        to: address, timeout: configuration.connectTimeout, token: configuration.token
+                        to: address, timeout: configuration.connectTimeout, token: configuration.token, tls: configuration.tls
                     )
                 )
             } catch {

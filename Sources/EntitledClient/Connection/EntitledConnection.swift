@@ -37,6 +37,7 @@ public final class EntitledConnection {
     /// Seconds to wait for a connection, and for each response.
     public let timeout: Double
     private let token: String?
+    private let tls: EntitledClientTLS?
     /// The open connection, or the one that closed and was not replaced yet; `nil` before the first use,
     /// after `close()` and after a failed request.
     private var connection: EntitledAsyncConnection?
@@ -70,10 +71,12 @@ public final class EntitledConnection {
     /// - Parameters:
     ///   - timeout: seconds, clamped to 0.001...`maximumTimeout`.
     ///   - token: sent in an `auth` request right after each connect, when given.
-    public init(address: ServerAddress = .standard, timeout: Double = 10, token: String? = nil) {
+    ///   - tls: TLS for a TCP address, for a server started with `--tls-cert`.
+    public init(address: ServerAddress = .standard, timeout: Double = 10, token: String? = nil, tls: EntitledClientTLS? = nil) {
         self.address = address
         self.timeout = timeout.isNaN ? 10 : min(max(timeout, 0.001), Self.maximumTimeout)
         self.token = token
+        self.tls = tls
     }
 
     /// Whether a connection is open and the server has not closed it.
@@ -92,7 +95,7 @@ public final class EntitledConnection {
         let (unused, continuation) = AsyncStream.makeStream(of: EntitledPush.self)
         continuation.finish()
         let opening = EntitledAsyncConnection.open(
-            to: address, timeout: Self.duration(seconds: timeout), pushes: unused, sink: inbox.sinkForNewConnection()
+            to: address, timeout: Self.duration(seconds: timeout), pushes: unused, sink: inbox.sinkForNewConnection(), tls: tls
         )
         let opened: EntitledAsyncConnection
         do {

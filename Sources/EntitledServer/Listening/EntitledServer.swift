@@ -202,6 +202,7 @@ extension EntitledServer {
             processor: processor,
             maximumLineLength: configuration.maximumLineLength,
             maximumRequestsPerTurn: configuration.maximumRequestsPerTurn,
+            tls: configuration.tls,
             accessTokens: configuration.accessTokens,
             logger: logger,
             onClose: { connections.withLockedValue { $0 -= 1 } }

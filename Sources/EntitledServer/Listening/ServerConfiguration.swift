@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable {
     /// The most requests of one connection answered in one turn of its event loop: a client pipelining
     /// thousands cannot make the others wait for all of them.
     public var maximumRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
+    /// TLS for every TCP connection (the Unix socket stays plain: it never leaves the machine); `nil`
+    /// serves plain TCP.
+    public var tls: ServerTLS?
     /// The tokens clients must authenticate with; `nil` serves every client without authentication,
     /// which `start()` allows on a loopback TCP address or the Unix socket only, unless
     /// `allowsUnauthenticatedRemoteClients`.

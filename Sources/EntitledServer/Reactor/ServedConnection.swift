@@ -35,7 +35,7 @@ final class ServedConnection {
     unowned let loop: ServingLoop
 
     /// Bytes read and not yet answered: the start of a line still arriving.
-    private var input: ByteBuffer
+    var input: ByteBuffer
     /// How many bytes at the front of `input` are known to hold no `\n`.
     private var searchedBytes = 0
     /// Answers ready to write.
@@ -93,8 +93,12 @@ final class ServedConnection {
     /// `auth` requests refused so far; at `ServedConnection.maximumFailedAuthentications` it is closed.
     var failedAuthentications = 0
 
-    init(descriptor: Int32, kind: ConnectionKind, loop: ServingLoop) {
+    /// The connection's TLS, when the server has a certificate and this is a TCP connection.
+    let tls: TLSSession?
+
+    init(descriptor: Int32, kind: ConnectionKind, loop: ServingLoop, tls: TLSSession? = nil) {
         self.descriptor = descriptor
+        self.tls = tls
         self.kind = kind
         self.loop = loop
         self.access = loop.context.accessTokens == nil ? .open : .anonymous
@@ -133,22 +137,11 @@ final class ServedConnection {
             return
         }
         lastActivity = turnStarted
-        // The closure must return how many bytes it wrote, never a negative number (`ByteBuffer` traps on
-        // one): a failed read's errno is carried out beside it.
-        var readError: Int32 = 0
-        let count = input.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { buffer in
-            let count = read(descriptor, buffer.baseAddress, min(buffer.count, Self.readSize))
-            if count < 0 {
-                readError = errno
-                return 0
-            }
-            return count
-        }
-        if readError != 0 {
-            if readError == EAGAIN || readError == EWOULDBLOCK || readError == EINTR { return }
-            close()  // reset by the peer, or worse: nobody is left to answer
+        if let tls {
+            readTLS(tls)
             return
         }
+        guard let count = readOnce(into: &input) else { return }
         switch count {
         case 0:
             endOfInput()
@@ -158,10 +151,34 @@ final class ServedConnection {
         }
     }
 
+    /// One `read` of at most `readSize` bytes, appended to `buffer`: how many (0 at the end of the input),
+    /// or `nil` when there is nothing to read now, or the connection failed (it is then closed).
+    @inline(__always)
+    func readOnce(into buffer: inout ByteBuffer) -> Int? {
+        // The closure must return how many bytes it wrote, never a negative number (`ByteBuffer` traps on
+        // one): a failed read's errno is carried out beside it.
+        var readError: Int32 = 0
+        let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { buffer in
+            let count = read(descriptor, buffer.baseAddress, min(buffer.count, Self.readSize))
+            if count < 0 {
+                readError = errno
+                return 0
+            }
+            return count
+        }
+        if readError != 0 {
+            if readError != EAGAIN && readError != EWOULDBLOCK && readError != EINTR {
+                close()  // reset by the peer, or worse: nobody is left to answer
+            }
+            return nil
+        }
+        return count
+    }
+
     /// Answers the complete lines in `input`: at most `maximumRequestsPerTurn`, so that one client that
     /// pipelines thousands of requests cannot hold the loop while others wait (the rest are answered next
     /// turn, see `resume`); all of them when `everyLine` (the client has closed its side).
-    private func answerCompleteLines(everyLine: Bool = false) {
+    func answerCompleteLines(everyLine: Bool = false) {
         var budget = everyLine ? Int.max : maximumRequestsPerTurn
         hasUnansweredLines = false
         while !closeWhenAnswered {
@@ -205,18 +222,18 @@ final class ServedConnection {
 
     /// Writes the answers of the lines just read now if none of them waits, else at the end of the turn;
     /// stops reading while too many of them wait for a client that does not read.
-    private func sendAnswers() {
+    func sendAnswers() {
         if !waiting.isEmpty || closeWhenAnswered || isQueuedForFlush {
             scheduleFlush()
-        } else if pending.readableBytes > 0 {
+        } else if pending.readableBytes > 0 || tls?.hasOutput == true {
             flush()
         }
-        if !isClosed, pending.readableBytes > Self.highWaterMark { stopReading() }
+        if !isClosed, unsentByteCount > Self.highWaterMark { stopReading() }
     }
 
     /// The client sent its last byte and closed its side (or the connection broke): answer what is left,
     /// a last line without `\n` included, then close.
-    private func endOfInput() {
+    func endOfInput() {
         answerCompleteLines(everyLine: true)
         if !closeWhenAnswered, input.readableBytes > 0 {
             let view = input.readableBytesView
@@ -279,7 +296,7 @@ final class ServedConnection {
     /// Whether the idle timeout may close this connection: nothing in flight and no watch, whose pushes a
     /// silent client legitimately waits for.
     var isIdle: Bool {
-        waiting.isEmpty && pending.readableBytes == 0 && !hasUnansweredLines && (watches?.count ?? 0) == 0
+        waiting.isEmpty && unsentByteCount == 0 && !hasUnansweredLines && (watches?.count ?? 0) == 0
     }
 
     // MARK: Answers
@@ -402,30 +419,52 @@ final class ServedConnection {
         loop.needsFlush(self)
     }
 
-    /// Writes what `pending` holds; what the socket does not take waits for it to be writable.
+    /// Answers not yet taken by the socket: `pending`, and with TLS what waits encrypted.
+    var unsentByteCount: Int { pending.readableBytes + (tls?.output.readableBytes ?? 0) }
+
+    /// Writes what `pending` holds (encrypted first, with TLS); what the socket does not take waits for
+    /// it to be writable.
     func flush() {
         isQueuedForFlush = false
         guard !isClosed else { return }
-        while pending.readableBytes > 0 {
-            let written = pending.withUnsafeReadableBytes { bytes in
+        if let tls {
+            do {
+                try tls.encrypt(&pending)
+            } catch {
+                close()
+                return
+            }
+            guard write(&tls.output) else { return }
+        } else {
+            guard write(&pending) else { return }
+        }
+        if wantsWritable { watchWritable(false) }
+        if !isReading, !closeWhenAnswered, unsentByteCount < Self.lowWaterMark { startReading() }
+        if closeWhenAnswered, waiting.isEmpty { close() }
+    }
+
+    /// Sends `buffer` until it is empty (true) or the socket is full (false: the rest waits for it to be
+    /// writable) or the client is gone (false: closed).
+    @inline(__always)
+    private func write(_ buffer: inout ByteBuffer) -> Bool {
+        while buffer.readableBytes > 0 {
+            let written = buffer.withUnsafeReadableBytes { bytes in
                 send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
             }
             if written > 0 {
-                pending.moveReaderIndex(forwardBy: written)
+                buffer.moveReaderIndex(forwardBy: written)
                 continue
             }
             if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 watchWritable(true)
-                return
+                return false
             }
             if written < 0 && errno == EINTR { continue }
             close()  // the client is gone
-            return
+            return false
         }
-        pending.clear()
-        if wantsWritable { watchWritable(false) }
-        if !isReading, !closeWhenAnswered, pending.readableBytes < Self.lowWaterMark { startReading() }
-        if closeWhenAnswered, waiting.isEmpty { close() }
+        buffer.clear()
+        return true
     }
 
     // MARK: Interest
@@ -443,7 +482,7 @@ final class ServedConnection {
         // end of the turn: this runs inside `flush`.
         answerCompleteLines()
         scheduleFlush()
-        if pending.readableBytes > Self.highWaterMark { stopReading() }
+        if unsentByteCount > Self.highWaterMark { stopReading() }
     }
 
     private func watchWritable(_ on: Bool) {
@@ -463,6 +502,7 @@ final class ServedConnection {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        tls?.discard()
         loop.forget(self)
         _ = Glibc.close(descriptor)
         // Writes this connection made whose answers were still waiting are durable once the log says so,

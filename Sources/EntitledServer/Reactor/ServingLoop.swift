@@ -168,7 +168,17 @@ final class ServingLoop: @unchecked Sendable {
             close(descriptor)
             return
         }
-        let connection = ServedConnection(descriptor: descriptor, kind: kind, loop: self)
+        var tls: TLSSession?
+        if kind == .tcp, let server = context.tls {
+            do {
+                tls = try TLSSession(context: server.context)
+            } catch {
+                logger.warning("cannot start TLS for a connection", metadata: ["error": "\(error)"])
+                close(descriptor)
+                return
+            }
+        }
+        let connection = ServedConnection(descriptor: descriptor, kind: kind, loop: self, tls: tls)
         do {
             try epoll.add(descriptor, .readable)
         } catch {

@@ -87,10 +87,10 @@ extension ServedConnection {
     }
 
     private func pushed() {
-        if pending.readableBytes > Self.maximumPushBacklog {
+        if unsentByteCount > Self.maximumPushBacklog {
             context.logger.warning(
                 "closing a watching connection that does not read its pushed lines",
-                metadata: ["unreadBytes": "\(pending.readableBytes)"]
+                metadata: ["unreadBytes": "\(unsentByteCount)"]
             )
             close()
             return

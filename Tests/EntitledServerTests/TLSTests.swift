@@ -1,0 +1,89 @@
+import EntitledClient
+import EntitledServer
+import Foundation
+import Testing
+
+/// TLS on TCP (`--tls-cert`, `--tls-key`), against an in-process server with the self-signed test
+/// certificate in Fixtures/ (valid for localhost and 127.0.0.1 until 2126).
+@Suite struct TLSTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    static let certificate = fixtures.appendingPathComponent("test-tls-cert.pem").path
+    static let key = fixtures.appendingPathComponent("test-tls-key.pem").path
+
+    static func withTLSServer(unixSocket: Bool = false, _ body: (RunningServer) async throws -> Void) async throws {
+        let tls = try ServerTLS(certificateChainFile: certificate, privateKeyFile: key)
+        try await withTestServer(unixSocket: unixSocket, configure: { $0.tls = tls }, body)
+    }
+
+    static func trustingClient(port: Int) async throws -> EntitledAsyncConnection {
+        try await EntitledAsyncConnection.connect(
+            to: .tcp(host: "127.0.0.1", port: port), tls: EntitledClientTLS(trustedCertificatesFile: certificate)
+        )
+    }
+
+    @Test func aClientTrustingTheCertificateIsAnsweredOverTLS() async throws {
+        try await Self.withTLSServer { server in
+            let connection = try await Self.trustingClient(port: server.port)
+            #expect(try await connection.send(.grant(user: "u1", product: "prod_pro")).isOK)
+            #expect(try await connection.send(.check(user: "u1")).line == #"{"ok":true,"active":true,"expiresAt":null}"#)
+        }
+    }
+
+    @Test func pipelinedRequestsAndAnswersLargerThanATLSRecordCrossIntact() async throws {
+        try await Self.withTLSServer { server in
+            let connection = try await Self.trustingClient(port: server.port)
+            // 300 memberships: a listing of about 100 KB, several TLS records (16 KB each).
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<300 {
+                    group.addTask {
+                        let answer = try await connection.send(.grant(user: "big", product: "prod_\(index)"), timeout: .seconds(30))
+                        #expect(answer.isOK)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let listing = try await connection.send(.memberships(user: "big"))
+            #expect(listing.memberships?.count == 300)
+            #expect(listing.line.utf8.count > 64_000)
+        }
+    }
+
+    @Test func aClientThatDoesNotTrustTheCertificateGetsNoAnswer() async throws {
+        try await Self.withTLSServer { server in
+            // The system's roots do not include the self-signed test certificate.
+            let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: server.port), tls: EntitledClientTLS())
+            await #expect(throws: EntitledClientError.self) { _ = try await connection.send(.ping) }
+        }
+    }
+
+    @Test func aPlainTextClientOnTheTLSPortGetsNoAnswerAndIsClosed() async throws {
+        try await Self.withTLSServer { server in
+            let port = server.port
+            let lines = try await onDedicatedThread { () -> [String] in
+                let socket = try RawSocket(port: port)
+                try socket.send(#"{"op":"ping"}"# + "\n")
+                var lines: [String] = []
+                while let line = try socket.readLine() { lines.append(line) }
+                return lines
+            }
+            #expect(!lines.contains { $0.contains(#""ok""#) }, "\(lines)")
+            // The server is unharmed.
+            #expect(try await Self.trustingClient(port: server.port).send(.ping).isOK)
+        }
+    }
+
+    @Test func theUnixSocketStaysPlainText() async throws {
+        try await Self.withTLSServer(unixSocket: true) { server in
+            let path = try #require(server.unixSocketPath)
+            let connection = try await EntitledAsyncConnection.connect(to: .unixSocket(path: path))
+            #expect(try await connection.send(line: #"{"op":"ping","id":1}"#).line == #"{"ok":true,"id":1}"#)
+        }
+    }
+
+    @Test func unusableFilesAreRefusedWithAReason() throws {
+        #expect(throws: TLSSetupError.self) { try ServerTLS(certificateChainFile: "/nonexistent.pem", privateKeyFile: Self.key) }
+        #expect(throws: TLSSetupError.self) { try ServerTLS(certificateChainFile: Self.certificate, privateKeyFile: "/nonexistent.pem") }
+        // The certificate given as the key: not a key.
+        #expect(throws: TLSSetupError.self) { try ServerTLS(certificateChainFile: Self.certificate, privateKeyFile: Self.certificate) }
+    }
+}
