@@ -89,12 +89,55 @@ import Testing
             #expect(third.errorCode == "unauthorized")
             #expect(third.error?.message.contains("closed") == true)
             await #expect(throws: EntitledClientError.self) { _ = try await connection.send(line: #"{"op":"ping"}"#) }
-            // A success in between resets the count.
+            // Successes in between do not reset the count: a check token cannot interleave guesses at an
+            // admin token without end.
             let other = try await server.connect()
-            for _ in 0..<5 {
+            for _ in 0..<2 {
                 #expect(try await other.send(line: #"{"op":"auth","token":"wrong-wrong-wrong-wrong"}"#).errorCode == "unauthorized")
                 #expect(try await other.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
             }
+            #expect(try await other.send(line: #"{"op":"auth","token":"wrong-wrong-wrong-wrong"}"#).errorCode == "unauthorized")
+            await #expect(throws: EntitledClientError.self) { _ = try await other.send(line: #"{"op":"ping"}"#) }
+        }
+    }
+
+    @Test func aFailedAuthEndsTheConnectionsWatches() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
+            #expect(try await connection.send(line: #"{"op":"watch","all":true}"#)["watches"] == .number("1"))
+            #expect(try await connection.send(line: #"{"op":"auth","token":"not-a-token-of-the-file"}"#).errorCode == "unauthorized")
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
+            #expect(try await connection.send(line: #"{"op":"unwatch"}"#)["watches"] == .number("0"))
+        }
+    }
+
+    @Test func everyAnswerOfABatchTheServerStoppedReadingArrivesBeforeTheClosingAnswerClosesTheConnection() async throws {
+        // Listings of about 30 KB, four a turn, for a client that reads nothing until it has sent
+        // everything: the server stops reading with lines still unanswered, and answers the rest, the
+        // closing third failed auth last, once the client reads. Every answer must arrive before the close.
+        let tokens = try Self.tokens()
+        try await withTestServer(configure: { $0.accessTokens = tokens; $0.maximumRequestsPerTurn = 4 }) { server in
+            let admin = try await server.connect()
+            #expect(try await admin.send(line: #"{"op":"auth","token":"\#(Self.adminToken)"}"#).isOK)
+            for index in 0..<100 {
+                #expect(try await admin.send(line: #"{"op":"grant","user":"big","product":"prod_\#(index)"}"#).isOK)
+            }
+            let port = server.port
+            let lines = try await onDedicatedThread { () -> [String] in
+                let socket = try RawSocket(port: port, receiveBufferSize: 4096)
+                let bad = #"{"op":"auth","token":"not-a-token-of-the-file"}"#
+                let listing = #"{"op":"memberships","user":"big"}"#
+                let requests = [#"{"op":"auth","token":"\#(Self.adminToken)"}"#] + Array(repeating: listing, count: 8) + [bad, bad, bad]
+                try socket.send(requests.joined(separator: "\n") + "\n")
+                usleep(300_000)
+                var lines: [String] = []
+                while let line = try socket.readLine() { lines.append(line) }
+                return lines
+            }
+            #expect(lines.count == 12)
+            #expect(lines.dropFirst().prefix(8).allSatisfy { $0.hasPrefix(#"{"ok":true,"memberships":["#) })
+            #expect(lines.last?.contains("the connection will be closed") == true)
         }
     }
 

@@ -9,8 +9,10 @@ import Musl
 
 extension ServedConnection {
     /// Refused `auth` requests after which a connection is closed: enough for a client to retry a typo,
-    /// too few to guess a token on one connection. Guessing across connections is bounded by the
-    /// connection limit and by the tokens' length (`AccessTokens.minimumTokenBytes`).
+    /// too few to guess a token on one connection. They are counted for the connection's life, successes
+    /// in between included (else a `check` token could interleave guesses at an `admin` one without end).
+    /// Guessing across connections is bounded by the connection limit and by the tokens' length
+    /// (`AccessTokens.minimumTokenBytes`).
     static let maximumFailedAuthentications = 3
 
     /// Answers `auth`: a known token gives the connection its role; an unknown one takes away any role it
@@ -23,11 +25,12 @@ extension ServedConnection {
         }
         if let entry = tokens.authenticate(token) {
             access = .authenticated(as: entry)
-            failedAuthentications = 0
             appendAnswer { ResponseEncoder.write(.authenticated(name: entry.name, role: entry.role.rawValue, authRequired: true), id: id, into: &$0) }
             return
         }
         access = .anonymous
+        // What it watched, it may no longer see.
+        dropAllWatches()
         failedAuthentications += 1
         let closing = failedAuthentications >= Self.maximumFailedAuthentications
         context.logger.warning(
@@ -40,7 +43,7 @@ extension ServedConnection {
         let message =
             closing
             ? "unknown token; \(Self.maximumFailedAuthentications) failed attempts, the connection will be closed"
-            : "unknown token; this connection may now run only ping, hello and auth"
+            : "unknown token; this connection may now run only ping, hello and auth, and its watches ended"
         appendAnswer { ResponseEncoder.write(WireError(.unauthorized, message), id: id, into: &$0) }
         if closing { closeAfterAnswers() }
     }

@@ -220,7 +220,7 @@ extension EntitledServer {
         let acceptor = loops[0]
         let everyLoop = loops
         var next = 0
-        let refusal = ConnectionRefusal(limit: configuration.maximumConnections, logger: logger)
+        let refusal = ConnectionRefusal(limit: configuration.maximumConnections, tcpIsTLS: configuration.tls != nil, logger: logger)
         // Runs on the accepting loop's thread only.
         acceptor.distribute = { descriptor, kind in
             let admitted = connections.withLockedValue { count in
@@ -229,7 +229,7 @@ extension EntitledServer {
                 return true
             }
             guard admitted else {
-                refusal.refuse(descriptor)
+                refusal.refuse(descriptor, kind: kind)
                 return
             }
             let target = everyLoop[next]

@@ -93,8 +93,9 @@ final class ServedConnection {
     /// `auth` requests refused so far; at `ServedConnection.maximumFailedAuthentications` it is closed.
     var failedAuthentications = 0
 
-    /// The connection's TLS, when the server has a certificate and this is a TCP connection.
-    let tls: TLSSession?
+    /// The connection's TLS, when the server has a certificate and this is a TCP connection; released on
+    /// the loop's thread when the connection closes (its embedded event loop must not be freed elsewhere).
+    private(set) var tls: TLSSession?
 
     init(descriptor: Int32, kind: ConnectionKind, loop: ServingLoop, tls: TLSSession? = nil) {
         self.descriptor = descriptor
@@ -440,7 +441,9 @@ final class ServedConnection {
         }
         if wantsWritable { watchWritable(false) }
         if !isReading, !closeWhenAnswered, unsentByteCount < Self.lowWaterMark { startReading() }
-        if closeWhenAnswered, waiting.isEmpty { close() }
+        // `startReading` may have answered lines left by the per-turn cap, the last of them closing the
+        // connection: those answers are written first (it scheduled a flush).
+        if closeWhenAnswered, waiting.isEmpty, unsentByteCount == 0 { close() }
     }
 
     /// Sends `buffer` until it is empty (true) or the socket is full (false: the rest waits for it to be
@@ -477,6 +480,9 @@ final class ServedConnection {
 
     private func startReading() {
         isReading = true
+        // What the client sent while it was not read counts as activity: the idle sweep must not close it
+        // before it is read.
+        lastActivity = loop.turnStarted
         updateInterest()
         // Lines that arrived while reading was off may already be buffered whole. Their answers go at the
         // end of the turn: this runs inside `flush`.
@@ -503,17 +509,14 @@ final class ServedConnection {
         guard !isClosed else { return }
         isClosed = true
         tls?.discard()
+        tls = nil
         loop.forget(self)
         _ = Glibc.close(descriptor)
         // Writes this connection made whose answers were still waiting are durable once the log says so,
         // whether or not their writer is there to read the answer: watchers are still told.
         publishNoticesOfClosedConnection()
         waiting.removeAll()
-        if let closing = watches {
-            watches = nil
-            context.processor.watchHub.register(self, for: WatchKeys())
-            loop.noteStaleExpiryTimers(closing.timerDeadlines.count)
-        }
+        dropAllWatches()
         context.onClose()
     }
 }

@@ -166,6 +166,7 @@ final class ServingLoop: @unchecked Sendable {
     func adopt(_ descriptor: Int32, kind: ConnectionKind) {
         guard !stopping else {
             close(descriptor)
+            context.onClose()  // counted when it was admitted
             return
         }
         var tls: TLSSession?
@@ -175,6 +176,7 @@ final class ServingLoop: @unchecked Sendable {
             } catch {
                 logger.warning("cannot start TLS for a connection", metadata: ["error": "\(error)"])
                 close(descriptor)
+                context.onClose()
                 return
             }
         }
@@ -183,7 +185,9 @@ final class ServingLoop: @unchecked Sendable {
             try epoll.add(descriptor, .readable)
         } catch {
             logger.debug("cannot watch an accepted connection", metadata: ["error": "\(error)"])
+            tls?.discard()
             close(descriptor)
+            context.onClose()
             return
         }
         let slot = Int(descriptor)

@@ -15,6 +15,10 @@ extension ServedConnection {
             close()
             return
         }
+        if tls.isInputClosed {
+            endOfInput()  // answers what is left, a last line without `\n` included, then closes
+            return
+        }
         answerCompleteLines()
         sendAnswers()
     }

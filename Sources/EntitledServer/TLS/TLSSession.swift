@@ -17,7 +17,12 @@ final class TLSSession {
     var scratch: ByteBuffer
 
     init(context: NIOSSLContext) throws {
-        channel = EmbeddedChannel(handler: NIOSSLServerHandler(context: context))
+        let inputClosed = InputClosedObserver()
+        channel = EmbeddedChannel(handlers: [NIOSSLServerHandler(context: context), inputClosed])
+        self.inputClosed = inputClosed
+        // A client's close_notify ends its input, not the connection: its last requests are still
+        // answered, as a half-closed plain TCP connection's are.
+        channel.allowRemoteHalfClosure = true
         // Active, so the handler expects a handshake; the address is never used.
         // Embedded futures complete at once; no wait needed (and `wait()` is not for event loops).
         channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 1), promise: nil)
@@ -26,7 +31,12 @@ final class TLSSession {
         scratch = allocator.buffer(capacity: ServedConnection.readSize)
     }
 
+    private let inputClosed: InputClosedObserver
+
     var hasOutput: Bool { output.readableBytes > 0 }
+
+    /// Whether the client has ended its input with a close_notify.
+    var isInputClosed: Bool { inputClosed.seen }
 
     /// Decrypts what `scratch` holds (emptying it) into `plaintext`, queueing in `output` what the
     /// handshake must send. Throws when the peer does not speak TLS or the handshake fails.
@@ -43,6 +53,9 @@ final class TLSSession {
     /// Encrypts `plaintext` (emptying it) into `output`.
     func encrypt(_ plaintext: inout ByteBuffer) throws {
         guard plaintext.readableBytes > 0 else { return }
+        // NIOSSL drops writes on a closed session without an error: fail instead, so the connection closes
+        // rather than lose answers silently.
+        guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
         let chunk = plaintext
         plaintext.clear()
         channel.write(chunk, promise: nil)
@@ -63,5 +76,17 @@ final class TLSSession {
     func discard() {
         channel.close(promise: nil)
         channel.embeddedEventLoop.advanceTime(by: .seconds(3600))
+    }
+}
+
+/// Notes the `inputClosed` event NIOSSL sends after a close_notify, for `TLSSession.isInputClosed`.
+private final class InputClosedObserver: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    private(set) var seen = false
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event { seen = true }
+        context.fireUserInboundEventTriggered(event)
     }
 }

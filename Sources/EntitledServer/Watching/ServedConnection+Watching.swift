@@ -122,4 +122,15 @@ extension ConnectionWatches {
         case .subject(let subject): subjects.contains(subject)
         }
     }
+
+}
+
+extension ServedConnection {
+    /// Ends every watch of this connection, without an answer: when it closes, or loses its role.
+    func dropAllWatches() {
+        guard let dropped = watches else { return }
+        watches = nil
+        context.processor.watchHub.register(self, for: WatchKeys())
+        loop.noteStaleExpiryTimers(dropped.timerDeadlines.count)
+    }
 }
