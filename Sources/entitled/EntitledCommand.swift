@@ -73,6 +73,9 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "The most requests of one connection answered in one turn of its event loop, so that one pipelining client cannot make the others wait.")
     var maxRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
 
+    @Option(help: "On SIGTERM or SIGINT, the most seconds connections get to finish the requests they sent before they are closed (0: at once); the final snapshot follows.")
+    var shutdownTimeout = ServerConfiguration.defaultShutdownTimeoutSeconds
+
     @Option(help: ArgumentHelp("Serve TCP over TLS with this PEM certificate chain (the server's certificate first); needs --tls-key. The Unix socket stays plain.", valueName: "file"))
     var tlsCert: String?
 
@@ -116,6 +119,9 @@ struct EntitledCommand: AsyncParsableCommand {
         }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, not \(maxConnections)") }
         guard maxRequestsPerTurn >= 1 else { throw ValidationError("--max-requests-per-turn must be at least 1, not \(maxRequestsPerTurn)") }
+        guard (0...3600).contains(shutdownTimeout) else {
+            throw ValidationError("--shutdown-timeout must be from 0 to 3600 seconds, not \(shutdownTimeout)")
+        }
         guard idleTimeout >= 0, idleTimeout <= 86_400 * 365 else {
             throw ValidationError("--idle-timeout must be from 0 (never) to a year in seconds, not \(idleTimeout)")
         }
@@ -188,6 +194,7 @@ struct EntitledCommand: AsyncParsableCommand {
         configuration.maximumConnections = maxConnections
         configuration.idleTimeoutSeconds = idleTimeout
         configuration.maximumRequestsPerTurn = maxRequestsPerTurn
+        configuration.shutdownTimeoutSeconds = shutdownTimeout
         DescriptorLimit.raise(toServe: maxConnections, logger: logger)
         configuration.accessTokens = accessTokens
         configuration.tls = tls

@@ -121,3 +121,45 @@ import Testing
         #expect(condition())
     }
 }
+
+/// Graceful stop: requests already sent are answered before their connection closes.
+@Suite struct GracefulStopTests {
+    @Test func stoppingAnswersEveryRequestAlreadySentBeforeClosing() async throws {
+        // One request a turn: 700 pipelined pings (14 KB, one read) take 700 turns, so the stop begins with
+        // all of them read and most unanswered.
+        var configuration = ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0), eventLoops: 1)
+        configuration.maximumRequestsPerTurn = 1
+        let server = EntitledServer(store: .init(), configuration: configuration)
+        let port = try #require(try await server.start().first?.port)
+        let socket = Handoff(try RawSocket(port: port))
+        try socket.value.send((0..<700).map { #"{"op":"ping","id":\#($0)}"# + "\n" }.joined())
+        #expect(try socket.value.readLine() == #"{"ok":true,"id":0}"#)  // the batch was read
+        async let stopped: Void = server.stop()
+        let answers = try await onDedicatedThread { () -> [String] in
+            var lines: [String] = []
+            while let line = try socket.value.readLine() { lines.append(line) }
+            return lines
+        }
+        await stopped
+        #expect(answers.count == 699)
+        #expect(answers.last == #"{"ok":true,"id":699}"#)
+    }
+
+    @Test func aZeroTimeoutClosesConnectionsAtOnce() async throws {
+        var configuration = ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0), eventLoops: 1)
+        configuration.maximumRequestsPerTurn = 1
+        configuration.shutdownTimeoutSeconds = 0
+        let server = EntitledServer(store: .init(), configuration: configuration)
+        let port = try #require(try await server.start().first?.port)
+        let socket = Handoff(try RawSocket(port: port))
+        try socket.value.send((0..<700).map { #"{"op":"ping","id":\#($0)}"# + "\n" }.joined())
+        #expect(try socket.value.readLine() == #"{"ok":true,"id":0}"#)
+        await server.stop()
+        let answers = try await onDedicatedThread { () -> Int in
+            var count = 0
+            while try socket.value.readLine() != nil { count += 1 }
+            return count
+        }
+        #expect(answers < 699)
+    }
+}

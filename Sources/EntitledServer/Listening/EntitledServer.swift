@@ -105,11 +105,12 @@ public final class EntitledServer: Service, Sendable {
             throw ServerError.invalidBusyPoll(configuration.busyPollMicroseconds)
         }
         guard configuration.maximumConnections >= 1, configuration.maximumRequestsPerTurn >= 1,
-            configuration.idleTimeoutSeconds >= 0, configuration.idleTimeoutSeconds <= 86_400 * 365
+            configuration.idleTimeoutSeconds >= 0, configuration.idleTimeoutSeconds <= 86_400 * 365,
+            (0...3600).contains(configuration.shutdownTimeoutSeconds)
         else {
             state.withLockedValue { $0.lifecycle = .idle }
             throw ServerError.invalidLimit(
-                "connections \(configuration.maximumConnections), requests per turn \(configuration.maximumRequestsPerTurn) (both at least 1), idle timeout \(configuration.idleTimeoutSeconds) s (0 to a year)"
+                "connections \(configuration.maximumConnections), requests per turn \(configuration.maximumRequestsPerTurn) (both at least 1), idle timeout \(configuration.idleTimeoutSeconds) s (0 to a year), shutdown timeout \(configuration.shutdownTimeoutSeconds) s (0 to 3600)"
             )
         }
         var listeners: [ListeningSocket] = []
@@ -159,8 +160,9 @@ public final class EntitledServer: Service, Sendable {
         return listeners.map(\.address)
     }
 
-    /// Stops accepting, closes every connection and removes the Unix socket file this server created.
-    /// A stopped server cannot be started again.
+    /// Stops accepting; lets every connection finish what it has read (answers to writes once the log
+    /// holds them) for at most `configuration.shutdownTimeoutSeconds`; then closes what is left and removes
+    /// the Unix socket file this server created. A stopped server cannot be started again.
     public func stop() async {
         let (loops, socketFile) = state.withLockedValue { state in
             var loops: [ServingLoop] = []
@@ -172,9 +174,12 @@ public final class EntitledServer: Service, Sendable {
         if !loops.isEmpty {
             // Each loop closes its listeners and connections on its own thread; wait for them off the
             // caller's (cooperative) thread.
+            let drain = UInt64((configuration.shutdownTimeoutSeconds * 1000).rounded())
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 DispatchQueue.global().async {
-                    for loop in loops { loop.stopAndWait() }
+                    // Every loop drains at the same time: the deadline bounds the whole stop.
+                    for loop in loops { loop.beginStopping(drainingFor: drain) }
+                    for loop in loops { loop.waitUntilStopped() }
                     done.resume()
                 }
             }

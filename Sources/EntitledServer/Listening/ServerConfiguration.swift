@@ -32,6 +32,9 @@ public struct ServerConfiguration: Sendable {
     /// TLS for every TCP connection (the Unix socket stays plain: it never leaves the machine); `nil`
     /// serves plain TCP.
     public var tls: ServerTLS?
+    /// At a graceful stop, the most seconds connections get to finish the requests they sent (0: close
+    /// them at once).
+    public var shutdownTimeoutSeconds: Double = ServerConfiguration.defaultShutdownTimeoutSeconds
     /// The tokens clients must authenticate with; `nil` serves every client without authentication,
     /// which `start()` allows on a loopback TCP address or the Unix socket only, unless
     /// `allowsUnauthenticatedRemoteClients`.
@@ -53,6 +56,9 @@ public struct ServerConfiguration: Sendable {
     /// microseconds to the others' latency, and a pipelining client's batches of up to 256 still go in
     /// one turn (one read, one write).
     public static let defaultMaximumRequestsPerTurn = 256
+    /// Ten seconds: far more than any answer takes, even a write waiting for a slow disk's fsync, and well
+    /// within the usual service managers' stop timeouts (systemd's 90 s, Kubernetes' 30 s).
+    public static let defaultShutdownTimeoutSeconds: Double = 10
     public static let defaultMaximumLineLength = 64 * 1024
     /// The largest line limit accepted: a buffered line is held in memory whole.
     public static let largestMaximumLineLength = 64 * 1024 * 1024

@@ -271,6 +271,17 @@ final class ServedConnection {
         closeAfterAnswers()
     }
 
+    /// A graceful stop: answers every complete line already read (a partial last line is dropped), reads
+    /// nothing more, and closes once those answers are written, writes' answers after the log acknowledged them.
+    func drain() {
+        guard !isClosed, !closeWhenAnswered else { return }
+        answerCompleteLines(everyLine: true)
+        closeWhenAnswered = true
+        stopReading()
+        scheduleCommit()
+        scheduleFlush()
+    }
+
     /// Reads nothing more and closes the connection once every answer so far is written.
     func closeAfterAnswers() {
         input.clear()

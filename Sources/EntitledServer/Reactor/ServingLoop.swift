@@ -65,6 +65,8 @@ final class ServingLoop: @unchecked Sendable {
     /// When accepting failed for lack of file descriptors: the listeners sleep until then.
     private var listenersPausedUntil: UInt64?
     private var stopping = false
+    /// While stopping gracefully: when the loop stops even if connections still have work (monotonic ms).
+    private var drainDeadline: UInt64?
 
     // Any thread, under `postLock`.
     private let postLock = NIOLock()
@@ -134,13 +136,29 @@ final class ServingLoop: @unchecked Sendable {
 
     /// Closes every connection and listener of this loop and ends its thread; returns once it has.
     func stopAndWait() {
+        beginStopping(drainingFor: 0)
+        waitUntilStopped()
+    }
+
+    /// Asks the loop to stop: at once, or first closing its listeners and letting every connection finish
+    /// what it has read, for at most `milliseconds` (see `ServedConnection.drain`). Returns at once.
+    func beginStopping(drainingFor milliseconds: UInt64) {
         let running = postLock.withLock { () -> Bool in
-            let was = isRunning
-            posted.append { [unowned self] in stopping = true }
-            return was
+            posted.append { [unowned self] in
+                if milliseconds == 0 {
+                    stopping = true
+                } else {
+                    beginDraining(until: monotonicMilliseconds() + milliseconds)
+                }
+            }
+            return isRunning
         }
-        guard running else { return }
-        wake()
+        if running { wake() }
+    }
+
+    /// Returns once the loop's thread has ended.
+    func waitUntilStopped() {
+        guard postLock.withLock({ threadID != nil }) else { return }  // never started
         exited.lock(whenValue: true)
         exited.unlock()
     }
@@ -164,7 +182,7 @@ final class ServingLoop: @unchecked Sendable {
 
     /// Takes over an accepted connection's socket.
     func adopt(_ descriptor: Int32, kind: ConnectionKind) {
-        guard !stopping else {
+        guard !stopping, drainDeadline == nil else {
             close(descriptor)
             context.onClose()  // counted when it was admitted
             return
@@ -226,6 +244,9 @@ final class ServingLoop: @unchecked Sendable {
             if idleTimeoutMilliseconds > 0, turnStarted >= nextIdleSweep { closeIdleConnectionsIfDue() }
             commitWrites()
             flushConnections()
+            if let deadline = drainDeadline, connections.allSatisfy({ $0 == nil }) || monotonicMilliseconds() >= deadline {
+                stopping = true
+            }
         }
         shutDown()
     }
@@ -249,6 +270,7 @@ final class ServingLoop: @unchecked Sendable {
         // thread, which does not wake the loop) is done at once.
         if !toFlush.isEmpty || !toCommit.isEmpty || !toResume.isEmpty || postLock.withLock({ !posted.isEmpty }) { return 0 }
         var timeout: Int32 = -1
+        if drainDeadline != nil { return 10 }  // draining: look again soon whether every connection is done
         if idleTimeoutMilliseconds > 0 {
             // The sweep runs about once a second; a loop with nothing to do sleeps until it is due. Timed
             // from the turn's start rather than a fresh clock read: a few milliseconds late is fine here.
@@ -303,6 +325,17 @@ final class ServingLoop: @unchecked Sendable {
             for task in running { task() }
             running.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// Graceful stop: no new connections, and every connection answers what it has read, then closes.
+    private func beginDraining(until deadline: UInt64) {
+        drainDeadline = deadline
+        for listener in listeners.values {
+            epoll.remove(listener.descriptor)
+            listener.close()
+        }
+        listeners.removeAll()
+        for case let connection? in connections { connection.drain() }
     }
 
     private func shutDown() {
