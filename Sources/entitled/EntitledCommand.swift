@@ -64,6 +64,9 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "The lowest level of log lines written to standard error: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(help: "How log lines are written: text (for people) or json (one object per line, for log collectors).")
+    var logFormat: LogFormat = .text
+
     @Option(help: "The most client connections open at once; one more is answered busy and closed.")
     var maxConnections = ServerConfiguration.defaultMaximumConnections
 
@@ -135,10 +138,18 @@ struct EntitledCommand: AsyncParsableCommand {
 
     func run() async throws {
         let level = logLevel
+        let format = logFormat
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            switch format {
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            case .json:
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
         let logger = Logger(label: "entitled")
 
@@ -166,6 +177,20 @@ struct EntitledCommand: AsyncParsableCommand {
             logger.info("authentication required", metadata: ["tokens": "\(accessTokens?.entries.count ?? 0)"])
         }
 
+        // The effective configuration, once, at start: what an operator reading the log needs to know what
+        // ran. The auth file's tokens are counted, never shown.
+        logger.info(
+            "starting entitled \(EntitledServer.version)",
+            metadata: [
+                "tcp": "\(tcpDisabled ? "off" : "\(host):\(port)")", "socket": "\(socketPath.map { "\($0) (mode \(socketMode))" } ?? "off")",
+                "dataDir": "\(dataDir)", "fsync": "\(fsync.rawValue)", "snapshotInterval": "\(snapshotInterval)s",
+                "eventLoops": "\(eventLoops)", "busyPoll": "\(busyPoll)µs", "maxLineLength": "\(maxLineLength)",
+                "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
+                "shutdownTimeout": "\(shutdownTimeout)s",
+                "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
+                "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
+            ]
+        )
         let durable: DurableStore
         do throws(StorageError) {
             durable = try DurableStore(directory: dataDir, policy: fsync, logger: logger)
@@ -241,3 +266,4 @@ struct EntitledCommand: AsyncParsableCommand {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension FsyncPolicy: ExpressibleByArgument {}
+extension LogFormat: ExpressibleByArgument {}

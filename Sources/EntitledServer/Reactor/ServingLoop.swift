@@ -431,7 +431,7 @@ final class ServingLoop: @unchecked Sendable {
             closed += 1
         }
         if closed > 0 {
-            logger.debug("closed idle connections", metadata: ["count": "\(closed)", "idleTimeoutMs": "\(idleTimeoutMilliseconds)"])
+            logger.info("closed idle connections", metadata: ["count": "\(closed)", "idleTimeoutMs": "\(idleTimeoutMilliseconds)"])
         }
     }
 
