@@ -88,6 +88,8 @@ let package = Package(
             dependencies: [
                 "EntitledCore",
                 "EntitledServer",
+                // The JSON log lines' string escaping.
+                "EntitledWire",
                 "EntitledStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,5 +1,7 @@
 import EntitledCore
+import EntitledWire
 import Logging
+import NIOCore
 import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
@@ -35,53 +37,35 @@ struct JSONLogHandler: LogHandler {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let extra = event.metadata { merged.merge(extra) { $1 } }
-        var line = "{\"time\":\"" + Timestamp.now().rfc3339 + "\",\"level\":"
-        Self.appendJSONString(event.level.rawValue, to: &line)
-        line += ",\"label\":"
-        Self.appendJSONString(label, to: &line)
-        line += ",\"source\":"
-        Self.appendJSONString(event.source, to: &line)
-        line += ",\"message\":"
-        Self.appendJSONString(event.message.description, to: &line)
+        // Escaped by the wire codec's writer, as responses are.
+        var line = ByteBuffer()
+        line.writeString("{\"time\":\"" + Timestamp.now().rfc3339 + "\",\"level\":")
+        line.writeJSONString(event.level.rawValue)
+        line.writeString(",\"label\":")
+        line.writeJSONString(label)
+        line.writeString(",\"source\":")
+        line.writeJSONString(event.source)
+        line.writeString(",\"message\":")
+        line.writeJSONString(event.message.description)
         if !merged.isEmpty {
-            line += ",\"metadata\":{"
+            line.writeString(",\"metadata\":{")
             for (index, (key, value)) in merged.sorted(by: { $0.key < $1.key }).enumerated() {
-                if index > 0 { line += "," }
-                Self.appendJSONString(key, to: &line)
-                line += ":"
-                Self.appendJSONString(value.description, to: &line)
+                if index > 0 { line.writeString(",") }
+                line.writeJSONString(key)
+                line.writeString(":")
+                line.writeJSONString(value.description)
             }
-            line += "}"
+            line.writeString("}")
         }
-        line += "}\n"
+        line.writeString("}\n")
         // Straight to descriptor 2 (no stdio buffer to flush), one line per write, under a lock.
         Self.lock.withLock {
-            var bytes = Array(line.utf8)[...]
-            while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            while line.readableBytes > 0 {
+                let written = line.withUnsafeReadableBytes { write(2, $0.baseAddress, $0.count) }
                 if written < 0 { if errno == EINTR { continue } else { return } }
-                bytes = bytes.dropFirst(written)
+                line.moveReaderIndex(forwardBy: written)
             }
         }
-    }
-
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped.
-    static func appendJSONString(_ text: String, to line: inout String) {
-        line += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": line += "\\\""
-            case "\\": line += "\\\\"
-            case "\n": line += "\\n"
-            case "\r": line += "\\r"
-            case "\t": line += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: line.unicodeScalars.append(scalar)
-            }
-        }
-        line += "\""
     }
 }
 

@@ -6,7 +6,8 @@ import NIOCore
 
 extension ByteBuffer {
     /// Writes `string` as a JSON string literal, escaping quotes, backslashes and control characters.
-    mutating func writeJSONString(_ string: String) {
+    /// Public for the server's JSON log lines, which escape as responses do.
+    public mutating func writeJSONString(_ string: String) {
         var string = string
         _ = string.withUTF8 { utf8 in
             writeWithUnsafeMutableBytes(minimumWritableBytes: UnsafeLineWriter.jsonStringBound(utf8.count)) { memory in
