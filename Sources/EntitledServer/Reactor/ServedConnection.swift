@@ -57,6 +57,10 @@ final class ServedConnection {
     private var nextToken: UInt64 = 0
     /// The client closed its side, or sent a line over the limit: close once every answer is out.
     private var closeWhenAnswered = false
+    /// A graceful stop: once every answer is written, `linger` rather than close at once.
+    private var lingersWhenAnswered = false
+    /// The write side is shut and what the client still sends is read and dropped, until it closes.
+    private(set) var isLingering = false
     private var isReading = true
     private var wantsWritable = false
     private(set) var isClosed = false
@@ -125,6 +129,8 @@ final class ServedConnection {
         }
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0, isReading {
             readAndAnswer(turnStarted: turnStarted)
+        } else if isLingering {
+            discardInput()
         } else if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             // Reported whatever the interest: the peer is gone both ways (reset), nobody reads answers.
             close()
@@ -277,6 +283,7 @@ final class ServedConnection {
         guard !isClosed, !closeWhenAnswered else { return }
         answerCompleteLines(everyLine: true)
         closeWhenAnswered = true
+        lingersWhenAnswered = true
         stopReading()
         scheduleCommit()
         scheduleFlush()
@@ -438,7 +445,7 @@ final class ServedConnection {
     /// it to be writable.
     func flush() {
         isQueuedForFlush = false
-        guard !isClosed else { return }
+        guard !isClosed, !isLingering else { return }
         if let tls {
             do {
                 try tls.encrypt(&pending)
@@ -454,7 +461,43 @@ final class ServedConnection {
         if !isReading, !closeWhenAnswered, unsentByteCount < Self.lowWaterMark { startReading() }
         // `startReading` may have answered lines left by the per-turn cap, the last of them closing the
         // connection: those answers are written first (it scheduled a flush).
-        if closeWhenAnswered, waiting.isEmpty, unsentByteCount == 0 { close() }
+        if closeWhenAnswered, waiting.isEmpty, unsentByteCount == 0 {
+            if lingersWhenAnswered { linger() } else { close() }
+        }
+    }
+
+    /// How long a lingering connection waits for its client to close.
+    static let lingerMilliseconds: UInt64 = 2000
+
+    /// Ends a drained connection without a reset. Closing a socket whose input holds unread bytes (requests
+    /// a pipelining client sent after the stop began) makes the kernel send a reset, which throws away the
+    /// answers still in its send buffer: the client would lose answers the server wrote. So the write side
+    /// is shut instead (the client reads every answer, then the end of the stream), and whatever the client
+    /// still sends is read and dropped until it closes, for at most `lingerMilliseconds`.
+    private func linger() {
+        guard !isLingering else { return }
+        guard shutdown(descriptor, Int32(SHUT_WR)) == 0 else {
+            close()
+            return
+        }
+        isLingering = true
+        isReading = false
+        wantsWritable = false
+        updateInterest()
+        loop.noteLingering(self, until: monotonicMilliseconds() + Self.lingerMilliseconds)
+    }
+
+    /// Reads and drops what a lingering connection's client sends; closes at its end or on an error.
+    private func discardInput() {
+        withUnsafeTemporaryAllocation(byteCount: Self.readSize, alignment: 1) { scratch in
+            for _ in 0..<4 {  // a turn's share, like a read's
+                let count = read(descriptor, scratch.baseAddress, scratch.count)
+                if count > 0 { continue }
+                if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+                close()
+                return
+            }
+        }
     }
 
     /// Sends `buffer` until it is empty (true) or the socket is full (false: the rest waits for it to be
@@ -510,7 +553,7 @@ final class ServedConnection {
 
     private func updateInterest() {
         var interest: Epoll.Interest = []
-        if isReading { interest.insert(.readable) }
+        if isReading || isLingering { interest.insert(.readable) }
         if wantsWritable { interest.insert(.writable) }
         if !loop.watch(self, interest) { close() }
     }

@@ -67,6 +67,8 @@ final class ServingLoop: @unchecked Sendable {
     private var stopping = false
     /// While stopping gracefully: when the loop stops even if connections still have work (monotonic ms).
     private var drainDeadline: UInt64?
+    /// Drained connections waiting for their clients to close (see `ServedConnection.linger`).
+    private var lingering: [(connection: ServedConnection, deadline: UInt64)] = []
 
     // Any thread, under `postLock`.
     private let postLock = NIOLock()
@@ -244,8 +246,11 @@ final class ServingLoop: @unchecked Sendable {
             if idleTimeoutMilliseconds > 0, turnStarted >= nextIdleSweep { closeIdleConnectionsIfDue() }
             commitWrites()
             flushConnections()
-            if let deadline = drainDeadline, connections.allSatisfy({ $0 == nil }) || monotonicMilliseconds() >= deadline {
-                stopping = true
+            if let deadline = drainDeadline {
+                // Lingering happens only while draining, so its deadlines are looked at only then.
+                let now = monotonicMilliseconds()
+                if !lingering.isEmpty { closeLingeringConnections(dueBy: now) }
+                if connections.allSatisfy({ $0 == nil }) || now >= deadline { stopping = true }
             }
         }
         shutDown()
@@ -324,6 +329,21 @@ final class ServingLoop: @unchecked Sendable {
             if running.isEmpty { return }
             for task in running { task() }
             running.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// `connection` has shut its write side and waits for its client to close, until `deadline`
+    /// (monotonic milliseconds; see `ServedConnection.linger`).
+    func noteLingering(_ connection: ServedConnection, until deadline: UInt64) {
+        lingering.append((connection, deadline))
+    }
+
+    private func closeLingeringConnections(dueBy now: UInt64) {
+        lingering.removeAll { connection, deadline in
+            if connection.isClosed { return true }
+            guard now >= deadline else { return false }
+            connection.close()
+            return true
         }
     }
 

@@ -20,6 +20,8 @@ final class RawSocket {
     private var descriptor: Int32
     private var received: [UInt8] = []
     private var sawEndOfStream = false
+    /// The stream ended with a reset (ECONNRESET) rather than an orderly end: answers may have been lost.
+    private(set) var wasReset = false
 
     /// Connects over TCP to 127.0.0.1. A `receiveBufferSize` shrinks the socket's receive buffer (set
     /// before connecting, so the TCP window follows), for tests of clients that read slowly or never.
@@ -134,6 +136,7 @@ final class RawSocket {
             } else if count < 0 {
                 if errno == ECONNRESET {
                     sawEndOfStream = true
+                    wasReset = true
                 } else {
                     throw Failure(description: "no response within the timeout (errno \(errno))")
                 }
