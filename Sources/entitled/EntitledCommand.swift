@@ -100,6 +100,12 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The Unix socket file's permissions, in octal: 600 lets only this user connect, 660 its group too.", valueName: "mode"))
     var socketMode = String(ServerConfiguration.defaultUnixSocketMode, radix: 8)
 
+    @Option(help: ArgumentHelp("Serve Prometheus metrics over HTTP on this port (GET /metrics); off unless given. Never the protocol port.", valueName: "port"))
+    var metricsPort: Int?
+
+    @Option(help: ArgumentHelp("The address the metrics port listens on. The metrics need no token: keep them on loopback or a private network.", valueName: "address"))
+    var metricsHost = "127.0.0.1"
+
     func validate() throws {
         guard (1...ServerConfiguration.largestEventLoopCount).contains(eventLoops) else {
             throw ValidationError("--event-loops must be between 1 and \(ServerConfiguration.largestEventLoopCount), not \(eventLoops)")
