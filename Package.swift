@@ -37,6 +37,10 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Already built for SwiftNIO: the loops' single-writer statistics counters.
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
@@ -80,18 +84,36 @@ let package = Package(
                 // TLS on TCP: NIOSSL's handler, driven by the loops through an EmbeddedChannel per connection.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
             ],
             swiftSettings: hotPathSettings
+        ),
+        // Prometheus metrics on their own HTTP port: the server's counters through swift-metrics and
+        // swift-prometheus. The server itself knows nothing of HTTP or Prometheus.
+        .target(
+            name: "EntitledMetrics",
+            dependencies: [
+                "EntitledServer",
+                "EntitledWire",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .executableTarget(
             name: "entitled",
             dependencies: [
+                "EntitledMetrics",
                 "EntitledCore",
                 "EntitledServer",
                 // The JSON log lines' string escaping.
                 "EntitledWire",
                 "EntitledStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func commandNamesSharingOnlyTheTypedLetterAreListed() {
-        #expect(complete("s").action == .list(["show", "snapshot"]))
+        #expect(complete("s").action == .list(["show", "snapshot", "stats"]))
         #expect(complete("sn").action == .replace(deleting: 2, insert: "snapshot "))
     }
 

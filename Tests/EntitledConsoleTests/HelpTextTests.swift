@@ -20,6 +20,7 @@ import Testing
                   watch     Show each change of a subject's access (or everyone's) as the server pushes it.
                   unwatch   Stop watching a subject (or everyone); with nothing, stop every watch.
                   snapshot  Write a snapshot of the whole state to the server's data directory now.
+                  stats     Show the server's counters: requests, errors, latency, connections, store size, log and snapshot.
                   ping      Check that the server answers.
                   raw       Send one protocol line as it is and print the server's response line.
                   help      List the commands, or show one command's syntax and an example.
@@ -106,7 +107,7 @@ import Testing
         #expect(CommandSpec.named("grants") == nil)
         #expect(CommandSpec.all.map(\.name) == [
             "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "catalog", "watch", "unwatch",
-            "snapshot", "ping", "raw", "help", "quit", "exit",
+            "snapshot", "stats", "ping", "raw", "help", "quit", "exit",
         ])
     }
 }

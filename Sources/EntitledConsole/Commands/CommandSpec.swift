@@ -137,6 +137,12 @@ extension CommandSpec {
             details: ["Checks and writes go on meanwhile; the log the snapshot covers is then removed."],
             example: nil
         ),
+        CommandSpec(
+            name: "stats", arguments: "",
+            summary: "Show the server's counters: requests, errors, latency, connections, store size, log and snapshot.",
+            details: ["Counted since the server started; an admin token is needed when the server requires authentication."],
+            example: nil
+        ),
         CommandSpec(name: "ping", arguments: "", summary: "Check that the server answers.", details: [], example: nil),
         CommandSpec(
             name: "raw",

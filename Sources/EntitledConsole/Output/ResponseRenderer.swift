@@ -66,6 +66,8 @@ public struct ResponseRenderer: Sendable {
             return "wrote \(file): \(memberships) membership\(memberships == 1 ? "" : "s"), \(bytes) bytes, "
                 + "through change \(sequence), in \(milliseconds) ms"
         case "ping": return "pong"
+        case "stats":
+            if let text = statistics(response) { return text }
         default: break
         }
         // A response this console does not know how to show (a newer server): show it as it came.

@@ -23,7 +23,8 @@ public struct TextTable: Sendable {
         rows.append(row)
     }
 
-    /// The table as lines, columns separated by two spaces, with no spaces at the end of a line. A row
+    /// The table as lines, columns separated by two spaces, with no spaces at the end of a line; no header
+    /// line when there are no headers. A row
     /// with more cells than there are headers gets unnamed columns.
     public func render(style: TextStyle) -> String {
         var widths = headers.map(\.count)
@@ -44,6 +45,7 @@ public struct TextTable: Sendable {
             return parts.joined(separator: "  ")
         }
         let headerCells = headers.map { header in Cell(header, decorate: { style.bold($0) }) }
-        return ([line(headerCells)] + rows.map(line)).joined(separator: "\n")
+        // A table without headers (name/value lines) has no header line.
+        return ((headers.isEmpty ? [] : [line(headerCells)]) + rows.map(line)).joined(separator: "\n")
     }
 }

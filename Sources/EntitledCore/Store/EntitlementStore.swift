@@ -181,6 +181,16 @@ extension EntitlementStore {
         }
     }
 
+    /// How much the store holds, read at one moment.
+    public var sizes: StoreSizes {
+        lock.withReadLock {
+            StoreSizes(
+                users: state.userCount, devices: state.deviceCount, memberships: state.memberships.count,
+                entitlements: state.catalog.count
+            )
+        }
+    }
+
     /// How many memberships the store holds, revoked and expired ones included.
     public var membershipCount: Int {
         lock.withReadLock { state.memberships.count }

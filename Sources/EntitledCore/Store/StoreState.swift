@@ -18,6 +18,9 @@ struct StoreState: Sendable {
     /// The slots of the guest memberships bought on each device that a user claimed: the device saw them
     /// until the claim, which checks of the past and the device's audit trail need.
     private var claimedSlotsByDevice = SubjectIndex()
+    /// The devices in either device index: kept as changes happen, since counting the union of two
+    /// dictionaries of a million devices would hold the store's lock for tens of milliseconds per `stats`.
+    private(set) var deviceCount = 0
     /// Each grant's idempotency key, with the slot of the membership it created.
     private(set) var idempotencyKeys = ShardedDictionary<String, UInt32>()
     /// The revisions of the memberships that have any, oldest first (see `MembershipRevision`).
@@ -53,7 +56,10 @@ struct StoreState: Sendable {
         catalogRevisions = image.catalogRevisions
         // In slot order, so that each device's claimed slots are oldest first, as `SubjectIndex` keeps them.
         for slot in revisions.map(\.key).sorted() where revisions[slot]!.contains(where: { $0.action == .claim }) {
-            if let device = memberships[Int(slot)].device { claimedSlotsByDevice.add(Int(slot), to: device) }
+            if let device = memberships[Int(slot)].device {
+                if !knowsDevice(device) { deviceCount += 1 }
+                claimedSlotsByDevice.add(Int(slot), to: device)
+            }
         }
         newestChangeTime = max(
             memberships.last?.createdAt.millisecondsSinceEpoch ?? .min,
@@ -165,10 +171,20 @@ struct StoreState: Sendable {
         if let user = membership.user {
             ownedSlotsByUser.add(slot, to: user)
         } else if let device = membership.device {
+            if !knowsDevice(device) { deviceCount += 1 }
             unclaimedSlotsByDevice.add(slot, to: device)
         }
         return slot
     }
+
+    /// Whether `device` bought a guest membership, claimed or not. (A claim moves the device from one
+    /// index to the other; no change removes a device from both.)
+    private func knowsDevice(_ device: String) -> Bool {
+        unclaimedSlotsByDevice.contains(device) || claimedSlotsByDevice.contains(device)
+    }
+
+    /// How many users own a membership.
+    var userCount: Int { ownedSlotsByUser.count }
 
     func slot(of id: MembershipID) -> Int? {
         id.bits.flatMap { slotByID[$0] }.map(Int.init)

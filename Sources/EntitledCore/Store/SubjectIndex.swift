@@ -14,6 +14,9 @@ struct SubjectIndex: Sendable {
     /// The most slots a store can hold: slots are kept as 32-bit numbers.
     static let slotLimit = Int(Int32.max)
 
+    /// How many subjects have a slot.
+    var count: Int { entries.count }
+
     /// Whether `key` has any slot.
     func contains(_ key: String) -> Bool {
         entries[key] != nil

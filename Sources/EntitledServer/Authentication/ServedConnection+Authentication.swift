@@ -17,16 +17,18 @@ extension ServedConnection {
 
     /// Answers `auth`: a known token gives the connection its role; an unknown one takes away any role it
     /// had (`anonymous`), and the third in a row closes it. Neither the answer nor the log shows the token.
-    func authenticate(token: String, id: ByteBuffer?) {
+    /// Returns the code of the error it was answered with, if any.
+    @discardableResult
+    func authenticate(token: String, id: ByteBuffer?) -> ErrorCode? {
         guard let tokens = context.accessTokens else {
             // No authentication configured: every client is `local`, with every operation.
             appendAnswer { ResponseEncoder.write(.authenticated(name: access.actor, role: AccessRole.admin.rawValue, authRequired: false), id: id, into: &$0) }
-            return
+            return nil
         }
         if let entry = tokens.authenticate(token) {
             access = .authenticated(as: entry)
             appendAnswer { ResponseEncoder.write(.authenticated(name: entry.name, role: entry.role.rawValue, authRequired: true), id: id, into: &$0) }
-            return
+            return nil
         }
         access = .anonymous
         // What it watched, it may no longer see.
@@ -46,6 +48,7 @@ extension ServedConnection {
             : "unknown token; this connection may now run only ping, hello and auth, and its watches ended"
         appendAnswer { ResponseEncoder.write(WireError(.unauthorized, message), id: id, into: &$0) }
         if closing { closeAfterAnswers() }
+        return .unauthorized
     }
 
     /// The client's address for log lines: `IP:port` over TCP, `unix` over the Unix socket.

@@ -39,6 +39,17 @@ public struct RequestProcessor: Sendable {
         case watch(WatchRequest, id: ByteBuffer?)
         /// An `auth`: the connection keeps its access, so it checks the token and answers.
         case auth(token: String, id: ByteBuffer?)
+        /// A `stats`: the counters belong to the server's loops, so the connection answers.
+        case stats(id: ByteBuffer?)
+    }
+
+    /// What answering one request was, for the statistics: its operation once the line decoded, and the
+    /// code of the error it was answered with, if any.
+    public struct Note: Sendable {
+        public var operation: Request.Operation?
+        public var error: ErrorCode?
+
+        public init() {}
     }
 
     /// What a connection is asked to start or stop watching.
@@ -51,39 +62,54 @@ public struct RequestProcessor: Sendable {
     /// says how it will be answered.
     @discardableResult
     public func respond(to line: ByteBuffer, access: ConnectionAccess = .open, into output: inout ByteBuffer) -> Answer {
+        var note = Note()
+        return respond(to: line, access: access, into: &output, noting: &note)
+    }
+
+    /// As `respond(to:access:into:)`, and notes the request's operation and error code in `note`.
+    @inline(__always)
+    public func respond(to line: ByteBuffer, access: ConnectionAccess, into output: inout ByteBuffer, noting note: inout Note) -> Answer {
         let decoded = RequestDecoder.decode(line: line, permitting: access.permissions)
         let request: Request
         switch decoded.result {
         case .success(let decodedRequest): request = decodedRequest
         case .failure(let error):
+            note.error = error.code
             ResponseEncoder.write(error, id: decoded.id, into: &output)
             return .written
         }
-        if case .snapshot = request {
+        if case .check(let query) = request {
+            // The hot path, answered straight from the store's result: no `Response` or `Outcome` to
+            // build and copy (callgrind counted several hundred instructions a check in their copies).
+            note.operation = .check
+            do throws(StoreError) {
+                ResponseEncoder.write(.access(try store.check(query)), id: decoded.id, into: &output)
+            } catch {
+                let wireError = Self.wireError(error)
+                note.error = wireError.code
+                ResponseEncoder.write(wireError, id: decoded.id, into: &output)
+            }
+            return .written
+        }
+        note.operation = request.op
+        switch request {
+        case .snapshot:
             guard durable != nil else {
                 let error = WireError(.internal, "this server keeps no data directory, so it cannot write a snapshot")
+                note.error = error.code
                 ResponseEncoder.write(error, id: decoded.id, into: &output)
                 return .written
             }
             return .afterSnapshot(id: decoded.id)
-        }
-        switch request {
-        case .check(let query):
-            // The hot path, answered straight from the store's result: no `Response` or `Outcome` to
-            // build and copy (callgrind counted several hundred instructions a check in their copies).
-            do throws(StoreError) {
-                ResponseEncoder.write(.access(try store.check(query)), id: decoded.id, into: &output)
-            } catch {
-                ResponseEncoder.write(Self.wireError(error), id: decoded.id, into: &output)
-            }
-            return .written
         case .watch(let target): return .watch(.watch(target), id: decoded.id)
         case .unwatch(let target): return .watch(.unwatch(target), id: decoded.id)
         case .auth(let token): return .auth(token: token, id: decoded.id)
+        case .stats: return .stats(id: decoded.id)
         default: break
         }
         switch run(request, access: access) {
         case .failure(let error):
+            note.error = error.code
             ResponseEncoder.write(error, id: decoded.id, into: &output)
             return .written
         case .success(let outcome):
@@ -196,7 +222,7 @@ public struct RequestProcessor: Sendable {
                 return .success(Outcome(.history(store.history(of: subject, limit: limit))))
             case .history(.entitlement(let entitlement), let limit):
                 return .success(Outcome(.history(store.history(ofEntitlement: entitlement, limit: limit))))
-            case .snapshot, .watch, .unwatch, .auth:
+            case .snapshot, .watch, .unwatch, .auth, .stats:
                 return .failure(WireError(.internal, "\(request.op.rawValue) is answered by the connection, not run on the store"))
             }
         } catch {

@@ -1,5 +1,6 @@
 import Dispatch
 import EntitledCore
+import EntitledWire
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -28,7 +29,9 @@ public final class EntitledServer: Service, Sendable {
     private let logger: Logger
     private let onReady: @Sendable ([SocketAddress]) -> Void
     private let state = NIOLockedValueBox(State())
-    private let openConnections = NIOLockedValueBox(0)
+    private let openConnections: NIOLockedValueBox<Int>
+    /// The loops' counters, for `stats` and the metrics endpoint; they count from the server's creation.
+    public let counters: ServerCounters
 
     private struct State {
         var lifecycle = Lifecycle.idle
@@ -69,6 +72,16 @@ public final class EntitledServer: Service, Sendable {
         self.processor = processor
         self.logger = logger
         self.onReady = onReady
+        let openConnections = NIOLockedValueBox(0)
+        self.openConnections = openConnections
+        // An invalid loop count is refused by `start()`; the counters need a count that makes sense now.
+        let loopCount = min(max(configuration.eventLoops, 1), ServerConfiguration.largestEventLoopCount)
+        counters = ServerCounters(loopCount: loopCount, startedAt: Timestamp.now(), openConnections: openConnections)
+    }
+
+    /// The server's counters now, as `stats` answers them.
+    public func statistics() -> ServerStatistics {
+        counters.report(processor: processor)
     }
 
     /// How many client connections are open right now.
@@ -209,6 +222,7 @@ extension EntitledServer {
             maximumRequestsPerTurn: configuration.maximumRequestsPerTurn,
             tls: configuration.tls,
             accessTokens: configuration.accessTokens,
+            statistics: counters,
             logger: logger,
             onClose: { connections.withLockedValue { $0 -= 1 } }
         )
@@ -216,7 +230,7 @@ extension EntitledServer {
         for index in 0..<configuration.eventLoops {
             loops.append(
                 try ServingLoop(
-                    index: index, context: context, busyPollNanoseconds: UInt64(configuration.busyPollMicroseconds) * 1000,
+                    index: index, context: context, statistics: counters.loops[index], busyPollNanoseconds: UInt64(configuration.busyPollMicroseconds) * 1000,
                     idleTimeoutMilliseconds: UInt64((configuration.idleTimeoutSeconds * 1000).rounded()),
                     logger: logger
                 )
@@ -234,9 +248,12 @@ extension EntitledServer {
                 return true
             }
             guard admitted else {
+                acceptor.statistics.record(.refused)
+                acceptor.statistics.recordError(.busy)
                 refusal.refuse(descriptor, kind: kind)
                 return
             }
+            acceptor.statistics.record(.accepted)
             let target = everyLoop[next]
             next = (next + 1) % everyLoop.count
             if target === acceptor {

@@ -10,6 +10,8 @@ struct ConnectionContext: Sendable {
     let tls: ServerTLS?
     /// The tokens clients authenticate with; `nil` when the server requires no authentication.
     let accessTokens: AccessTokens?
+    /// Every loop's counters, which `stats` reads.
+    let statistics: ServerCounters
     let logger: Logger
     /// Called on a connection's loop when it closes, so the server stops counting it.
     let onClose: @Sendable () -> Void

@@ -51,6 +51,8 @@ final class ServedConnection {
     /// `context.maximumRequestsPerTurn`, kept here: `context` is read through the unowned `loop`, whose
     /// strong retain and release cost about 25 instructions a read, once more per check.
     private let maximumRequestsPerTurn: Int
+    /// The loop's counters (kept here for the same reason).
+    let statistics: LoopStatistics
     /// Answers still waiting (for the log or a snapshot), oldest first, each with the ready answers of
     /// the requests that came after it.
     private(set) var waiting = CircularBuffer<WaitingAnswer>()
@@ -80,6 +82,9 @@ final class ServedConnection {
         var trailing: ByteBuffer
         /// What watchers are told once the write is durable.
         var notice: AccessNotice?
+        /// The request's operation and when its line was read (monotonic ns), for the latency statistics.
+        let operation: Request.Operation
+        let startedAt: UInt64
 
         var isReady: Bool { awaitedSequence == 0 && answer != nil }
     }
@@ -109,6 +114,7 @@ final class ServedConnection {
         self.access = loop.context.accessTokens == nil ? .open : .anonymous
         self.lastActivity = loop.turnStarted
         self.maximumRequestsPerTurn = loop.context.maximumRequestsPerTurn
+        self.statistics = loop.statistics
         let allocator = ByteBufferAllocator()
         input = allocator.buffer(capacity: Self.readSize)
         pending = allocator.buffer(capacity: 4096)
@@ -188,6 +194,9 @@ final class ServedConnection {
     func answerCompleteLines(everyLine: Bool = false) {
         var budget = everyLine ? Int.max : maximumRequestsPerTurn
         hasUnansweredLines = false
+        // The clock read that ends one request's latency starts the next one's: a pipelined batch costs
+        // one read a request rather than two (about 50 instructions each).
+        var clock: UInt64 = 0
         while !closeWhenAnswered {
             if budget == 0 {
                 hasUnansweredLines = true
@@ -218,7 +227,8 @@ final class ServedConnection {
             let line = input.getSlice(at: input.readerIndex, length: length)!
             input.moveReaderIndex(forwardBy: length + 1)
             budget -= 1
-            answer(line)
+            if clock == 0 { clock = monotonicNanoseconds() }
+            clock = answer(line, startedAt: clock)
         }
         if input.readableBytes == 0 {
             input.clear()
@@ -248,7 +258,7 @@ final class ServedConnection {
             if contentLength > context.maximumLineLength {
                 refuseLongLine()
             } else {
-                answer(input.readSlice(length: input.readableBytes)!)
+                answer(input.readSlice(length: input.readableBytes)!, startedAt: monotonicNanoseconds())
             }
         }
         input.clear()
@@ -267,6 +277,7 @@ final class ServedConnection {
         let tooLarge = WireError(
             .tooLarge, "the line is longer than the limit of \(limit) bytes; the connection will be closed"
         )
+        statistics.recordInvalidLine(.tooLarge)
         if waiting.isEmpty {
             ResponseEncoder.write(tooLarge, id: nil, into: &pending)
         } else {
@@ -320,41 +331,72 @@ final class ServedConnection {
 
     // MARK: Answers
 
-    private func answer(_ line: ByteBuffer) {
+    /// Answers one line read at `started` (monotonic ns); returns the clock when its answer was ready.
+    @discardableResult
+    private func answer(_ line: ByteBuffer, startedAt started: UInt64) -> UInt64 {
         let answer: RequestProcessor.Answer
+        var note = RequestProcessor.Note()
         if waiting.isEmpty {
-            answer = context.processor.respond(to: line, access: access, into: &pending)
+            answer = context.processor.respond(to: line, access: access, into: &pending, noting: &note)
         } else {
             let processor = context.processor
             let access = self.access
             answer = waiting.modify(waiting.index(before: waiting.endIndex)) { last in
-                processor.respond(to: line, access: access, into: &last.trailing)
+                processor.respond(to: line, access: access, into: &last.trailing, noting: &note)
             }
         }
         switch answer {
         case .written:
-            return
+            return record(note, startedAt: started)
         case .afterLog(let sequence, let success, let id, let notice):
             nextToken += 1
             waiting.append(
-                WaitingAnswer(token: nextToken, answer: success, awaitedSequence: sequence, id: id, trailing: ByteBuffer(), notice: notice)
+                WaitingAnswer(
+                    token: nextToken, answer: success, awaitedSequence: sequence, id: id, trailing: ByteBuffer(), notice: notice,
+                    operation: note.operation ?? .grant, startedAt: started
+                )
             )
             newestWriteSequence = sequence
             scheduleCommit()
         case .afterSnapshot(let id):
             nextToken += 1
             let token = nextToken
-            waiting.append(WaitingAnswer(token: token, answer: nil, awaitedSequence: 0, id: nil, trailing: ByteBuffer(), notice: nil))
+            waiting.append(
+                WaitingAnswer(
+                    token: token, answer: nil, awaitedSequence: 0, id: nil, trailing: ByteBuffer(), notice: nil, operation: .snapshot,
+                    startedAt: started
+                )
+            )
             let loop = self.loop
             let connection = UncheckedConnection(self)
             context.processor.takeSnapshot(id: id) { answer in
                 loop.execute { connection.value.complete(token, with: answer) }
             }
         case .watch(let request, let id):
-            handle(request, id: id)
+            note.error = handle(request, id: id)
+            return record(note, startedAt: started)
         case .auth(let token, let id):
-            authenticate(token: token, id: id)
+            note.error = authenticate(token: token, id: id)
+            return record(note, startedAt: started)
+        case .stats(let id):
+            let statistics = context.statistics.report(processor: context.processor)
+            appendAnswer { ResponseEncoder.write(.stats(statistics), id: id, into: &$0) }
+            return record(note, startedAt: started)
         }
+        return monotonicNanoseconds()
+    }
+
+    /// Counts an answered request, its latency measured from `startedAt` (monotonic ns) to now; returns now.
+    @inline(__always)
+    @discardableResult
+    private func record(_ note: RequestProcessor.Note, startedAt: UInt64) -> UInt64 {
+        let now = monotonicNanoseconds()
+        if let operation = note.operation {
+            statistics.recordRequest(operation, nanoseconds: now &- startedAt, error: note.error)
+        } else if let error = note.error {
+            statistics.recordInvalidLine(error)
+        }
+        return now
     }
 
     /// Appends an answer after every answer before it: to `pending`, or behind the last waiting one.
@@ -392,13 +434,16 @@ final class ServedConnection {
                 guard element.awaitedSequence != 0 else { return false }  // a snapshot's, or acknowledged
                 guard element.awaitedSequence <= through else { return true }
                 element.awaitedSequence = 0
+                let latency = monotonicNanoseconds() &- element.startedAt
                 switch result {
                 case .success:
                     if let notice = element.notice { processor.watchHub.publish(notice) }
+                    statistics.recordRequest(element.operation, nanoseconds: latency, error: nil)
                 case .failure(let error):
                     var failure = ByteBuffer()
                     RequestProcessor.writeLogFailure(error, id: element.id, into: &failure)
                     element.answer = failure
+                    statistics.recordRequest(element.operation, nanoseconds: latency, error: .internal)
                 }
                 element.notice = nil
                 return false
@@ -416,6 +461,8 @@ final class ServedConnection {
     private func complete(_ token: UInt64, with answer: ByteBuffer) {
         guard !isClosed, let index = waiting.firstIndex(where: { $0.token == token }) else { return }  // rare: copies are fine
         waiting[index].answer = answer
+        let succeeded = answer.readableBytesView.starts(with: "{\"ok\":true".utf8)
+        statistics.recordRequest(.snapshot, nanoseconds: monotonicNanoseconds() &- waiting[index].startedAt, error: succeeded ? nil : .internal)
         releaseReadyAnswers()
     }
 

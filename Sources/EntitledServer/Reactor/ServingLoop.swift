@@ -29,6 +29,8 @@ import Musl
 /// that waited, one `write` per connection.
 final class ServingLoop: @unchecked Sendable {
     let index: Int
+    /// This loop's counters: written on its thread only.
+    let statistics: LoopStatistics
     private let epoll: Epoll
     /// An eventfd other threads write to wake the loop when they post a task.
     private let wakeDescriptor: Int32
@@ -83,10 +85,11 @@ final class ServingLoop: @unchecked Sendable {
     let context: ConnectionContext
 
     init(
-        index: Int, context: ConnectionContext, busyPollNanoseconds: UInt64 = 0, idleTimeoutMilliseconds: UInt64 = 0,
-        logger: Logger
+        index: Int, context: ConnectionContext, statistics: LoopStatistics, busyPollNanoseconds: UInt64 = 0,
+        idleTimeoutMilliseconds: UInt64 = 0, logger: Logger
     ) throws(SocketError) {
         self.index = index
+        self.statistics = statistics
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
         self.busyPollNanoseconds = busyPollNanoseconds
         self.context = context
@@ -451,6 +454,7 @@ final class ServingLoop: @unchecked Sendable {
             closed += 1
         }
         if closed > 0 {
+            statistics.record(.closedIdle, count: UInt64(closed))
             logger.info("closed idle connections", metadata: ["count": "\(closed)", "idleTimeoutMs": "\(idleTimeoutMilliseconds)"])
         }
     }

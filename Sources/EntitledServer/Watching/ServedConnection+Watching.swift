@@ -10,8 +10,9 @@ extension ServedConnection {
     /// stopped reading must not grow the server's memory without bound.
     static let maximumPushBacklog = 4 << 20
 
-    /// Answers a `watch` or `unwatch`.
-    func handle(_ request: RequestProcessor.WatchRequest, id: ByteBuffer?) {
+    /// Answers a `watch` or `unwatch`; returns the code of the error it was answered with, if any.
+    @discardableResult
+    func handle(_ request: RequestProcessor.WatchRequest, id: ByteBuffer?) -> ErrorCode? {
         var watches = self.watches ?? ConnectionWatches()
         let store = context.processor.store
         switch request {
@@ -19,7 +20,7 @@ extension ServedConnection {
             if watches.count >= Self.maximumWatches, !watches.contains(target) {
                 let error = WireError(.badRequest, "a connection may hold at most \(Self.maximumWatches) watches; unwatch some first")
                 appendAnswer { ResponseEncoder.write(error, id: id, into: &$0) }
-                return
+                return error.code
             }
             watches.add(target)
             self.watches = watches
@@ -41,6 +42,7 @@ extension ServedConnection {
         context.processor.watchHub.register(self, for: self.watches?.keys ?? WatchKeys())
         let count = self.watches?.count ?? 0
         appendAnswer { ResponseEncoder.write(.watches(count), id: id, into: &$0) }
+        return nil
     }
 
     /// Pushes a line for each of `memberships` this connection still watches, after change `sequence`.

@@ -17,6 +17,11 @@ public final class DurableStore: Sendable {
     /// One snapshot at a time; remembers the last one.
     private let snapshotState = NIOLock()
     nonisolated(unsafe) private var lastSnapshot: SnapshotReport?
+    /// The last snapshot this process wrote, when, the log's byte count then, and how many it wrote: under
+    /// its own lock, so that `persistenceStatus` never waits for a snapshot being written.
+    private let newestWritten = NIOLockedValueBox<(report: SnapshotReport?, at: Timestamp?, logBytes: Int, count: Int)>((nil, nil, 0, 0))
+    /// The size of the snapshot loaded at start, if any.
+    private let loadedSnapshotBytes: Int?
 
     /// Opens (creating if needed) the data directory at `directory`, takes its lock and recovers the store.
     /// - Throws: `StorageError.locked` when another server uses the directory; `.corruptLog` or
@@ -82,6 +87,7 @@ public final class DurableStore: Sendable {
             self.store = store
             self.log = log
             self.recovery = report
+            self.loadedSnapshotBytes = report.snapshotFile.flatMap { FileSystem.fileSize(directory + "/" + $0) }
             self.lock = lock
             self.logger = logger
         } catch {
@@ -198,6 +204,8 @@ public final class DurableStore: Sendable {
             membershipCount: image.memberships.count, duration: ContinuousClock.now - started
         )
         lastSnapshot = report
+        let (now, logBytes) = (store.now(), log.statistics.bytes)
+        newestWritten.withLockedValue { $0 = (report, now, logBytes, $0.count + 1) }
         logger.info(
             "wrote a snapshot",
             metadata: [
@@ -207,6 +215,27 @@ public final class DurableStore: Sendable {
             ]
         )
         return report
+    }
+
+    /// The newest snapshot and what the log holds beyond it. Cheap: a few locked reads, no file access;
+    /// it does not wait for a snapshot being written.
+    public var persistenceStatus: PersistenceStatus {
+        let logCounters = log.statistics
+        let lastChange = store.sequence
+        let last = newestWritten.withLockedValue { $0 }
+        return PersistenceStatus(
+            fsync: log.policy,
+            lastChange: lastChange,
+            snapshotFile: last.report?.file ?? recovery.snapshotFile,
+            snapshotChange: last.report?.sequence ?? recovery.snapshotSequence,
+            snapshotBytes: last.report?.bytes ?? loadedSnapshotBytes,
+            snapshotWrittenAt: last.at,
+            snapshotMilliseconds: last.report?.milliseconds,
+            snapshotsWritten: last.count,
+            logBytesSinceSnapshot: max(0, logCounters.bytes - last.logBytes),
+            logBytesWritten: logCounters.bytes,
+            logSyncs: logCounters.syncs
+        )
     }
 
     /// Writes and syncs the rest of the log and releases the data directory. Take the final snapshot first.

@@ -22,6 +22,24 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case `internal`
 }
 
+extension ErrorCode {
+    /// A small number for each code, 0 up to the number of codes: an index for tables of counters.
+    public var ordinal: Int {
+        switch self {
+        case .badJSON: 0
+        case .badRequest: 1
+        case .unknownOp: 2
+        case .notFound: 3
+        case .conflict: 4
+        case .tooLarge: 5
+        case .unauthorized: 6
+        case .forbidden: 7
+        case .busy: 8
+        case .internal: 9
+        }
+    }
+}
+
 /// A failed request: a code and a sentence a person can act on.
 public struct WireError: Error, Hashable, Sendable {
     public var code: ErrorCode

@@ -51,6 +51,11 @@ public struct OperationPermissions: Sendable, Hashable {
 }
 
 extension Request.Operation {
+    /// A small number for each operation, 0 up to the number of operations: an index for tables of
+    /// counters (the server's statistics). Stable within a build, not part of the wire contract.
+    @inline(__always)
+    public var ordinal: Int { bitIndex }
+
     /// A stable small number for each operation, for `OperationPermissions`' bit set (at most 32).
     var bitIndex: Int {
         switch self {
@@ -70,6 +75,7 @@ extension Request.Operation {
         case .unwatch: 13
         case .hello: 14
         case .auth: 15
+        case .stats: 16
         }
     }
 }

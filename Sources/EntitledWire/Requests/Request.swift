@@ -36,6 +36,8 @@ public enum Request: Sendable {
     case unwatch(WatchTarget?)
     /// Authenticate the connection with a token of the server's auth file.
     case auth(token: String)
+    /// The server's counters: connections, requests, errors, latency, store size, durability.
+    case stats
 
     /// The longest `token` accepted by `auth`, in UTF-8 bytes.
     public static let maximumTokenBytes = 1024
@@ -59,13 +61,14 @@ public enum Request: Sendable {
         case .watch: return .watch
         case .unwatch: return .unwatch
         case .auth: return .auth
+        case .stats: return .stats
         }
     }
 
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch, hello, auth
+            unwatch, hello, auth, stats
     }
 }
 
@@ -106,6 +109,7 @@ extension Request.Operation {
         case (5, UInt8(ascii: "e")): candidate = .event
         case (5, UInt8(ascii: "w")): candidate = .watch
         case (5, UInt8(ascii: "h")): candidate = .hello
+        case (5, UInt8(ascii: "s")): candidate = .stats
         case (7, UInt8(ascii: "h")): candidate = .history
         case (7, UInt8(ascii: "u")): candidate = .unwatch
         case (8, UInt8(ascii: "c")): candidate = .customer
@@ -134,6 +138,7 @@ extension Request.Operation {
         case .unwatch: return "unwatch"
         case .hello: return "hello"
         case .auth: return "auth"
+        case .stats: return "stats"
         }
     }
 }

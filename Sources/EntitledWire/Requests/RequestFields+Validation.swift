@@ -47,6 +47,8 @@ extension RequestFields {
             )
         case .catalog:
             return .catalog
+        case .stats:
+            return .stats
         case .snapshot:
             return .snapshot
         case .event:

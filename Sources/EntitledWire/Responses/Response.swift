@@ -34,4 +34,6 @@ public enum Response: Sendable {
     /// `auth` accepted: the name the token belongs to (the audit trail's actor), its role, and whether
     /// the server requires authentication at all (without it, every `auth` is accepted as `local`).
     case authenticated(name: String, role: String, authRequired: Bool)
+    /// `stats`: the server's counters.
+    case stats(ServerStatistics)
 }

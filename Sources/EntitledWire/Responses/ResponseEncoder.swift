@@ -84,6 +84,8 @@ public enum ResponseEncoder {
             buffer.writeStaticString(",\"role\":")
             buffer.writeJSONString(role)
             buffer.writeStaticString(authRequired ? ",\"authRequired\":true" : ",\"authRequired\":false")
+        case .stats(let statistics):
+            write(statistics, into: &buffer)
         case .snapshot(let file, let sequence, let bytes, let milliseconds, let memberships):
             buffer.writeStaticString(",\"file\":")
             buffer.writeJSONString(file)

@@ -20,6 +20,7 @@ enum RequestTemplates {
         ["op": "memberships", "user": "u1", "device": "d1", "at": "2026-01-01T00:00:00Z"],
         ["op": "define", "entitlement": "pro", "products": ["prod_pro", "prod_pro_y"], "reason": "launch"],
         ["op": "catalog"],
+        ["op": "stats", "id": 3],
         ["op": "snapshot", "id": nil],
         [
             "op": "event", "membership": "mem_0k3n5q8r2t4v6", "type": "renewal", "eventId": "e1",

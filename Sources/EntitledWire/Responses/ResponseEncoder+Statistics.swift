@@ -1,0 +1,82 @@
+import EntitledCore
+import NIOCore
+
+extension ResponseEncoder {
+    /// The fields of a `stats` answer (see PROTOCOL.md, `stats`).
+    static func write(_ statistics: ServerStatistics, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(",\"server\":")
+        buffer.writeJSONString(statistics.server)
+        buffer.writeStaticString(",\"startedAt\":")
+        buffer.writeJSONTimestamp(statistics.startedAt)
+        buffer.writeStaticString(",\"uptimeSeconds\":")
+        buffer.writeString(String(statistics.uptimeSeconds))
+
+        let connections = statistics.connections
+        buffer.writeString(
+            ",\"connections\":{\"open\":\(connections.open),\"accepted\":\(connections.accepted),\"refused\":\(connections.refused),\"closedIdle\":\(connections.closedIdle)}"
+        )
+
+        let total = statistics.requests.reduce(statistics.invalidRequests) { $0 + $1.count }
+        buffer.writeString(",\"requests\":{\"total\":\(total),\"invalid\":\(statistics.invalidRequests),\"byOp\":{")
+        for (index, entry) in statistics.requests.enumerated() {
+            if index > 0 { buffer.writeStaticString(",") }
+            buffer.writeJSONString(entry.operation)
+            buffer.writeString(":\(entry.count)")
+        }
+        buffer.writeStaticString("}}")
+
+        let errors = statistics.errors.reduce(0) { $0 + $1.count }
+        buffer.writeString(",\"errors\":{\"total\":\(errors),\"byCode\":{")
+        for (index, entry) in statistics.errors.enumerated() {
+            if index > 0 { buffer.writeStaticString(",") }
+            buffer.writeJSONString(entry.code)
+            buffer.writeString(":\(entry.count)")
+        }
+        buffer.writeStaticString("}}")
+
+        buffer.writeStaticString(",\"latencyMicros\":{")
+        for (index, entry) in statistics.latency.enumerated() {
+            if index > 0 { buffer.writeStaticString(",") }
+            buffer.writeJSONString(entry.operation)
+            let summary = entry.summary
+            buffer.writeString(
+                ":{\"count\":\(summary.count),\"p50\":\(micros(summary.p50)),\"p90\":\(micros(summary.p90)),\"p99\":\(micros(summary.p99)),\"p999\":\(micros(summary.p999)),\"max\":\(micros(summary.max))}"
+            )
+        }
+        buffer.writeStaticString("}")
+
+        let store = statistics.store
+        buffer.writeString(
+            ",\"store\":{\"users\":\(store.users),\"devices\":\(store.devices),\"memberships\":\(store.memberships),\"entitlements\":\(store.entitlements)}"
+        )
+
+        guard let persistence = statistics.persistence else {
+            buffer.writeStaticString(",\"persistence\":null")
+            return
+        }
+        buffer.writeStaticString(",\"persistence\":{\"fsync\":")
+        buffer.writeJSONString(persistence.fsync)
+        buffer.writeString(
+            ",\"lastChange\":\(persistence.lastChange),\"changesSinceSnapshot\":\(persistence.changesSinceSnapshot),\"logBytesSinceSnapshot\":\(persistence.logBytesSinceSnapshot),\"logBytesWritten\":\(persistence.logBytesWritten),\"logSyncs\":\(persistence.logSyncs),\"snapshotsWritten\":\(persistence.snapshotsWritten),\"snapshot\":"
+        )
+        guard let file = persistence.snapshotFile else {
+            buffer.writeStaticString("null}")
+            return
+        }
+        buffer.writeStaticString("{\"file\":")
+        buffer.writeJSONString(file)
+        buffer.writeString(",\"change\":\(persistence.snapshotChange),\"bytes\":")
+        buffer.writeString(persistence.snapshotBytes.map(String.init) ?? "null")
+        buffer.writeStaticString(",\"writtenAt\":")
+        buffer.writeJSONTimestamp(persistence.snapshotWrittenAt)
+        buffer.writeStaticString(",\"durationMs\":")
+        buffer.writeString(persistence.snapshotMilliseconds.map(String.init) ?? "null")
+        buffer.writeStaticString("}}")
+    }
+
+    /// Microseconds with one decimal: the buckets are not finer than that below 10 µs.
+    private static func micros(_ value: Double) -> String {
+        let tenths = (value * 10).rounded()
+        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? String(Int64(tenths / 10)) : String(tenths / 10)
+    }
+}

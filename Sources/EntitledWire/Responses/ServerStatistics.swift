@@ -1,0 +1,114 @@
+import EntitledCore
+
+/// What `stats` answers: the server's counters since it started, read at one moment. Filled in by the
+/// server, written by `ResponseEncoder`; a plain value so that the wire codec knows nothing of loops.
+public struct ServerStatistics: Sendable {
+    /// The server's name and version, as `hello` gives it.
+    public var server: String
+    public var startedAt: Timestamp
+    public var uptimeSeconds: Int64
+    public var connections: Connections
+    /// Requests answered, by operation, in `Request.Operation` order (zeros included).
+    public var requests: [(operation: String, count: UInt64)]
+    /// Lines answered with an error before an operation was known: not JSON, no valid `op`, refused.
+    public var invalidRequests: UInt64
+    /// Error answers, by code, in `ErrorCode` order (zeros included).
+    public var errors: [(code: String, count: UInt64)]
+    /// Latency by operation, for the operations answered at least once.
+    public var latency: [(operation: String, summary: LatencySummary)]
+    public var store: StoreSizes
+    /// `nil` for a server that keeps no data directory.
+    public var persistence: Persistence?
+
+    public init(
+        server: String, startedAt: Timestamp, uptimeSeconds: Int64, connections: Connections,
+        requests: [(operation: String, count: UInt64)], invalidRequests: UInt64, errors: [(code: String, count: UInt64)],
+        latency: [(operation: String, summary: LatencySummary)], store: StoreSizes, persistence: Persistence?
+    ) {
+        self.server = server
+        self.startedAt = startedAt
+        self.uptimeSeconds = uptimeSeconds
+        self.connections = connections
+        self.requests = requests
+        self.invalidRequests = invalidRequests
+        self.errors = errors
+        self.latency = latency
+        self.store = store
+        self.persistence = persistence
+    }
+
+    public struct Connections: Sendable {
+        /// Open now.
+        public var open: Int
+        /// Accepted since the start.
+        public var accepted: UInt64
+        /// Refused since the start for being over `--max-connections`.
+        public var refused: UInt64
+        /// Closed since the start by the idle timeout.
+        public var closedIdle: UInt64
+
+        public init(open: Int, accepted: UInt64, refused: UInt64, closedIdle: UInt64) {
+            self.open = open
+            self.accepted = accepted
+            self.refused = refused
+            self.closedIdle = closedIdle
+        }
+    }
+
+    /// The time from reading a request's line to its answer being ready to send (for a change, until the
+    /// log holds it), in microseconds. Percentiles are read off buckets an eighth of a power of two wide,
+    /// so they are within about 7% of the exact value.
+    public struct LatencySummary: Sendable {
+        public var count: UInt64
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var p999: Double
+        public var max: Double
+
+        public init(count: UInt64, p50: Double, p90: Double, p99: Double, p999: Double, max: Double) {
+            self.count = count
+            self.p50 = p50
+            self.p90 = p90
+            self.p99 = p99
+            self.p999 = p999
+            self.max = max
+        }
+    }
+
+    /// The newest snapshot and what the log holds beyond it.
+    public struct Persistence: Sendable {
+        public var fsync: String
+        public var lastChange: UInt64
+        public var changesSinceSnapshot: UInt64
+        public var logBytesSinceSnapshot: Int
+        public var logBytesWritten: Int
+        public var logSyncs: Int
+        public var snapshotFile: String?
+        public var snapshotChange: UInt64
+        public var snapshotBytes: Int?
+        /// `nil` when the newest snapshot was loaded at start rather than written since.
+        public var snapshotWrittenAt: Timestamp?
+        public var snapshotMilliseconds: Int64?
+        public var snapshotsWritten: Int
+
+        public init(
+            fsync: String, lastChange: UInt64, changesSinceSnapshot: UInt64, logBytesSinceSnapshot: Int, logBytesWritten: Int,
+            logSyncs: Int, snapshotFile: String?, snapshotChange: UInt64, snapshotBytes: Int?, snapshotWrittenAt: Timestamp?,
+            snapshotMilliseconds: Int64?, snapshotsWritten: Int
+        ) {
+            self.fsync = fsync
+            self.lastChange = lastChange
+            self.changesSinceSnapshot = changesSinceSnapshot
+            self.logBytesSinceSnapshot = logBytesSinceSnapshot
+            self.logBytesWritten = logBytesWritten
+            self.logSyncs = logSyncs
+            self.snapshotFile = snapshotFile
+            self.snapshotChange = snapshotChange
+            self.snapshotBytes = snapshotBytes
+            self.snapshotWrittenAt = snapshotWrittenAt
+            self.snapshotMilliseconds = snapshotMilliseconds
+            self.snapshotsWritten = snapshotsWritten
+        }
+    }
+}

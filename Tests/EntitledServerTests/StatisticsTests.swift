@@ -1,0 +1,155 @@
+import EntitledClient
+import EntitledServer
+import EntitledTestSupport
+import Foundation
+import Testing
+
+/// `{"op":"stats"}` over real connections: what it counts, and the store and data directory it reports.
+@Suite struct StatisticsTests {
+    @Test func statsCountsRequestsByOperationAndErrorsByCode() async throws {
+        try await withTestServer { server in
+            let connection = try await server.connect()
+            _ = try await connection.send(line: #"{"op":"grant","user":"u1","product":"pro"}"#)
+            for _ in 0..<25 { #expect(try await connection.send(line: #"{"op":"check","user":"u1","product":"pro"}"#).active == true) }
+            #expect(try await connection.send(line: #"{"op":"#).errorCode == "bad_json")
+            #expect(try await connection.send(line: #"{"op":"steal"}"#).errorCode == "unknown_op")
+            #expect(try await connection.send(line: #"{"op":"revoke","membership":"mem_000000000000x"}"#).errorCode == "not_found")
+
+            let stats = try await connection.send(line: #"{"op":"stats","id":"s"}"#)
+            #expect(stats.isOK)
+            #expect(stats["id"] == .string("s"))
+            let requests = try #require(stats["requests"])
+            #expect(requests["byOp"]?["check"]?.intValue == 25)
+            #expect(requests["byOp"]?["grant"]?.intValue == 1)
+            #expect(requests["byOp"]?["revoke"]?.intValue == 1)
+            #expect(requests["byOp"]?["ping"]?.intValue == 0)
+            #expect(requests["invalid"]?.intValue == 2)
+            #expect(requests["total"]?.intValue == 29)  // this stats request is not counted yet
+            let errors = try #require(stats["errors"])
+            #expect(errors["byCode"]?["bad_json"]?.intValue == 1)
+            #expect(errors["byCode"]?["unknown_op"]?.intValue == 1)
+            #expect(errors["byCode"]?["not_found"]?.intValue == 1)
+            #expect(errors["total"]?.intValue == 3)
+
+            let check = try #require(stats["latencyMicros"]?["check"])
+            #expect(check["count"]?.intValue == 25)
+            let percentiles = try ["p50", "p90", "p99", "p999", "max"].map { try #require(Self.number(check[$0])) }
+            #expect(percentiles[0] > 0)
+            #expect(percentiles == percentiles.sorted(), "percentiles out of order: \(percentiles)")
+            #expect(stats["latencyMicros"]?["ping"] == nil, "an operation never run has no latency entry")
+
+            // The stats request itself is counted by the next one.
+            let next = try await connection.send(line: #"{"op":"stats"}"#)
+            #expect(next["requests"]?["byOp"]?["stats"]?.intValue == 1)
+            await connection.close()
+        }
+    }
+
+    static func number(_ value: JSONValue?) -> Double? {
+        guard case .number(let text)? = value else { return nil }
+        return Double(text)
+    }
+
+    @Test func statsReportsTheStoreSizeWithDevicesKeptThroughAClaim() async throws {
+        try await withTestServer { server in
+            let connection = try await server.connect()
+            for line in [
+                #"{"op":"grant","user":"u1","product":"pro"}"#, #"{"op":"grant","user":"u1","product":"plus"}"#,
+                #"{"op":"grant","user":"u2","product":"pro"}"#, #"{"op":"grant","device":"d1","product":"pro"}"#,
+                #"{"op":"grant","device":"d2","product":"pro"}"#, #"{"op":"claim","device":"d1","user":"u3"}"#,
+                #"{"op":"grant","device":"d1","product":"plus"}"#, #"{"op":"define","entitlement":"premium","products":["pro"]}"#,
+            ] {
+                #expect(try await connection.send(line: line).isOK, "\(line)")
+            }
+            let store = try #require(try await connection.send(line: #"{"op":"stats"}"#)["store"])
+            #expect(store["users"]?.intValue == 3)
+            #expect(store["devices"]?.intValue == 2)
+            #expect(store["memberships"]?.intValue == 6)
+            #expect(store["entitlements"]?.intValue == 1)
+            await connection.close()
+        }
+    }
+
+    @Test func statsCountsConnectionsOpenAcceptedRefusedAndClosedIdle() async throws {
+        try await withTestServer(configure: { $0.maximumConnections = 2; $0.idleTimeoutSeconds = 1 }) { server in
+            // Two connections that say nothing, one too many, then a fourth once the first two timed out.
+            let idle = Handoff([try server.rawSocket(), try server.rawSocket()])
+            let refused = Handoff(try server.rawSocket())
+            let (busy, closed) = try await onDedicatedThread {
+                (try refused.value.readResponse().errorCode, try idle.value.map { try $0.isClosedByServer() })
+            }
+            #expect(busy == "busy")
+            #expect(closed == [true, true])
+            try await ConnectionLimitsTests.waitUntil { server.server.connectionCount == 0 }
+
+            let connection = try await server.connect()
+            let stats = try await connection.send(line: #"{"op":"stats"}"#)
+            let connections = try #require(stats["connections"])
+            #expect(connections["open"]?.intValue == 1)
+            #expect(connections["accepted"]?.intValue == 3)
+            #expect(connections["refused"]?.intValue == 1)
+            #expect(connections["closedIdle"]?.intValue == 2)
+            #expect(stats["errors"]?["byCode"]?["busy"]?.intValue == 1)
+            #expect(stats["persistence"] == .null, "an in-memory server has no data directory")
+            await connection.close()
+        }
+    }
+
+    @Test func aCheckTokenMayNotReadStatsAndAnAdminTokenMay() async throws {
+        try await AuthenticationTests.withAuthenticatingServer { server in
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"stats"}"#).errorCode == "unauthorized")
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(AuthenticationTests.checkToken)"}"#).isOK)
+            #expect(try await connection.send(line: #"{"op":"stats"}"#).errorCode == "forbidden")
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(AuthenticationTests.adminToken)"}"#).isOK)
+            let stats = try await connection.send(line: #"{"op":"stats"}"#)
+            #expect(stats.isOK)
+            #expect(stats["errors"]?["byCode"]?["unauthorized"]?.intValue == 1)
+            #expect(stats["errors"]?["byCode"]?["forbidden"]?.intValue == 1)
+            #expect(stats["requests"]?["invalid"]?.intValue == 2, "refused requests are counted as invalid lines")
+            #expect(stats["requests"]?["byOp"]?["auth"]?.intValue == 2)
+            await connection.close()
+        }
+    }
+
+    @Test func aRealServerReportsItsSnapshotAndLogBeforeAndAfterARestart() async throws {
+        let server = try RunningEntitled()
+        defer { server.stop() }
+        var connection = try await EntitledAsyncConnection.local(port: server.port)
+        #expect(try await connection.send(line: #"{"op":"grant","user":"u1","product":"pro"}"#).isOK)
+        let before = try #require(try await connection.send(line: #"{"op":"stats"}"#)["persistence"])
+        #expect(before["fsync"] == .string("always"))
+        #expect(before["lastChange"]?.intValue == 1)
+        #expect(before["changesSinceSnapshot"]?.intValue == 1)
+        #expect((before["logBytesSinceSnapshot"]?.intValue ?? 0) > 0)
+        #expect(before["snapshot"] == .null)
+
+        let snapshot = try await connection.send(line: #"{"op":"snapshot"}"#)
+        #expect(try await connection.send(line: #"{"op":"grant","user":"u2","product":"pro"}"#).isOK)
+        let after = try #require(try await connection.send(line: #"{"op":"stats"}"#)["persistence"])
+        #expect(after["lastChange"]?.intValue == 2)
+        #expect(after["changesSinceSnapshot"]?.intValue == 1)
+        #expect(after["snapshotsWritten"]?.intValue == 1)
+        #expect(after["snapshot"]?["file"] == snapshot["file"])
+        #expect(after["snapshot"]?["bytes"] == snapshot["bytes"])
+        #expect(after["snapshot"]?["change"]?.intValue == 1)
+        #expect(after["snapshot"]?["writtenAt"]?.stringValue != nil)
+        #expect((after["logBytesSinceSnapshot"]?.intValue ?? 0) < (after["logBytesWritten"]?.intValue ?? 0))
+        await connection.close()
+
+        // A graceful stop writes a final snapshot; the next start loads it and counts from zero.
+        try server.restart()
+        connection = try await EntitledAsyncConnection.local(port: server.port)
+        let restarted = try await connection.send(line: #"{"op":"stats"}"#)
+        let persistence = try #require(restarted["persistence"])
+        #expect(persistence["lastChange"]?.intValue == 2)
+        #expect(persistence["changesSinceSnapshot"]?.intValue == 0)
+        #expect(persistence["snapshotsWritten"]?.intValue == 0)
+        #expect(persistence["snapshot"]?["change"]?.intValue == 2)
+        #expect(persistence["snapshot"]?["writtenAt"] == .null, "loaded at start, not written by this process")
+        #expect((persistence["snapshot"]?["bytes"]?.intValue ?? 0) > 0)
+        #expect(restarted["store"]?["memberships"]?.intValue == 2)
+        #expect(restarted["requests"]?["byOp"]?["grant"]?.intValue == 0)
+        await connection.close()
+    }
+}
