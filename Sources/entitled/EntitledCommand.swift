@@ -24,9 +24,20 @@ struct EntitledCommand: AsyncParsableCommand {
             Serves TCP (127.0.0.1:7117 by default) and, with --socket, a Unix socket. When it is ready it \
             prints one line containing "listening on" and the addresses it bound. SIGTERM or SIGINT stops it \
             gracefully. The protocol is specified in Protocol/PROTOCOL.md.
+
+            Every option can also be set in a JSON configuration file (--config FILE or ENTITLED_CONFIG), one \
+            object whose keys are the long option names without their dashes: {"port": 7117, "data-dir": \
+            "/var/lib/entitled", "insecure-no-auth": true}. Or in an environment variable: ENTITLED_ and the \
+            name upper-cased with - as _ (ENTITLED_DATA_DIR; a flag is true, false, 1 or 0). The command line \
+            wins over the environment, which wins over the file.
             """,
         version: EntitledServer.version
     )
+
+    // Read before parsing, by `LayeredArguments`, which turns the file into arguments before these; declared
+    // here for --help, for the parser to accept it, and for the start log line.
+    @Option(help: ArgumentHelp("Read options from this JSON file: one object whose keys are the long option names without their dashes, such as {\"port\": 7117}. Options on the command line and ENTITLED_* environment variables win over it. Default: ENTITLED_CONFIG, else none.", valueName: "file"))
+    var config: String?
 
     @Option(help: "The TCP address to listen on.")
     var host = "127.0.0.1"
@@ -195,6 +206,7 @@ struct EntitledCommand: AsyncParsableCommand {
                 "shutdownTimeout": "\(shutdownTimeout)s",
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
                 "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
+                "config": "\(config ?? "none")",
             ]
         )
         let durable: DurableStore

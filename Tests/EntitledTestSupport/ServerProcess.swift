@@ -18,9 +18,15 @@ public final class ServerProcess {
         return runner.deletingLastPathComponent().appendingPathComponent(name)
     }
 
-    public init(arguments: [String], workingDirectory: String) {
+    /// - Parameter environment: `ENTITLED_*` variables for the server. Those of the test runner's own
+    ///   environment are not passed on, so that a developer's `ENTITLED_CONFIG` or `ENTITLED_PORT` cannot
+    ///   change what a test starts; everything else is inherited.
+    public init(arguments: [String], workingDirectory: String, environment: [String: String] = [:]) {
         process.executableURL = Self.executableURL
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment
+            .filter { !$0.key.hasPrefix("ENTITLED_") }
+            .merging(environment) { $1 }
         process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
         process.standardOutput = output
         process.standardError = errors
