@@ -1,8 +1,10 @@
 import ArgumentParser
 import EntitledCore
+import EntitledMetrics
 import EntitledServer
 import EntitledStorage
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import ServiceLifecycle
 
@@ -126,6 +128,14 @@ struct EntitledCommand: AsyncParsableCommand {
         }
         guard snapshotInterval >= 0 else { throw ValidationError("--snapshot-interval must be 0 or more seconds, not \(snapshotInterval)") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
+        if let metricsPort {
+            guard (0...65535).contains(metricsPort) else {
+                throw ValidationError("--metrics-port must be between 0 and 65535, not \(metricsPort)")
+            }
+            if metricsPort == port, port != 0, !tcpDisabled {
+                throw ValidationError("--metrics-port must differ from --port: the metrics are never served on the protocol port")
+            }
+        }
         guard (1...ServerConfiguration.largestMaximumLineLength).contains(maxLineLength) else {
             throw ValidationError(
                 "--max-line-length must be between 1 and \(ServerConfiguration.largestMaximumLineLength) (64 MiB), not \(maxLineLength)"
@@ -207,6 +217,7 @@ struct EntitledCommand: AsyncParsableCommand {
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
                 "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
                 "config": "\(config ?? "none")",
+                "metrics": "\(metricsPort.map { "http://\(metricsHost):\($0)/metrics" } ?? "off")",
             ]
         )
         let durable: DurableStore
@@ -248,13 +259,16 @@ struct EntitledCommand: AsyncParsableCommand {
         }
         let dataDirectory = dataDir
         let tlsEnabled = tls != nil
+        // Set once the metrics port is bound, before the server is ready: the ready line names it.
+        let metricsAddress = NIOLockedValueBox<String?>(nil)
         let server = EntitledServer(
             processor: RequestProcessor(durable: durable),
             configuration: configuration,
             logger: logger,
             onReady: { addresses in
                 let security = tlsEnabled ? "; TLS on TCP" : ""
-                let line = "entitled \(EntitledServer.version) listening on \(ReadyLine.describe(addresses)) (data directory \(dataDirectory)\(security))"
+                let metrics = metricsAddress.withLockedValue { $0 }.map { "; metrics \($0)" } ?? ""
+                let line = "entitled \(EntitledServer.version) listening on \(ReadyLine.describe(addresses)) (data directory \(dataDirectory)\(security)\(metrics))"
                 print(line)
                 fflush(nil)  // flush stdout at once: scripts wait for this line
                 logger.info("ready", metadata: ["addresses": "\(ReadyLine.describe(addresses))"])
@@ -265,6 +279,23 @@ struct EntitledCommand: AsyncParsableCommand {
             interval: snapshotInterval > 0 ? .seconds(snapshotInterval) : nil,
             logger: logger
         )
+        var metricsServer: MetricsHTTPServer?
+        if let metricsPort {
+            do {
+                let started = try await MetricsHTTPServer.start(host: metricsHost, port: metricsPort, exporter: PrometheusExporter(server: server))
+                metricsServer = started
+                let address = "http://\(metricsHost.contains(":") ? "[\(metricsHost)]" : metricsHost):\(started.port)/metrics"
+                metricsAddress.withLockedValue { $0 = address }
+                logger.info("serving Prometheus metrics", metadata: ["address": "\(address)"])
+                if !LoopbackAddress.isLoopback(metricsHost) {
+                    logger.warning("the metrics are served without authentication on \(metricsHost): anyone who can connect can read them")
+                }
+            } catch {
+                logger.critical("cannot serve metrics on \(metricsHost):\(metricsPort): \(error)")
+                durable.close()
+                throw ExitCode.failure
+            }
+        }
         let group = ServiceGroup(
             services: [snapshots, server],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -275,9 +306,11 @@ struct EntitledCommand: AsyncParsableCommand {
             try await group.run()
         } catch let error as ServerError {
             logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
+            await metricsServer?.close()
             durable.close()
             throw ExitCode.failure
         }
+        await metricsServer?.close()
         logger.info("stopped")
     }
 }

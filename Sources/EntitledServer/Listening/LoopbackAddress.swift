@@ -5,10 +5,10 @@ import Musl
 #endif
 
 /// Whether a listening host is reachable from this machine only.
-enum LoopbackAddress {
+public enum LoopbackAddress {
     /// `localhost`, `127.0.0.0/8`, `::1` and `::ffff:127.x.x.x`. Any other name counts as reachable:
     /// what a name resolves to can change, and the safe mistake is to ask for authentication.
-    static func isLoopback(_ host: String) -> Bool {
+    public static func isLoopback(_ host: String) -> Bool {
         let host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if host == "localhost" { return true }
         var v4 = in_addr()
