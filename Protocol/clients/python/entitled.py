@@ -27,6 +27,7 @@ Values
 
 Results of the typed methods
     ping, hello, auth, grant, define, snapshot, event  -> the answer dict (without being reduced)
+    stats                                        -> the answer dict too: the server's counters
     check                                        -> CheckResult: true when active; .expires_at
     claim                                        -> int, the "claimed" count
     revoke                                       -> dict, the "membership"
@@ -558,6 +559,13 @@ class Client:
     def snapshot(self, **extra: Any) -> dict:
         """Writes a snapshot now. Returns {"file", "sequence", "bytes", "durationMs", "memberships"}."""
         return self._call("snapshot", {}, extra)
+
+    def stats(self, **extra: Any) -> dict:
+        """The server's counters since it started (an admin operation). Returns the answer: {"server",
+        "startedAt", "uptimeSeconds", "connections", "requests" ({"total", "invalid", "byOp"}), "errors"
+        ({"total", "byCode"}), "latencyMicros" ({op: {"count", "p50", "p90", "p99", "p999", "max"}}),
+        "store", "persistence" (None without a data directory)}."""
+        return self._call("stats", {}, extra)
 
     def event(
         self,

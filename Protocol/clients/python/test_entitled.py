@@ -161,6 +161,17 @@ class Authentication(ServerTestCase):
             c.grant("prod_pro", user="u1")
         self.assertEqual(raised.exception.code, "forbidden")
 
+    def test_stats_is_forbidden_to_a_check_token_and_answered_to_an_admin_token(self) -> None:
+        checker = self.client(token=CHECK_TOKEN)
+        with self.assertRaises(EntitledError) as raised:
+            checker.stats()
+        self.assertEqual(raised.exception.code, "forbidden")
+        stats = self.client(token=ADMIN_TOKEN).stats()
+        self.assertEqual(stats["requests"]["byOp"]["auth"], 2)
+        self.assertEqual(stats["requests"]["invalid"], 1)  # the refused stats made no request
+        self.assertEqual(stats["errors"]["byCode"]["forbidden"], 1)
+        self.assertEqual(stats["connections"]["open"], 2)
+
     def test_an_unknown_token_raises_unauthorized_and_never_shows_the_token(self) -> None:
         with self.assertRaises(EntitledError) as raised:
             Client("127.0.0.1", self.port, token="python-wrong-token-0001")
@@ -201,7 +212,7 @@ class HelloAndBasics(ServerTestCase):
         self.assertEqual(hello["protocol"], entitled.PROTOCOL_VERSION)
         self.assertTrue(hello["server"].startswith("entitled "))
         for op in ["ping", "hello", "grant", "check", "claim", "revoke", "memberships", "define", "catalog",
-                   "snapshot", "event", "customer", "history", "watch", "unwatch"]:
+                   "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats"]:
             self.assertIn(op, hello["operations"])
         self.assertIs(c.ping()["ok"], True)
 
@@ -485,6 +496,62 @@ class EventsAndHistory(ServerTestCase):
         self.assertTrue(snap["file"].startswith("snapshot-"))
         self.assertEqual(snap["memberships"], 1)
         self.assertTrue(os.path.exists(os.path.join(self.tmp, "data", snap["file"])))
+
+
+class Statistics(ServerTestCase):
+    def test_stats_counts_requests_errors_latency_the_store_and_the_snapshot(self) -> None:
+        c = self.client()
+        first = c.stats()
+        self.assertTrue(first["server"].startswith("entitled "))
+        self.assertIsInstance(entitled.parse_time(first["startedAt"]), dt.datetime)
+        self.assertIsInstance(first["uptimeSeconds"], int)
+        by_op = first["requests"]["byOp"]
+        self.assertEqual(list(by_op), c.hello()["operations"])  # every operation, in hello's order
+        self.assertEqual(first["requests"], {"total": 0, "invalid": 0, "byOp": dict.fromkeys(by_op, 0)})
+        self.assertEqual(first["errors"]["total"], 0)
+        self.assertIn("not_found", first["errors"]["byCode"])
+        self.assertEqual(first["latencyMicros"], {})
+        self.assertEqual(first["store"], {"users": 0, "devices": 0, "memberships": 0, "entitlements": 0})
+        self.assertEqual(first["persistence"]["fsync"], "always")
+        self.assertIsNone(first["persistence"]["snapshot"])
+        self.assertEqual(first["connections"]["open"], 1)
+
+        c.define("pro", ["prod_pro"])
+        c.grant("prod_pro", device="dev_A", duration="30d")
+        c.grant("prod_pro", user="alice")
+        self.assertTrue(c.check(user="alice", entitlement="pro"))
+        self.assertFalse(c.check(user="bob", entitlement="pro"))
+        with self.assertRaises(EntitledError):
+            c.check(user="alice", entitlement="gold")  # not_found: a check that failed
+        with self.assertRaises(EntitledError):
+            c.request("grant", user="alice")  # bad_request: refused before it made a request
+        snap = c.snapshot()
+
+        stats = c.stats()
+        by_op = stats["requests"]["byOp"]
+        # The first stats and the hello count now; a stats counts from the next one on.
+        self.assertEqual({op: n for op, n in by_op.items() if n},
+                         {"define": 1, "grant": 2, "check": 3, "snapshot": 1, "hello": 1, "stats": 1})
+        self.assertEqual(stats["requests"]["invalid"], 1)
+        self.assertEqual(stats["requests"]["total"], sum(by_op.values()) + 1)
+        self.assertEqual({code: n for code, n in stats["errors"]["byCode"].items() if n}, {"not_found": 1, "bad_request": 1})
+        self.assertEqual(stats["errors"]["total"], 2)
+        self.assertEqual(stats["store"], {"users": 1, "devices": 1, "memberships": 2, "entitlements": 1})
+        self.assertEqual(set(stats["latencyMicros"]), {"define", "grant", "check", "snapshot", "hello", "stats"})
+        check = stats["latencyMicros"]["check"]
+        self.assertEqual(set(check), {"count", "p50", "p90", "p99", "p999", "max"})
+        self.assertEqual(check["count"], 3)
+        self.assertTrue(0 <= check["p50"] <= check["p90"] <= check["p99"] <= check["p999"] <= check["max"], check)
+        persistence = stats["persistence"]
+        self.assertEqual(persistence["lastChange"], snap["sequence"])
+        self.assertEqual(persistence["changesSinceSnapshot"], 0)
+        self.assertEqual(persistence["logBytesSinceSnapshot"], 0)
+        self.assertGreater(persistence["logBytesWritten"], 0)
+        self.assertEqual(persistence["snapshotsWritten"], 1)
+        snapshot = persistence["snapshot"]
+        self.assertEqual((snapshot["file"], snapshot["change"], snapshot["bytes"]), (snap["file"], snap["sequence"], snap["bytes"]))
+        self.assertIsInstance(entitled.parse_time(snapshot["writtenAt"]), dt.datetime)
+        self.assertEqual(stats["startedAt"], first["startedAt"])
 
 
 class Connections(ServerTestCase):
