@@ -166,18 +166,7 @@ struct EntitledCommand: AsyncParsableCommand {
     func run() async throws {
         let level = logLevel
         let format = logFormat
-        LoggingSystem.bootstrap { label in
-            switch format {
-            case .text:
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            case .json:
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
-        }
+        LoggingSystem.bootstrap { label in format.makeHandler(label: label, level: level) }
         let logger = Logger(label: "entitled")
 
         var tls: ServerTLS?

@@ -84,18 +84,7 @@ enum EntitledMain {
     /// through a logger of the format and level the command line chose: `--log-format json` stays one JSON
     /// object per line. Logging's bootstrap is `run()`'s, so the handler is made here directly.
     private static func warn(unknownVariables: [String], level: Logger.Level, format: LogFormat) {
-        let logger = Logger(label: "entitled") { label in
-            switch format {
-            case .text:
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            case .json:
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
-        }
+        let logger = Logger(label: "entitled") { label in format.makeHandler(label: label, level: level) }
         let described = unknownVariables.map { variable in
             let name = String(variable.dropFirst(EnvironmentOverrides.prefix.count).lowercased().map { $0 == "_" ? "-" : $0 })
             guard let closest = ConfigurationKey.closest(to: name) else { return variable }

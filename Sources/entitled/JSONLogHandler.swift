@@ -68,11 +68,3 @@ struct JSONLogHandler: LogHandler {
         }
     }
 }
-
-/// How log lines are written (`--log-format`).
-enum LogFormat: String, CaseIterable {
-    /// swift-log's standard lines, for people.
-    case text
-    /// One JSON object per line, for log collectors.
-    case json
-}

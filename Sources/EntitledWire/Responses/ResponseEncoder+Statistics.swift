@@ -17,22 +17,14 @@ extension ResponseEncoder {
         )
 
         let total = statistics.requests.reduce(statistics.invalidRequests) { $0 + $1.count }
-        buffer.writeString(",\"requests\":{\"total\":\(total),\"invalid\":\(statistics.invalidRequests),\"byOp\":{")
-        for (index, entry) in statistics.requests.enumerated() {
-            if index > 0 { buffer.writeStaticString(",") }
-            buffer.writeJSONString(entry.operation)
-            buffer.writeString(":\(entry.count)")
-        }
-        buffer.writeStaticString("}}")
+        buffer.writeString(",\"requests\":{\"total\":\(total),\"invalid\":\(statistics.invalidRequests),\"byOp\":")
+        writeCounts(statistics.requests.map { ($0.operation, $0.count) }, into: &buffer)
+        buffer.writeStaticString("}")
 
         let errors = statistics.errors.reduce(0) { $0 + $1.count }
-        buffer.writeString(",\"errors\":{\"total\":\(errors),\"byCode\":{")
-        for (index, entry) in statistics.errors.enumerated() {
-            if index > 0 { buffer.writeStaticString(",") }
-            buffer.writeJSONString(entry.code)
-            buffer.writeString(":\(entry.count)")
-        }
-        buffer.writeStaticString("}}")
+        buffer.writeString(",\"errors\":{\"total\":\(errors),\"byCode\":")
+        writeCounts(statistics.errors.map { ($0.code, $0.count) }, into: &buffer)
+        buffer.writeStaticString("}")
 
         buffer.writeStaticString(",\"latencyMicros\":{")
         for (index, entry) in statistics.latency.enumerated() {
@@ -72,6 +64,17 @@ extension ResponseEncoder {
         buffer.writeStaticString(",\"durationMs\":")
         buffer.writeString(persistence.snapshotMilliseconds.map(String.init) ?? "null")
         buffer.writeStaticString("}}")
+    }
+
+    /// `{"name":count,...}` in the order given.
+    private static func writeCounts(_ counts: [(name: String, count: UInt64)], into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("{")
+        for (index, entry) in counts.enumerated() {
+            if index > 0 { buffer.writeStaticString(",") }
+            buffer.writeJSONString(entry.name)
+            buffer.writeString(":\(entry.count)")
+        }
+        buffer.writeStaticString("}")
     }
 
     /// Microseconds with one decimal: the buckets are not finer than that below 10 µs.
