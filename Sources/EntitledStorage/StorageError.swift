@@ -33,9 +33,9 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case .io(let operation, let path, let errno):
             return "\(operation) \(path) failed: \(Self.describe(errno: errno))"
         case .corruptLog(let file, let offset, let problem):
-            return "the log file \(file) is corrupt at byte offset \(offset): \(problem). Nothing was dropped; see \"When the data directory is damaged\" in the README (entitled-datadir verify / cut-log)"
+            return "the log file \(file) is corrupt at byte offset \(offset): \(problem). Nothing was dropped; see \"When the data directory is damaged\" in Protocol/OPERATIONS.md (entitled-datadir verify / cut-log)"
         case .corruptSnapshot(let file, let offset, let problem):
-            return "the snapshot \(file) is corrupt at byte offset \(offset): \(problem). Nothing was dropped; see \"When the data directory is damaged\" in the README"
+            return "the snapshot \(file) is corrupt at byte offset \(offset): \(problem). Nothing was dropped; see \"When the data directory is damaged\" in Protocol/OPERATIONS.md"
         case .brokenHistory(let problem):
             return "the data directory does not hold one unbroken history: \(problem)"
         case .notALogSegment(let file, let directory):
