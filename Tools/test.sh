@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole test suite, set-up included: the README's test command, and what .ci/run calls.
+#
+# On a fresh Debian machine as root it installs what the tests need and is missing (apt-get update first),
+# then runs every test: the Swift test suite (unit tests, real server processes, the console in a
+# pseudo-terminal, the conformance scenarios and the Python client against a real server) and the smoke
+# test (the README's first session against the built binary). Not root and something missing: it names the
+# packages to install and stops with status 1, before building anything.
+#
+# Usage: bash Tools/test.sh [extra arguments for `swift test`, e.g. --filter Durability]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Each entry: a Debian package and the command that tells whether what it provides is here.
+missing=()
+need() { # need PACKAGE PROBE...
+  local package=$1; shift
+  "$@" >/dev/null 2>&1 || missing+=("$package")
+}
+need pkg-config        command -v pkg-config
+need libedit-dev       pkg-config --exists libedit              # entitlectl links the system's libedit
+# The conformance runner validates every line against Protocol/schema/ with the jsonschema module; the
+# tests look for it in the python3 on PATH, then in the system's.
+if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+  need python3-jsonschema /usr/bin/python3 -c 'import jsonschema'
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "Tools/test.sh: missing ${missing[*]}; install them first (as root: apt-get install -y ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "Tools/test.sh: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+command -v swift >/dev/null || { echo "Tools/test.sh: no swift on PATH; install the Swift toolchain (6.1 or later)" >&2; exit 1; }
+swift --version
+
+# The README's first session, against the real binary, as a new user would run it.
+bash Tools/smoke-test.sh
+# Every Swift test, the conformance run against a real server among them (ConformanceTests).
+swift test "$@"
