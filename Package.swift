@@ -169,9 +169,11 @@ let package = Package(
             ],
             path: "Tools/entitled-bench",
             // Published results (the README's table and plot), not sources.
-            exclude: ["results"]
+            exclude: ["results", "README.md"]
         ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
+        // Checks of the repository itself: every relative Markdown link resolves.
+        .testTarget(name: "RepositoryTests"),
         .testTarget(name: "EntitledClientTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
         .testTarget(name: "EntitledConsoleTests", dependencies: ["EntitledConsole", "EntitledClient"]),
         .testTarget(name: "EntitlectlTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
