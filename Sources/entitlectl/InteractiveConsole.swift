@@ -18,6 +18,13 @@ struct InteractiveConsole {
             hint: ArgumentHint.hint(forLine:)
         )
         let connection = session.connection
+        // Without --yes, revoke, undefine and erase show what they will touch and ask here.
+        if case .refuse = session.confirmation {
+            session.confirmation = .ask { question in
+                guard case .line(let answer) = editor.readLine(prompt: question) else { return false }
+                return ConfirmationPreview.isYes(answer)
+            }
+        }
         do {
             try connection.connect()
             session.learnCatalog()
