@@ -25,6 +25,13 @@ struct InteractiveConsole {
                 return ConfirmationPreview.isYes(answer)
             }
         }
+        // Pushed changes are shown as they arrive, above the line being typed.
+        let wakePipe = WakePipe()
+        if let wakePipe {
+            connection.setPushArrivalHandler { wakePipe.wake() }
+            editor.printAboveLine(onWake: wakePipe.readDescriptor) { session.takeArrivedPushText() }
+        }
+        defer { connection.setPushArrivalHandler(nil) }
         do {
             try connection.connect()
             session.learnCatalog()
