@@ -28,6 +28,20 @@ import Testing
         #expect(right.standardOutput == "active, lifetime\n")
     }
 
+    @Test func aScriptReadsTheCatalogOnceForAllItsInactiveProductChecks() throws {
+        let server = try RunningEntitled()
+        let port = ["--port", String(server.port)]
+        #expect(try ConsoleRun.run(port + ["define", "pro", "prod_pro"]).status == 0)
+        let run = try ConsoleRun.run(port + ["--continue"], input: "check user:a prod_x\ncheck user:b prod_y\ncheck user:c pro\n")
+        #expect(run.status == 2)
+        #expect(run.standardOutput == "not active\nnot active\n")
+        #expect(run.standardError == "line 3: error: pro is an entitlement, not a product: check user:c entitlement:pro\n")
+        let stats = try ConsoleRun.run(port + ["stats"]).standardOutput.split(separator: "\n")
+        let rows = stats.map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
+        // The catalog read after the first inactive check also lets the third be refused before it is sent.
+        #expect(rows.contains("catalog 1") && rows.contains("check 2"), "\(stats)")
+    }
+
     @Test func theInteractiveConsoleKnowsTheCatalogAndSaysSoBeforeSending() throws {
         let server = try RunningEntitled()
         #expect(try ConsoleRun.run(["--port", String(server.port), "define", "gold", "prod_gold"]).status == 0)

@@ -146,9 +146,12 @@ public final class ConsoleSession {
             if CommandSpec.named(name)?.needsConfirmation == true, let outcome = confirm(name, request) { return outcome }
             var misused: ConsoleUsageError?
             let outcome = exchange { () throws(EntitledClientError) in try connection.send(request) } show: { response in
-                // An inactive check of a name this session did not know as an entitlement: the catalog may
-                // have it since (or was never fetched, in a script). One read, on this path only.
-                if name == "check", response.isOK, response["active"]?.boolValue == false, request.string("product") != nil {
+                // An inactive check of a product, in a session that has not read the catalog (a script, a
+                // one-shot command): read it now, once, to tell an entitlement given as a product. A session
+                // that knows the catalog judged the name before sending.
+                if name == "check", !knowledge.knowsCatalog, response.isOK, response["active"]?.boolValue == false,
+                    request.string("product") != nil
+                {
                     learnCatalog()
                     misused = CheckAdvice.misuse(of: request, knowledge: knowledge)
                     if let misused {
