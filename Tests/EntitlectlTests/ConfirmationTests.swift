@@ -34,6 +34,37 @@ import Testing
         #expect(try ConsoleRun.run(port + ["--json", "show", "user:asked"]).standardOutput.contains(#""status":"revoked""#))
     }
 
+    @Test func interactivelyUndefineAndEraseShowWhatTheyRemoveAndNoSendsNothing() throws {
+        let server = try RunningEntitled()
+        let port = ["--port", String(server.port)]
+        #expect(try ConsoleRun.run(port + ["define", "pro", "prod_pro"]).status == 0)
+        #expect(try ConsoleRun.run(port + ["grant", "user:gone", "prod_pro"]).status == 0)
+        let terminal = try PseudoTerminal.console(server)
+        try terminal.waitFor("> ")
+        try terminal.type("undefine pro\r")
+        try terminal.waitFor("this removes from the catalog:")
+        try terminal.waitFor("pro          prod_pro")
+        try terminal.waitFor("afterwards no product unlocks pro")
+        try terminal.waitFor("undefine pro? [y/N] ")
+        try terminal.type("n\r")
+        try terminal.waitFor("nothing was removed")
+        try terminal.waitFor("> ")
+        try terminal.type("erase user:gone\r")
+        try terminal.waitFor("this erases user:gone for good: 1 membership, ")
+        try terminal.waitFor("prod_pro  active")
+        try terminal.waitFor("erase user:gone? [y/N] ")
+        try terminal.type("no\r")
+        try terminal.waitFor("nothing was erased")
+        try terminal.waitFor("> ")
+        try terminal.type("quit\r")
+        #expect(try terminal.waitForExit() == 0)
+        // define, grant, then the console's reads: the catalog at its start, the catalog and the memberships
+        // it showed. Neither undefine nor erase was sent.
+        let stats = try ConsoleRun.run(port + ["stats"]).standardOutput
+        #expect(stats.contains("requests     5 in all"), "\(stats)")
+        #expect(try ConsoleRun.run(port + ["catalog"]).standardOutput.contains("prod_pro"))
+    }
+
     @Test func interactivelyRevokeOfAMembershipNotSeenYetStillAsks() throws {
         let server = try RunningEntitled()
         let id = firstMembershipID(in: try ConsoleRun.run(["--port", String(server.port), "grant", "user:unseen", "prod_unseen"]).standardOutput)
