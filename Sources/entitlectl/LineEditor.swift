@@ -136,24 +136,23 @@ final class LineEditor {
         }
     }
 
-    /// Reads one UTF-8 character from the terminal (a key, or a byte of an escape sequence).
+    /// Reads one character from the terminal (a key, or a byte of an escape sequence), decoded in the
+    /// locale's encoding as libedit's own read does: a byte that starts no character is dropped.
     private func readTerminalCharacter(into character: UnsafeMutablePointer<wchar_t>) -> Int32 {
-        guard let first = readTerminalByte() else { return 0 }
-        let continuation =
-            switch first {
-            case 0xC0...0xDF: 1
-            case 0xE0...0xEF: 2
-            case 0xF0...0xF7: 3
-            default: 0
+        var bytes: [CChar] = []
+        while true {
+            guard let byte = readTerminalByte() else { return 0 }
+            bytes.append(CChar(bitPattern: byte))
+            var state = mbstate_t()
+            var wide: wchar_t = 0
+            switch bytes.withUnsafeBufferPointer({ mbrtowc(&wide, $0.baseAddress, $0.count, &state) }) {
+            case -2: continue  // the character goes on in the next byte
+            case -1: bytes = []  // not a character in this encoding
+            default:
+                character.pointee = wide
+                return 1
             }
-        var bytes = [first]
-        for _ in 0..<continuation {
-            guard let next = readTerminalByte() else { return 0 }
-            bytes.append(next)
         }
-        let scalar = String(decoding: bytes, as: UTF8.self).unicodeScalars.first ?? "\u{FFFD}"
-        character.pointee = wchar_t(scalar.value)
-        return 1
     }
 
     private func readTerminalByte() -> UInt8? {

@@ -29,4 +29,16 @@ import Testing
         try terminal.type("quit\r")
         #expect(try terminal.waitForExit() == 0)
     }
+
+    /// The console reads keys itself (to watch for pushes meanwhile), so it decodes them itself too, in
+    /// the terminal's encoding.
+    @Test func keysBeyondASCIIAreReadWholeInAUTF8Locale() throws {
+        let server = try RunningEntitled()
+        let terminal = try PseudoTerminal.console(server, environment: ["LC_ALL": "C.UTF-8"])
+        try terminal.waitFor("> ")
+        try terminal.type("grant user:zoë prod_naïve_€\r")
+        try terminal.waitFor("prod_naïve_€  active")
+        let show = try ConsoleRun.run(["--port", String(server.port), "--json", "show", "user:zoë"])
+        #expect(show.standardOutput.contains(#""productId":"prod_naïve_€""#), "\(show.standardOutput)")
+    }
 }

@@ -3,14 +3,14 @@ import Foundation
 
 extension PseudoTerminal {
     /// `entitlectl` on a new pseudo-terminal, connected to `server`, without colors or a history file.
-    static func console(_ server: RunningEntitled, arguments: [String] = []) throws -> PseudoTerminal {
+    static func console(_ server: RunningEntitled, arguments: [String] = [], environment: [String: String] = [:]) throws -> PseudoTerminal {
         try PseudoTerminal(
             executable: ConsoleRun.executableURL,
             arguments: ["--port", String(server.port), "--no-color"] + arguments,
             environment: [
                 "TERM": "xterm", "HOME": server.directory.path, "ENTITLECTL_HISTFILE": "/dev/null",
                 "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-            ]
+            ].merging(environment) { $1 }
         )
     }
 }
