@@ -366,7 +366,7 @@ struct ArgumentList {
         throw failure("unexpected '\(extra)'")
     }
 
-    static func isKeyValue(_ word: String) -> Bool {
+    private static func isKeyValue(_ word: String) -> Bool {
         guard let equals = word.firstIndex(of: "=") else { return false }
         return word[..<equals].allSatisfy { $0.isLetter } && equals != word.startIndex
     }
