@@ -67,6 +67,20 @@ static inline int entitled_el_prepare_terminal(EditLine *el) {
     return el_set(el, EL_PREP_TERM, 1);
 }
 
+typedef int (*entitled_read_function)(EditLine *, wchar_t *);
+
+/// Replaces libedit's reading of a character with `function` (which returns 1 with a character, 0 at end
+/// of input, -1 on error): the console's reads also watch for pushed lines to show while a line is typed.
+static inline int entitled_el_set_read_function(EditLine *el, entitled_read_function function) {
+    return el_set(el, EL_GETCFN, function);
+}
+
+/// Redraws the prompt and the line being edited from the cursor's row, as if the screen were blank
+/// there: after text was printed above the line.
+static inline int entitled_el_refresh(EditLine *el) {
+    return el_set(el, EL_REFRESH);
+}
+
 static inline int entitled_history_set_size(History *h, int size) {
     HistEvent event;
     return history(h, &event, H_SETSIZE, size);

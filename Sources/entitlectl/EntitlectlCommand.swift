@@ -14,7 +14,8 @@ struct EntitlectlCommand: ParsableCommand {
         abstract: "The admin console of entitled: look up, grant, move and take back entitlements.",
         discussion: """
             With a COMMAND, runs it and exits: status 0 when the server answered ok, 1 on an error response, \
-            2 on a usage or connection error. Without one, reads commands: interactively with line editing, \
+            2 on a usage or connection error. revoke, undefine and erase need --yes there (else they are \
+            refused with status 2 and nothing is sent). Without one, reads commands: interactively with line editing, \
             history and Tab completion when standard input is a terminal, or line by line from a script \
             otherwise, stopping at the first failure unless --continue. Type help for the commands.
 
@@ -66,6 +67,12 @@ struct EntitlectlCommand: ParsableCommand {
 
     @Flag(help: "Print the server's JSON response lines as they are.")
     var json = false
+
+    @Flag(
+        name: [.customLong("yes"), .customShort("y")],
+        help: "Run revoke, undefine and erase without asking. Scripts and one-shot commands need it for them; interactively they show what they will touch and ask y/N."
+    )
+    var yes = false
 
     @Flag(name: .customLong("continue"), help: "In a script, go on after a command fails (the exit status is still the worst seen).")
     var continueAfterFailure = false
@@ -120,6 +127,7 @@ struct EntitlectlCommand: ParsableCommand {
         let connection = EntitledConnection(address: address, timeout: timeout, token: consoleToken?.value, tls: clientTLS)
         let session = ConsoleSession(
             connection: connection, printsJSON: json, style: style, tokenOrigin: consoleToken?.origin,
+            confirmation: yes ? .assumeYes : .refuse,
             standardOutput: { StandardStreams.output($0 + "\n") },
             standardError: { StandardStreams.error($0 + "\n") }
         )

@@ -1,6 +1,10 @@
 import EntitledClient
 import EntitledConsole
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The console a person types into: a prompt naming the server (or saying it is not connected), line
 /// editing, history, completion and hints.
 struct InteractiveConsole {
@@ -10,6 +14,9 @@ struct InteractiveConsole {
     let token: String?
 
     func run() -> Int32 {
+        // The terminal's encoding (UTF-8, usually) for the keys typed and the text shown: libedit
+        // reads and draws characters in the locale's encoding, and the C locale has no accented letters.
+        setlocale(LC_CTYPE, "")
         let session = session
         let editor = LineEditor(
             programName: "entitlectl",
@@ -18,6 +25,20 @@ struct InteractiveConsole {
             hint: ArgumentHint.hint(forLine:)
         )
         let connection = session.connection
+        // Without --yes, revoke, undefine and erase show what they will touch and ask here.
+        if case .refuse = session.confirmation {
+            session.confirmation = .ask { question in
+                guard case .line(let answer) = editor.readLine(prompt: question) else { return false }
+                return ConfirmationPreview.isYes(answer)
+            }
+        }
+        // Pushed changes are shown as they arrive, above the line being typed.
+        let wakePipe = WakePipe()
+        if let wakePipe {
+            connection.setPushArrivalHandler { wakePipe.wake() }
+            editor.printAboveLine(onWake: wakePipe.readDescriptor) { session.takeArrivedPushText() }
+        }
+        defer { connection.setPushArrivalHandler(nil) }
         do {
             try connection.connect()
             session.learnCatalog()

@@ -26,6 +26,12 @@ final class LineEditor {
     /// C strings handed to libedit by the prompt callbacks; they must outlive the call that returns them.
     private var promptText: UnsafeMutablePointer<CChar>
     private var rightPromptText: UnsafeMutablePointer<CChar>
+    /// The prompt as shown, for finding the row of the cursor when something is printed above the line.
+    private var promptString = "> "
+    /// Polled with the terminal while a line is read: a byte there means `interruption` has something
+    /// to print above the line (a pushed change). -1 until `printAboveLineOnWake` is called.
+    private var wakeDescriptor: Int32 = -1
+    private var interruption: (() -> [String])?
 
     /// - Parameters:
     ///   - historyPath: the history file, loaded now and saved after each remembered line; `nil` keeps
@@ -84,6 +90,7 @@ final class LineEditor {
     func readLine(prompt: String) -> Input {
         free(promptText)
         promptText = strdup(prompt)
+        promptString = prompt
         // Editing mode before the prompt appears: a key typed the moment the prompt shows (Ctrl-D, Tab)
         // must reach libedit, not the terminal's cooked mode.
         entitled_el_prepare_terminal(editLine)
@@ -92,6 +99,84 @@ final class LineEditor {
         var line = String(cString: text)
         if line.hasSuffix("\n") { line.removeLast() }
         return .line(line)
+    }
+
+    /// While a line is read, each time `descriptor` (the read end of a non-blocking pipe) becomes
+    /// readable its bytes are drained and `take` is asked for lines to show; when it has some, the line
+    /// being typed is cleared, they are printed, and the prompt and the typed text are drawn again below
+    /// them, cursor included: what is typed is never lost or mixed into the printed lines.
+    ///
+    /// libedit's `el_gets` waits in its own read of the terminal; this replaces that read (`EL_GETCFN`)
+    /// with one that polls the terminal and `descriptor` together.
+    func printAboveLine(onWake descriptor: Int32, take: @escaping () -> [String]) {
+        wakeDescriptor = descriptor
+        interruption = take
+        entitled_el_set_read_function(editLine) { editLine, character in
+            LineEditor.owner(of: editLine)?.readCharacter(into: character) ?? -1
+        }
+    }
+
+    /// libedit's read of one character: 1 with a character, 0 at the end of input, -1 on an error.
+    private func readCharacter(into character: UnsafeMutablePointer<wchar_t>?) -> Int32 {
+        guard let character else { return -1 }
+        while true {
+            var entries = [
+                pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            if poll(&entries, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                return -1
+            }
+            if entries[1].revents != 0 {
+                drainWakeDescriptor()
+                printAboveLine()
+            }
+            if entries[0].revents != 0 { return readTerminalCharacter(into: character) }
+        }
+    }
+
+    /// Reads one character from the terminal (a key, or a byte of an escape sequence), decoded in the
+    /// locale's encoding as libedit's own read does: a byte that starts no character is dropped.
+    private func readTerminalCharacter(into character: UnsafeMutablePointer<wchar_t>) -> Int32 {
+        var bytes: [CChar] = []
+        while true {
+            guard let byte = readTerminalByte() else { return 0 }
+            bytes.append(CChar(bitPattern: byte))
+            var state = mbstate_t()
+            var wide: wchar_t = 0
+            switch bytes.withUnsafeBufferPointer({ mbrtowc(&wide, $0.baseAddress, $0.count, &state) }) {
+            case -2: continue  // the character goes on in the next byte
+            case -1: bytes = []  // not a character in this encoding
+            default:
+                character.pointee = wide
+                return 1
+            }
+        }
+    }
+
+    private func readTerminalByte() -> UInt8? {
+        var byte: UInt8 = 0
+        while true {
+            let count = read(STDIN_FILENO, &byte, 1)
+            if count == 1 { return byte }
+            if count < 0 && errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    private func drainWakeDescriptor() {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while bytes.withUnsafeMutableBytes({ read(wakeDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    /// Clears the prompt and the typed text (from the prompt's first row down), prints what
+    /// `interruption` has, and draws the prompt and the text again on the row after it.
+    private func printAboveLine() {
+        guard let lines = interruption?(), !lines.isEmpty else { return }
+        let rows = (promptString.count + textBeforeCursor().count) / terminalWidth()
+        StandardStreams.output("\r" + (rows > 0 ? "\u{1B}[\(rows)A" : "") + "\u{1B}[J" + lines.joined(separator: "\n") + "\n")
+        entitled_el_refresh(editLine)
     }
 
     /// Adds `line` to the history and saves the history file.

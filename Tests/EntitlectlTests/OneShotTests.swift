@@ -42,7 +42,7 @@ import Testing
 
     @Test func errorResponseExitsOneWithTheServersCodeAndMessage() throws {
         let server = try RunningEntitled()
-        let run = try ConsoleRun.run(["--port", String(server.port), "revoke", "mem_0000000000000", "refund"])
+        let run = try ConsoleRun.run(["--port", String(server.port), "--yes", "revoke", "mem_0000000000000", "refund"])
         #expect(run.status == 1)
         #expect(run.standardOutput.isEmpty)
         #expect(run.standardError == "(error) not_found: no membership has the id \"mem_0000000000000\"\n")
@@ -140,7 +140,8 @@ import Testing
         let overview = try ConsoleRun.run(["help"])
         #expect(overview.status == 0)
         for name in [
-            "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "catalog", "watch", "unwatch",
+            "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
+            "watch", "unwatch",
             "snapshot", "raw", "help",
         ] {
             #expect(overview.standardOutput.contains("\n  \(name) "))
@@ -165,7 +166,7 @@ import Testing
         #expect(grant.status == 0)
         let id = try membershipID(in: grant.standardOutput)
         #expect(try ConsoleRun.run(port + ["claim", "device:d1", "user:u1", "reason=login"]).status == 0)
-        #expect(try ConsoleRun.run(port + ["revoke", id, "refund"]).status == 0)
+        #expect(try ConsoleRun.run(port + ["--yes", "revoke", id, "refund"]).status == 0)
 
         let history = try ConsoleRun.run(port + ["history", "user:u1"])
         #expect(history.status == 0)
@@ -215,8 +216,9 @@ import Testing
         #expect(duplicate.status == 0)
         #expect(duplicate.standardOutput.hasSuffix("\nnot applied (duplicate): an event with this id was applied before; the membership is unchanged\n"))
         let missing = try ConsoleRun.run(port + ["event", id, "renewal", "id=evt_2"])
-        #expect(missing.status == 1)
-        #expect(missing.standardError == "(error) bad_request: field \"expiresAt\" is required for a renewal event\n")
+        // Refused by the console in its own words (until TIME), before the server would name the wire field.
+        #expect(missing.status == 2)
+        #expect(missing.standardError.hasPrefix("error: renewal needs `until TIME`: the new end of the period"))
 
         let customer = try ConsoleRun.run(port + ["customer", "user:u1"])
         #expect(customer.status == 0)

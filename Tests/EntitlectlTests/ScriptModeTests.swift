@@ -27,7 +27,7 @@ import Testing
     @Test func scriptStopsAtTheFirstFailureWithItsStatus() throws {
         let server = try RunningEntitled()
         let script = "grant user:u1 prod_a\nrevoke mem_0000000000000\ngrant user:u1 prod_b\n"
-        let run = try ConsoleRun.run(["--port", String(server.port)], input: script)
+        let run = try ConsoleRun.run(["--port", String(server.port), "--yes"], input: script)
         #expect(run.status == 1)
         let show = try ConsoleRun.run(["--port", String(server.port), "--json", "show", "user:u1"])
         #expect(show.standardOutput.contains("prod_a"))
@@ -42,7 +42,7 @@ import Testing
     @Test func continueRunsPastFailuresAndExitsWithTheWorstStatus() throws {
         let server = try RunningEntitled()
         let script = "revoke mem_0000000000000\nfrobnicate\ngrant user:u1 prod_b\n"
-        let run = try ConsoleRun.run(["--port", String(server.port), "--continue"], input: script)
+        let run = try ConsoleRun.run(["--port", String(server.port), "--continue", "--yes"], input: script)
         #expect(run.status == 2)
         #expect(run.standardError.contains("(error) not_found"))
         #expect(run.standardError.contains("unknown command 'frobnicate'"))
@@ -64,7 +64,7 @@ import Testing
         server.stop()
         let run = try ConsoleRun.run(["--port", String(port)], input: "ping\nping\n")
         #expect(run.status == 2)
-        #expect(run.standardError == "error: cannot connect to 127.0.0.1:\(port): connection refused\n")
+        #expect(run.standardError == "line 1: error: cannot connect to 127.0.0.1:\(port): connection refused\n")
     }
 
     @Test func aScriptCanWatchAndShowsTheChangesPushedAfterEachCommand() throws {

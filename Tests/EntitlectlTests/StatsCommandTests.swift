@@ -9,7 +9,7 @@ import Testing
         #expect(try ConsoleRun.run(port + ["grant", "user:u1", "prod_pro"]).status == 0)
         #expect(try ConsoleRun.run(port + ["grant", "device:d1", "prod_pro"]).status == 0)
         #expect(try ConsoleRun.run(port + ["check", "user:u1", "prod_pro"]).status == 0)
-        #expect(try ConsoleRun.run(port + ["revoke", "mem_0000000000000", "refund"]).status == 1)
+        #expect(try ConsoleRun.run(port + ["--yes", "revoke", "mem_0000000000000", "refund"]).status == 1)
 
         let run = try ConsoleRun.run(port + ["stats"])
         #expect(run.status == 0)

@@ -170,7 +170,7 @@ import Testing
         try watcher.waitFor("push grant: mem_")
         try watcher.waitFor("prod_a active, access until ")
         let id = grant.standardOutput.split(separator: "\n").last?.split(separator: " ").first.map(String.init) ?? ""
-        #expect(try ConsoleRun.run(["--port", String(server.port), "revoke", id, "refund"]).status == 0)
+        #expect(try ConsoleRun.run(["--port", String(server.port), "--yes", "revoke", id, "refund"]).status == 0)
         try watcher.waitFor("push revoke: \(id) prod_a revoked, no access, device:followed (guest)")
         // It follows until interrupted or until the connection ends: here the server stops.
         server.stop()

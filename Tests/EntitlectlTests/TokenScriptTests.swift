@@ -22,7 +22,7 @@ import Testing
             server.portOption, input: "grant user:u1 prod_a\ngrant user:u1 prod_b\n", environment: ["ENTITLED_TOKEN": wrong]
         )
         #expect(run.status == 2)
-        #expect(run.standardError == "error: 127.0.0.1:\(server.port) refused the token from ENTITLED_TOKEN (unauthorized: unknown token)\n")
+        #expect(run.standardError == "line 1: error: 127.0.0.1:\(server.port) refused the token from ENTITLED_TOKEN (unauthorized: unknown token)\n")
         #expect(!run.standardError.contains(wrong))
         #expect(try server.actors(of: "user:u1").isEmpty)
     }
@@ -35,6 +35,6 @@ import Testing
         )
         #expect(run.status == 1)
         #expect(run.standardOutput == "not active\n")
-        #expect(run.standardError.hasPrefix("(error) forbidden: this connection's role may not run grant"))
+        #expect(run.standardError.hasPrefix("line 2: (error) forbidden: this connection's role may not run grant"))
     }
 }

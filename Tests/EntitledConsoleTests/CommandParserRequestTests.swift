@@ -286,9 +286,6 @@ import Testing
         )
     }
 
-    @Test func defineWithoutProductsSendsAnEmptyArray() throws {
-        #expect(try sentRequest("define beta")?.line == #"{"op":"define","entitlement":"beta","products":[]}"#)
-    }
 
     // MARK: commands without arguments
 
@@ -326,7 +323,7 @@ import Testing
 
     @Test func wordsAreNotSplitAgainSoAQuoteInsideOneIsKept() throws {
         #expect(
-            try sentRequest(words: ["define", #"it"s"#])?.line == #"{"op":"define","entitlement":"it\"s","products":[]}"#
+            try sentRequest(words: ["define", #"it"s"#, "p1"])?.line == #"{"op":"define","entitlement":"it\"s","products":["p1"]}"#
         )
     }
 

@@ -37,9 +37,10 @@ import Testing
         #expect(Set(complete("c").candidates) == ["check", "claim", "catalog", "customer"])
         #expect(complete("h").action == .list(["help", "history"]))
         #expect(complete("hi").action == .replace(deleting: 2, insert: "history "))
-        #expect(complete("e").action == .list(["event", "exit"]))
+        #expect(complete("e").action == .list(["erase", "event", "exit"]))
         #expect(complete("w").action == .replace(deleting: 1, insert: "watch "))
-        #expect(complete("u").action == .replace(deleting: 1, insert: "unwatch "))
+        #expect(complete("u").action == .replace(deleting: 1, insert: "un"))
+        #expect(complete("und").action == .replace(deleting: 3, insert: "undefine "))
         #expect(Set(complete("").candidates) == Set(CommandSpec.all.map(\.name)))
     }
 

@@ -16,6 +16,8 @@ import Testing
                   customer  Show what a subject is entitled to, entitlement by entitlement (RevenueCat's CustomerInfo).
                   history   Show the audit trail of a subject's memberships or of an entitlement, newest first.
                   define    Set the products that unlock an entitlement, replacing the ones it had.
+                  undefine  Remove an entitlement from the catalog: no product unlocks it any more.
+                  erase     Erase a person (right to be forgotten): every membership, device link and history entry naming them.
                   catalog   List every entitlement and the products that unlock it.
                   watch     Show each change of a subject's access (or everyone's) as the server pushes it.
                   unwatch   Stop watching a subject (or everyone); with nothing, stop every watch.
@@ -33,7 +35,7 @@ import Testing
     @Test func theOverviewBoldsTheCommandNamesWithoutChangingTheAlignment() {
         let lines = HelpText.overview(style: TextStyle(usesColor: true)).split(separator: "\n")
         #expect(lines[1] == "  \u{1B}[1mcheck\u{1B}[0m     Is access active now (or at TIME)? Any product, one product or one entitlement.")
-        #expect(lines[13] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
+        #expect(lines[15] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
     }
 
     @Test func commandHelpShowsUsageSummaryDetailsAndExample() throws {
@@ -106,8 +108,8 @@ import Testing
         #expect(CommandSpec.named("Exit")?.name == "exit")
         #expect(CommandSpec.named("grants") == nil)
         #expect(CommandSpec.all.map(\.name) == [
-            "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "catalog", "watch", "unwatch",
-            "snapshot", "stats", "ping", "raw", "help", "quit", "exit",
+            "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
+            "watch", "unwatch", "snapshot", "stats", "ping", "raw", "help", "quit", "exit",
         ])
     }
 }

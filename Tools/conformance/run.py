@@ -2,11 +2,19 @@
 """Runs the protocol conformance scenarios (Protocol/conformance/*.ndjson) against a running `entitled`.
 
 Usage:
-    python3 Tools/conformance/run.py --host 127.0.0.1 --port N [--require-schema] [scenario.ndjson ...]
+    python3 Tools/conformance/run.py --host 127.0.0.1 --port N [--require-schema] [--token T] [--keep]
+        [--created-file PATH] [scenario.ndjson ...]
 
 With no scenario files, every Protocol/conformance/*.ndjson runs. Each scenario runs on its own fresh
 connections against the same server. Prints PASS or FAIL (with the first mismatch) per scenario and exits
 0 only if every scenario passed.
+
+Afterwards the runner removes what the run created, so a real server is left as it was: every user and
+device a request of the run named and the server accepted is erased (`erase`), and every entitlement it
+defined is removed (`undefine`). Only ids carrying the run's tag are touched. `--token` authenticates the
+clean-up connection (an admin token, for a server started with --auth); `--keep` leaves everything in place;
+`--created-file` writes what the run created (JSON) before removing it. A server that does not know `erase`
+or `undefine` (an older one) is reported and the rest left in place; any other refusal fails the run.
 
 If the module `jsonschema` can be imported, every request sent with "send" (unless marked "invalid") is
 validated against Protocol/schema/request.schema.json and every response and pushed line received against
@@ -275,12 +283,15 @@ class Connection:
         self.responses: list = []
         self.pushes: list = []
         self.sent_ops: list = []  # the op of each request still waiting for its response, in order
+        self.sent_requests: list = []  # the request (a dict, or None) of each, in the same order
+        self.accepted: list = []  # the requests the server answered with "ok": true
         self.closed = False
         self.schemas = schemas
 
-    def send(self, data: bytes, op):
+    def send(self, data: bytes, op, request=None):
         self.socket.sendall(data)
         self.sent_ops.append(op)
+        self.sent_requests.append(request)
 
     def _read_line(self, deadline: float) -> bool:
         """Reads one more line into the queues; False when the deadline passed first."""
@@ -317,6 +328,9 @@ class Connection:
             self.pushes.append(line)
         else:
             op = self.sent_ops.pop(0) if self.sent_ops else None
+            request = self.sent_requests.pop(0) if self.sent_requests else None
+            if line.get("ok") is True and isinstance(request, dict):
+                self.accepted.append(request)
             self.schemas.check_line(line, op)
             self.responses.append(line)
         return True
@@ -398,8 +412,10 @@ def load_steps(path: Path) -> list:
     return steps
 
 
-def run_scenario(path: Path, host: str, port: int, schemas: Schemas, run_tag: str, timeout: float) -> str | None:
-    """Runs one scenario; returns None when it passed, else the first mismatch."""
+def run_scenario(path: Path, host: str, port: int, schemas: Schemas, run_tag: str, timeout: float,
+                 created: "Created") -> str | None:
+    """Runs one scenario; returns None when it passed, else the first mismatch. What the server accepted
+    is noted in `created`, passed or not."""
     tag = f"{path.stem}-{run_tag}"
     connections: dict[str, Connection] = {}
     captures: dict = {}
@@ -425,12 +441,16 @@ def run_scenario(path: Path, host: str, port: int, schemas: Schemas, run_tag: st
                         schemas.check_request(request)
                     line = json.dumps(request, ensure_ascii=False, separators=(",", ":")) + "\n"
                     op = request.get("op") if isinstance(request, dict) else None
-                    connection(name).send(line.encode("utf-8"), op if isinstance(op, str) else None)
+                    connection(name).send(line.encode("utf-8"), op if isinstance(op, str) else None, request)
                 elif kind == "sendRaw":
                     raw = substitute(step["sendRaw"], captures, tag) * int(step.get("repeat", 1))
                     if step.get("newline", True):
                         raw += "\n"
-                    connection(name).send(raw.encode("utf-8"), None)
+                    try:
+                        parsed = json.loads(raw)
+                    except (json.JSONDecodeError, RecursionError):
+                        parsed = None
+                    connection(name).send(raw.encode("utf-8"), None, parsed if isinstance(parsed, dict) else None)
                 elif kind == "expect":
                     response = connection(name).next_response(step_timeout)
                     captures = match(tag_only(step["expect"], tag), response, captures)
@@ -455,7 +475,86 @@ def run_scenario(path: Path, host: str, port: int, schemas: Schemas, run_tag: st
         return None
     finally:
         for conn in connections.values():
+            for request in conn.accepted:
+                created.note(request, run_tag)
             conn.close()
+
+
+# MARK: Clean-up
+
+
+class Created:
+    """The users, devices and entitlements a run made the server hold, by their ids (tagged ones only)."""
+
+    def __init__(self):
+        self.users: set = set()
+        self.devices: set = set()
+        self.entitlements: set = set()
+
+    def note(self, request: dict, run_tag: str):
+        def tagged(value):
+            return isinstance(value, str) and run_tag in value
+
+        if tagged(request.get("user")):
+            self.users.add(request["user"])
+        if tagged(request.get("device")):
+            self.devices.add(request["device"])
+        if request.get("op") == "define" and tagged(request.get("entitlement")):
+            self.entitlements.add(request["entitlement"])
+
+    def as_json(self) -> dict:
+        return {"users": sorted(self.users), "devices": sorted(self.devices), "entitlements": sorted(self.entitlements)}
+
+    def summary(self) -> str:
+        return f"{len(self.users)} users, {len(self.devices)} devices, {len(self.entitlements)} entitlements"
+
+
+def clean_up(host: str, port: int, token: str | None, created: Created, timeout: float) -> tuple[bool, str]:
+    """Erases the run's subjects and undefines its entitlements. Returns (failed, message)."""
+    requests = [{"op": "erase", "user": user, "reason": "conformance run clean-up"} for user in sorted(created.users)]
+    requests += [{"op": "erase", "device": device, "reason": "conformance run clean-up"} for device in sorted(created.devices)]
+    requests += [{"op": "undefine", "entitlement": name, "reason": "conformance run clean-up"}
+                 for name in sorted(created.entitlements)]
+    if not requests:
+        return False, "cleanup: nothing to remove"
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as error:
+        return True, f"CLEANUP FAILED: cannot connect to {host}:{port} ({error}); left {created.summary()}"
+    reader = sock.makefile("rb")
+
+    def exchange(request: dict) -> dict:
+        sock.sendall((json.dumps(request, separators=(",", ":")) + "\n").encode("utf-8"))
+        while True:
+            raw = reader.readline()
+            if not raw:
+                raise OSError("the server closed the connection")
+            line = json.loads(raw)
+            if "push" not in line:
+                return line
+
+    try:
+        if token:
+            answer = exchange({"op": "auth", "token": token})
+            if answer.get("ok") is not True:
+                return True, f"CLEANUP FAILED: the token was refused ({describe(answer.get('error'))}); left {created.summary()}"
+        for request in requests:
+            answer = exchange(request)
+            error = answer.get("error") or {}
+            if answer.get("ok") is True or error.get("code") == "not_found":
+                continue
+            if error.get("code") == "unknown_op":
+                # An older server: it cannot remove anything, and says so. Not a conformance failure.
+                return False, (f"CLEANUP SKIPPED: the server does not know {request['op']!r} (unknown_op); "
+                               f"left {created.summary()} in place")
+            return True, f"CLEANUP FAILED: {describe(request)} was answered {describe(answer)}"
+    except (OSError, json.JSONDecodeError) as error:
+        return True, f"CLEANUP FAILED: {error}; left (some of) {created.summary()}"
+    finally:
+        reader.close()
+        sock.close()
+    return False, f"cleanup: erased {len(created.users)} users and {len(created.devices)} devices, " \
+                  f"removed {len(created.entitlements)} entitlements"
 
 
 def main() -> int:
@@ -464,6 +563,9 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=7117)
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each expected line")
     parser.add_argument("--require-schema", action="store_true", help="fail if the jsonschema module is missing")
+    parser.add_argument("--token", help="authenticate the clean-up connection with this (admin) token")
+    parser.add_argument("--keep", action="store_true", help="leave what the run created on the server")
+    parser.add_argument("--created-file", type=Path, help="write the users, devices and entitlements the run created (JSON)")
     parser.add_argument("scenarios", nargs="*", type=Path)
     arguments = parser.parse_args()
 
@@ -476,9 +578,10 @@ def main() -> int:
     # A tag unique to this run: scenarios write ${S} into their ids, so runs against one server never meet.
     run_tag = secrets.token_hex(3)
     failed = 0
+    created = Created()
     for path in scenarios:
         started = time.monotonic()
-        problem = run_scenario(path, arguments.host, arguments.port, schemas, run_tag, arguments.timeout)
+        problem = run_scenario(path, arguments.host, arguments.port, schemas, run_tag, arguments.timeout, created)
         elapsed = time.monotonic() - started
         if problem is None:
             print(f"PASS {path.name} ({elapsed:.2f}s)")
@@ -486,6 +589,14 @@ def main() -> int:
             failed += 1
             print(f"FAIL {path.name}: {problem}")
     print(f"{len(scenarios) - failed} passed, {failed} failed")
+    if arguments.created_file:
+        arguments.created_file.write_text(json.dumps(created.as_json(), indent=1) + "\n")
+    if arguments.keep:
+        print(f"cleanup: --keep, left {created.summary()} (ids containing {run_tag})")
+    else:
+        cleanup_failed, message = clean_up(arguments.host, arguments.port, arguments.token, created, arguments.timeout)
+        print(message)
+        failed += 1 if cleanup_failed else 0
     return 0 if failed == 0 else 1
 
 

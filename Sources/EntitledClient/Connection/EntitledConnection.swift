@@ -51,6 +51,14 @@ public final class EntitledConnection {
     /// How many pushed lines were dropped because the queue was full.
     public var droppedPushes: Int { inbox.dropped }
 
+    /// Calls `handler` each time a pushed line is queued, on the connection's event loop thread, so a
+    /// thread busy with something else (a console waiting for a key) can be woken to take it; `nil`
+    /// stops the calls. The handler must be quick and must not call this connection: it should only
+    /// signal (write a byte to a pipe, say) and let the owning thread call `takeAvailablePushes()`.
+    public func setPushArrivalHandler(_ handler: (@Sendable () -> Void)?) {
+        inbox.setArrivalHandler(handler)
+    }
+
     /// The watches the server reported for the open connection (the `watches` of the last `watch` or
     /// `unwatch` answer); 0 after a new connection is opened.
     public private(set) var watchCount = 0
@@ -245,6 +253,11 @@ final class PushInbox: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let arrivals = DispatchSemaphore(value: 0)
+    private let arrivalHandler = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
+
+    func setArrivalHandler(_ handler: (@Sendable () -> Void)?) {
+        arrivalHandler.withLockedValue { $0 = handler }
+    }
 
     var dropped: Int { state.withLockedValue { $0.dropped } }
 
@@ -256,8 +269,8 @@ final class PushInbox: Sendable {
         }
         return PushSink(
             deliver: { push in
-                let wake = self.state.withLockedValue { state -> Bool in
-                    guard state.generation == generation else { return false }
+                let wake = self.state.withLockedValue { state -> Bool? in
+                    guard state.generation == generation else { return nil }
                     if state.queue.count >= EntitledConnection.maximumQueuedPushes {
                         state.queue.removeFirst()
                         state.dropped += 1
@@ -265,7 +278,9 @@ final class PushInbox: Sendable {
                     state.queue.append(push)
                     return self.stopsWaiting(&state)
                 }
+                guard let wake else { return }
                 if wake { self.arrivals.signal() }
+                self.arrivalHandler.withLockedValue { $0 }?()
             },
             finish: {
                 let wake = self.state.withLockedValue { state in

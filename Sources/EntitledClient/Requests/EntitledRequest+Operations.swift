@@ -72,6 +72,18 @@ extension EntitledRequest {
         )
     }
 
+    /// Removes an entitlement from the catalog (admin); answered with the products it had. `reason` is kept
+    /// in the audit trail.
+    public static func undefine(entitlement: String, reason: String? = nil) -> EntitledRequest {
+        EntitledRequest(op: "undefine", ["entitlement": entitlement, "reason": reason])
+    }
+
+    /// Erases a person (admin): the memberships, device links, idempotency keys and audit entries of the
+    /// user, the device or both. Answered with how many memberships and history entries went.
+    public static func erase(user: String? = nil, device: String? = nil, reason: String? = nil) -> EntitledRequest {
+        EntitledRequest(op: "erase", ["user": user, "device": device, "reason": reason])
+    }
+
     /// Applies a store's lifecycle event to a membership: a renewal, a cancellation, a billing issue, ...
     /// (`Names.eventTypes`).
     ///

@@ -102,11 +102,15 @@ public enum CommandParser {
             try arguments.finish()
             return .request(command: "claim", .claim(device: device, user: user, reason: reason))
         case "revoke":
+            let reasonOption = try arguments.takeValue(key: "reason")
+            try arguments.rejectUnknownOptions()
             guard let membership = arguments.takePositional() else {
                 throw arguments.failure("a MEMBERSHIP id is required (show lists them)")
             }
-            let reason = arguments.takeRest()
-            return .request(command: "revoke", .revoke(membership: membership, reason: reason.isEmpty ? nil : reason.joined(separator: " ")))
+            let words = arguments.takeRest()
+            if reasonOption != nil && !words.isEmpty { throw arguments.failure("give the REASON as words or as reason=TEXT, not both") }
+            let reason = reasonOption ?? (words.isEmpty ? nil : words.joined(separator: " "))
+            return .request(command: "revoke", .revoke(membership: membership, reason: reason))
         case "event":
             let eventID = try arguments.takeValue(key: "id")
             let at = try arguments.takeTime(key: "at")
@@ -121,6 +125,9 @@ public enum CommandParser {
             guard let type = arguments.takePositional() else {
                 throw arguments.failure("an event TYPE is required: \(CommandSpec.eventTypes.joined(separator: ", "))")
             }
+            // A type this console does not know goes to the server, which judges it: a newer server may
+            // have more types.
+            let eventType = type.lowercased()
             guard let eventID else {
                 throw arguments.failure("id=EVENT is required: the store's id of the event, so that a repeated one is ignored")
             }
@@ -133,10 +140,13 @@ public enum CommandParser {
                 expiresAt = ConsoleTime.requestTime(from: time)
             }
             try arguments.finish()
+            if let problem = EventArguments.problem(type: eventType, until: expiresAt != nil, grace: grace != nil, product: product != nil) {
+                throw arguments.failure(problem)
+            }
             return .request(
                 command: "event",
                 .event(
-                    membership: membership, type: type.lowercased(), eventId: eventID,
+                    membership: membership, type: eventType, eventId: eventID,
                     eventTime: at ?? ConsoleTime.serverTime(milliseconds: now), expiresAt: expiresAt,
                     gracePeriodExpiresAt: grace, product: product, transactionId: transaction, reason: reason
                 )
@@ -189,7 +199,24 @@ public enum CommandParser {
             guard let entitlement = arguments.takePositional() else {
                 throw arguments.failure("an ENTITLEMENT name is required")
             }
-            return .request(command: "define", .define(entitlement: entitlement, products: arguments.takeRest(), reason: reason))
+            let products = arguments.takeRest()
+            guard !products.isEmpty else {
+                throw arguments.failure("at least one PRODUCT is required; to remove \(entitlement) from the catalog: undefine \(entitlement)")
+            }
+            return .request(command: "define", .define(entitlement: entitlement, products: products, reason: reason))
+        case "undefine":
+            let reason = try arguments.takeValue(key: "reason")
+            try arguments.rejectUnknownOptions()
+            guard let entitlement = arguments.takePositional() else {
+                throw arguments.failure("an ENTITLEMENT name is required (catalog lists them)")
+            }
+            try arguments.finish()
+            return .request(command: "undefine", .undefine(entitlement: entitlement, reason: reason))
+        case "erase":
+            let subject = try arguments.takeSubject()
+            let reason = try arguments.takeValue(key: "reason")
+            try arguments.finish()
+            return .request(command: "erase", .erase(user: subject.user, device: subject.device, reason: reason))
         case "catalog", "snapshot", "ping", "stats":
             try arguments.finish()
             return .request(command: spec.name, EntitledRequest(op: spec.name))
@@ -318,9 +345,12 @@ struct ArgumentList {
         return words.remove(at: index)
     }
 
-    /// Fails on a `key=value` word no `takeValue` took: an option this command does not have.
+    /// Fails on a `key=value` word no `takeValue` took: an option this command does not have, named with
+    /// the closest one it does have. Nothing is sent: a misspelt option must never change what a command
+    /// means (`sorce=stripe` quietly dropped would grant with the default source).
     func rejectUnknownOptions() throws(ConsoleUsageError) {
-        if let stray = words.first(where: Self.isKeyValue) { throw failure("unknown option '\(stray)'") }
+        guard let stray = words.first(where: Self.isKeyValue) else { return }
+        throw OptionSuggestions.error(for: String(stray.prefix { $0 != "=" }), of: spec)
     }
 
     /// Takes every word left, in order.
@@ -331,8 +361,8 @@ struct ArgumentList {
 
     /// Fails when words are left over.
     func finish() throws(ConsoleUsageError) {
+        try rejectUnknownOptions()
         guard let extra = words.first else { return }
-        if Self.isKeyValue(extra) { throw failure("unknown option '\(extra)'") }
         throw failure("unexpected '\(extra)'")
     }
 

@@ -11,6 +11,11 @@ public struct CommandSpec: Sendable, Hashable {
     /// More lines for `help COMMAND`: what the arguments mean.
     public let details: [String]
     public let example: String?
+    /// The `key=` options the command takes (keys without `=`); any other `key=value` word is refused.
+    public var options: [String] = []
+    /// Whether the command removes or takes back data: interactively it shows what it will touch and asks
+    /// first; scripts and one-shot commands must say `--yes`.
+    public var needsConfirmation = false
 
     /// `grant SUBJECT [SUBJECT] PRODUCT ...`: the usage line.
     public var usage: String { arguments.isEmpty ? name : "\(name) \(arguments)" }
@@ -27,7 +32,8 @@ extension CommandSpec {
                 "PRODUCT counts only that product; entitlement:NAME only the products the catalog gives NAME.",
                 "at=TIME evaluates expiry at TIME, an RFC 3339 time or a date (2027-01-01 is midnight UTC).",
             ],
-            example: "check user:u1 entitlement:pro"
+            example: "check user:u1 entitlement:pro",
+            options: ["at"]
         ),
         CommandSpec(
             name: "grant",
@@ -45,7 +51,8 @@ extension CommandSpec {
                 "  key=KEY  an idempotency key: the same grant again with it creates nothing new",
                 "  reason=TEXT  kept in the history (quote it when it has spaces: reason=\"gift for a tester\")",
             ],
-            example: "grant device:d1 prod_pro 30d source=app_store"
+            example: "grant device:d1 prod_pro 30d source=app_store",
+            options: ["source", "plan", "renews", "period", "env", "ownership", "type", "transaction", "original", "key", "reason"]
         ),
         CommandSpec(
             name: "claim",
@@ -55,14 +62,19 @@ extension CommandSpec {
                 "Memberships already claimed by a user stay where they are; a repeated claim moves nothing.",
                 "reason=TEXT is kept in the history.",
             ],
-            example: "claim device:d1 user:u1"
+            example: "claim device:d1 user:u1",
+            options: ["reason"]
         ),
         CommandSpec(
             name: "revoke",
             arguments: "MEMBERSHIP [REASON...]",
             summary: "Take a membership back (refund, chargeback, manual); it stays listed as revoked.",
-            details: ["REASON is free text (the words after the id, or one quoted string); the default is manual."],
-            example: "revoke mem_1ymr6jcw5jqzv refund"
+            details: [
+                "REASON is free text (the words after the id, reason=TEXT, or one quoted string); the default is manual.",
+                "Interactively it shows the membership and asks first; scripts and one-shot commands need --yes.",
+            ],
+            example: "revoke mem_1ymr6jcw5jqzv refund",
+            options: ["reason"], needsConfirmation: true
         ),
         CommandSpec(
             name: "event",
@@ -76,14 +88,16 @@ extension CommandSpec {
                 "grace=TIME ends a billing_issue's grace period; product=PRODUCT is a product_change's new product.",
                 "transaction=ID is the store's transaction; reason=TEXT is kept in the history.",
             ],
-            example: "event mem_1ymr6jcw5jqzv renewal id=evt_1 until 2027-01-22"
+            example: "event mem_1ymr6jcw5jqzv renewal id=evt_1 until 2027-01-22",
+            options: ["id", "at", "grace", "product", "transaction", "reason"]
         ),
         CommandSpec(
             name: "show",
             arguments: "SUBJECT [SUBJECT] [at=TIME]",
             summary: "List the memberships a subject can see, newest first, as a table.",
             details: subjectDetails + ["at=TIME computes each status at TIME instead of now."],
-            example: "show user:u1 device:d1"
+            example: "show user:u1 device:d1",
+            options: ["at"]
         ),
         CommandSpec(
             name: "customer",
@@ -100,14 +114,39 @@ extension CommandSpec {
                 "entitlement:NAME shows how the catalog defined NAME over time instead.",
                 "limit=N shows at most N entries, from 1 to 1000; the server's default is 100.",
             ],
-            example: "history user:u1 limit=20"
+            example: "history user:u1 limit=20",
+            options: ["limit"]
         ),
         CommandSpec(
             name: "define",
-            arguments: "ENTITLEMENT [PRODUCT...] [reason=TEXT]",
+            arguments: "ENTITLEMENT PRODUCT... [reason=TEXT]",
             summary: "Set the products that unlock an entitlement, replacing the ones it had.",
-            details: ["With no products the entitlement exists and nothing unlocks it.", "reason=TEXT is kept in the history."],
-            example: "define pro prod_pro_m prod_pro_y"
+            details: ["At least one PRODUCT; undefine removes an entitlement.", "reason=TEXT is kept in the history."],
+            example: "define pro prod_pro_m prod_pro_y",
+            options: ["reason"]
+        ),
+        CommandSpec(
+            name: "undefine",
+            arguments: "ENTITLEMENT [reason=TEXT]",
+            summary: "Remove an entitlement from the catalog: no product unlocks it any more.",
+            details: [
+                "Memberships stay as they are; checks of entitlement:NAME answer not active for everyone.",
+                "reason=TEXT is kept in the history.",
+                "Interactively it shows the entitlement and its products and asks first; scripts and one-shot commands need --yes.",
+            ],
+            example: "undefine pro reason=\"replaced by premium\"",
+            options: ["reason"], needsConfirmation: true
+        ),
+        CommandSpec(
+            name: "erase",
+            arguments: "SUBJECT [SUBJECT] [reason=TEXT]",
+            summary: "Erase a person (right to be forgotten): every membership, device link and history entry naming them.",
+            details: subjectDetails + [
+                "It cannot be undone. The history keeps that an erasure happened, without the id; reason=TEXT goes with it.",
+                "Interactively it shows the memberships it will remove and asks first; scripts and one-shot commands need --yes.",
+            ],
+            example: "erase user:u1 reason=\"request 2026-118\"",
+            options: ["reason"], needsConfirmation: true
         ),
         CommandSpec(
             name: "catalog", arguments: "", summary: "List every entitlement and the products that unlock it.",
@@ -118,7 +157,7 @@ extension CommandSpec {
             arguments: "SUBJECT [SUBJECT] | all",
             summary: "Show each change of a subject's access (or everyone's) as the server pushes it.",
             details: subjectDetails + [
-                "In the console, the changes pushed meanwhile are shown after each command and at each prompt.",
+                "In the console, each change is shown as it arrives, above the prompt, even while a command is typed.",
                 "As a one-shot command (entitlectl watch user:u1) it keeps printing them until interrupted.",
                 "Watches last as long as the connection: after a reconnect, watch again.",
             ],

@@ -47,8 +47,10 @@ public enum Completer {
                 words += ["lifetime", "until", "30d", "7d", "365d"]
             }
             return words
-        case "claim":
+        case "claim", "erase":
             return subjects + options(["reason="])
+        case "undefine":
+            return arguments.isEmpty ? Array(knowledge.entitlements) : options(["reason="])
         case "show", "customer":
             return subjects + (spec.name == "show" ? options(["at="]) : [])
         case "history":

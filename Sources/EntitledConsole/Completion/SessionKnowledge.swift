@@ -9,6 +9,12 @@ public struct SessionKnowledge: Sendable, Hashable {
     public var membershipIDs: Set<String> = []
     public var users: Set<String> = []
     public var devices: Set<String> = []
+    /// The owner each membership had when a response last showed it: where `revoke` looks it up to show
+    /// the row it will take back.
+    public var membershipOwners: [String: MembershipOwner] = [:]
+    /// Whether a whole catalog was learned (from `catalog`), so the entitlements above are all there are
+    /// as of then.
+    public var knowsCatalog = false
 
     public init() {}
 
@@ -33,6 +39,7 @@ public struct SessionKnowledge: Sendable, Hashable {
             products.formUnion(customer.allPurchasedProductIds)
         }
         if let catalog = response.catalog {
+            knowsCatalog = true
             for (entitlement, products) in catalog {
                 entitlements.insert(entitlement)
                 self.products.formUnion(products)
@@ -52,7 +59,39 @@ public struct SessionKnowledge: Sendable, Hashable {
     mutating func learn(_ membership: MembershipInfo) {
         membershipIDs.insert(membership.id)
         products.insert(membership.productId)
+        membershipOwners[membership.id] = MembershipOwner(user: membership.user, device: membership.device)
         if let user = membership.user { users.insert(user) }
         if let device = membership.device { devices.insert(device) }
+    }
+}
+
+extension SessionKnowledge {
+    /// Forgets an entitlement the catalog no longer has (after `undefine`).
+    public mutating func forget(entitlement: String) {
+        entitlements.remove(entitlement)
+    }
+
+    /// Forgets a subject that was erased, and the memberships it owned.
+    public mutating func forget(user: String?, device: String?) {
+        if let user { users.remove(user) }
+        if let device { devices.remove(device) }
+        let gone = membershipOwners.filter { _, owner in
+            (user != nil && owner.user == user) || (device != nil && owner.device == device)
+        }
+        for id in gone.keys {
+            membershipOwners[id] = nil
+            membershipIDs.remove(id)
+        }
+    }
+}
+
+/// The subject a membership belongs to: a user, a device (a guest purchase) or a user on a device.
+public struct MembershipOwner: Sendable, Hashable {
+    public var user: String?
+    public var device: String?
+
+    public init(user: String?, device: String?) {
+        self.user = user
+        self.device = device
     }
 }

@@ -49,6 +49,8 @@ public struct ResponseRenderer: Sendable {
             guard let name = response["entitlement"]?.stringValue, let products = response["products"]?.arrayValue else { break }
             let list = products.compactMap(\.stringValue)
             return "\(style.bold(name)) is unlocked by " + (list.isEmpty ? style.dim("no product") : list.joined(separator: ", "))
+        case "undefine", "erase":
+            if let text = removal(command: command, response: response) { return text }
         case "catalog":
             guard let catalog = response.catalog else { break }
             if catalog.isEmpty { return style.dim("(no entitlements defined)") }

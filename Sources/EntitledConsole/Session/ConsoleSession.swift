@@ -12,24 +12,38 @@ public final class ConsoleSession {
     public let style: TextStyle
     /// Where the token came from, named when the server refuses it; `nil` when none was given.
     public let tokenOrigin: TokenOrigin?
+    /// What a command that removes or takes back data (`revoke`, `undefine`, `erase`) does first.
+    public var confirmation: ConfirmationPolicy
+    /// The number of the script line being run, which every error message then starts with (`line 3:
+    /// error: ...`); `nil` outside scripts.
+    public var lineNumber: Int?
     private let standardOutput: (String) -> Void
-    private let standardError: (String) -> Void
+    private let writeError: (String) -> Void
     private var warnedAboutAuthentication = false
 
     /// - Parameters:
     ///   - standardOutput: receives answers, one block of text (without a final newline) per call.
     ///   - standardError: receives error messages the same way.
     ///   - tokenOrigin: where the connection's token came from, if it has one.
+    ///   - confirmation: what `revoke`, `undefine` and `erase` do first; by default they are refused, as
+    ///     where nobody can be asked and `--yes` was not given.
     public init(
         connection: EntitledConnection, printsJSON: Bool, style: TextStyle, tokenOrigin: TokenOrigin? = nil,
+        confirmation: ConfirmationPolicy = .refuse,
         standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void
     ) {
         self.connection = connection
         self.printsJSON = printsJSON
         self.style = style
         self.tokenOrigin = tokenOrigin
+        self.confirmation = confirmation
         self.standardOutput = standardOutput
-        self.standardError = standardError
+        self.writeError = standardError
+    }
+
+    /// Writes an error (or a warning) for the person, after the script line's number when there is one.
+    private func standardError(_ text: String) {
+        writeError(lineNumber.map { "line \($0): " + text } ?? text)
     }
 
     /// Runs one line of console input. Blank lines and lines starting with `#` do nothing.
@@ -77,13 +91,19 @@ public final class ConsoleSession {
         for push in connection.takeAvailablePushes() { show(push) }
     }
 
+    /// The lines the server has pushed since the last look, as text to show (learned from, like those
+    /// shown), without waiting: for a caller that prints them itself, above a line being typed.
+    public func takeArrivedPushText() -> [String] {
+        connection.takeAvailablePushes().map(text(of:))
+    }
+
     private func show(_ push: EntitledPush) {
+        standardOutput(text(of: push))
+    }
+
+    private func text(of push: EntitledPush) -> String {
         knowledge.learn(from: push)
-        if printsJSON {
-            standardOutput(push.line)
-        } else {
-            standardOutput(ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds()).push(push))
-        }
+        return printsJSON ? push.line : ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds()).push(push)
     }
 
     /// Runs one command given as separate words (a one-shot command line).
@@ -119,7 +139,26 @@ public final class ConsoleSession {
                 if response.isOK { standardOutput(response.line) } else { standardError(response.line) }
             }
         case .request(let name, let request):
-            return exchange { () throws(EntitledClientError) in try connection.send(request) } show: { response in
+            if let refusal = CheckAdvice.misuse(of: request, knowledge: knowledge) {
+                standardError(style.red("error: ") + refusal.message)
+                return .usageError
+            }
+            if CommandSpec.named(name)?.needsConfirmation == true, let outcome = confirm(name, request) { return outcome }
+            var misused: ConsoleUsageError?
+            let outcome = exchange { () throws(EntitledClientError) in try connection.send(request) } show: { response in
+                // An inactive check of a product, in a session that has not read the catalog (a script, a
+                // one-shot command): read it now, once, to tell an entitlement given as a product. A session
+                // that knows the catalog judged the name before sending.
+                if name == "check", !knowledge.knowsCatalog, response.isOK, response["active"]?.boolValue == false,
+                    request.string("product") != nil
+                {
+                    learnCatalog()
+                    misused = CheckAdvice.misuse(of: request, knowledge: knowledge)
+                    if let misused {
+                        standardError(style.red("error: ") + misused.message)
+                        return
+                    }
+                }
                 if printsJSON {
                     standardOutput(response.line)
                     return
@@ -134,6 +173,49 @@ public final class ConsoleSession {
                     standardOutput(renderer.render(command: name, response: response))
                 }
             }
+            if misused != nil { return .usageError }
+            if outcome == .succeeded { forgetRemoved(name, request) }
+            return outcome
+        }
+    }
+
+    /// Keeps completion from offering what `undefine` or `erase` just removed.
+    private func forgetRemoved(_ command: String, _ request: EntitledRequest) {
+        switch command {
+        case "undefine": if let name = request.string("entitlement") { knowledge.forget(entitlement: name) }
+        case "erase": knowledge.forget(user: request.string("user"), device: request.string("device"))
+        default: break
+        }
+    }
+
+    /// Asks before a command that removes or takes back data, showing what it will touch; `nil` when it
+    /// may go ahead, else how it ended (refused, declined, or the look-up failed to connect).
+    private func confirm(_ name: String, _ request: EntitledRequest) -> CommandOutcome? {
+        switch confirmation {
+        case .assumeYes:
+            return nil
+        case .refuse:
+            guard let spec = CommandSpec.named(name) else { return .usageError }
+            standardError(style.red("error: ") + ConsoleUsageError.confirmationRequired(spec).message)
+            return .usageError
+        case .ask(let ask):
+            var answer: EntitledResponse?
+            if let lookup = ConfirmationPreview.lookup(command: name, request: request, knowledge: knowledge) {
+                do {
+                    answer = try connection.send(lookup)
+                } catch {
+                    standardError(style.red("error: ") + describe(error))
+                    return .connectionError
+                }
+                if let answer { knowledge.learn(from: answer) }
+            }
+            let renderer = ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds())
+            standardOutput(ConfirmationPreview.text(command: name, request: request, lookup: answer, renderer: renderer))
+            guard ask(ConfirmationPreview.question(command: name, request: request)) else {
+                standardOutput(ConfirmationPreview.declined(command: name))
+                return .nothing
+            }
+            return nil
         }
     }
 

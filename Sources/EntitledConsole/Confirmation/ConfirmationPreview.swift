@@ -1,0 +1,107 @@
+import EntitledClient
+
+/// What a command that removes or takes back data shows before it asks `y/N`: the membership `revoke`
+/// takes back, the entitlement and products `undefine` removes, the memberships `erase` removes.
+///
+/// Pure functions: the session sends the `lookup` request (a read), hands its answer back to `text`, and
+/// asks the `question`. Nothing is sent for the command itself until the person says yes.
+public enum ConfirmationPreview {
+    /// The read whose answer shows what `request` will touch: the memberships of the membership's owner
+    /// (as the session last saw it), the catalog, or the subject's memberships. `nil` when there is
+    /// nothing to look up (a membership this session has never seen).
+    public static func lookup(command: String, request: EntitledRequest, knowledge: SessionKnowledge) -> EntitledRequest? {
+        switch command {
+        case "revoke":
+            guard let id = request.string("membership"), let owner = knowledge.membershipOwners[id] else { return nil }
+            return .memberships(user: owner.user, device: owner.device)
+        case "undefine":
+            return .catalog
+        case "erase":
+            return .memberships(user: request.string("user"), device: request.string("device"))
+        default:
+            return nil
+        }
+    }
+
+    /// The text shown before the question, from the answer to `lookup` (`nil` when nothing was looked up).
+    public static func text(command: String, request: EntitledRequest, lookup answer: EntitledResponse?, renderer: ResponseRenderer) -> String {
+        if let failure = answer?.error {
+            return "cannot show what \(command) will touch: " + renderer.failure(failure)
+        }
+        switch command {
+        case "revoke":
+            let id = request.string("membership") ?? "?"
+            guard let membership = answer?.memberships?.first(where: { $0.id == id }) else {
+                return "revoke \(id): this session has not seen that membership, so it cannot show it (show SUBJECT lists a subject's)"
+            }
+            return "this takes back:\n" + renderer.membershipTable([membership])
+        case "undefine":
+            let name = request.string("entitlement") ?? "?"
+            guard let products = answer?.catalog?.first(where: { $0.entitlement == name })?.products else {
+                return "the catalog has no entitlement \(name)" + (answer == nil ? "" : "; the server will say so")
+            }
+            var table = TextTable(headers: ["ENTITLEMENT", "PRODUCTS"])
+            table.append([.init(name), .init(products.isEmpty ? "-" : products.joined(separator: ", "))])
+            return "this removes from the catalog:\n" + table.render(style: renderer.style)
+                + "\nafterwards no product unlocks \(name): checks of entitlement:\(name) answer not active; memberships stay"
+        case "erase":
+            let subject = subjectWords(request)
+            let memberships = answer?.memberships ?? []
+            var lines = [
+                "this erases \(subject) for good: \(ResponseRenderer.count(memberships.count, "membership")), its device links, "
+                    + "idempotency keys and every history entry naming it"
+            ]
+            if !memberships.isEmpty { lines.append(renderer.membershipTable(memberships)) }
+            return lines.joined(separator: "\n")
+        default:
+            return ""
+        }
+    }
+
+    /// The question, ending in the answer's default: `revoke mem_x? [y/N] `.
+    public static func question(command: String, request: EntitledRequest) -> String {
+        let target =
+            switch command {
+            case "revoke": request.string("membership") ?? ""
+            case "undefine": request.string("entitlement") ?? ""
+            default: subjectWords(request)
+            }
+        return "\(command) \(target)? [y/N] "
+    }
+
+    /// Whether an answer is yes: `y` or `yes`, in any case. Anything else, an empty line included, is no.
+    public static func isYes(_ answer: String) -> Bool {
+        ["y", "yes"].contains(answer.trimmingCharacters().lowercased())
+    }
+
+    /// What the console says when the answer was no.
+    public static func declined(command: String) -> String {
+        let done =
+            switch command {
+            case "revoke": "revoked"
+            case "undefine": "removed"
+            default: "erased"
+            }
+        return "nothing was \(done)"
+    }
+
+    /// `user:bob device:d1`, as the person would type the subject.
+    static func subjectWords(_ request: EntitledRequest) -> String {
+        [request.string("user").map { "user:" + $0 }, request.string("device").map { "device:" + $0 }]
+            .compactMap { $0 }.joined(separator: " ")
+    }
+}
+
+extension EntitledRequest {
+    /// The string value of the request's field `key`, if it has one.
+    func string(_ key: String) -> String? {
+        fields.last { $0.key == key }?.value.stringValue
+    }
+}
+
+extension String {
+    /// The text without surrounding whitespace.
+    func trimmingCharacters() -> String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}
