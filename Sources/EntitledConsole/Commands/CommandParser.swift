@@ -190,7 +190,7 @@ public enum CommandParser {
                 throw arguments.failure("an ENTITLEMENT name is required")
             }
             return .request(command: "define", .define(entitlement: entitlement, products: arguments.takeRest(), reason: reason))
-        case "catalog", "snapshot", "ping", "stats":
+        case "catalog", "snapshot", "ping", "stats", "reload":
             try arguments.finish()
             return .request(command: spec.name, EntitledRequest(op: spec.name))
         case "raw":
