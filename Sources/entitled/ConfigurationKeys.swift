@@ -35,7 +35,7 @@ struct ConfigurationKey: Sendable, Hashable {
         EnvironmentOverrides.prefix + String(name.uppercased().map { $0 == "-" ? "_" : $0 })
     }
 
-    /// Every setting, in the order `EntitledCommand` declares them (the order of the synthesized arguments).
+    /// Every setting, in the order `EntitledCommand` declares them.
     /// Not `config`: a file naming another file would make the precedence a puzzle.
     static let all: [ConfigurationKey] = [
         .init(name: "host", kind: .text),
