@@ -126,6 +126,11 @@ import Testing
         // In force as soon as the answer is in.
         #expect(try await server.authenticate(Self.second).1.isOK)
 
+        // A removed token is refused on a new connection as soon as the answer is in.
+        try server.rotate(to: [.admin, Self.second])
+        #expect(try await admin.send(line: #"{"op":"reload"}"#)["tokens"] == .number("2"))
+        #expect(try await server.authenticate(Self.first).1.errorCode == "unauthorized")
+
         // A broken file: an error naming the problem, and the tokens in force stay.
         try "[]".write(toFile: server.authFile, atomically: true, encoding: .utf8)
         let refused = try await admin.send(line: #"{"op":"reload"}"#)
