@@ -17,7 +17,8 @@ let hotPathSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "entitled",
-    platforms: [.macOS(.v14)],
+    // macOS 15: swift-configuration's API is available from there (`entitled` itself targets Linux).
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "entitled", targets: ["entitled"]),
         .executable(name: "entitlectl", targets: ["entitlectl"]),
@@ -41,6 +42,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // `entitled`'s configuration: command line > environment > file > default. Without its default trait
+        // (JSON): that provider links full Foundation (ICU, which valgrind cannot load; see EntitledStorage's
+        // Threading.swift) and takes any key of any JSON file, where `entitled` refuses unknown and repeated keys.
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
     ],
     targets: [
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
@@ -117,6 +122,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // SIGHUP: the auth file's reload.
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
         // A Swift client of the protocol: requests, responses, a connection. Knows nothing of the server.

@@ -35,7 +35,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-command -v swift >/dev/null || { echo "Tools/test.sh: no swift on PATH; install the Swift toolchain (6.1 or later)" >&2; exit 1; }
+command -v swift >/dev/null || { echo "Tools/test.sh: no swift on PATH; install the Swift toolchain (6.2 or later)" >&2; exit 1; }
 swift --version
 
 # The README's first session, against the real binary, as a new user would run it.

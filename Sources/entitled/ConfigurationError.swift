@@ -20,6 +20,8 @@ enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     case wrongType(path: String, key: String, expected: String, found: String)
     /// A flag's environment variable that is not `true`, `false`, `1` or `0`.
     case invalidEnvironmentFlag(variable: String, value: String)
+    /// A number's environment variable whose text is not one: `expected` is said in words.
+    case invalidEnvironmentNumber(variable: String, value: String, expected: String)
 
     /// A stable machine-readable code.
     var code: String {
@@ -33,6 +35,7 @@ enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
         case .nestedConfiguration: "config_nested"
         case .wrongType: "config_wrong_type"
         case .invalidEnvironmentFlag: "config_invalid_environment_flag"
+        case .invalidEnvironmentNumber: "config_invalid_environment_number"
         }
     }
 
@@ -60,6 +63,8 @@ enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
             "the key \"\(key)\" in the configuration file \(path) must be \(expected), not \(found)"
         case .invalidEnvironmentFlag(let variable, let value):
             "\(variable) must be true, false, 1 or 0, not \"\(value)\""
+        case .invalidEnvironmentNumber(let variable, let value, let expected):
+            "\(variable) must be \(expected), not \"\(value)\""
         }
     }
 

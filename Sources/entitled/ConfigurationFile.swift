@@ -1,5 +1,6 @@
 // FoundationEssentials, not Foundation: only its JSONDecoder is needed, and it links no ICU (full
 // Foundation does, and valgrind crashes on ICU; see EntitledStorage's Threading.swift).
+import Configuration
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -14,8 +15,13 @@ import Darwin
 /// flag names without their dashes, `{"port": 7117, "data-dir": "/var/lib/entitled", "insecure-no-auth": true}`.
 ///
 /// Reading it checks every key and the JSON type of every value, so a typo stops the start with a message
-/// naming the file and the key; whether a value is acceptable (a port in range, a known log level) is left
-/// to the command line's parser, which checks it exactly as it checks the flag.
+/// naming the file and the key; whether a value is acceptable (a port in range, a known log level) is
+/// checked once the sources are layered, as for a flag (`EntitledSettings`).
+///
+/// Read here rather than by swift-configuration's `FileProvider<JSONSnapshot>`, whose values then go to the
+/// library as an `InMemoryProvider`: the library's JSON snapshot takes any key (a typo would be ignored),
+/// keeps one of two repeated keys without a word, says nothing of where the text stops being JSON, reads a
+/// file of any size, and needs full Foundation (see Package.swift).
 struct ConfigurationFile: Sendable {
     /// More than any configuration file needs; a bound so that a wrong path (a log, a device) is refused
     /// instead of read without end.
@@ -23,8 +29,8 @@ struct ConfigurationFile: Sendable {
 
     /// The path as given: relative paths, in the file as on the command line, are relative to the working directory.
     let path: String
-    /// The file's settings in `ConfigurationKey.all`'s order, flags set to `false` included.
-    let settings: [ConfigurationSetting]
+    /// The file's values, by key, typed as each key is read (flags set to `false` included).
+    let values: [AbsoluteConfigKey: ConfigValue]
 
     init(path: String) throws(ConfigurationError) {
         self.path = path
@@ -57,26 +63,44 @@ struct ConfigurationFile: Sendable {
             if name == "config" { throw .nestedConfiguration(path: path) }
             throw .unknownKey(path: path, key: name, suggestion: ConfigurationKey.closest(to: name)?.name)
         }
-        let origin = "the configuration file \(path)"
-        var settings: [ConfigurationSetting] = []
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for key in ConfigurationKey.all {
             guard let value = object[key.name] else { continue }
-            switch (key.kind, value) {
-            case (.flag, .boolean(let isSet)):
-                settings.append(.init(key: key, value: .flag(isSet), origin: origin))
-            case (.flag, _):
-                throw .wrongType(path: path, key: key.name, expected: "true or false", found: value.description)
-            case (.value, .string(let text)):
-                settings.append(.init(key: key, value: .text(text), origin: origin))
-            case (.value, .integer(let number)):
-                settings.append(.init(key: key, value: .text(String(number)), origin: origin))
-            case (.value, .number(let number)):
-                settings.append(.init(key: key, value: .text("\(number)"), origin: origin))
-            case (.value, _):
-                throw .wrongType(path: path, key: key.name, expected: "a string or a number", found: value.description)
-            }
+            values[AbsoluteConfigKey(key.configKey)] = ConfigValue(try Self.content(of: value, for: key, in: path), isSecret: false)
         }
-        self.settings = settings
+        self.values = values
+    }
+
+    /// The provider of the file's values, named as error notes name the file.
+    var provider: InMemoryProvider {
+        InMemoryProvider(name: Self.providerName(path: path), values: values)
+    }
+
+    /// The name of a file's provider: what a note says a value came from.
+    static func providerName(path: String) -> String { "the configuration file \(path)" }
+
+    /// A value as the type its key is read as: the file is checked whole before anything reads it, so
+    /// a mistake names the file and the key whether or not a source of higher precedence overrides it.
+    private static func content(of value: ConfigurationValue, for key: ConfigurationKey, in path: String) throws(ConfigurationError) -> ConfigContent {
+        switch (key.kind, value) {
+        case (.flag, .boolean(let isSet)): return .bool(isSet)
+        case (.flag, _): throw .wrongType(path: path, key: key.name, expected: "true or false", found: value.description)
+        case (.integer, .integer(let number)): return .int(number)
+        case (.integer, .string(let text)):
+            guard let number = Int(text) else { throw .wrongType(path: path, key: key.name, expected: "a whole number", found: value.description) }
+            return .int(number)
+        case (.integer, .number): throw .wrongType(path: path, key: key.name, expected: "a whole number", found: value.description)
+        case (.number, .integer(let number)): return .double(Double(number))
+        case (.number, .number(let number)): return .double(number)
+        case (.number, .string(let text)):
+            guard let number = Double(text) else { throw .wrongType(path: path, key: key.name, expected: "a number", found: value.description) }
+            return .double(number)
+        case (.text, .string(let text)): return .string(text)
+        case (.text, .integer(let number)): return .string(String(number))
+        case (.text, .number(let number)): return .string("\(number)")
+        case (.integer, _), (.number, _), (.text, _):
+            throw .wrongType(path: path, key: key.name, expected: "a string or a number", found: value.description)
+        }
     }
 
     /// The file's bytes, read with the C library so that the reason of a failure is the system's own

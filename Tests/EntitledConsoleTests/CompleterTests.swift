@@ -47,7 +47,7 @@ import Testing
     @Test func commandNameCandidatesAreSortedLikeEveryOtherCandidateList() {
         #expect(complete("c").candidates == ["catalog", "check", "claim", "customer"])
         #expect(complete("c").action == .list(["catalog", "check", "claim", "customer"]))
-        #expect(complete("r").action == .list(["raw", "revoke"]))
+        #expect(complete("r").action == .list(["raw", "reload", "revoke"]))
     }
 
     @Test func anUnknownCommandOrAnUnknownPrefixCompletesNothing() {

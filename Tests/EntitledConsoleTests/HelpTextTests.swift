@@ -23,6 +23,7 @@ import Testing
                   unwatch   Stop watching a subject (or everyone); with nothing, stop every watch.
                   snapshot  Write a snapshot of the whole state to the server's data directory now.
                   stats     Show the server's counters: requests, errors, latency, connections, store size, log and snapshot.
+                  reload    Have the server re-read its auth file (--auth), as SIGHUP does.
                   ping      Check that the server answers.
                   raw       Send one protocol line as it is and print the server's response line.
                   help      List the commands, or show one command's syntax and an example.
@@ -109,7 +110,7 @@ import Testing
         #expect(CommandSpec.named("grants") == nil)
         #expect(CommandSpec.all.map(\.name) == [
             "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
-            "watch", "unwatch", "snapshot", "stats", "ping", "raw", "help", "quit", "exit",
+            "watch", "unwatch", "snapshot", "stats", "reload", "ping", "raw", "help", "quit", "exit",
         ])
     }
 }

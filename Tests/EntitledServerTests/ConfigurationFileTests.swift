@@ -198,7 +198,7 @@ import Darwin
         #expect(settings["auth"] == "off")
     }
 
-    /// The layering relies on the parser keeping the last of an option given twice, and accepting a flag twice.
+    /// The parser keeps the last of an option given twice, and accepts a flag twice.
     @Test func theParserKeepsTheLastOfARepeatedOptionAndAcceptsARepeatedFlag() throws {
         let directory = try TemporaryDirectory()
         let (settings, _) = try Self.startingSettings(
@@ -286,6 +286,33 @@ import Darwin
         let (status, errors) = try Self.refusal(arguments: ["--port", "0"], environment: ["ENTITLED_NO_TCP": "yes"], in: directory)
         #expect(status == Self.usageStatus)
         #expect(errors.contains(#"ENTITLED_NO_TCP must be true, false, 1 or 0, not "yes""#), "\(errors)")
+    }
+
+    @Test func aValueNotOfItsOptionsTypeStopsTheStartNamingTheVariableOrTheKey() throws {
+        let directory = try TemporaryDirectory()
+        for (variable, value, expected) in [
+            ("ENTITLED_PORT", "abc", "a whole number"), ("ENTITLED_MAX_CONNECTIONS", "1.5", "a whole number"),
+            ("ENTITLED_IDLE_TIMEOUT", "soon", "a number"),
+        ] {
+            let (status, errors) = try Self.refusal(arguments: [], environment: [variable: value], in: directory)
+            #expect(status == Self.usageStatus)
+            #expect(errors.contains(#"\#(variable) must be \#(expected), not "\#(value)""#), "\(errors)")
+        }
+        // The whole file is checked, even a key the environment overrides.
+        let configured = try ConfiguredDirectory(#"{"port": "abc", "idle-timeout": 1.5}"#)
+        let (status, errors) = try Self.refusal(
+            arguments: ["--config", configured.configPath], environment: ["ENTITLED_PORT": "0"], in: configured.directory
+        )
+        #expect(status == Self.usageStatus)
+        #expect(errors.contains(#"the key "port" in the configuration file \#(configured.configPath) must be a whole number, not the string "abc""#), "\(errors)")
+    }
+
+    @Test func aNumberGivenAsAStringInTheFileIsTakenAsTheNumber() throws {
+        let configured = try ConfiguredDirectory(#"{"port": "0", "idle-timeout": "2.5", "socket-mode": 660, "socket": "e.sock"}"#)
+        let (settings, _) = try Self.startingSettings(arguments: ["--config", configured.configPath], in: configured.directory)
+        #expect(settings["tcp"] == "127.0.0.1:0")
+        #expect(settings["idleTimeout"] == "2.5s")
+        #expect(settings["socket"] == "e.sock (mode 660)")
     }
 
     @Test func helpWorksEvenWhenTheConfigVariableNamesABrokenFile() throws {

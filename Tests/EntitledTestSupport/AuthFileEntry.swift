@@ -18,7 +18,7 @@ public struct AuthFileEntry: Sendable, Hashable {
     public static let check = AuthFileEntry(name: "reader", token: "check-secret-0b6e4a91d27c53f8", role: "check")
 
     /// Writes `tokens` as an auth file at `path`, readable by its owner only (the server warns otherwise).
-    static func writeAuthFile(_ tokens: [AuthFileEntry], to path: String) throws {
+    public static func writeAuthFile(_ tokens: [AuthFileEntry], to path: String) throws {
         let entries = tokens.map { ["name": $0.name, "token": $0.token, "role": $0.role] }
         let data = try JSONSerialization.data(withJSONObject: entries)
         guard FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) else {

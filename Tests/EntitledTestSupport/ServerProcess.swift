@@ -68,8 +68,34 @@ public final class ServerProcess {
         return process.terminationStatus
     }
 
+    /// What `waitForStandardError(containing:)` has read so far, given back by `standardErrorText()`.
+    private var errorsRead = Data()
+
+    /// Reads standard error while the process runs until it holds `text` (or `timeout` passes); returns
+    /// whether it does. For a test that must know the server did something it only logs (a reload).
+    public func waitForStandardError(containing text: String, timeout: Duration = .seconds(30)) -> Bool {
+        let descriptor = errors.fileHandleForReading.fileDescriptor
+        let flags = fcntl(descriptor, F_GETFL)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(descriptor, F_SETFL, flags) }
+        let deadline = ContinuousClock.now + timeout
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while ContinuousClock.now < deadline {
+            if String(decoding: errorsRead, as: UTF8.self).contains(text) { return true }
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                errorsRead.append(contentsOf: chunk[0..<count])
+            } else if count == 0 {
+                break  // the process closed it: it has exited
+            } else {
+                usleep(10_000)
+            }
+        }
+        return String(decoding: errorsRead, as: UTF8.self).contains(text)
+    }
+
     public func standardErrorText() -> String {
-        String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        String(decoding: errorsRead + errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 
     public func standardOutputText() -> String {

@@ -567,6 +567,12 @@ class Client:
         "store", "persistence" (None without a data directory)}."""
         return self._call("stats", {}, extra)
 
+    def reload(self, **extra: Any) -> dict:
+        """Has the server re-read its auth file (--auth), as SIGHUP does (an admin operation). Returns
+        {"tokens": N}, how many tokens are in force now. A broken file raises EntitledError and the
+        tokens in force stay in force."""
+        return self._call("reload", {}, extra)
+
     def event(
         self,
         membership: str,

@@ -172,6 +172,20 @@ class Authentication(ServerTestCase):
         self.assertEqual(stats["errors"]["byCode"]["forbidden"], 1)
         self.assertEqual(stats["connections"]["open"], 2)
 
+    def test_reload_puts_a_new_token_in_force_and_is_forbidden_to_a_check_token(self) -> None:
+        with self.assertRaises(EntitledError) as raised:
+            self.client(token=CHECK_TOKEN).reload()
+        self.assertEqual(raised.exception.code, "forbidden")
+        new_token = "python-new-token-0001"
+        with open(os.path.join(self.tmp, "auth.json"), "w", encoding="utf-8") as f:
+            json.dump([{"name": "py-admin", "token": ADMIN_TOKEN, "role": "admin"},
+                       {"name": "py-new", "token": new_token, "role": "check"}], f)
+        self.assertEqual(self.client(token=ADMIN_TOKEN).reload()["tokens"], 2)
+        self.assertEqual(self.client(token=new_token).auth(new_token)["name"], "py-new")
+        with self.assertRaises(EntitledError) as raised:
+            Client("127.0.0.1", self.port, token=CHECK_TOKEN)
+        self.assertEqual(raised.exception.code, "unauthorized")
+
     def test_an_unknown_token_raises_unauthorized_and_never_shows_the_token(self) -> None:
         with self.assertRaises(EntitledError) as raised:
             Client("127.0.0.1", self.port, token="python-wrong-token-0001")
@@ -212,7 +226,7 @@ class HelloAndBasics(ServerTestCase):
         self.assertEqual(hello["protocol"], entitled.PROTOCOL_VERSION)
         self.assertTrue(hello["server"].startswith("entitled "))
         for op in ["ping", "hello", "grant", "check", "claim", "revoke", "memberships", "define", "catalog",
-                   "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats"]:
+                   "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats", "reload"]:
             self.assertIn(op, hello["operations"])
         self.assertIs(c.ping()["ok"], True)
 

@@ -9,6 +9,9 @@ extension EntitledRequest {
     public static let hello = EntitledRequest(op: "hello")
     public static let catalog = EntitledRequest(op: "catalog")
     public static let snapshot = EntitledRequest(op: "snapshot")
+    /// Has the server re-read its auth file (`--auth`), as SIGHUP does; answers `tokens`, how many it holds
+    /// now. Admin only.
+    public static let reload = EntitledRequest(op: "reload")
 
     /// Whether the subject (a user, a device or both) has access, to one product, one entitlement or any.
     public static func check(

@@ -217,7 +217,7 @@ public enum CommandParser {
             let reason = try arguments.takeValue(key: "reason")
             try arguments.finish()
             return .request(command: "erase", .erase(user: subject.user, device: subject.device, reason: reason))
-        case "catalog", "snapshot", "ping", "stats":
+        case "catalog", "snapshot", "ping", "stats", "reload":
             try arguments.finish()
             return .request(command: spec.name, EntitledRequest(op: spec.name))
         case "raw":

@@ -182,6 +182,15 @@ extension CommandSpec {
             details: ["Counted since the server started; an admin token is needed when the server requires authentication."],
             example: nil
         ),
+        CommandSpec(
+            name: "reload", arguments: "",
+            summary: "Have the server re-read its auth file (--auth), as SIGHUP does.",
+            details: [
+                "New tokens work at once; connections of removed tokens lose their role. A broken file changes nothing.",
+                "An admin token is needed.",
+            ],
+            example: nil
+        ),
         CommandSpec(name: "ping", arguments: "", summary: "Check that the server answers.", details: [], example: nil),
         CommandSpec(
             name: "raw",

@@ -68,6 +68,9 @@ public struct ResponseRenderer: Sendable {
             return "wrote \(file): \(memberships) membership\(memberships == 1 ? "" : "s"), \(bytes) bytes, "
                 + "through change \(sequence), in \(milliseconds) ms"
         case "ping": return "pong"
+        case "reload":
+            guard let tokens = response["tokens"]?.intValue else { break }
+            return "reloaded the auth file: \(tokens) token\(tokens == 1 ? "" : "s")"
         case "stats":
             if let text = statistics(response) { return text }
         default: break

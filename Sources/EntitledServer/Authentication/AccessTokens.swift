@@ -82,6 +82,15 @@ public struct AccessTokens: Sendable {
         return match
     }
 
+    /// The entry holding the same secret as `token` (compared in constant time, as `authenticate` does).
+    func entry(withSecretOf token: AccessToken) -> AccessToken? {
+        var match: AccessToken?
+        for entry in entries where Self.constantTimeEqual(token.secret, entry.secret) {
+            match = entry
+        }
+        return match
+    }
+
     static func constantTimeEqual(_ presented: [UInt8], _ secret: [UInt8]) -> Bool {
         guard !presented.isEmpty, !secret.isEmpty else { return false }
         var difference = UInt8(truncatingIfNeeded: presented.count ^ secret.count) | (presented.count == secret.count ? 0 : 1)

@@ -25,12 +25,14 @@ extension ServedConnection {
             appendAnswer { ResponseEncoder.write(.authenticated(name: access.actor, role: AccessRole.admin.rawValue, authRequired: false), id: id, into: &$0) }
             return nil
         }
-        if let entry = tokens.authenticate(token) {
+        if let entry = tokens.current.authenticate(token) {
             access = .authenticated(as: entry)
+            authenticatedToken = entry
             appendAnswer { ResponseEncoder.write(.authenticated(name: entry.name, role: entry.role.rawValue, authRequired: true), id: id, into: &$0) }
             return nil
         }
         access = .anonymous
+        authenticatedToken = nil
         // What it watched, it may no longer see.
         dropAllWatches()
         failedAuthentications += 1
@@ -49,6 +51,22 @@ extension ServedConnection {
         appendAnswer { ResponseEncoder.write(WireError(.unauthorized, message), id: id, into: &$0) }
         if closing { closeAfterAnswers() }
         return .unauthorized
+    }
+
+    /// Applies reloaded tokens to a connection already authenticated: the entry with its token gives it its
+    /// (possibly changed) role and name; when its token is gone, it goes back to `anonymous` and its watches
+    /// end, as after a refused `auth`. Returns whether it lost its role. Runs on the connection's loop.
+    func reauthorize(with tokens: AccessTokens) -> Bool {
+        guard let held = authenticatedToken else { return false }
+        if let entry = tokens.entry(withSecretOf: held) {
+            authenticatedToken = entry
+            access = .authenticated(as: entry)
+            return false
+        }
+        authenticatedToken = nil
+        access = .anonymous
+        dropAllWatches()
+        return true
     }
 
     /// The client's address for log lines: `IP:port` over TCP, `unix` over the Unix socket.

@@ -41,6 +41,8 @@ public struct RequestProcessor: Sendable {
         case auth(token: String, id: ByteBuffer?)
         /// A `stats`: the counters belong to the server's loops, so the connection answers.
         case stats(id: ByteBuffer?)
+        /// A `reload`: the tokens belong to the server, so the connection has it re-read the auth file.
+        case reload(id: ByteBuffer?)
     }
 
     /// What answering one request was, for the statistics: its operation once the line decoded, and the
@@ -105,6 +107,7 @@ public struct RequestProcessor: Sendable {
         case .unwatch(let target): return .watch(.unwatch(target), id: decoded.id)
         case .auth(let token): return .auth(token: token, id: decoded.id)
         case .stats: return .stats(id: decoded.id)
+        case .reload: return .reload(id: decoded.id)
         default: break
         }
         switch run(request, access: access) {
@@ -165,7 +168,7 @@ public struct RequestProcessor: Sendable {
     }
 
     /// Runs a decoded request against the store, its changes attributed to `access.actor`. `watch`,
-    /// `unwatch`, `auth` and `snapshot` are answered by the connection (`respond(to:access:into:)` says
+    /// `unwatch`, `auth`, `stats`, `reload` and `snapshot` are answered by the connection (`respond(to:access:into:)` says
     /// so) and fail here. Permissions were checked by the decoder.
     public func run(_ request: Request, access: ConnectionAccess = .open) -> Result<Outcome, WireError> {
         let actor = access.actor
@@ -222,7 +225,7 @@ public struct RequestProcessor: Sendable {
                 return .success(Outcome(.history(store.history(of: subject, limit: limit))))
             case .history(.entitlement(let entitlement), let limit):
                 return .success(Outcome(.history(store.history(ofEntitlement: entitlement, limit: limit))))
-            case .snapshot, .watch, .unwatch, .auth, .stats:
+            case .snapshot, .watch, .unwatch, .auth, .stats, .reload:
                 return .failure(WireError(.internal, "\(request.op.rawValue) is answered by the connection, not run on the store"))
             }
         } catch {

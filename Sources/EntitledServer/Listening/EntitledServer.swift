@@ -26,10 +26,12 @@ public final class EntitledServer: Service, Sendable {
 
     public let configuration: ServerConfiguration
     private let processor: RequestProcessor
-    private let logger: Logger
+    let logger: Logger
     private let onReady: @Sendable ([SocketAddress]) -> Void
     private let state = NIOLockedValueBox(State())
     private let openConnections: NIOLockedValueBox<Int>
+    /// The tokens in force, replaced by `reloadAccessTokens()`; `nil` without authentication.
+    let accessTokens: AccessTokenSource?
     /// The loops' counters, for `stats` and the metrics endpoint; they count from the server's creation.
     public let counters: ServerCounters
 
@@ -72,6 +74,7 @@ public final class EntitledServer: Service, Sendable {
         self.processor = processor
         self.logger = logger
         self.onReady = onReady
+        accessTokens = configuration.accessTokens.map { AccessTokenSource($0, file: configuration.accessTokenFile) }
         let openConnections = NIOLockedValueBox(0)
         self.openConnections = openConnections
         // An invalid loop count is refused by `start()`; the counters need a count that makes sense now.
@@ -82,6 +85,14 @@ public final class EntitledServer: Service, Sendable {
     /// The server's counters now, as `stats` answers them.
     public func statistics() -> ServerStatistics {
         counters.report(processor: processor)
+    }
+
+    /// The loops serving now; none before `start()` or after `stop()`.
+    var runningLoops: [ServingLoop] {
+        state.withLockedValue { state in
+            guard case .running(let loops) = state.lifecycle else { return [] }
+            return loops
+        }
     }
 
     /// How many client connections are open right now.
@@ -221,7 +232,11 @@ extension EntitledServer {
             maximumLineLength: configuration.maximumLineLength,
             maximumRequestsPerTurn: configuration.maximumRequestsPerTurn,
             tls: configuration.tls,
-            accessTokens: configuration.accessTokens,
+            accessTokens: accessTokens,
+            reloadAccessTokens: { [weak self] in
+                guard let self else { return .failure(.noAuthentication) }
+                return Result { () throws(TokenReloadError) in try self.reloadAccessTokens() }
+            },
             statistics: counters,
             logger: logger,
             onClose: { connections.withLockedValue { $0 -= 1 } }
@@ -272,13 +287,30 @@ extension EntitledServer {
             throw ServerError.socketInUse(path: path)
         }
         var status = stat()
-        if lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK {
+        if lstat(path, &status) == 0 {
+            // Only a socket file is replaced: anything else at the path is someone's, and binding over it
+            // would fail with an "address in use" that names nothing the operator can fix.
+            guard (status.st_mode & S_IFMT) == S_IFSOCK else {
+                throw ServerError.notASocket(path: path, kind: Self.describeFileKind(status.st_mode))
+            }
             unlink(path)
         }
         do {
             return try ListeningSocket.unix(path: path, mode: mode_t(configuration.unixSocketMode), backlog: 1024)
         } catch {
             throw ServerError.bindFailed(address: path, reason: "\(error)")
+        }
+    }
+
+    /// What a file that is not a socket is, for `ServerError.notASocket`.
+    private static func describeFileKind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a directory"
+        case S_IFLNK: "a symbolic link"
+        case S_IFIFO: "a named pipe"
+        case S_IFCHR, S_IFBLK: "a device"
+        default: "a file"
         }
     }
 

@@ -39,6 +39,9 @@ public struct ServerConfiguration: Sendable {
     /// which `start()` allows on a loopback TCP address or the Unix socket only, unless
     /// `allowsUnauthenticatedRemoteClients`.
     public var accessTokens: AccessTokens?
+    /// The auth file `accessTokens` were read from (`--auth`): `EntitledServer.reloadAccessTokens()` reads
+    /// it again. `nil` when the tokens were given in code; they cannot be reloaded then.
+    public var accessTokenFile: String?
     /// Listen without authentication on a TCP address other machines can reach (`--insecure-no-auth`).
     public var allowsUnauthenticatedRemoteClients = false
     /// The Unix socket file's permission bits: by default only the server's user may connect.

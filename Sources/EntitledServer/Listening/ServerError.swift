@@ -4,6 +4,9 @@ public enum ServerError: Error, Sendable, Hashable, CustomStringConvertible {
     case nothingToListenOn
     /// Another process is accepting connections on this Unix socket path.
     case socketInUse(path: String)
+    /// The Unix socket path names something that is not a socket (a regular file, a directory...): it is
+    /// left alone, since removing it could destroy someone's data.
+    case notASocket(path: String, kind: String)
     /// Binding an address failed (in use, not permitted, not an address of this machine, ...).
     case bindFailed(address: String, reason: String)
     /// The line limit is not a positive number of bytes.
@@ -29,6 +32,7 @@ public enum ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .nothingToListenOn: return "nothing_to_listen_on"
         case .socketInUse: return "socket_in_use"
+        case .notASocket: return "not_a_socket"
         case .bindFailed: return "bind_failed"
         case .invalidLineLimit: return "invalid_line_limit"
         case .invalidEventLoopCount: return "invalid_event_loop_count"
@@ -48,6 +52,8 @@ public enum ServerError: Error, Sendable, Hashable, CustomStringConvertible {
             return "nothing to listen on: TCP is off and no Unix socket path was given (use --socket PATH)"
         case .socketInUse(let path):
             return "another server is already accepting connections on the Unix socket \(path); stop it or choose another path"
+        case .notASocket(let path, let kind):
+            return "--socket \(path) is \(kind), not a socket; it was left alone: remove it yourself or choose another path"
         case .bindFailed(let address, let reason):
             return "cannot listen on \(address): \(reason)"
         case .invalidLineLimit(let limit):

@@ -9,7 +9,9 @@ struct ConnectionContext: Sendable {
     /// The certificate for TLS on TCP connections; `nil` serves plain TCP.
     let tls: ServerTLS?
     /// The tokens clients authenticate with; `nil` when the server requires no authentication.
-    let accessTokens: AccessTokens?
+    let accessTokens: AccessTokenSource?
+    /// Re-reads the auth file (the `reload` operation): the server's `reloadAccessTokens()`.
+    let reloadAccessTokens: @Sendable () -> Result<Int, TokenReloadError>
     /// Every loop's counters, which `stats` reads.
     let statistics: ServerCounters
     let logger: Logger

@@ -101,6 +101,9 @@ final class ServedConnection {
     var access: ConnectionAccess
     /// `auth` requests refused so far; at `ServedConnection.maximumFailedAuthentications` it is closed.
     var failedAuthentications = 0
+    /// The token the connection authenticated with, so that a reload of the auth file can take its role
+    /// away (token removed) or change it (role changed) at once. `nil` until an `auth` succeeds.
+    var authenticatedToken: AccessToken?
 
     /// The connection's TLS, when the server has a certificate and this is a TCP connection; released on
     /// the loop's thread when the connection closes (its embedded event loop must not be freed elsewhere).
@@ -381,6 +384,16 @@ final class ServedConnection {
         case .stats(let id):
             let statistics = context.statistics.report(processor: context.processor)
             appendAnswer { ResponseEncoder.write(.stats(statistics), id: id, into: &$0) }
+            return record(note, startedAt: started)
+        case .reload(let id):
+            // Read here, on the loop: the auth file is small, the operation rare and admin-only.
+            switch context.reloadAccessTokens() {
+            case .success(let count):
+                appendAnswer { ResponseEncoder.write(.reloaded(tokens: count), id: id, into: &$0) }
+            case .failure(let error):
+                note.error = error.wireError.code
+                appendAnswer { ResponseEncoder.write(error.wireError, id: id, into: &$0) }
+            }
             return record(note, startedAt: started)
         }
         return monotonicNanoseconds()

@@ -468,6 +468,14 @@ final class ServingLoop: @unchecked Sendable {
         epoll.modify(connection.descriptor, interest)
     }
 
+    /// Applies reloaded tokens to this loop's connections (`ServedConnection.reauthorize(with:)`); returns
+    /// how many lost their role. Runs on the loop's thread.
+    func reauthorizeConnections(with tokens: AccessTokens) -> Int {
+        var revoked = 0
+        for case let connection? in connections where connection.reauthorize(with: tokens) { revoked += 1 }
+        return revoked
+    }
+
     func forget(_ connection: ServedConnection) {
         epoll.remove(connection.descriptor)
         let slot = Int(connection.descriptor)

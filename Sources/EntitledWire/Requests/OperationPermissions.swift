@@ -76,6 +76,7 @@ extension Request.Operation {
         case .hello: 14
         case .auth: 15
         case .stats: 16
+        case .reload: 17
         }
     }
 }

@@ -38,6 +38,8 @@ public enum Request: Sendable {
     case auth(token: String)
     /// The server's counters: connections, requests, errors, latency, store size, durability.
     case stats
+    /// Re-read the server's auth file (`--auth`), as SIGHUP does (an admin operation).
+    case reload
 
     /// The longest `token` accepted by `auth`, in UTF-8 bytes.
     public static let maximumTokenBytes = 1024
@@ -62,13 +64,14 @@ public enum Request: Sendable {
         case .unwatch: return .unwatch
         case .auth: return .auth
         case .stats: return .stats
+        case .reload: return .reload
         }
     }
 
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch, hello, auth, stats
+            unwatch, hello, auth, stats, reload
     }
 }
 
@@ -101,7 +104,8 @@ extension Request.Operation {
         case (4, UInt8(ascii: "a")): candidate = .auth
         case (5, UInt8(ascii: "c")): candidate = name[1] == UInt8(ascii: "h") ? .check : .claim
         case (5, UInt8(ascii: "g")): candidate = .grant
-        case (6, UInt8(ascii: "r")): candidate = .revoke
+        // revoke and reload: the same length and first letter, told apart by the third.
+        case (6, UInt8(ascii: "r")): candidate = name[2] == UInt8(ascii: "v") ? .revoke : .reload
         case (6, UInt8(ascii: "d")): candidate = .define
         case (7, UInt8(ascii: "c")): candidate = .catalog
         case (8, UInt8(ascii: "s")): candidate = .snapshot
@@ -139,6 +143,7 @@ extension Request.Operation {
         case .hello: return "hello"
         case .auth: return "auth"
         case .stats: return "stats"
+        case .reload: return "reload"
         }
     }
 }

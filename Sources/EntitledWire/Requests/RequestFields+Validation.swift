@@ -49,6 +49,8 @@ extension RequestFields {
             return .catalog
         case .stats:
             return .stats
+        case .reload:
+            return .reload
         case .snapshot:
             return .snapshot
         case .event:

@@ -36,4 +36,6 @@ public enum Response: Sendable {
     case authenticated(name: String, role: String, authRequired: Bool)
     /// `stats`: the server's counters.
     case stats(ServerStatistics)
+    /// `reload`: how many tokens the auth file holds now.
+    case reloaded(tokens: Int)
 }

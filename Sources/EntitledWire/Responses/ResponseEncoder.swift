@@ -86,6 +86,9 @@ public enum ResponseEncoder {
             buffer.writeStaticString(authRequired ? ",\"authRequired\":true" : ",\"authRequired\":false")
         case .stats(let statistics):
             write(statistics, into: &buffer)
+        case .reloaded(let tokens):
+            buffer.writeStaticString(",\"tokens\":")
+            buffer.writeJSONInteger(tokens)
         case .snapshot(let file, let sequence, let bytes, let milliseconds, let memberships):
             buffer.writeStaticString(",\"file\":")
             buffer.writeJSONString(file)

@@ -13,7 +13,7 @@ extension Request {
             value.map { [(key, $0)] } ?? []
         }
         switch self {
-        case .ping, .hello, .catalog, .snapshot, .stats, .watch(.all), .unwatch(.all), .unwatch(nil):
+        case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil):
             return []
         case .grant(let grant, let reason):
             var strings = subject(grant.subject) + [("product", grant.productId)]

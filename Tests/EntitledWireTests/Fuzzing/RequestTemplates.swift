@@ -21,6 +21,7 @@ enum RequestTemplates {
         ["op": "define", "entitlement": "pro", "products": ["prod_pro", "prod_pro_y"], "reason": "launch"],
         ["op": "catalog"],
         ["op": "stats", "id": 3],
+        ["op": "reload", "id": 4],
         ["op": "snapshot", "id": nil],
         [
             "op": "event", "membership": "mem_0k3n5q8r2t4v6", "type": "renewal", "eventId": "e1",

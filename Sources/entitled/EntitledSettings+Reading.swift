@@ -1,0 +1,133 @@
+import ArgumentParser
+import Configuration
+import EntitledStorage
+import Logging
+
+extension EntitledSettings {
+    /// Resolves every setting: the command line's options (`commandLine`, what the parser read), then the
+    /// `ENTITLED_*` variables of `environment`, then the configuration file (`--config`, else
+    /// `ENTITLED_CONFIG`), then the built-in default. swift-configuration layers the three sources (a
+    /// `ConfigReader` over an `InMemoryProvider`, its `EnvironmentVariablesProvider` and the file's values)
+    /// and reports which one gave each value, so that a refused value names where it came from.
+    ///
+    /// Throws what stops the start with exit status 64, as a bad flag does: a broken file, a flag variable
+    /// that is no boolean, a value that is not of its option's type or range.
+    init(commandLine: [AbsoluteConfigKey: ConfigValue], environment: [String: String]) throws(ValidationError) {
+        let overrides: EnvironmentOverrides
+        do throws(ConfigurationError) {
+            overrides = try EnvironmentOverrides(environment: environment)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let typed = InMemoryProvider(name: SettingOrigins.commandLineName, values: commandLine)
+        // Which file: `--config`, else `ENTITLED_CONFIG`. The file is not read before this: with
+        // `--config` given, a broken file named by the variable must not matter.
+        let path = ConfigReader(providers: [typed, overrides.provider]).string(forKey: "config")
+        let file: ConfigurationFile?
+        do throws(ConfigurationError) {
+            file = try path.map { path throws(ConfigurationError) in try ConfigurationFile(path: path) }
+        } catch {
+            throw ValidationError(error.message)
+        }
+        var providers: [any ConfigProvider] = [typed, overrides.provider]
+        var fileProvider: (name: String, origin: String)?
+        if let file {
+            let provider = file.provider
+            providers.append(provider)
+            fileProvider = (provider.providerName, ConfigurationFile.providerName(path: file.path))
+        }
+        let origins = SettingOrigins(commandLineProvider: typed.providerName, fileProvider: fileProvider)
+        let sources = Sources(reader: ConfigReader(providers: providers, accessReporter: origins), origins: origins, variables: overrides.variables)
+
+        self.init()
+        do throws(ConfigurationError) {
+            config = path
+            host = sources.text("host") ?? host
+            port = try sources.integer("port") ?? port
+            tcpDisabled = try sources.flag("no-tcp")
+            socketPath = sources.text("socket")
+            dataDir = sources.text("data-dir") ?? dataDir
+            snapshotInterval = try sources.integer("snapshot-interval") ?? snapshotInterval
+            maxLineLength = try sources.integer("max-line-length") ?? maxLineLength
+            eventLoops = try sources.integer("event-loops") ?? eventLoops
+            busyPoll = try sources.integer("busy-poll") ?? busyPoll
+            maxConnections = try sources.integer("max-connections") ?? maxConnections
+            idleTimeout = try sources.number("idle-timeout") ?? idleTimeout
+            maxRequestsPerTurn = try sources.integer("max-requests-per-turn") ?? maxRequestsPerTurn
+            shutdownTimeout = try sources.number("shutdown-timeout") ?? shutdownTimeout
+            tlsCert = sources.text("tls-cert")
+            tlsKey = sources.text("tls-key")
+            authFile = sources.text("auth")
+            insecureNoAuth = try sources.flag("insecure-no-auth")
+            socketMode = sources.text("socket-mode") ?? socketMode
+            metricsPort = try sources.integer("metrics-port")
+            metricsHost = sources.text("metrics-host") ?? metricsHost
+        } catch {
+            throw ValidationError(error.message)
+        }
+        do throws(ValidationError) {
+            fsync = try sources.choice("fsync") ?? fsync
+            logLevel = try sources.choice("log-level") ?? logLevel
+            logFormat = try sources.choice("log-format") ?? logFormat
+            try validate()
+        } catch {
+            // A value the operator did not type: say where it is.
+            guard let explanation = origins.explanation(of: error.message) else { throw error }
+            throw ValidationError("\(error.message)\nNote: \(explanation).")
+        }
+        unknownVariables = overrides.unknownVariables
+    }
+
+    /// Typed reads of the layered sources, by setting name.
+    private struct Sources {
+        let reader: ConfigReader
+        let origins: SettingOrigins
+        /// The environment's setting variables, to quote the text of one that does not convert.
+        let variables: [String: String]
+
+        func text(_ name: String) -> String? {
+            reader.string(forKey: key(name).configKey)
+        }
+
+        func flag(_ name: String) throws(ConfigurationError) -> Bool {
+            let value = reader.bool(forKey: key(name).configKey)
+            try check(name, expected: "true, false, 1 or 0")
+            return value ?? false
+        }
+
+        func integer(_ name: String) throws(ConfigurationError) -> Int? {
+            let value = reader.int(forKey: key(name).configKey)
+            try check(name, expected: "a whole number")
+            return value
+        }
+
+        func number(_ name: String) throws(ConfigurationError) -> Double? {
+            let value = reader.double(forKey: key(name).configKey)
+            try check(name, expected: "a number")
+            return value
+        }
+
+        /// One of the option's values (`--fsync always`), refused as the command line's parser refuses it.
+        func choice<Value: ExpressibleByArgument>(_ name: String) throws(ValidationError) -> Value? {
+            guard let text = text(name) else { return nil }
+            guard let value = Value(argument: text) else {
+                let values = Value.allValueStrings.joined(separator: ", ")
+                throw ValidationError("the value '\(text)' is invalid for \(key(name).option): it is one of \(values)")
+            }
+            return value
+        }
+
+        /// Throws when the last read of `name` found a value of the wrong type. Only the environment's text
+        /// is converted on reading: the command line's parser and the file's reader typed the others.
+        private func check(_ name: String, expected: String) throws(ConfigurationError) {
+            let key = key(name)
+            guard case .unconvertible = origins.outcome(of: key) else { return }
+            throw .invalidEnvironmentNumber(variable: key.environmentVariable, value: variables[key.environmentVariable] ?? "", expected: expected)
+        }
+
+        private func key(_ name: String) -> ConfigurationKey {
+            guard let key = ConfigurationKey.named(name) else { preconditionFailure("no setting is named \(name)") }
+            return key
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import ArgumentParser
+import EntitledCore
+import EntitledMetrics
+import EntitledServer
+import EntitledStorage
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import ServiceLifecycle
+
+// Not Foundation (see EntitledStorage's Threading.swift): only the C library's `fflush` is needed here.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension EntitledSettings {
+    /// Opens the data directory, starts the server (and the metrics port) and serves until SIGTERM or SIGINT.
+    func serve() async throws {
+        let level = logLevel
+        let format = logFormat
+        LoggingSystem.bootstrap { label in format.makeHandler(label: label, level: level) }
+        let logger = Logger(label: "entitled")
+
+        var tls: ServerTLS?
+        if let tlsCert, let tlsKey {
+            do throws(TLSSetupError) {
+                tls = try ServerTLS(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
+            } catch {
+                logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
+                throw ExitCode.failure
+            }
+        }
+
+        var accessTokens: AccessTokens?
+        if let authFile {
+            do throws(AuthFileError) {
+                accessTokens = try AccessTokens(contentsOfFile: authFile)
+            } catch {
+                logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
+                throw ExitCode.failure
+            }
+            if AccessTokens.isReadableByOthers(path: authFile) {
+                logger.warning("the auth file can be read by other users of this machine; chmod 600 it", metadata: ["file": "\(authFile)"])
+            }
+            logger.info("authentication required", metadata: ["tokens": "\(accessTokens?.entries.count ?? 0)"])
+        }
+
+        // The effective configuration, once, at start: what an operator reading the log needs to know what
+        // ran. The auth file's tokens are counted, never shown.
+        logger.info(
+            "starting entitled \(EntitledServer.version)",
+            metadata: [
+                "tcp": "\(tcpDisabled ? "off" : "\(host):\(port)")", "socket": "\(socketPath.map { "\($0) (mode \(socketMode))" } ?? "off")",
+                "dataDir": "\(dataDir)", "fsync": "\(fsync.rawValue)", "snapshotInterval": "\(snapshotInterval)s",
+                "eventLoops": "\(eventLoops)", "busyPoll": "\(busyPoll)µs", "maxLineLength": "\(maxLineLength)",
+                "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
+                "shutdownTimeout": "\(shutdownTimeout)s",
+                "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
+                "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
+                "config": "\(config ?? "none")",
+                "metrics": "\(metricsPort.map { "http://\(metricsHost):\($0)/metrics" } ?? "off")",
+            ]
+        )
+        let creation = DataDirectoryCreation(path: dataDir)
+        let durable: DurableStore
+        do throws(StorageError) {
+            durable = try DurableStore(directory: dataDir, policy: fsync, logger: logger)
+        } catch {
+            logger.critical("cannot open the data directory: \(error.message)", metadata: ["code": "\(error.code)"])
+            creation.undo()
+            throw ExitCode.failure
+        }
+        let recovery = durable.recovery
+        logger.info(
+            "recovered the data directory",
+            metadata: [
+                "directory": "\(dataDir)", "snapshot": "\(recovery.snapshotFile ?? "none")",
+                "replayed": "\(recovery.replayedRecords)", "change": "\(recovery.sequence)",
+                "memberships": "\(recovery.membershipCount)", "ms": "\(recovery.duration.components.seconds * 1000 + recovery.duration.components.attoseconds / 1_000_000_000_000_000)",
+                "fsync": "\(fsync.rawValue)",
+            ]
+        )
+
+        var configuration = ServerConfiguration(
+            tcp: tcpDisabled ? nil : .init(host: host, port: port),
+            unixSocketPath: socketPath,
+            maximumLineLength: maxLineLength,
+            eventLoops: eventLoops,
+            busyPollMicroseconds: busyPoll
+        )
+        configuration.maximumConnections = maxConnections
+        configuration.idleTimeoutSeconds = idleTimeout
+        configuration.maximumRequestsPerTurn = maxRequestsPerTurn
+        configuration.shutdownTimeoutSeconds = shutdownTimeout
+        DescriptorLimit.raise(toServe: maxConnections, logger: logger)
+        configuration.accessTokens = accessTokens
+        configuration.accessTokenFile = authFile
+        configuration.tls = tls
+        configuration.allowsUnauthenticatedRemoteClients = insecureNoAuth
+        configuration.unixSocketMode = UInt16(socketMode, radix: 8) ?? ServerConfiguration.defaultUnixSocketMode
+        if accessTokens == nil, insecureNoAuth {
+            logger.warning("serving without authentication on \(host): anyone who can connect can change every entitlement")
+        }
+        let dataDirectory = dataDir
+        let tlsEnabled = tls != nil
+        // Set once the metrics port is bound, before the server is ready: the ready line names it.
+        let metricsAddress = NIOLockedValueBox<String?>(nil)
+        let server = EntitledServer(
+            processor: RequestProcessor(durable: durable),
+            configuration: configuration,
+            logger: logger,
+            onReady: { addresses in
+                let security = tlsEnabled ? "; TLS on TCP" : ""
+                let metrics = metricsAddress.withLockedValue { $0 }.map { "; metrics \($0)" } ?? ""
+                let line = "entitled \(EntitledServer.version) listening on \(ReadyLine.describe(addresses)) (data directory \(dataDirectory)\(security)\(metrics))"
+                print(line)
+                fflush(nil)  // flush stdout at once: scripts wait for this line
+                logger.info("ready", metadata: ["addresses": "\(ReadyLine.describe(addresses))"])
+            }
+        )
+        let snapshots = SnapshotService(
+            durable: durable,
+            interval: snapshotInterval > 0 ? .seconds(snapshotInterval) : nil,
+            logger: logger
+        )
+        var metricsServer: MetricsHTTPServer?
+        if let metricsPort {
+            do {
+                let started = try await MetricsHTTPServer.start(host: metricsHost, port: metricsPort, exporter: PrometheusExporter(server: server))
+                metricsServer = started
+                let address = "http://\(metricsHost.contains(":") ? "[\(metricsHost)]" : metricsHost):\(started.port)/metrics"
+                metricsAddress.withLockedValue { $0 = address }
+                logger.info("serving Prometheus metrics", metadata: ["address": "\(address)"])
+                if !LoopbackAddress.isLoopback(metricsHost) {
+                    logger.warning("the metrics are served without authentication on \(metricsHost): anyone who can connect can read them")
+                }
+            } catch {
+                if let error = error as? IOError, error.errnoCode == EADDRINUSE {
+                    logger.critical("cannot serve metrics on \(metricsHost):\(metricsPort): the port is already in use; give --metrics-port another port (0 picks a free one) or stop what listens there")
+                } else {
+                    logger.critical("cannot serve metrics on \(metricsHost):\(metricsPort): \(error)")
+                }
+                durable.close()
+                creation.undo()
+                throw ExitCode.failure
+            }
+        }
+        let group = ServiceGroup(
+            // The reload service last: a graceful shutdown stops the services from the last, so SIGHUP is no
+            // longer handled once the server begins to stop.
+            services: [snapshots, server, await TokenReloadService(server: server, logger: logger)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [],
+            logger: logger
+        )
+        do {
+            try await group.run()
+        } catch let error as ServerError {
+            // Thrown only by the server's start (binding): it never served, so a directory it created goes.
+            logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
+            await metricsServer?.close()
+            durable.close()
+            creation.undo()
+            throw ExitCode.failure
+        }
+        await metricsServer?.close()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import EntitledServer
+import EntitledStorage
+import Logging
+
+/// The settings `entitled` runs with, each resolved from its sources by swift-configuration: the command
+/// line, then the `ENTITLED_*` environment, then the configuration file, then the built-in default
+/// (`EntitledSettings+Reading`). Every value, wherever it came from, is checked by `validate()`.
+struct EntitledSettings: Sendable {
+    var config: String?
+    var host = "127.0.0.1"
+    var port = ServerConfiguration.defaultPort
+    var tcpDisabled = false
+    var socketPath: String?
+    var dataDir = "./entitled-data"
+    var fsync: FsyncPolicy = .always
+    var snapshotInterval = 60
+    var maxLineLength = ServerConfiguration.defaultMaximumLineLength
+    var eventLoops = ServerConfiguration.defaultEventLoops
+    var busyPoll = ServerConfiguration.defaultBusyPollMicroseconds
+    var logLevel: Logger.Level = .info
+    var logFormat: LogFormat = .text
+    var maxConnections = ServerConfiguration.defaultMaximumConnections
+    var idleTimeout = ServerConfiguration.defaultIdleTimeoutSeconds
+    var maxRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
+    var shutdownTimeout = ServerConfiguration.defaultShutdownTimeoutSeconds
+    var tlsCert: String?
+    var tlsKey: String?
+    var authFile: String?
+    var insecureNoAuth = false
+    var socketMode = String(ServerConfiguration.defaultUnixSocketMode, radix: 8)
+    var metricsPort: Int?
+    var metricsHost = "127.0.0.1"
+    /// `ENTITLED_*` variables that are no setting: warned about once the log's format is known.
+    var unknownVariables: [String] = []
+
+    /// Refuses values no source may give, with the option's name: a value from the environment or the file
+    /// is refused as the same value on the command line would be.
+    func validate() throws(ValidationError) {
+        guard (1...ServerConfiguration.largestEventLoopCount).contains(eventLoops) else {
+            throw ValidationError("--event-loops must be between 1 and \(ServerConfiguration.largestEventLoopCount), not \(eventLoops)")
+        }
+        guard (0...ServerConfiguration.largestBusyPollMicroseconds).contains(busyPoll) else {
+            throw ValidationError("--busy-poll must be between 0 and \(ServerConfiguration.largestBusyPollMicroseconds) microseconds, not \(busyPoll)")
+        }
+        guard snapshotInterval >= 0 else { throw ValidationError("--snapshot-interval must be 0 or more seconds, not \(snapshotInterval)") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
+        if let metricsPort {
+            guard (0...65535).contains(metricsPort) else {
+                throw ValidationError("--metrics-port must be between 0 and 65535, not \(metricsPort)")
+            }
+            if metricsPort == port, port != 0, !tcpDisabled {
+                throw ValidationError("--metrics-port must differ from --port: the metrics are never served on the protocol port")
+            }
+        }
+        guard (1...ServerConfiguration.largestMaximumLineLength).contains(maxLineLength) else {
+            throw ValidationError(
+                "--max-line-length must be between 1 and \(ServerConfiguration.largestMaximumLineLength) (64 MiB), not \(maxLineLength)"
+            )
+        }
+        guard let mode = UInt16(socketMode, radix: 8), mode <= 0o777 else {
+            throw ValidationError("--socket-mode must be octal permission bits such as 600 or 660, not \(socketMode)")
+        }
+        if mode & 0o600 != 0o600 {
+            throw ValidationError("--socket-mode \(socketMode) would lock out the server's own user; include 600")
+        }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, not \(maxConnections)") }
+        guard maxRequestsPerTurn >= 1 else { throw ValidationError("--max-requests-per-turn must be at least 1, not \(maxRequestsPerTurn)") }
+        guard (0...3600).contains(shutdownTimeout) else {
+            throw ValidationError("--shutdown-timeout must be from 0 to 3600 seconds, not \(shutdownTimeout)")
+        }
+        guard idleTimeout >= 0, idleTimeout <= 86_400 * 365 else {
+            throw ValidationError("--idle-timeout must be from 0 (never) to a year in seconds, not \(idleTimeout)")
+        }
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for plain TCP")
+        }
+        if tcpDisabled && socketPath == nil {
+            throw ValidationError("--no-tcp needs --socket PATH: there would be nothing to listen on")
+        }
+    }
+}
