@@ -56,22 +56,6 @@ import Testing
         }
     }
 
-    @Test func aPlainTextClientOnTheTLSPortGetsNoAnswerAndIsClosed() async throws {
-        try await Self.withTLSServer { server in
-            let port = server.port
-            let lines = try await onDedicatedThread { () -> [String] in
-                let socket = try RawSocket(port: port)
-                try socket.send(#"{"op":"ping"}"# + "\n")
-                var lines: [String] = []
-                while let line = try socket.readLine() { lines.append(line) }
-                return lines
-            }
-            #expect(!lines.contains { $0.contains(#""ok""#) }, "\(lines)")
-            // The server is unharmed.
-            #expect(try await Self.trustingClient(port: server.port).send(.ping).isOK)
-        }
-    }
-
     @Test func theUnixSocketStaysPlainText() async throws {
         try await Self.withTLSServer(unixSocket: true) { server in
             let path = try #require(server.unixSocketPath)
