@@ -100,6 +100,8 @@ public final class EntitledConnection {
         let opened: EntitledAsyncConnection
         do {
             opened = try opening.wait()
+        } catch let error as EntitledClientError {
+            throw error  // a failed TLS handshake, already explained
         } catch {
             throw .cannotConnect(address: address, reason: EntitledAsyncConnection.connectFailureReason(error))
         }
