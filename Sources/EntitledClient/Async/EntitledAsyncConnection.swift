@@ -60,6 +60,11 @@ public final class EntitledAsyncConnection: Sendable {
 
     /// Opens a connection, within `timeout`. With a `token`, an `auth` request is sent first (a server
     /// without authentication answers it `unknown_op`, which is accepted, as `EntitledConnection` does).
+    /// With `tls`, the handshake is part of opening (within `timeout` more).
+    ///
+    /// - Throws: `cannotConnect` when no connection could be made; with `tls`, `untrustedCertificate`
+    ///   (which check failed), `serverDoesNotSpeakTLS` or `tlsHandshakeFailed`; without it, on a TLS port,
+    ///   `serverRequiresTLS` (once a request, `auth` included, is answered); `authenticationFailed`.
     public static func connect(
         to address: ServerAddress, timeout: Duration = .seconds(10), token: String? = nil, tls: EntitledClientTLS? = nil
     ) async throws(EntitledClientError) -> EntitledAsyncConnection {

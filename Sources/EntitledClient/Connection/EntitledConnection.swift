@@ -86,7 +86,8 @@ public final class EntitledConnection {
         return connection.isOpen
     }
 
-    /// Opens the connection now (authenticating when a token was given), replacing any open one.
+    /// Opens the connection now (authenticating when a token was given), replacing any open one. Throws
+    /// as `EntitledAsyncConnection.connect` does: a TLS problem is named (`untrustedCertificate`, ...).
     public func connect() throws(EntitledClientError) {
         drop()
         lostWatches += watchCount
