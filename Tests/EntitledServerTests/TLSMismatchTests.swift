@@ -70,6 +70,30 @@ import Testing
         #expect(try await plain.send(.ping).isOK)
     }
 
+    @Test func aTLSServerAtItsConnectionLimitIsNotTakenForAPlainPort() async throws {
+        // Beyond the limit a TLS port closes a connection without the `busy` line, during the handshake.
+        let server = try RunningEntitled(arguments: [
+            "--tls-cert", TLSTests.certificate, "--tls-key", TLSTests.key, "--max-connections", "1",
+        ])
+        let address = ServerAddress.tcp(host: "127.0.0.1", port: server.port)
+        let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
+        let first = try await EntitledAsyncConnection.connect(to: address, tls: tls)
+        #expect(try await first.send(.ping).isOK)
+        let started = ContinuousClock.now
+        do {
+            _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(30), tls: tls)
+            Issue.record("a connection beyond the limit was opened")
+        } catch {
+            #expect(error.code == "tls_handshake_failed")
+            #expect(
+                error.message
+                    == "cannot connect to 127.0.0.1:\(server.port): the TLS handshake failed: the server closed the connection during the "
+                    + "handshake (it may not speak TLS on this port, or be at its connection limit)"
+            )
+        }
+        #expect(ContinuousClock.now - started < Self.quick)
+    }
+
     @Test func aHandshakeTheServerNeverAnswersFailsWithinTheTimeout() async throws {
         // A listening socket that accepts (the kernel does) and never answers.
         let listener = try SilentListener()
