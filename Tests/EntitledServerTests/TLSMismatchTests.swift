@@ -94,6 +94,16 @@ import Testing
         #expect(ContinuousClock.now - started < Self.quick)
     }
 
+    @Test func aTLSClientToAPortNobodyListensOnIsRefusedAsWithoutTLS() async throws {
+        let port = try SilentListener().port  // closed again at once
+        let address = ServerAddress.tcp(host: "127.0.0.1", port: port)
+        let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
+        await #expect(throws: EntitledClientError.cannotConnect(address: address, reason: "connection refused")) {
+            _ = try await EntitledAsyncConnection.connect(to: address, tls: tls)
+        }
+        #expect(try await TLSTrustTests.blockingError(address, tls: tls) == .cannotConnect(address: address, reason: "connection refused"))
+    }
+
     @Test func aHandshakeTheServerNeverAnswersFailsWithinTheTimeout() async throws {
         // A listening socket that accepts (the kernel does) and never answers.
         let listener = try SilentListener()

@@ -107,17 +107,23 @@ public final class EntitledAsyncConnection: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls, case .tcp(let host, _) = address {
+                        let handler = try NIOSSLClientHandler(
+                            context: tls.context, serverHostname: tls.serverHostname ?? host.serverNameIndication
+                        )
+                        // From here the promise is always completed: by the watcher (its removal included,
+                        // when the connect fails), or below; NIO traps on a promise left pending.
                         let promise = channel.eventLoop.makePromise(of: Void.self)
+                        let watcher = TLSHandshakeWatcher(
+                            handshake: promise, address: address, expectedName: tls.serverHostname ?? host,
+                            trusted: tls.trustedCertificates
+                        )
                         handshake.withLockedValue { $0 = promise }
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverHostname ?? host.serverNameIndication)
-                        )
-                        try channel.pipeline.syncOperations.addHandler(
-                            TLSHandshakeWatcher(
-                                handshake: promise, address: address, expectedName: tls.serverHostname ?? host,
-                                trusted: tls.trustedCertificates
-                            )
-                        )
+                        do {
+                            try channel.pipeline.syncOperations.addHandlers(handler, watcher)
+                        } catch {
+                            promise.fail(error)
+                            throw error
+                        }
                     }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumResponseLength))
