@@ -67,6 +67,8 @@ import Testing
         #expect(errors.count == 2)
         for error in errors {
             #expect(error.code == "untrusted_certificate")
+            guard case .untrustedCertificate(_, let problem) = error else { continue }
+            #expect(problem.code == "unknown_authority")
             #expect(
                 error.message
                     == "cannot connect to 127.0.0.1:\(server.port): the server's certificate is not trusted: it is signed by an unknown CA "

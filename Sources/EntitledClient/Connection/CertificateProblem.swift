@@ -13,6 +13,17 @@ public enum CertificateProblem: Sendable, Hashable {
     /// The verification failed for another reason, in BoringSSL's words.
     case other(reason: String)
 
+    /// A stable machine-readable name for the case.
+    public var code: String {
+        switch self {
+        case .unknownAuthority: "unknown_authority"
+        case .expired: "expired"
+        case .notYetValid: "not_yet_valid"
+        case .wrongName: "wrong_name"
+        case .other: "other"
+        }
+    }
+
     /// What is wrong, as a clause: `the server's certificate expired on 2025-01-01`.
     public var cause: String {
         switch self {
