@@ -15,6 +15,10 @@ import Testing
     static let expired = (
         fixtures.appendingPathComponent("test-expired-cert.pem").path, fixtures.appendingPathComponent("test-expired-key.pem").path
     )
+    /// Issued by the test CA for localhost and 127.0.0.1; valid from 2100-01-01.
+    static let future = (
+        fixtures.appendingPathComponent("test-future-cert.pem").path, fixtures.appendingPathComponent("test-future-key.pem").path
+    )
     /// Issued by the test CA for example.com only.
     static let exampleCom = (
         fixtures.appendingPathComponent("test-example-com-cert.pem").path,
@@ -84,6 +88,19 @@ import Testing
         for error in errors {
             #expect(error == .untrustedCertificate(address: .tcp(host: "127.0.0.1", port: server.port), problem: .expired(date: "2021-01-01")))
             #expect(error.message == "cannot connect to 127.0.0.1:\(server.port): the server's certificate expired on 2021-01-01 (renew it on the server)")
+        }
+    }
+
+    @Test func aCertificateNotValidYetIsNamedWithTheDayItStarts() async throws {
+        let server = try Self.server(Self.future)
+        let errors = try await Self.failures(port: server.port, tls: EntitledClientTLS(trustedCertificatesFile: Self.testCA))
+        #expect(errors.count == 2)
+        for error in errors {
+            #expect(
+                error.message
+                    == "cannot connect to 127.0.0.1:\(server.port): the server's certificate is not valid before 2100-01-01 "
+                    + "(check both machines' clocks, or reissue it)"
+            )
         }
     }
 

@@ -30,6 +30,8 @@ leaf() { # name, subjectAltName, start, end
 }
 # Issued by the test CA for 127.0.0.1 and localhost, expired on 2021-01-01.
 leaf test-expired localhost "DNS:localhost,IP:127.0.0.1" 20200101000000Z 20210101000000Z
+# Issued by the test CA for 127.0.0.1 and localhost, valid only from 2100-01-01.
+leaf test-future localhost "DNS:localhost,IP:127.0.0.1" 21000101000000Z 21260101000000Z
 # Issued by the test CA for example.com only, valid until 2126.
 leaf test-example-com example.com "DNS:example.com" 20250101000000Z 21260101000000Z
 rm -rf ca ca.cnf ./*.csr test-ca-key.pem
