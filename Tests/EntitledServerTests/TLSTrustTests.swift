@@ -34,7 +34,7 @@ import Testing
         let address = ServerAddress.tcp(host: "127.0.0.1", port: port)
         var errors: [EntitledClientError] = []
         do {
-            _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(30), tls: tls)
+            _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(60), tls: tls)
         } catch {
             errors.append(error)
         }
@@ -46,7 +46,7 @@ import Testing
     static func blockingError(_ address: ServerAddress, tls: EntitledClientTLS?) async throws -> EntitledClientError? {
         try await onDedicatedThread { () -> EntitledClientError? in
             do throws(EntitledClientError) {
-                _ = try EntitledConnection(address: address, timeout: 30, tls: tls).send(.ping)
+                _ = try EntitledConnection(address: address, timeout: 60, tls: tls).send(.ping)
                 return nil
             } catch {
                 return error

@@ -222,10 +222,10 @@ class TLSClientOnAPlainPort(ServerTestCase):
         import time
         started = time.monotonic()
         with self.assertRaises(ssl.SSLError) as raised:
-            Client("127.0.0.1", self.port, timeout=30,
+            Client("127.0.0.1", self.port, timeout=60,
                    tls=ssl.create_default_context(cafile=str(FIXTURES / "test-tls-cert.pem")))
         self.assertEqual(raised.exception.reason, "WRONG_VERSION_NUMBER")
-        self.assertLess(time.monotonic() - started, 5)
+        self.assertLess(time.monotonic() - started, 20)
 
 
 class HelloAndBasics(ServerTestCase):
