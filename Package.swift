@@ -136,6 +136,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // NIOSSL's handshake-completed event, which the async connection waits for.
+                .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
         // The system's libedit (Debian libedit-dev), with fixed-signature shims for its variadic functions.

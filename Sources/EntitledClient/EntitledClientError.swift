@@ -3,6 +3,14 @@
 public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No connection could be made: the server is down, the address is wrong, the socket file is missing.
     case cannotConnect(address: ServerAddress, reason: String)
+    /// The TLS client did not trust the server's certificate: `problem` says which check failed.
+    case untrustedCertificate(address: ServerAddress, problem: CertificateProblem)
+    /// A TLS client reached a port that speaks plain text: its first answer was no TLS record.
+    case serverDoesNotSpeakTLS(address: ServerAddress)
+    /// A plain-text client reached a port that speaks TLS (the server answered `tls_required`).
+    case serverRequiresTLS(address: ServerAddress)
+    /// The TLS handshake failed for another reason, or did not finish within the timeout.
+    case tlsHandshakeFailed(address: ServerAddress, reason: String)
     /// The server closed the connection before it answered.
     case connectionClosed(address: ServerAddress)
     /// The connection failed while sending or receiving.
@@ -31,6 +39,10 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
     public var code: String {
         switch self {
         case .cannotConnect: "cannot_connect"
+        case .untrustedCertificate: "untrusted_certificate"
+        case .serverDoesNotSpeakTLS: "server_does_not_speak_tls"
+        case .serverRequiresTLS: "tls_required"
+        case .tlsHandshakeFailed: "tls_handshake_failed"
         case .connectionClosed: "connection_closed"
         case .connectionFailed: "connection_failed"
         case .timedOut: "timed_out"
@@ -48,6 +60,12 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
     public var message: String {
         switch self {
         case .cannotConnect(let address, let reason): "cannot connect to \(address): \(reason)"
+        case .untrustedCertificate(let address, let problem): "cannot connect to \(address): \(problem.cause) (\(problem.remedy))"
+        case .serverDoesNotSpeakTLS(let address):
+            "cannot connect to \(address): the server at \(address) does not speak TLS on this port (connect without TLS)"
+        case .serverRequiresTLS(let address):
+            "cannot connect to \(address): this port speaks TLS (connect with TLS: EntitledClientTLS, entitlectl --tls, Python tls=)"
+        case .tlsHandshakeFailed(let address, let reason): "cannot connect to \(address): the TLS handshake failed: \(reason)"
         case .connectionClosed(let address): "\(address) closed the connection before answering"
         case .connectionFailed(let address, let reason): "lost the connection to \(address): \(reason)"
         case .timedOut(let address, let seconds): "no response from \(address) within \(Self.format(seconds)) s"
@@ -63,7 +81,7 @@ public enum EntitledClientError: Error, Sendable, Hashable, CustomStringConverti
 
     public var description: String { message }
 
-    private static func format(_ seconds: Double) -> String {
+    static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
     }
 }

@@ -214,8 +214,32 @@ class TransportSecurity(ServerTestCase):
 
     def test_a_client_that_does_not_trust_the_certificate_fails_to_connect(self) -> None:
         import ssl
-        with self.assertRaises(ssl.SSLError):
+        with self.assertRaises(ssl.SSLCertVerificationError) as raised:
             Client("127.0.0.1", self.port, tls=ssl.create_default_context())
+        self.assertIn("self-signed certificate", raised.exception.verify_message)
+
+    def test_a_client_without_tls_is_told_to_use_it(self) -> None:
+        c = self.client()
+        with self.assertRaises(EntitledError) as raised:
+            c.ping()
+        self.assertEqual(raised.exception.code, "tls_required")
+        self.assertIn("connect with TLS", raised.exception.message)
+        self.assertIn("Python tls=", raised.exception.message)
+
+
+class TLSClientOnAPlainPort(ServerTestCase):
+    """A TLS client against a server without TLS fails at once (the server answers its handshake with a plain
+    line, which is no TLS record), instead of waiting for its timeout."""
+
+    def test_the_handshake_fails_at_once_with_a_wrong_version_number(self) -> None:
+        import ssl
+        import time
+        started = time.monotonic()
+        with self.assertRaises(ssl.SSLError) as raised:
+            Client("127.0.0.1", self.port, timeout=60,
+                   tls=ssl.create_default_context(cafile=str(FIXTURES / "test-tls-cert.pem")))
+        self.assertEqual(raised.exception.reason, "WRONG_VERSION_NUMBER")
+        self.assertLess(time.monotonic() - started, 20)
 
 
 class HelloAndBasics(ServerTestCase):

@@ -60,6 +60,11 @@ public final class EntitledAsyncConnection: Sendable {
 
     /// Opens a connection, within `timeout`. With a `token`, an `auth` request is sent first (a server
     /// without authentication answers it `unknown_op`, which is accepted, as `EntitledConnection` does).
+    /// With `tls`, the handshake is part of opening (within `timeout` more).
+    ///
+    /// - Throws: `cannotConnect` when no connection could be made; with `tls`, `untrustedCertificate`
+    ///   (which check failed), `serverDoesNotSpeakTLS` or `tlsHandshakeFailed`; without it, on a TLS port,
+    ///   `serverRequiresTLS` (once a request, `auth` included, is answered); `authenticationFailed`.
     public static func connect(
         to address: ServerAddress, timeout: Duration = .seconds(10), token: String? = nil, tls: EntitledClientTLS? = nil
     ) async throws(EntitledClientError) -> EntitledAsyncConnection {
@@ -69,6 +74,9 @@ public final class EntitledAsyncConnection: Sendable {
         let connection: EntitledAsyncConnection
         do {
             connection = try await open(to: address, timeout: timeout, pushes: pushes, sink: PushSink(continuation), tls: tls).get()
+        } catch let error as EntitledClientError {
+            continuation.finish()
+            throw error  // a failed TLS handshake, already explained
         } catch {
             continuation.finish()
             throw .cannotConnect(address: address, reason: connectFailureReason(error))
@@ -92,14 +100,30 @@ public final class EntitledAsyncConnection: Sendable {
         tls: EntitledClientTLS? = nil
     ) -> EventLoopFuture<EntitledAsyncConnection> {
         let state = AsyncConnectionState()
+        // Completed by the TLS handshake, when there is one.
+        let handshake = NIOLockedValueBox<EventLoopPromise<Void>?>(nil)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(TimeAmount(timeout))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls, case .tcp(let host, _) = address {
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverHostname ?? host.serverNameIndication)
+                        let handler = try NIOSSLClientHandler(
+                            context: tls.context, serverHostname: tls.serverHostname ?? host.serverNameIndication
                         )
+                        // From here the promise is always completed: by the watcher (its removal included,
+                        // when the connect fails), or below; NIO traps on a promise left pending.
+                        let promise = channel.eventLoop.makePromise(of: Void.self)
+                        let watcher = TLSHandshakeWatcher(
+                            handshake: promise, address: address, expectedName: tls.serverHostname ?? host,
+                            trusted: tls.trustedCertificates
+                        )
+                        handshake.withLockedValue { $0 = promise }
+                        do {
+                            try channel.pipeline.syncOperations.addHandlers(handler, watcher)
+                        } catch {
+                            promise.fail(error)
+                            throw error
+                        }
                     }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumResponseLength))
@@ -114,7 +138,28 @@ public final class EntitledAsyncConnection: Sendable {
         case .tcp(let host, let port): channel = bootstrap.connect(host: host, port: port)
         case .unixSocket(let path): channel = bootstrap.connect(unixDomainSocketPath: path)
         }
-        return channel.map { EntitledAsyncConnection(address: address, channel: $0, state: state, pushes: pushes) }
+        return channel.flatMap { channel in
+            let connection = EntitledAsyncConnection(address: address, channel: channel, state: state, pushes: pushes)
+            guard let promise = handshake.withLockedValue({ $0 }) else { return channel.eventLoop.makeSucceededFuture(connection) }
+            // The handshake is bounded like the connect: a server that never answers it must not hang the
+            // client (the request timeouts only start with the first request).
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+            let timer = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+                promise.fail(
+                    EntitledClientError.tlsHandshakeFailed(
+                        address: address, reason: "no TLS handshake within \(EntitledClientError.format(seconds)) s"
+                    )
+                )
+            }
+            return promise.futureResult.flatMapError { error in
+                timer.cancel()
+                channel.close(promise: nil)
+                return channel.eventLoop.makeFailedFuture(error)
+            }.map {
+                timer.cancel()
+                return connection
+            }
+        }
     }
 
     /// Whether the connection is open: neither side has closed it and no request failed on it.

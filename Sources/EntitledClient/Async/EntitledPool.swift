@@ -80,7 +80,8 @@ public actor EntitledPool {
     /// Sends one request on the least busy connection and returns its answer; an error answer
     /// (`"ok":false`) is returned, not thrown.
     ///
-    /// - Throws: `cannotConnect` when no connection is open and none could be opened (or may be
+    /// - Throws: `cannotConnect` (or, with TLS, the TLS error that named the problem, such as
+    ///   `untrustedCertificate`) when no connection is open and none could be opened (or may be
     ///   attempted yet), the errors of `EntitledAsyncConnection.send`, and `closed` after `close()`.
     public func send(_ request: EntitledRequest, timeout: Duration? = nil) async throws(EntitledClientError) -> EntitledResponse {
         let (index, connection) = try await reserveConnection()

@@ -77,6 +77,11 @@ final class ResponseMatcher: ChannelDuplexHandler {
             shutDown(error, context: context)
             return
         }
+        if !response.isOK, response.error?.code == "tls_required" {
+            // The server's one line to a plain-text client on its TLS port; it closes the connection next.
+            shutDown(.serverRequiresTLS(address: address), context: context)
+            return
+        }
         if let expected = first.expectedID, let answered = response["id"], answered != expected {
             shutDown(
                 .malformedResponse(line: line, reason: "the answer's id is not the id of the request it should answer"),

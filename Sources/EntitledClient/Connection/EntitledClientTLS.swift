@@ -5,6 +5,9 @@ public struct EntitledClientTLS: Sendable, Hashable {
     let context: NIOSSLContext
     /// The name the server's certificate must carry; by default the host connected to.
     let serverHostname: String?
+    /// The certificates of `trustedCertificatesFile`, to say why a server's certificate was refused
+    /// (`CertificateProblem.diagnose`); `nil` with the system's roots.
+    let trustedCertificates: [NIOSSLCertificate]?
 
     /// - Parameters:
     ///   - trustedCertificatesFile: PEM certificates to trust (a private CA, or the server's own
@@ -21,6 +24,9 @@ public struct EntitledClientTLS: Sendable, Hashable {
         if !verifiesCertificate { configuration.certificateVerification = .none }
         context = try NIOSSLContext(configuration: configuration)
         self.serverHostname = serverHostname
+        // Read a second time (NIOSSL keeps its copy in BoringSSL's store, out of reach); the context
+        // above has already refused a file that cannot be read.
+        trustedCertificates = try trustedCertificatesFile.map { try NIOSSLCertificate.fromPEMFile($0) }
     }
 
     /// Two values are equal when they share one context (a copy of this value), not when their settings match.

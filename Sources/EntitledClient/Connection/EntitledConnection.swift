@@ -94,7 +94,8 @@ public final class EntitledConnection {
         return connection.isOpen
     }
 
-    /// Opens the connection now (authenticating when a token was given), replacing any open one.
+    /// Opens the connection now (authenticating when a token was given), replacing any open one. Throws
+    /// as `EntitledAsyncConnection.connect` does: a TLS problem is named (`untrustedCertificate`, ...).
     public func connect() throws(EntitledClientError) {
         drop()
         lostWatches += watchCount
@@ -108,6 +109,8 @@ public final class EntitledConnection {
         let opened: EntitledAsyncConnection
         do {
             opened = try opening.wait()
+        } catch let error as EntitledClientError {
+            throw error  // a failed TLS handshake, already explained
         } catch {
             throw .cannotConnect(address: address, reason: EntitledAsyncConnection.connectFailureReason(error))
         }

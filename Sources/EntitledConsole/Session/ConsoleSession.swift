@@ -244,9 +244,10 @@ public final class ConsoleSession {
         return response.isOK ? .succeeded : .failedOnServer
     }
 
-    /// The sentence for a client error, naming the token's origin when the server refused the token.
+    /// The sentence for a client error: the console's options for a TLS problem, the token's origin when
+    /// the server refused the token.
     public func describe(_ error: EntitledClientError) -> String {
-        AuthenticationAdvice.message(for: error, tokenOrigin: tokenOrigin)
+        ConnectionAdvice.message(for: error) ?? AuthenticationAdvice.message(for: error, tokenOrigin: tokenOrigin)
     }
 
     private func warnIfWatchesLost() {

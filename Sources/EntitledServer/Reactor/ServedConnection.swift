@@ -106,8 +106,12 @@ final class ServedConnection {
     var authenticatedToken: AccessToken?
 
     /// The connection's TLS, when the server has a certificate and this is a TCP connection; released on
-    /// the loop's thread when the connection closes (its embedded event loop must not be freed elsewhere).
-    private(set) var tls: TLSSession?
+    /// the loop's thread when the connection closes (its embedded event loop must not be freed elsewhere),
+    /// or as soon as the client shows it speaks plain text (see `+TLS`).
+    var tls: TLSSession?
+    /// Until the first bytes are read: they show whether the client speaks the port's language (plain
+    /// text or TLS), which `+TLS` checks once per connection, never per request.
+    var awaitsFirstBytes = true
 
     init(descriptor: Int32, kind: ConnectionKind, loop: ServingLoop, tls: TLSSession? = nil) {
         self.descriptor = descriptor
@@ -162,6 +166,7 @@ final class ServedConnection {
         case 0:
             endOfInput()
         default:
+            if awaitsFirstBytes, refusesTLSClient() { return }
             answerCompleteLines()
             sendAnswers()
         }
