@@ -4,14 +4,14 @@ import Testing
 
 /// `entitlectl --tls`/`--tls-ca` against a real `entitled --tls-cert --tls-key`, and what it says when
 /// TLS stands in the way: which check of the certificate failed, a plain port or a TLS port reached the
-/// wrong way, each at once (the runs give `--timeout 60`, far more than the 20 s they may take on a loaded machine).
+/// wrong way, each at once: the runs give `--timeout 60`, and a run that waited for it would report a timeout,
+/// never the specific hint these tests expect (elapsed time is not asserted: the suite runs on loaded machines).
 @Suite struct TLSOneShotTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("EntitledServerTests/Fixtures")
     static let certificate = fixtures.appendingPathComponent("test-tls-cert.pem").path
     static let key = fixtures.appendingPathComponent("test-tls-key.pem").path
     static let testCA = fixtures.appendingPathComponent("test-ca-cert.pem").path
-    static let quick: Duration = .seconds(20)
 
     static func server(certificate: String = certificate, key: String = key) throws -> RunningEntitled {
         try RunningEntitled(arguments: ["--tls-cert", certificate, "--tls-key", key])
@@ -19,11 +19,9 @@ import Testing
 
     /// Runs a one-shot `check` with `options`, expecting it to fail at once with `message` on stderr.
     static func expectRefusal(port: Int, _ options: [String], message: String) throws {
-        let started = ContinuousClock.now
         let run = try ConsoleRun.run(["--port", String(port), "--timeout", "60"] + options + ["check", "user:u1"])
         #expect(run.status != 0)
         #expect(run.standardError == "error: \(message)\n", "\(run.standardError)")
-        #expect(ContinuousClock.now - started < quick)
     }
 
     @Test func aConsoleTrustingTheCertificateWorksOverTLS() throws {

@@ -4,10 +4,11 @@ import Foundation
 import Testing
 
 /// A plain-text client on a TLS port, and a TLS client on a plain port, get a hint at once rather than a
-/// hang: against real `entitled` processes, with clients whose timeout (60 s) is far longer than the
-/// time allowed for the answer (generous: the suite runs on loaded machines; an answer takes milliseconds).
+/// hang: against real `entitled` processes. The proof that nothing waited for a timeout is the error
+/// itself: a client that timed out reports `timedOut` (or, for the handshake, "no TLS handshake within"),
+/// never the specific hint these tests expect. Elapsed time is not asserted: in the full suite, tests wait
+/// tens of seconds for the shared thread pool on a loaded 2-core machine.
 @Suite struct TLSMismatchTests {
-    static let quick: Duration = .seconds(20)
 
     static func tlsServer() throws -> RunningEntitled {
         try RunningEntitled(arguments: ["--tls-cert", TLSTests.certificate, "--tls-key", TLSTests.key])
@@ -16,7 +17,6 @@ import Testing
     @Test func aPlainTextClientOnTheTLSPortIsToldToUseTLS() async throws {
         let server = try Self.tlsServer()
         let address = ServerAddress.tcp(host: "127.0.0.1", port: server.port)
-        let started = ContinuousClock.now
         let connection = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(60))
         await #expect(throws: EntitledClientError.serverRequiresTLS(address: address)) {
             _ = try await connection.send(.ping, timeout: .seconds(60))
@@ -28,7 +28,6 @@ import Testing
         await #expect(throws: EntitledClientError.serverRequiresTLS(address: address)) {
             _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(60), token: "secret")
         }
-        #expect(ContinuousClock.now - started < Self.quick)
     }
 
     @Test func theTLSPortAnswersPlainTextWithOneLineAndClosesCleanly() async throws {
@@ -54,7 +53,6 @@ import Testing
         let server = try RunningEntitled()
         let address = ServerAddress.tcp(host: "127.0.0.1", port: server.port)
         let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
-        let started = ContinuousClock.now
         await #expect(throws: EntitledClientError.serverDoesNotSpeakTLS(address: address)) {
             _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(60), tls: tls)
         }
@@ -64,7 +62,6 @@ import Testing
             blocking?.message
                 == "cannot connect to 127.0.0.1:\(server.port): the server at 127.0.0.1:\(server.port) does not speak TLS on this port (connect without TLS)"
         )
-        #expect(ContinuousClock.now - started < Self.quick)
         // The plain port still serves plain clients.
         let plain = try await EntitledAsyncConnection.connect(to: address)
         #expect(try await plain.send(.ping).isOK)
@@ -79,7 +76,6 @@ import Testing
         let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
         let first = try await EntitledAsyncConnection.connect(to: address, tls: tls)
         #expect(try await first.send(.ping).isOK)
-        let started = ContinuousClock.now
         do {
             _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(60), tls: tls)
             Issue.record("a connection beyond the limit was opened")
@@ -91,7 +87,6 @@ import Testing
                     + "handshake (it may not speak TLS on this port, or be at its connection limit)"
             )
         }
-        #expect(ContinuousClock.now - started < Self.quick)
     }
 
     @Test func aTLSClientToAPortNobodyListensOnIsRefusedAsWithoutTLS() async throws {
@@ -109,10 +104,8 @@ import Testing
         let listener = try SilentListener()
         let address = ServerAddress.tcp(host: "127.0.0.1", port: listener.port)
         let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
-        let started = ContinuousClock.now
         await #expect(throws: EntitledClientError.tlsHandshakeFailed(address: address, reason: "no TLS handshake within 1 s")) {
             _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(1), tls: tls)
         }
-        #expect(ContinuousClock.now - started < Self.quick)
     }
 }
