@@ -1,7 +1,7 @@
 """A client for the `entitled` server: newline-delimited JSON over TCP or a Unix socket.
 
 One module, Python 3.11 standard library only. The protocol is specified in Protocol/PROTOCOL.md
-(protocol version 1); this module follows it and adds nothing the server does not do.
+(protocol version 2); this module follows it and adds nothing the server does not do.
 
     from entitled import Client, EntitledError
 
@@ -35,8 +35,11 @@ Results of the typed methods
     catalog                                      -> dict, the "entitlements" object
     customer                                     -> dict, the "customer" object
     watch, unwatch                               -> int, the "watches" count
-    Every typed method also accepts **extra fields, sent as given (after the name rule above), so fields
-    added by later protocol versions can be used without a new client.
+    A typed method raises TypeError for a keyword argument it does not take, before sending anything,
+    with the name meant when one is close (grant(..., duraton="30d") -> did you mean 'duration'?): the
+    server refuses fields an operation does not take (protocol version 2), and a typo must never be sent.
+    `id=` is accepted by every method. request() and pipeline() send the fields they are given as they
+    are; hello() says which fields each operation of the server takes ("fields").
 
 Errors
     EntitledError      the server answered {"ok": false, ...}: .code ("not_found", "bad_request", ...),
@@ -71,6 +74,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import difflib
 import datetime as _dt
 import json
 import re
@@ -94,7 +98,7 @@ __all__ = [
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7117
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 _READ_SIZE = 65536
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
@@ -465,13 +469,15 @@ class Client:
     # -- typed operations (PROTOCOL.md section 6) ------------------------------------------------------
 
     def _call(self, op: str, fields: dict[str, Any], extra: Mapping[str, Any]) -> dict:
+        _refuse_unknown(op, fields, extra)
         return self.request(op, **fields, **extra)
 
     def ping(self, **extra: Any) -> dict:
         return self._call("ping", {}, extra)
 
     def hello(self, **extra: Any) -> dict:
-        """{"protocol": 1, "server": "entitled 0.1.0", "operations": [...], "authRequired": bool}."""
+        """{"protocol": 2, "server": "entitled 0.1.0", "operations": [...], "fields": {op: [...]},
+        "authRequired": bool}."""
         return self._call("hello", {}, extra)
 
     def auth(self, token: str, **extra: Any) -> dict:
@@ -619,6 +625,26 @@ class Client:
     ) -> int:
         """Removes a watch (with no target: every watch). Returns how many watches remain."""
         return self._call("unwatch", dict(user=user, device=device, all=all), extra)["watches"]
+
+
+def _refuse_unknown(op: str, fields: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
+    """Raises TypeError for a keyword the typed method does not take, before anything is sent: a misspelt
+    field must not reach the server (which refuses it too, but only after a round trip, and a server of
+    protocol version 1 skipped it silently). `id`, and a parameter's protocol spelling (expiresAt for
+    expires_at), are the extra keywords allowed."""
+    taken = {wire_name(name): name for name in fields}
+    for name in extra:
+        if name == "id" or wire_name(name) in taken:
+            continue
+        known = list(fields) + ["id"]
+        folded = {wire_name(k).lower(): k for k in known}
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        if not close and wire_name(name).lower() in folded:
+            close = [folded[wire_name(name).lower()]]
+        if not close:
+            close = [folded[m] for m in difflib.get_close_matches(wire_name(name).lower(), list(folded), n=1, cutoff=0.75)]
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; {op}() takes {', '.join(known)}"
+        raise TypeError(f"{op}() got an unexpected keyword argument {name!r}{hint}")
 
 
 def _code_of(answer: Mapping[str, Any]) -> str | None:

@@ -174,7 +174,7 @@ public struct RequestProcessor: Sendable {
             case .ping:
                 return .success(Outcome(.pong))
             case .hello:
-                let operations = Request.Operation.allCases.map(\.rawValue)
+                let operations = Request.Operation.allCases
                 let hello = Response.hello(
                     protocolVersion: protocolVersion, server: "entitled " + EntitledServer.version, operations: operations,
                     authRequired: access.authenticationRequired

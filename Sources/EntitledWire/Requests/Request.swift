@@ -1,8 +1,10 @@
 import EntitledCore
 
 /// The version of the protocol this server speaks (PROTOCOL.md §7): what `hello` answers. Raised only for
-/// a change an older client could misread; additions keep it.
-public let protocolVersion = 1
+/// a change an older client could misread or that refuses what an older server accepted; additions keep
+/// it. Version 2: unknown request fields and fields an operation does not use are refused, not skipped,
+/// and `define` needs at least one product.
+public let protocolVersion = 2
 
 /// A decoded, validated request: everything an operation needs, typed.
 public enum Request: Sendable {

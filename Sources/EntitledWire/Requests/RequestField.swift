@@ -6,8 +6,9 @@ import Musl
 import Darwin
 #endif
 
-/// The request fields the protocol defines. Any other key in a request is skipped (after validating its
-/// value as JSON), so clients may send fields a newer server will understand.
+/// The request fields the protocol defines. A request with any other key, or with a field its operation
+/// does not use (`Request.Operation.acceptedFields`), is refused: a misspelt field must never change what
+/// a request means.
 enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
@@ -49,6 +50,10 @@ enum RequestField: Int, CaseIterable {
     }
 
     var description: String { name.description }
+
+    /// This field's bit in a 32-bit field mask (`RequestFields.seen`, `Request.Operation.acceptedFields`).
+    @inline(__always)
+    var bit: UInt32 { UInt32(1) << UInt32(rawValue) }
 
     /// The field whose name is exactly these bytes (compared without building a String).
     ///

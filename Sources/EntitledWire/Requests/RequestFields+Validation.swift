@@ -18,6 +18,9 @@ extension RequestFields {
         // Whether the client may run it is decided before its fields are looked at: a client that may not
         // learns nothing from their validation.
         if let refusal = permissions.refusal(of: operation) { throw refusal }
+        // Then what the request names: a field the operation does not take is refused before any value is
+        // looked at, since the request does not say what its sender meant.
+        if hasUnacceptedField(for: operation) { throw unacceptedFieldError(for: operation) }
         if let fieldError { throw fieldError }
         switch operation {
         case .ping:

@@ -28,9 +28,10 @@ public enum Response: Sendable {
     case history([AuditEntry])
     /// `watch` and `unwatch`: how many watches the connection has now.
     case watches(Int)
-    /// `hello`: the protocol version, the server's name and version, the operations it answers, and
-    /// whether a connection must `auth` before anything but `ping`, `hello` and `auth`.
-    case hello(protocolVersion: Int, server: String, operations: [String], authRequired: Bool)
+    /// `hello`: the protocol version, the server's name and version, the operations it answers (written
+    /// as `operations`, and with the fields each takes as `fields`), and whether a connection must `auth`
+    /// before anything but `ping`, `hello` and `auth`.
+    case hello(protocolVersion: Int, server: String, operations: [Request.Operation], authRequired: Bool)
     /// `auth` accepted: the name the token belongs to (the audit trail's actor), its role, and whether
     /// the server requires authentication at all (without it, every `auth` is accepted as `local`).
     case authenticated(name: String, role: String, authRequired: Bool)

@@ -76,7 +76,17 @@ public enum ResponseEncoder {
             buffer.writeStaticString(",\"server\":")
             buffer.writeJSONString(server)
             buffer.writeStaticString(",\"operations\":")
-            writeStrings(operations, into: &buffer)
+            writeStrings(operations.map(\.rawValue), into: &buffer)
+            // What each operation takes besides `op` and `id`: a client learns what this server would
+            // refuse, since unknown fields are refused rather than skipped.
+            buffer.writeStaticString(",\"fields\":{")
+            for (index, operation) in operations.enumerated() {
+                if index > 0 { buffer.writeStaticString(",") }
+                buffer.writeJSONString(operation.rawValue)
+                buffer.writeStaticString(":")
+                writeStrings(operation.acceptedFieldNames, into: &buffer)
+            }
+            buffer.writeStaticString("}")
             buffer.writeStaticString(authRequired ? ",\"authRequired\":true" : ",\"authRequired\":false")
         case .authenticated(let name, let role, let authRequired):
             buffer.writeStaticString(",\"name\":")
