@@ -27,6 +27,8 @@ Values
 
 Results of the typed methods
     ping, hello, auth, grant, define, snapshot, event  -> the answer dict (without being reduced)
+    undefine                                     -> dict: {"entitlement", "products"} (the products it had)
+    erase                                        -> dict, the "erased" object: {"memberships", "historyEntries"}
     stats                                        -> the answer dict too: the server's counters
     check                                        -> CheckResult: true when active; .expires_at
     claim                                        -> int, the "claimed" count
@@ -558,6 +560,21 @@ class Client:
             entitlement=entitlement, products=list(products), reason=reason,
         ), extra)
 
+    def undefine(self, entitlement: str, *, reason: str | None = None, **extra: Any) -> dict:
+        """Removes an entitlement from the catalog (an admin operation). Returns {"entitlement": ...,
+        "products": [the products it had]}; EntitledError("not_found") when the catalog has no such
+        entitlement."""
+        return self._call("undefine", dict(entitlement=entitlement, reason=reason), extra)
+
+    def erase(self, *, user: str | None = None, device: str | None = None, reason: str | None = None,
+              **extra: Any) -> dict:
+        """Erases a person (an admin operation; the GDPR's right to be forgotten): the user's memberships,
+        the device's guest purchases, their audit entries and idempotency keys; other users' purchases on
+        the device lose the device. Give user, device or both. Returns the "erased" object:
+        {"memberships": N, "historyEntries": M}. The reason is kept in the audit trail, which names no
+        one: give a ticket number, not the person."""
+        return self._call("erase", dict(user=user, device=device, reason=reason), extra)["erased"]
+
     def catalog(self, **extra: Any) -> dict[str, list[str]]:
         """Every entitlement and its products."""
         return self._call("catalog", {}, extra)["entitlements"]
@@ -605,12 +622,14 @@ class Client:
         user: str | None = None,
         device: str | None = None,
         entitlement: str | None = None,
+        erasures: bool | None = None,
         limit: int | None = None,
         **extra: Any,
     ) -> list[dict]:
-        """The audit trail of a subject or an entitlement, newest first."""
+        """The audit trail of a subject or an entitlement, newest first; with erasures=True, the erasures
+        (entries with action "erase", naming no one)."""
         return self._call("history", dict(
-            user=user, device=device, entitlement=entitlement, limit=limit,
+            user=user, device=device, entitlement=entitlement, erasures=erasures, limit=limit,
         ), extra)["history"]
 
     def watch(

@@ -212,7 +212,8 @@ class HelloAndBasics(ServerTestCase):
         self.assertEqual(hello["protocol"], entitled.PROTOCOL_VERSION)
         self.assertTrue(hello["server"].startswith("entitled "))
         for op in ["ping", "hello", "grant", "check", "claim", "revoke", "memberships", "define", "catalog",
-                   "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats"]:
+                   "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats", "undefine",
+                   "erase"]:
             self.assertIn(op, hello["operations"])
         self.assertEqual(hello["fields"]["check"], ["user", "device", "product", "entitlement", "at"])
         self.assertEqual(hello["fields"]["ping"], [])
@@ -389,6 +390,38 @@ class Access(ServerTestCase):
         self.assertEqual(caught.exception.code, "bad_request")
         self.assertIn('unknown field "duraton" (did you mean "duration"?)', caught.exception.message)
         self.assertEqual(c.memberships(user="bob"), [])
+
+
+    def test_define_needs_products_and_undefine_removes(self) -> None:
+        c = self.client()
+        with self.assertRaises(EntitledError) as caught:
+            c.define("pro", [])
+        self.assertEqual(caught.exception.code, "bad_request")
+        self.assertIn("undefine", caught.exception.message)
+        c.define("pro", ["prod_b", "prod_a"])
+        answer = c.undefine("pro", reason="retired")
+        self.assertEqual((answer["entitlement"], answer["products"]), ("pro", ["prod_a", "prod_b"]))
+        self.assertEqual(c.catalog(), {})
+        with self.assertRaises(EntitledError) as caught:
+            c.undefine("pro")
+        self.assertEqual(caught.exception.code, "not_found")
+        self.assertEqual([e["action"] for e in c.history(entitlement="pro")], ["undefine", "define"])
+
+    def test_erase_forgets_a_person(self) -> None:
+        c = self.client()
+        c.grant("prod_pro", device="phone-42", duration="30d")
+        c.claim(device="phone-42", user="gdpr-user")
+        c.grant("prod_basic", user="gdpr-user", reason="goodwill")
+        self.assertEqual(c.erase(user="gdpr-user", device="phone-42", reason="ticket 1"),
+                         {"memberships": 2, "historyEntries": 3})
+        self.assertFalse(c.check(user="gdpr-user"))
+        self.assertEqual(c.memberships(user="gdpr-user"), [])
+        self.assertEqual(c.history(device="phone-42"), [])
+        [entry] = c.history(erasures=True)
+        self.assertEqual((entry["action"], entry["reason"], entry["erased"]), ("erase", "ticket 1",
+                                                                               {"memberships": 2, "historyEntries": 3}))
+        with self.assertRaises(TypeError):
+            c.erase(usr="gdpr-user")
 
 
 class Pipelining(ServerTestCase):

@@ -76,6 +76,8 @@ extension Request.Operation {
         case .hello: 14
         case .auth: 15
         case .stats: 16
+        case .undefine: 17
+        case .erase: 18
         }
     }
 }

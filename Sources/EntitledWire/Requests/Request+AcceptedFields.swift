@@ -39,7 +39,11 @@ extension Request.Operation {
             return always | RequestField.user.bit | RequestField.device.bit
         case .history:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.entitlement.bit
-                | RequestField.limit.bit
+                | RequestField.limit.bit | RequestField.erasures.bit
+        case .undefine:
+            return always | RequestField.entitlement.bit | RequestField.reason.bit
+        case .erase:
+            return always | RequestField.user.bit | RequestField.device.bit | RequestField.reason.bit
         case .watch, .unwatch:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.all.bit
         }

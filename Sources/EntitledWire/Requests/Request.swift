@@ -40,6 +40,10 @@ public enum Request: Sendable {
     case auth(token: String)
     /// The server's counters: connections, requests, errors, latency, store size, durability.
     case stats
+    /// Remove an entitlement from the catalog (an admin operation).
+    case undefine(entitlement: String, reason: String?)
+    /// Erase a person: a user, a device or both (an admin operation; GDPR's right to be forgotten).
+    case erase(Subject, reason: String?)
 
     /// The longest `token` accepted by `auth`, in UTF-8 bytes.
     public static let maximumTokenBytes = 1024
@@ -64,13 +68,15 @@ public enum Request: Sendable {
         case .unwatch: return .unwatch
         case .auth: return .auth
         case .stats: return .stats
+        case .undefine: return .undefine
+        case .erase: return .erase
         }
     }
 
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch, hello, auth, stats
+            unwatch, hello, auth, stats, undefine, erase
     }
 }
 
@@ -80,6 +86,8 @@ public enum HistoryTarget: Hashable, Sendable {
     case subject(Subject)
     /// An entitlement's definitions in the catalog.
     case entitlement(String)
+    /// The erasures (`erase`), which name no one.
+    case erasures
 }
 
 /// What a `watch` follows.
@@ -108,7 +116,8 @@ extension Request.Operation {
         case (7, UInt8(ascii: "c")): candidate = .catalog
         case (8, UInt8(ascii: "s")): candidate = .snapshot
         case (11, UInt8(ascii: "m")): candidate = .memberships
-        case (5, UInt8(ascii: "e")): candidate = .event
+        case (5, UInt8(ascii: "e")): candidate = name[1] == UInt8(ascii: "v") ? .event : .erase
+        case (8, UInt8(ascii: "u")): candidate = .undefine
         case (5, UInt8(ascii: "w")): candidate = .watch
         case (5, UInt8(ascii: "h")): candidate = .hello
         case (5, UInt8(ascii: "s")): candidate = .stats
@@ -141,6 +150,8 @@ extension Request.Operation {
         case .hello: return "hello"
         case .auth: return "auth"
         case .stats: return "stats"
+        case .undefine: return "undefine"
+        case .erase: return "erase"
         }
     }
 }

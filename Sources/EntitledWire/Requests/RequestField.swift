@@ -12,7 +12,7 @@ import Darwin
 enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
-        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token
+        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures
     // At most 32 fields: `RequestFields` notes the fields it saw in a 32-bit mask.
 
     var name: StaticString {
@@ -46,6 +46,7 @@ enum RequestField: Int, CaseIterable {
         case .all: return "all"
         case .limit: return "limit"
         case .token: return "token"
+        case .erasures: return "erasures"
         }
     }
 
@@ -75,6 +76,7 @@ enum RequestField: Int, CaseIterable {
         case (7, UInt8(ascii: "p")): candidate = .product
         case (8, UInt8(ascii: "d")): candidate = .duration
         case (8, UInt8(ascii: "p")): candidate = .products
+        case (8, UInt8(ascii: "e")): candidate = .erasures
         case (9, UInt8(ascii: "e")): candidate = key[1] == UInt8(ascii: "x") ? .expiresAt : .eventTime
         case (10, UInt8(ascii: "m")): candidate = .membership
         case (11, UInt8(ascii: "e")): candidate = key[2] == UInt8(ascii: "t") ? .entitlement : .environment

@@ -35,6 +35,7 @@ struct RequestFields {
     var idempotencyKey: StringSpan?
     var all: Bool?
     var limit: Int?
+    var erasures: Bool?
     /// `auth`'s secret: read like any string, never quoted in a message.
     var token: StringSpan?
 
@@ -115,6 +116,8 @@ struct RequestFields {
             willRenew = try readBool(field, from: &scanner)
         case .all:
             all = try readBool(field, from: &scanner)
+        case .erasures:
+            erasures = try readBool(field, from: &scanner)
         case .limit:
             limit = try readCount(field, from: &scanner)
         default:
@@ -144,7 +147,7 @@ struct RequestFields {
             case .grantType: grantType = value
             case .idempotencyKey: idempotencyKey = value
             case .token: token = value
-            case .id, .products, .willRenew, .all, .limit: break
+            case .id, .products, .willRenew, .all, .limit, .erasures: break
             }
         }
     }

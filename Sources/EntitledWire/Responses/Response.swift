@@ -14,6 +14,10 @@ public enum Response: Sendable {
     case memberships([Membership], moment: Timestamp)
     /// `define`: the entitlement and its products as stored.
     case defined(entitlement: String, products: [String])
+    /// `undefine`: the entitlement removed and the products it had.
+    case undefined(entitlement: String, products: [String])
+    /// `erase`: how many memberships and audit entries it removed.
+    case erased(memberships: Int, historyEntries: Int)
     /// `catalog`: every entitlement and its products.
     case catalog([(entitlement: String, products: [String])])
     /// `snapshot`: the file written, the last change it holds, its size and how long it took.

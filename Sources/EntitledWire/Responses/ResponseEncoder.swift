@@ -34,6 +34,13 @@ public enum ResponseEncoder {
             buffer.writeJSONString(entitlement)
             buffer.writeStaticString(",\"products\":")
             writeStrings(products, into: &buffer)
+        case .undefined(let entitlement, let products):
+            buffer.writeStaticString(",\"entitlement\":")
+            buffer.writeJSONString(entitlement)
+            buffer.writeStaticString(",\"products\":")
+            writeStrings(products, into: &buffer)
+        case .erased(let memberships, let historyEntries):
+            writeErased(memberships: memberships, historyEntries: historyEntries, into: &buffer)
         case .catalog(let entries):
             buffer.writeStaticString(",\"entitlements\":{")
             for (index, entry) in entries.enumerated() {
@@ -288,6 +295,15 @@ public enum ResponseEncoder {
             out.append("}")
         }
         out.append("]")
+    }
+
+    /// `,"erased":{"memberships":N,"historyEntries":M}`: an `erase` answer and an erasure's audit entry.
+    static func writeErased(memberships: Int, historyEntries: Int, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(",\"erased\":{\"memberships\":")
+        buffer.writeJSONInteger(memberships)
+        buffer.writeStaticString(",\"historyEntries\":")
+        buffer.writeJSONInteger(historyEntries)
+        buffer.writeStaticString("}")
     }
 
     static func writeStrings(_ strings: [String], into buffer: inout ByteBuffer) {
