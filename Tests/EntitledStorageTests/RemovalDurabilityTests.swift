@@ -80,6 +80,46 @@ import Testing
         }
     }
 
+    @Test func aVersion2SnapshotStillLoadsItsCatalogRevisionsAsDefines() throws {
+        try withScratchDirectory { directory in
+            var body = BinaryWriter()
+            body.write(UInt32(1))  // one entitlement
+            body.write("pro")
+            body.write(UInt32(1))
+            body.write("prod_pro")
+            body.write(UInt64(0))  // no memberships
+            body.write(UInt64(0))  // no idempotency keys
+            body.write(UInt64(0))  // no revisions
+            body.write(UInt64(1))  // one catalog revision, version 2 layout: no action byte
+            body.write(UInt64(1))
+            body.write(ChangeContext(actor: "ops", reason: "launch", recordedAt: Timestamp(millisecondsSinceEpoch: 1_704_067_200_000)))
+            body.write("pro")
+            body.write(UInt32(1))
+            body.write("prod_pro")
+            // The body ends here: no erasures section before version 3.
+            var header = BinaryWriter()
+            header.bytes.append(contentsOf: SnapshotFormat.magic)
+            header.write(UInt32(2))
+            header.write(UInt32(0))
+            header.write(UInt64(1))
+            header.write(UInt64(body.bytes.count))
+            header.write(CRC32C.checksum(body.bytes))
+            header.write(CRC32C.checksum(header.bytes))
+            try Data(header.bytes + body.bytes).write(to: URL(fileURLWithPath: directory + "/" + SnapshotFormat.fileName(sequence: 1)))
+
+            let durable = try DurableStore(directory: directory, policy: .always)
+            defer { durable.close() }
+            let trail = durable.store.history(ofEntitlement: "pro", limit: 10)
+            #expect(trail.map(\.actionName) == ["define"])
+            #expect(trail.first?.context.reason == "launch")
+            #expect(durable.store.erasures(limit: 10).isEmpty)
+            // Undefined now, and the snapshot it writes is version 3, read back the same.
+            _ = try durable.store.undefine(entitlement: "pro")
+            _ = try durable.snapshot()
+            #expect(try SnapshotFile.read(SnapshotFormat.fileName(sequence: 2), in: directory).catalogRevisions.map(\.isRemoval) == [false, true])
+        }
+    }
+
     @Test func aVersion2SegmentHoldingAnEraseKindIsCorrupt() {
         var writer = BinaryWriter(capacity: 64)
         writer.write(LoggedChange(sequence: 1, change: .erase(user: "u", device: nil), context: ChangeContext(recordedAt: Timestamp(millisecondsSinceEpoch: 0))))
