@@ -95,6 +95,35 @@ import Testing
         #expect(store.sizes.devices == 1)  // tablet
     }
 
+    @Test func erasingSomeoneWhoNeverExistedIsRecordedWithZeros() throws {
+        let store = makeStore(clock: clock)
+        let other = store.buy("prod_a", as: .user("bob"))
+        let erased = try store.erase(.user("nobody"), by: ChangeAuthor(reason: "request 1"))
+        #expect(erased.value.memberships.isEmpty)
+        #expect(erased.value.historyEntries == 0)
+        #expect(store.sequence == 2)
+        #expect(store.erasures(limit: 5).map(\.memberships) == [0])
+        #expect(store.visibleIDs(.user("bob")) == [other.id])
+    }
+
+    @Test func aSubjectIndexLosesSlotsOneByOneAndGroupsAgain() {
+        var index = SubjectIndex()
+        for slot in [3, 7, 9] { index.add(slot, to: "k") }
+        index.remove(7, from: "k")
+        #expect(index.slots(of: "k") == [3, 9])
+        index.remove(3, from: "k")
+        #expect(index.slots(of: "k") == [9])
+        index.add(12, to: "k")  // from the one-slot form back to a group, reusing the freed one
+        #expect(index.slots(of: "k") == [9, 12])
+        index.remove(9, from: "k")
+        index.remove(12, from: "k")
+        #expect(!index.contains("k"))
+        index.remove(1, from: "absent")
+        index.add(5, to: "other")
+        index.remove(6, from: "other")  // not its slot: nothing changes
+        #expect(index.slots(of: "other") == [5])
+    }
+
     @Test func anImageWithoutErasedMembershipsRestoresTheSameState() throws {
         let store = makeStore(clock: clock)
         store.buy("prod_a", as: .user("alice"))
