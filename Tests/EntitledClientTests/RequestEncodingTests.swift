@@ -114,6 +114,33 @@ import Testing
             #expect(EntitledRequest.customer(user: "u1", device: "d1").jsonLine == #"{"op":"customer","user":"u1","device":"d1"}"#)
         }
 
+        @Test func undefineEraseAndTheErasuresHistoryWriteTheirFields() {
+            #expect(EntitledRequest.undefine(entitlement: "pro").jsonLine == #"{"op":"undefine","entitlement":"pro"}"#)
+            #expect(
+                EntitledRequest.undefine(entitlement: "pro", reason: "retired").jsonLine
+                    == #"{"op":"undefine","entitlement":"pro","reason":"retired"}"#
+            )
+            #expect(EntitledRequest.erase(user: "u1").jsonLine == #"{"op":"erase","user":"u1"}"#)
+            #expect(
+                EntitledRequest.erase(user: "u1", device: "d1", reason: "ticket 9").jsonLine
+                    == #"{"op":"erase","user":"u1","device":"d1","reason":"ticket 9"}"#
+            )
+            #expect(EntitledRequest.erasureHistory().jsonLine == #"{"op":"history","erasures":true}"#)
+            #expect(EntitledRequest.erasureHistory(limit: 5).jsonLine == #"{"op":"history","erasures":true,"limit":5}"#)
+        }
+
+        @Test func anEraseAnswerAndAnErasureEntryReadTheirCounts() throws {
+            let answer = try EntitledResponse(line: #"{"ok":true,"erased":{"memberships":2,"historyEntries":5}}"#)
+            #expect(answer.erased == ErasureCounts(memberships: 2, historyEntries: 5))
+            let trail = try EntitledResponse(
+                line: #"{"ok":true,"history":[{"time":"2026-11-25T11:33:34.697Z","actor":"dpo","action":"erase","reason":"ticket 9","sequence":6,"erased":{"memberships":2,"historyEntries":3}}]}"#
+            )
+            let entry = try #require(trail.history?.first)
+            #expect(entry.action == "erase")
+            #expect(entry.erased == ErasureCounts(memberships: 2, historyEntries: 3))
+            #expect(entry.membership == nil)
+        }
+
         @Test func historyWritesTheTargetAndTheLimitAsANumber() {
             #expect(EntitledRequest.history(user: "u1").jsonLine == #"{"op":"history","user":"u1"}"#)
             #expect(

@@ -259,7 +259,7 @@ struct HelloOverTCPTests {
         try await withTestServer { server in
             let hello = try await server.connect().send(line: #"{"op":"hello","id":1}"#)
             #expect(hello.isOK)
-            #expect(hello["protocol"]?.intValue == 1)
+            #expect(hello["protocol"]?.intValue == 2)
             #expect(hello["server"]?.stringValue?.hasPrefix("entitled ") == true)
             let listed = try #require(hello["operations"]?.arrayValue)
             let operations = listed.compactMap(\.stringValue)
@@ -271,6 +271,20 @@ struct HelloOverTCPTests {
             let connection = try await server.connect()
             for operation in operations {
                 #expect(try await connection.send(line: #"{"op":"\#(operation)"}"#).errorCode != "unknown_op", "\(operation)")
+            }
+            // And it lists the fields each takes: a field it lists is never refused as one the operation
+            // does not take, and a field it does not list is.
+            let fields = try #require(hello["fields"])
+            for operation in operations {
+                let taken = try #require(fields[operation]?.arrayValue, "\(operation)").compactMap(\.stringValue)
+                for field in taken {
+                    let answer = try await connection.send(line: #"{"op":"\#(operation)","\#(field)":null}"#)
+                    #expect(answer.error?.message.contains("not used by") != true, "\(operation) \(field): \(answer.line)")
+                }
+                if !taken.contains("limit") {
+                    let answer = try await connection.send(line: #"{"op":"\#(operation)","limit":null}"#)
+                    #expect(answer.error?.message.contains(#"field "limit" is not used by \#(operation)"#) == true, "\(answer.line)")
+                }
             }
         }
     }

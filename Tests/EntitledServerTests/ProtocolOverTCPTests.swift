@@ -125,7 +125,7 @@ struct ProtocolOverTCPTests {
     @Test func aLineAtExactlyTheLimitIsAcceptedAndOneByteMoreIsNot() async throws {
         try await withTestServer(maximumLineLength: 100) { server in
             func line(ofLength length: Int) -> String {
-                let prefix = #"{"op":"ping","padding":""#
+                let prefix = #"{"op":"ping","id":""#
                 let suffix = #""}"#
                 return prefix + String(repeating: "p", count: length - prefix.count - suffix.count) + suffix
             }
@@ -167,12 +167,12 @@ struct ProtocolOverTCPTests {
     @Test func aLastLineWithoutANewlineIsHeldToTheSameLimit() async throws {
         try await withTestServer(maximumLineLength: 20) { server in
             let atLimit = try server.rawSocket()
-            try atLimit.send(#"{"op":"ping","x":12}"#)  // 20 bytes
+            try atLimit.send(#"{"op":"ping","id":1}"#)  // 20 bytes
             atLimit.closeSending()
             #expect(try atLimit.readResponse().isOK)
 
             let overLimit = try server.rawSocket()
-            try overLimit.send(#"{"op":"ping","x":123}"#)  // 21 bytes
+            try overLimit.send(#"{"op":"ping","id":12}"#)  // 21 bytes
             overLimit.closeSending()
             #expect(try overLimit.readResponse().errorCode == "too_large")
             #expect(try overLimit.isClosedByServer())

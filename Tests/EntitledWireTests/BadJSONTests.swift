@@ -79,11 +79,13 @@ import Testing
         // The request object is the first level; its values may nest `maximumDepth - 1` more.
         let allowed = JSONScanner.maximumDepth - 1
         let arrays = String(repeating: "[", count: allowed) + String(repeating: "]", count: allowed)
-        let decoded = try request(#"{"op":"ping","extra":\#(arrays)}"#)
+        let decoded = try request(#"{"op":"ping","id":\#(arrays)}"#)
         guard case .ping = decoded else {
             Issue.record("decoded \(decoded)")
             return
         }
+        // In an unknown field: read to its end (valid JSON), then refused for being unknown.
+        try expectBadRequest(#"{"op":"ping","extra":\#(arrays)}"#, mentioning: #"unknown field "extra""#)
         let tooDeep = String(repeating: "[", count: allowed + 1) + String(repeating: "]", count: allowed + 1)
         try expectBadJSON(#"{"op":"ping","extra":\#(tooDeep)}"#, mentioning: "nest")
     }
@@ -111,7 +113,8 @@ import Testing
 
     @Test func validNumbersAreAccepted() throws {
         for number in ["0", "-0", "1", "-1", "0.5", "1e3", "1E-3", "-12.5e+10", "123456789012345678901234567890"] {
-            let decoded = try request(#"{"op":"ping","extra":\#(number),"id":\#(number)}"#)
+            try expectBadRequest(#"{"op":"ping","extra":\#(number),"id":\#(number)}"#, mentioning: #"unknown field "extra""#)
+            let decoded = try request(#"{"op":"ping","id":\#(number)}"#)
             guard case .ping = decoded else {
                 Issue.record("decoded \(decoded) for \(number)")
                 continue

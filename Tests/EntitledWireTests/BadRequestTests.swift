@@ -138,8 +138,8 @@ import Testing
     }
 
     @Test func anOperationWithoutUserOrDeviceIsABadRequestNamingBoth() throws {
-        for op in ["grant", "check", "memberships"] {
-            try expectBadRequest(#"{"op":"\#(op)","product":"p"}"#, mentioning: op, #""user""#, #""device""#)
+        for (op, field) in [("grant", #""product":"p""#), ("check", #""product":"p""#), ("memberships", #""at":null"#)] {
+            try expectBadRequest(#"{"op":"\#(op)",\#(field)}"#, mentioning: op, #""user""#, #""device""#)
         }
         try expectBadRequest(#"{"op":"check","user":null,"device":null}"#, mentioning: #""user""#, #""device""#)
     }

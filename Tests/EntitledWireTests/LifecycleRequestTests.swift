@@ -105,7 +105,7 @@ import Testing
         guard case .unwatch(nil) = try request(#"{"op":"unwatch"}"#) else { Issue.record("not unwatch everything"); return }
         guard case .customer(.user("u1")) = try request(#"{"op":"customer","user":"u1"}"#) else { Issue.record("not customer"); return }
 
-        #expect(try failure(#"{"op":"history"}"#).message == #"history needs "user" or "device" (or both), or "entitlement""#)
+        #expect(try failure(#"{"op":"history"}"#).message == #"history needs "user" or "device" (or both), "entitlement", or "erasures": true"#)
         #expect(try failure(#"{"op":"history","user":"u","limit":0}"#).message == #"field "limit" must be from 1 to 1000"#)
         #expect(try failure(#"{"op":"history","user":"u","limit":1.5}"#).message == #"field "limit" must be a whole number"#)
         #expect(try failure(#"{"op":"watch"}"#).message == #"watch needs "user" or "device" (or both), or "all": true"#)

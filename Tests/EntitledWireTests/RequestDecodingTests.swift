@@ -128,12 +128,47 @@ import Testing
         #expect(products == ["prod_b", "prod_a"])
     }
 
-    @Test func defineAcceptsAnEmptyProductList() throws {
-        guard case .define(_, let products, _) = try request(#"{"op":"define","entitlement":"pro","products":[ ]}"#) else {
-            Issue.record("not a define")
+    @Test func defineRefusesAnEmptyProductListNamingUndefine() throws {
+        // Protocol version 1 took it as "nothing unlocks pro": a forgotten list silently emptied the entitlement.
+        try expectBadRequest(#"{"op":"define","entitlement":"pro","products":[ ]}"#, mentioning: #""products""#, "undefine")
+    }
+
+    @Test func undefineAndEraseDecode() throws {
+        guard case .undefine(let entitlement, let reason) = try request(#"{"op":"undefine","entitlement":"pro","reason":"retired"}"#) else {
+            Issue.record("not an undefine")
             return
         }
-        #expect(products.isEmpty)
+        #expect(entitlement == "pro")
+        #expect(reason == "retired")
+        try expectBadRequest(#"{"op":"undefine"}"#, mentioning: #"field "entitlement" is required for undefine"#)
+        try expectBadRequest(#"{"op":"undefine","entitlement":"pro","products":["p"]}"#, mentioning: #"field "products" is not used by undefine"#)
+
+        guard case .erase(let subject, nil) = try request(#"{"op":"erase","user":"bob","device":"d1"}"#) else {
+            Issue.record("not an erase")
+            return
+        }
+        #expect(subject == .user("bob", device: "d1"))
+        guard case .erase(.device("d1"), "ticket 9") = try request(#"{"op":"erase","device":"d1","reason":"ticket 9"}"#) else {
+            Issue.record("not an erase of a device")
+            return
+        }
+        try expectBadRequest(#"{"op":"erase"}"#, mentioning: "erase needs", #""user""#, #""device""#)
+        try expectBadRequest(#"{"op":"erase","usr":"bob"}"#, mentioning: #"did you mean "user""#)
+        guard case .history(.erasures, 5) = try request(#"{"op":"history","erasures":true,"limit":5}"#) else {
+            Issue.record("not the erasures' history")
+            return
+        }
+        try expectBadRequest(#"{"op":"history","erasures":true,"user":"bob"}"#, mentioning: #""erasures": true alone"#)
+    }
+
+    @Test func undefineAndEraseAreAdminOperations() throws {
+        let checkRole = OperationPermissions(
+            allowing: [.ping, .hello, .auth, .check, .memberships, .customer, .catalog, .watch, .unwatch], refusalCode: .forbidden
+        )
+        for line in [#"{"op":"undefine","entitlement":"pro"}"#, #"{"op":"erase","user":"bob"}"#] {
+            let decoded = RequestDecoder.decode(line: ByteBuffer(string: line), permitting: checkRole)
+            #expect(try failure(of: decoded).code == .forbidden)
+        }
     }
 
     @Test func catalogDecodesToCatalog() throws {
@@ -163,7 +198,7 @@ import Testing
         #expect(Request.Operation.allCases.map(\.rawValue)
             == [
             "ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog", "snapshot", "event", "customer",
-            "history", "watch", "unwatch", "hello", "auth", "stats", "reload",
+            "history", "watch", "unwatch", "hello", "auth", "stats", "reload", "undefine", "erase",
         ])
     }
 }

@@ -3,7 +3,7 @@ import Testing
 @testable import EntitledCore
 @testable import EntitledWire
 
-/// Strings decode to the text they stand for; unknown fields are skipped; `null` means absent.
+/// Strings decode to the text they stand for; unknown fields are refused; `null` means absent.
 @Suite struct StringDecodingTests {
     private func user(_ line: String) throws -> String? {
         try #require(try request(line).accessQuery).subject.user
@@ -44,19 +44,17 @@ import Testing
         #expect(error.message.hasPrefix("unknown op \"chéck\""))
     }
 
-    @Test func unknownFieldsAreIgnored() throws {
-        let query = try #require(
-            try request(
-                #"{"v":2,"op":"check","trace":{"span":[1,{"deep":[true,false,null]}],"s":"x\"y"},"user":"alice","n":-1.5e-3,"list":[],"obj":{}}"#
-            ).accessQuery)
-        #expect(query.subject == .user("alice"))
-        #expect(query.filter == .anyProduct)
+    @Test func anUnknownFieldIsRefusedWhateverItsValue() throws {
+        let error = try failure(
+            #"{"v":2,"op":"check","trace":{"span":[1,{"deep":[true,false,null]}],"s":"x\"y"},"user":"alice","n":-1.5e-3,"list":[],"obj":{}}"#
+        )
+        #expect(error.code == .badRequest)
+        #expect(error.message.hasPrefix(#"unknown field "v""#))
     }
 
     @Test func keysDifferingOnlyInCaseAreUnknownFields() throws {
-        let query = try #require(try request(#"{"op":"check","user":"alice","User":"bob","PRODUCT":"p"}"#).accessQuery)
-        #expect(query.subject == .user("alice"))
-        #expect(query.filter == .anyProduct)
+        let error = try failure(#"{"op":"check","user":"alice","User":"bob","PRODUCT":"p"}"#)
+        #expect(error.message == #"unknown field "User" (did you mean "user"?)"#)
     }
 
     @Test func nullForAnOptionalFieldMeansAbsent() throws {

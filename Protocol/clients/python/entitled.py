@@ -1,7 +1,7 @@
 """A client for the `entitled` server: newline-delimited JSON over TCP or a Unix socket.
 
 One module, Python 3.11 standard library only. The protocol is specified in Protocol/PROTOCOL.md
-(protocol version 1); this module follows it and adds nothing the server does not do.
+(protocol version 2); this module follows it and adds nothing the server does not do.
 
     from entitled import Client, EntitledError
 
@@ -27,6 +27,8 @@ Values
 
 Results of the typed methods
     ping, hello, auth, grant, define, snapshot, event  -> the answer dict (without being reduced)
+    undefine                                     -> dict: {"entitlement", "products"} (the products it had)
+    erase                                        -> dict, the "erased" object: {"memberships", "historyEntries"}
     stats                                        -> the answer dict too: the server's counters
     check                                        -> CheckResult: true when active; .expires_at
     claim                                        -> int, the "claimed" count
@@ -35,8 +37,11 @@ Results of the typed methods
     catalog                                      -> dict, the "entitlements" object
     customer                                     -> dict, the "customer" object
     watch, unwatch                               -> int, the "watches" count
-    Every typed method also accepts **extra fields, sent as given (after the name rule above), so fields
-    added by later protocol versions can be used without a new client.
+    A typed method raises TypeError for a keyword argument it does not take, before sending anything,
+    with the name meant when one is close (grant(..., duraton="30d") -> did you mean 'duration'?): the
+    server refuses fields an operation does not take (protocol version 2), and a typo must never be sent.
+    `id=` is accepted by every method. request() and pipeline() send the fields they are given as they
+    are; hello() says which fields each operation of the server takes ("fields").
 
 Errors
     EntitledError      the server answered {"ok": false, ...}: .code ("not_found", "bad_request", ...),
@@ -71,6 +76,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import difflib
 import datetime as _dt
 import json
 import re
@@ -94,7 +100,7 @@ __all__ = [
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7117
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 _READ_SIZE = 65536
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
@@ -465,13 +471,15 @@ class Client:
     # -- typed operations (PROTOCOL.md section 6) ------------------------------------------------------
 
     def _call(self, op: str, fields: dict[str, Any], extra: Mapping[str, Any]) -> dict:
+        _refuse_unknown(op, fields, extra)
         return self.request(op, **fields, **extra)
 
     def ping(self, **extra: Any) -> dict:
         return self._call("ping", {}, extra)
 
     def hello(self, **extra: Any) -> dict:
-        """{"protocol": 1, "server": "entitled 0.1.0", "operations": [...], "authRequired": bool}."""
+        """{"protocol": 2, "server": "entitled 0.1.0", "operations": [...], "fields": {op: [...]},
+        "authRequired": bool}."""
         return self._call("hello", {}, extra)
 
     def auth(self, token: str, **extra: Any) -> dict:
@@ -552,6 +560,21 @@ class Client:
             entitlement=entitlement, products=list(products), reason=reason,
         ), extra)
 
+    def undefine(self, entitlement: str, *, reason: str | None = None, **extra: Any) -> dict:
+        """Removes an entitlement from the catalog (an admin operation). Returns {"entitlement": ...,
+        "products": [the products it had]}; EntitledError("not_found") when the catalog has no such
+        entitlement."""
+        return self._call("undefine", dict(entitlement=entitlement, reason=reason), extra)
+
+    def erase(self, *, user: str | None = None, device: str | None = None, reason: str | None = None,
+              **extra: Any) -> dict:
+        """Erases a person (an admin operation; the GDPR's right to be forgotten): the user's memberships,
+        the device's guest purchases, their audit entries and idempotency keys; other users' purchases on
+        the device lose the device. Give user, device or both. Returns the "erased" object:
+        {"memberships": N, "historyEntries": M}. The reason is kept in the audit trail, which names no
+        one: give a ticket number, not the person."""
+        return self._call("erase", dict(user=user, device=device, reason=reason), extra)["erased"]
+
     def catalog(self, **extra: Any) -> dict[str, list[str]]:
         """Every entitlement and its products."""
         return self._call("catalog", {}, extra)["entitlements"]
@@ -605,12 +628,14 @@ class Client:
         user: str | None = None,
         device: str | None = None,
         entitlement: str | None = None,
+        erasures: bool | None = None,
         limit: int | None = None,
         **extra: Any,
     ) -> list[dict]:
-        """The audit trail of a subject or an entitlement, newest first."""
+        """The audit trail of a subject or an entitlement, newest first; with erasures=True, the erasures
+        (entries with action "erase", naming no one)."""
         return self._call("history", dict(
-            user=user, device=device, entitlement=entitlement, limit=limit,
+            user=user, device=device, entitlement=entitlement, erasures=erasures, limit=limit,
         ), extra)["history"]
 
     def watch(
@@ -625,6 +650,26 @@ class Client:
     ) -> int:
         """Removes a watch (with no target: every watch). Returns how many watches remain."""
         return self._call("unwatch", dict(user=user, device=device, all=all), extra)["watches"]
+
+
+def _refuse_unknown(op: str, fields: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
+    """Raises TypeError for a keyword the typed method does not take, before anything is sent: a misspelt
+    field must not reach the server (which refuses it too, but only after a round trip, and a server of
+    protocol version 1 skipped it silently). `id`, and a parameter's protocol spelling (expiresAt for
+    expires_at), are the extra keywords allowed."""
+    taken = {wire_name(name): name for name in fields}
+    for name in extra:
+        if name == "id" or wire_name(name) in taken:
+            continue
+        known = list(fields) + ["id"]
+        folded = {wire_name(k).lower(): k for k in known}
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        if not close and wire_name(name).lower() in folded:
+            close = [folded[wire_name(name).lower()]]
+        if not close:
+            close = [folded[m] for m in difflib.get_close_matches(wire_name(name).lower(), list(folded), n=1, cutoff=0.75)]
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; {op}() takes {', '.join(known)}"
+        raise TypeError(f"{op}() got an unexpected keyword argument {name!r}{hint}")
 
 
 def _code_of(answer: Mapping[str, Any]) -> str | None:

@@ -250,8 +250,12 @@ class HelloAndBasics(ServerTestCase):
         self.assertEqual(hello["protocol"], entitled.PROTOCOL_VERSION)
         self.assertTrue(hello["server"].startswith("entitled "))
         for op in ["ping", "hello", "grant", "check", "claim", "revoke", "memberships", "define", "catalog",
-                   "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats", "reload"]:
+                   "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats", "reload", "undefine",
+                   "erase"]:
             self.assertIn(op, hello["operations"])
+        self.assertEqual(hello["fields"]["check"], ["user", "device", "product", "entitlement", "at"])
+        self.assertEqual(hello["fields"]["ping"], [])
+        self.assertEqual(set(hello["fields"]), set(hello["operations"]))
         self.assertIs(c.ping()["ok"], True)
 
     def test_id_is_echoed(self) -> None:
@@ -394,6 +398,70 @@ class Access(ServerTestCase):
         self.assertIs(c.ping()["ok"], True)
 
 
+    def test_a_misspelt_keyword_raises_type_error_and_sends_nothing(self) -> None:
+        c = self.client()
+        c.define("pro", ["prod_pro"])
+        c.grant("prod_basic", user="alice")
+        sent_before = c.request("ping")["id"]
+        with self.assertRaises(TypeError) as caught:
+            c.check(user="alice", entitlment="pro")
+        self.assertIn("'entitlment'", str(caught.exception))
+        self.assertIn("did you mean 'entitlement'?", str(caught.exception))
+        with self.assertRaises(TypeError) as caught:
+            c.grant("prod_pro", user="bob", duraton="30d")
+        self.assertIn("did you mean 'duration'?", str(caught.exception))
+        with self.assertRaises(TypeError) as caught:
+            c.ping(foo=1)
+        self.assertIn("ping() takes id", str(caught.exception))
+        # Nothing was sent: the next request is the next id, and bob has nothing.
+        self.assertEqual(c.request("ping")["id"], sent_before + 1)
+        self.assertFalse(c.check(user="bob"))
+        self.assertFalse(c.check(user="alice", entitlement="pro"))
+        # The protocol's own spelling of a parameter is still taken.
+        carol = c.grant("prod_pro", user="carol", expiresAt="2099-01-01T00:00:00Z")["membership"]
+        self.assertTrue(carol["expiresAt"].startswith("2099-01-01T00:00:00"))
+
+    def test_the_server_refuses_an_unknown_field_sent_raw(self) -> None:
+        c = self.client()
+        with self.assertRaises(EntitledError) as caught:
+            c.request("grant", user="bob", product="pro", duraton="P1M")
+        self.assertEqual(caught.exception.code, "bad_request")
+        self.assertIn('unknown field "duraton" (did you mean "duration"?)', caught.exception.message)
+        self.assertEqual(c.memberships(user="bob"), [])
+
+
+    def test_define_needs_products_and_undefine_removes(self) -> None:
+        c = self.client()
+        with self.assertRaises(EntitledError) as caught:
+            c.define("pro", [])
+        self.assertEqual(caught.exception.code, "bad_request")
+        self.assertIn("undefine", caught.exception.message)
+        c.define("pro", ["prod_b", "prod_a"])
+        answer = c.undefine("pro", reason="retired")
+        self.assertEqual((answer["entitlement"], answer["products"]), ("pro", ["prod_a", "prod_b"]))
+        self.assertEqual(c.catalog(), {})
+        with self.assertRaises(EntitledError) as caught:
+            c.undefine("pro")
+        self.assertEqual(caught.exception.code, "not_found")
+        self.assertEqual([e["action"] for e in c.history(entitlement="pro")], ["undefine", "define"])
+
+    def test_erase_forgets_a_person(self) -> None:
+        c = self.client()
+        c.grant("prod_pro", device="phone-42", duration="30d")
+        c.claim(device="phone-42", user="gdpr-user")
+        c.grant("prod_basic", user="gdpr-user", reason="goodwill")
+        self.assertEqual(c.erase(user="gdpr-user", device="phone-42", reason="ticket 1"),
+                         {"memberships": 2, "historyEntries": 3})
+        self.assertFalse(c.check(user="gdpr-user"))
+        self.assertEqual(c.memberships(user="gdpr-user"), [])
+        self.assertEqual(c.history(device="phone-42"), [])
+        [entry] = c.history(erasures=True)
+        self.assertEqual((entry["action"], entry["reason"], entry["erased"]), ("erase", "ticket 1",
+                                                                               {"memberships": 2, "historyEntries": 3}))
+        with self.assertRaises(TypeError):
+            c.erase(usr="gdpr-user")
+
+
 class Pipelining(ServerTestCase):
     def test_pipeline_100_requests(self) -> None:
         c = self.client()
@@ -427,7 +495,7 @@ class Pipelining(ServerTestCase):
         c = self.client()
         answers = c.pipeline([{"op": "hello"} for _ in range(3000)])
         self.assertEqual(len(answers), 3000)
-        self.assertTrue(all(a["protocol"] == 1 for a in answers))
+        self.assertTrue(all(a["protocol"] == entitled.PROTOCOL_VERSION for a in answers))
 
 
 class Watching(ServerTestCase):
@@ -595,7 +663,7 @@ class Statistics(ServerTestCase):
 class Connections(ServerTestCase):
     def test_unix_socket(self) -> None:
         with Client(unix_socket=self.socket_path) as unix:
-            self.assertEqual(unix.hello()["protocol"], 1)
+            self.assertEqual(unix.hello()["protocol"], entitled.PROTOCOL_VERSION)
             unix.define("pro", ["prod_u"])
             unix.grant("prod_u", device="dev_U", duration="1h")
             self.assertTrue(unix.check(device="dev_U", entitlement="pro"))

@@ -64,7 +64,8 @@ extension EntitledRequest {
         EntitledRequest(op: "memberships", ["user": user, "device": device, "at": at])
     }
 
-    /// Sets the products that unlock an entitlement; `reason` is kept in the audit trail.
+    /// Sets the products that unlock an entitlement; `reason` is kept in the audit trail. `products` must
+    /// not be empty (`bad_request`): `undefine` removes an entitlement.
     public static func define(entitlement: String, products: [String], reason: String? = nil) -> EntitledRequest {
         EntitledRequest(
             op: "define",
@@ -75,16 +76,24 @@ extension EntitledRequest {
         )
     }
 
-    /// Removes an entitlement from the catalog (admin); answered with the products it had. `reason` is kept
-    /// in the audit trail.
+    /// Removes an entitlement from the catalog (an admin operation); answered with the products it had.
+    /// `not_found` when the catalog has no such entitlement. `reason` is kept in the audit trail.
     public static func undefine(entitlement: String, reason: String? = nil) -> EntitledRequest {
         EntitledRequest(op: "undefine", ["entitlement": entitlement, "reason": reason])
     }
 
-    /// Erases a person (admin): the memberships, device links, idempotency keys and audit entries of the
-    /// user, the device or both. Answered with how many memberships and history entries went.
+    /// Erases a person (an admin operation; GDPR's right to be forgotten): the user's memberships, the
+    /// device's guest purchases, their audit entries and idempotency keys; other users' purchases on the
+    /// device lose the device. Give `user`, `device` or both. Answered with
+    /// `{"erased":{"memberships":N,"historyEntries":M}}`. `reason` is kept in the audit trail's erasure
+    /// entry, which names no one: put a ticket number there, not the person.
     public static func erase(user: String? = nil, device: String? = nil, reason: String? = nil) -> EntitledRequest {
         EntitledRequest(op: "erase", ["user": user, "device": device, "reason": reason])
+    }
+
+    /// The audit trail's erasures, newest first (entries with `action` `erase`, naming no one).
+    public static func erasureHistory(limit: Int? = nil) -> EntitledRequest {
+        EntitledRequest(op: "history", [("erasures", .bool(true)), ("limit", limit.map { JSONValue.number(String($0)) })])
     }
 
     /// Applies a store's lifecycle event to a membership: a renewal, a cancellation, a billing issue, ...

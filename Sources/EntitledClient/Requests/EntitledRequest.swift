@@ -1,7 +1,10 @@
 /// One protocol request: an operation and its fields, written as one JSON line.
 ///
-/// Build one with the operation constructors (`.check(user:...)`, `.grant(...)`, ...) or, for fields this
-/// library does not know yet, with `init(op:fields:)`. Fields whose value is `nil` are left out.
+/// Build one with the operation constructors (`.check(user:...)`, `.grant(...)`, ...), whose parameters
+/// are exactly the fields each operation takes, so a misspelt field does not compile. `init(op:fields:)`
+/// writes any fields it is given, for an operation or a field this library does not know yet: the server
+/// refuses a field the operation does not take (`bad_request`), and `hello` answers which ones each takes.
+/// Fields whose value is `nil` are left out.
 public struct EntitledRequest: Sendable, Hashable {
     /// The operation name (`"check"`, `"grant"`, ...).
     public var op: String

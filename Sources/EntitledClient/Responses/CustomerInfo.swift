@@ -94,7 +94,7 @@ public struct HistoryEntry: Sendable, Hashable {
     public var time: String
     /// Who made it (`local` for a change made without authentication).
     public var actor: String
-    /// `grant`, `claim`, `revoke`, an event type (`renewal`, `refund`, ...), or `define`.
+    /// `grant`, `claim`, `revoke`, an event type (`renewal`, `refund`, ...), `define`, `undefine` or `erase`.
     public var action: String
     public var reason: String?
     /// The number of the change in the server's log, when it is kept.
@@ -104,9 +104,12 @@ public struct HistoryEntry: Sendable, Hashable {
     public var eventTime: String?
     /// For a membership's change: the membership as the change left it (its status as of the change).
     public var membership: MembershipInfo?
-    /// For `define`: the entitlement and the products that unlock it from then on.
+    /// For `define`: the entitlement and the products that unlock it from then on; for `undefine`, the
+    /// products it had.
     public var entitlement: String?
     public var products: [String]?
+    /// For `erase`: what it removed (the entry names no one).
+    public var erased: ErasureCounts?
 
     /// Reads a history entry; `nil` when a required field is missing or of the wrong type.
     public init?(json: JSONValue) {
@@ -121,5 +124,6 @@ public struct HistoryEntry: Sendable, Hashable {
         self.membership = json["membership"].flatMap(MembershipInfo.init(json:))
         self.entitlement = json["entitlement"]?.stringValue
         self.products = json["products"]?.arrayValue?.compactMap(\.stringValue)
+        self.erased = json["erased"].flatMap(ErasureCounts.init(json:))
     }
 }

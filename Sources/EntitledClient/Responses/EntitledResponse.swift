@@ -64,6 +64,9 @@ public struct EntitledResponse: Sendable, Hashable {
     /// The `watches` of a `watch` or `unwatch` response: how many the connection now holds.
     public var watches: Int? { body["watches"]?.intValue }
 
+    /// `erase`: what it removed.
+    public var erased: ErasureCounts? { body["erased"].flatMap(ErasureCounts.init(json:)) }
+
     /// The `entitlements` of a `catalog` response: each name with its products, in the server's order.
     public var catalog: [(entitlement: String, products: [String])]? {
         body["entitlements"]?.objectMembers?.map { member in

@@ -97,7 +97,7 @@ public final class EntitlementStore: Sendable {
                 guard existing.user == result.user, existing.device == result.device else {
                     throw .inconsistentReplay("change \(sequence) moves membership \(result.id) to another subject with an event")
                 }
-            case .claim, .revoke, .define:
+            case .claim, .revoke, .define, .undefine, .erase:
                 break
             }
             state.apply(change, context: context, sequence: sequence)
@@ -185,15 +185,15 @@ extension EntitlementStore {
     public var sizes: StoreSizes {
         lock.withReadLock {
             StoreSizes(
-                users: state.userCount, devices: state.deviceCount, memberships: state.memberships.count,
+                users: state.userCount, devices: state.deviceCount, memberships: state.memberships.count - state.erasedCount,
                 entitlements: state.catalog.count
             )
         }
     }
 
-    /// How many memberships the store holds, revoked and expired ones included.
+    /// How many memberships the store holds, revoked and expired ones included (erased ones not).
     public var membershipCount: Int {
-        lock.withReadLock { state.memberships.count }
+        lock.withReadLock { state.memberships.count - state.erasedCount }
     }
 }
 
@@ -273,7 +273,9 @@ extension EntitlementStore {
     }
 
     /// Sets the products that unlock `entitlement`, replacing any it had, and returns them as stored
-    /// (sorted, without duplicates). An empty list keeps the entitlement defined with nothing unlocking it.
+    /// (sorted, without duplicates). An empty list keeps the entitlement defined with nothing unlocking it
+    /// (the protocol refuses one since version 2: `undefine` removes an entitlement; old logs still hold
+    /// such defines).
     /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
     @discardableResult
     public func define(entitlement: String, products: [String], by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<[String]> {

@@ -39,6 +39,15 @@ public struct ShardedDictionary<Key: Hashable & Sendable, Value: Sendable>: Send
         return body(&shards[shard][key, default: defaultValue()])
     }
 
+    /// Removes every entry whose value satisfies `shouldRemove` (an erasure's idempotency keys).
+    public mutating func removeAll(where shouldRemove: (Value) -> Bool) {
+        for shard in shards.indices {
+            let before = shards[shard].count
+            shards[shard] = shards[shard].filter { !shouldRemove($0.value) }
+            count -= before - shards[shard].count
+        }
+    }
+
     /// The values, in no particular order.
     public var values: [Value] { shards.flatMap(\.values) }
 

@@ -9,6 +9,12 @@ public enum StoreChange: Hashable, Sendable {
     case revoke(MembershipID, Revocation)
     /// An entitlement's products are replaced.
     case define(entitlement: String, products: [String])
+    /// An entitlement leaves the catalog.
+    case undefine(entitlement: String)
+    /// A person is erased: the memberships `user` owns and the unclaimed guest memberships of `device`,
+    /// with their history and idempotency keys; other users' memberships lose the device
+    /// (`StoreState+Erasure.swift`). At least one of the two is given.
+    case erase(user: String?, device: String?)
     /// A lifecycle event was applied: the membership is now `result` (same id, user and device). The
     /// result is recorded, not recomputed at replay, so that replaying an old log gives the same state
     /// even after the rules for applying events change.
@@ -67,6 +73,11 @@ public struct StoreImage: Sendable {
     public var revisions: ShardedDictionary<UInt32, [MembershipRevision]>
     /// The history of the catalog, oldest first.
     public var catalogRevisions: [CatalogRevision]
+    /// The erasures made, oldest first.
+    public var erasures: [ErasureRecord]
+    /// How many of `memberships` are erased slots (`Membership.isErased`): a snapshot leaves them out
+    /// (`withoutErasedMemberships()`).
+    public var erasedMembershipCount: Int
 
     public init(
         sequence: UInt64,
@@ -74,7 +85,9 @@ public struct StoreImage: Sendable {
         catalog: [String: [String]],
         idempotencyKeys: ShardedDictionary<String, UInt32> = ShardedDictionary(),
         revisions: ShardedDictionary<UInt32, [MembershipRevision]> = ShardedDictionary(),
-        catalogRevisions: [CatalogRevision] = []
+        catalogRevisions: [CatalogRevision] = [],
+        erasures: [ErasureRecord] = [],
+        erasedMembershipCount: Int = 0
     ) {
         self.sequence = sequence
         self.memberships = memberships
@@ -82,5 +95,7 @@ public struct StoreImage: Sendable {
         self.idempotencyKeys = idempotencyKeys
         self.revisions = revisions
         self.catalogRevisions = catalogRevisions
+        self.erasures = erasures
+        self.erasedMembershipCount = erasedMembershipCount
     }
 }

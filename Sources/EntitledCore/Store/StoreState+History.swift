@@ -62,7 +62,11 @@ extension StoreState {
     /// The audit trail of `entitlement` in the catalog, oldest first.
     func catalogTrail(of entitlement: String) -> [AuditEntry] {
         catalogRevisions.filter { $0.entitlement == entitlement }.map {
-            AuditEntry(sequence: $0.sequence, context: $0.context, change: .catalog(entitlement: $0.entitlement, products: $0.products))
+            let change: AuditEntry.Change =
+                $0.isRemoval
+                ? .catalogRemoval(entitlement: $0.entitlement, products: $0.products)
+                : .catalog(entitlement: $0.entitlement, products: $0.products)
+            return AuditEntry(sequence: $0.sequence, context: $0.context, change: change)
         }
     }
 }

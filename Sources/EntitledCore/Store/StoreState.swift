@@ -27,6 +27,10 @@ struct StoreState: Sendable {
     private(set) var revisions = ShardedDictionary<UInt32, [MembershipRevision]>()
     /// The catalog's changes, oldest first.
     private(set) var catalogRevisions: [CatalogRevision] = []
+    /// The erasures, oldest first (`StoreState+Erasure.swift`).
+    var erasures: [ErasureRecord] = []
+    /// How many slots hold an erased membership.
+    private(set) var erasedCount = 0
     /// When the newest change took effect (milliseconds; `Int64.min` before any): a check of a moment at
     /// or after it sees the memberships as they are, and needs no history.
     private(set) var newestChangeTime = Int64.min
@@ -54,6 +58,7 @@ struct StoreState: Sendable {
         idempotencyKeys = image.idempotencyKeys
         revisions = image.revisions
         catalogRevisions = image.catalogRevisions
+        erasures = image.erasures
         // In slot order, so that each device's claimed slots are oldest first, as `SubjectIndex` keeps them.
         for slot in revisions.map(\.key).sorted() where revisions[slot]!.contains(where: { $0.action == .claim }) {
             if let device = memberships[Int(slot)].device {
@@ -86,7 +91,8 @@ struct StoreState: Sendable {
     func image(sequence: UInt64) -> StoreImage {
         StoreImage(
             sequence: sequence, memberships: memberships, catalog: catalog.mapValues(\.sorted),
-            idempotencyKeys: idempotencyKeys, revisions: revisions, catalogRevisions: catalogRevisions
+            idempotencyKeys: idempotencyKeys, revisions: revisions, catalogRevisions: catalogRevisions,
+            erasures: erasures, erasedMembershipCount: erasedCount
         )
     }
 
@@ -122,6 +128,13 @@ struct StoreState: Sendable {
             catalogRevisions.append(
                 CatalogRevision(sequence: sequence, context: context, entitlement: entitlement, products: catalog[entitlement]!.sorted)
             )
+        case .undefine(let entitlement):
+            guard let removed = catalog.removeValue(forKey: entitlement) else { return }
+            catalogRevisions.append(
+                CatalogRevision(sequence: sequence, context: context, entitlement: entitlement, products: removed.sorted, isRemoval: true)
+            )
+        case .erase(let user, let device):
+            applyErasure(user: user, device: device, sequence: sequence, context: context)
         case .event(let event, let result):
             guard let slot = slot(of: result.id) else { return }
             // Effective at the event's time, kept within the membership's own history so that its
@@ -163,6 +176,12 @@ struct StoreState: Sendable {
     private mutating func insert(_ membership: Membership) -> Int {
         let slot = memberships.append(membership)
         access.append(AccessRecord(membership, product: productCodes.intern(membership.productId)))
+        if membership.isErased {
+            // An image taken without `withoutErasedMemberships()`: the slot stays empty, as it was.
+            access[slot].isRevoked = true
+            erasedCount += 1
+            return slot
+        }
         guard let bits = membership.id.bits else {
             preconditionFailure("membership id \(membership.id) is not one the store makes")
         }
@@ -229,6 +248,47 @@ struct StoreState: Sendable {
     func ownedSlotsByUserList(_ user: String) -> [Int] { ownedSlotsByUser.slots(of: user) }
     func unclaimedSlotsList(_ device: String) -> [Int] { unclaimedSlotsByDevice.slots(of: device) }
     func claimedSlotsList(_ device: String) -> [Int] { claimedSlotsByDevice.slots(of: device) }
+
+    // MARK: Erasure (the plan is in StoreState+Erasure.swift)
+
+    /// Empties `slot`: its membership leaves every index and its history goes; the slot then holds
+    /// `erasedMembership` and an access record that grants nothing.
+    mutating func erase(slot: Int) {
+        let membership = memberships[slot]
+        if let bits = membership.id.bits { slotByID[bits] = nil }
+        if let user = membership.user { ownedSlotsByUser.remove(slot, from: user) }
+        if let device = membership.device {
+            let known = knowsDevice(device)
+            unclaimedSlotsByDevice.remove(slot, from: device)
+            claimedSlotsByDevice.remove(slot, from: device)
+            if known, !knowsDevice(device) { deviceCount -= 1 }
+        }
+        revisions[UInt32(slot)] = nil
+        memberships[slot] = Self.erasedMembership
+        access[slot].isRevoked = true
+        erasedCount += 1
+    }
+
+    /// Takes the device off the membership at `slot` (another user's, bought or claimed on an erased
+    /// device), in its revisions too, and off the device's claimed list.
+    mutating func detachDevice(ofSlot slot: Int) {
+        guard let device = memberships[slot].device else { return }
+        let known = knowsDevice(device)
+        claimedSlotsByDevice.remove(slot, from: device)
+        if known, !knowsDevice(device) { deviceCount -= 1 }
+        memberships[slot].device = nil
+        if var slotRevisions = revisions[UInt32(slot)] {
+            for index in slotRevisions.indices where slotRevisions[index].before?.device != nil {
+                slotRevisions[index].before?.device = nil
+            }
+            revisions[UInt32(slot)] = slotRevisions
+        }
+    }
+
+    /// Removes the idempotency keys whose membership slot satisfies `shouldRemove`.
+    mutating func removeIdempotencyKeys(where shouldRemove: (UInt32) -> Bool) {
+        idempotencyKeys.removeAll(where: shouldRemove)
+    }
 
     /// The slots `subject` can see, newest first.
     func visibleSlots(of subject: Subject) -> [Int] {

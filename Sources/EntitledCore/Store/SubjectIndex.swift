@@ -62,6 +62,29 @@ struct SubjectIndex: Sendable {
         entries[key] = Int32(-(position + 1))
     }
 
+    /// Removes `slot` from `key`'s slots, and `key` when it was its last (an erasure).
+    mutating func remove(_ slot: Int, from key: String) {
+        guard let entry = entries[key] else { return }
+        if entry >= 0 {
+            if Int(entry) == slot { entries[key] = nil }
+            return
+        }
+        let position = Int(-(entry + 1))
+        groups[position].removeAll { Int($0) == slot }
+        switch groups[position].count {
+        case 0:
+            entries[key] = nil
+            freeGroups.append(position)
+        case 1:
+            // Back to the one-slot form `add` makes, so that `add` can group it again.
+            entries[key] = groups[position][0]
+            groups[position] = []
+            freeGroups.append(position)
+        default:
+            break
+        }
+    }
+
     /// Removes `key` and returns its slots, oldest first (`nil` if it had none).
     mutating func removeAll(for key: String) -> [Int]? {
         guard let entry = entries.removeValue(forKey: key) else { return nil }

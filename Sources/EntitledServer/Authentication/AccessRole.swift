@@ -5,7 +5,8 @@ public enum AccessRole: String, Sendable, Hashable, CaseIterable {
     /// Reads: `ping`, `hello`, `auth`, `check`, `memberships`, `customer`, `catalog`, `watch` and `unwatch`.
     /// For the services that ask whether a user may use something.
     case check
-    /// Everything, writes and the audit trail included. For back offices, webhooks and operators.
+    /// Everything, writes (`undefine` and `erase` included) and the audit trail included. For back
+    /// offices, webhooks and operators.
     case admin
 
     /// The operations the role runs; the others are refused `forbidden`.

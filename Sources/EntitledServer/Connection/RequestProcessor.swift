@@ -177,7 +177,7 @@ public struct RequestProcessor: Sendable {
             case .ping:
                 return .success(Outcome(.pong))
             case .hello:
-                let operations = Request.Operation.allCases.map(\.rawValue)
+                let operations = Request.Operation.allCases
                 let hello = Response.hello(
                     protocolVersion: protocolVersion, server: "entitled " + EntitledServer.version, operations: operations,
                     authRequired: access.authenticationRequired
@@ -225,6 +225,31 @@ public struct RequestProcessor: Sendable {
                 return .success(Outcome(.history(store.history(of: subject, limit: limit))))
             case .history(.entitlement(let entitlement), let limit):
                 return .success(Outcome(.history(store.history(ofEntitlement: entitlement, limit: limit))))
+            case .history(.erasures, let limit):
+                let entries = store.erasures(limit: limit).map {
+                    AuditEntry(sequence: $0.sequence, context: $0.context, change: .erasure(memberships: $0.memberships, historyEntries: $0.historyEntries))
+                }
+                return .success(Outcome(.history(entries)))
+            case .undefine(let entitlement, let reason):
+                let recorded = try store.undefine(entitlement: entitlement, by: ChangeAuthor(actor: actor, reason: reason))
+                return .success(Outcome(.undefined(entitlement: entitlement, products: recorded.value), sequence: recorded.sequence))
+            case .erase(let subject, let reason):
+                let recorded = try store.erase(subject, by: ChangeAuthor(actor: actor, reason: reason))
+                let erasure = recorded.value
+                var notice: AccessNotice?
+                if watchHub.hasWatchers, !erasure.memberships.isEmpty {
+                    // Watchers of the person are told their access ended: each membership as revoked, the
+                    // last time anything says it existed.
+                    let now = store.now()
+                    let ended = erasure.memberships.map { membership in
+                        var ended = membership
+                        if ended.revocation == nil { ended.revocation = Revocation(revokedAt: now, reason: "erased") }
+                        return ended
+                    }
+                    notice = AccessNotice(cause: "erase", memberships: ended, sequence: recorded.sequence)
+                }
+                let response = Response.erased(memberships: erasure.memberships.count, historyEntries: erasure.historyEntries)
+                return .success(Outcome(response, sequence: recorded.sequence, notice: notice))
             case .snapshot, .watch, .unwatch, .auth, .stats, .reload:
                 return .failure(WireError(.internal, "\(request.op.rawValue) is answered by the connection, not run on the store"))
             }

@@ -195,7 +195,8 @@ public final class DurableStore: Sendable {
     /// Caller holds `snapshotState`.
     private func writeSnapshot() throws(StorageError) -> SnapshotReport {
         let started = ContinuousClock.now
-        let image = store.image { sequence in log.rotate(after: sequence) }
+        // Erased memberships are left out here, off the store's lock: no snapshot holds an erased person.
+        let image = store.image { sequence in log.rotate(after: sequence) }.withoutErasedMemberships()
         let written = try SnapshotFile.write(image, to: directory)
         _ = log.waitForRotation(after: image.sequence)
         let removed = try Self.removeCovered(by: image.sequence, in: directory)

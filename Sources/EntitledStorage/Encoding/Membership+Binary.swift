@@ -53,7 +53,7 @@ extension BinaryWriter {
 }
 
 extension BinaryReader {
-    /// Reads a membership written in format `version` (1 or 2).
+    /// Reads a membership written in format `version` (1 to 3; versions 2 and 3 lay it out alike).
     mutating func readMembership(version: UInt32) throws(Malformed) -> Membership {
         let idOffset = offset
         let id = MembershipID(rawValue: try readString())

@@ -2,13 +2,16 @@ import EntitledCore
 
 // The payload of a log record (Protocol/STORAGE.md §4).
 //
-// Format version 2: sequence: u64, kind: u8, context (recordedAt: time, actor: string, reason: string?),
+// Format version 3: sequence: u64, kind: u8, context (recordedAt: time, actor: string, reason: string?),
 // then the kind's fields:
 //   1 create: membership, idempotencyKey: string?
 //   2 claim:  device: string, user: string
 //   3 revoke: membership id: string, revokedAt: i64, reason: string
 //   4 define: entitlement: string, count: u32, products: string × count
 //   5 event:  event, result: membership
+//   6 undefine: entitlement: string                      (from version 3)
+//   7 erase:  user: string?, device: string?              (from version 3)
+// Format version 2 (still read): the same without kinds 6 and 7.
 // Format version 1 (still read): sequence: u64, kind: u8 (1 to 4), then the kind's fields, with no
 // context, no idempotency key, and version 1 memberships.
 
@@ -20,7 +23,7 @@ struct LoggedChange: Hashable {
 }
 
 extension BinaryWriter {
-    /// Writes `logged` in the current format version (2).
+    /// Writes `logged` in the current format version (3).
     mutating func write(_ logged: LoggedChange) {
         write(logged.sequence)
         let kind: UInt8
@@ -30,6 +33,8 @@ extension BinaryWriter {
         case .revoke: kind = 3
         case .define: kind = 4
         case .event: kind = 5
+        case .undefine: kind = 6
+        case .erase: kind = 7
         }
         write(kind)
         write(logged.context)
@@ -51,12 +56,17 @@ extension BinaryWriter {
         case .event(let event, let result):
             write(event)
             write(result)
+        case .undefine(let entitlement):
+            write(entitlement)
+        case .erase(let user, let device):
+            write(user)
+            write(device)
         }
     }
 }
 
 extension BinaryReader {
-    /// Reads a record payload written in format `version` (1 or 2).
+    /// Reads a record payload written in format `version` (1 to 3).
     ///
     /// - Parameter undatedTime: the time given to a version 1 claim or define, which recorded none (the
     ///   caller passes the newest time it has seen before the record).
@@ -91,6 +101,13 @@ extension BinaryReader {
         case 5 where version >= 2:
             let event = try readLifecycleEvent()
             change = .event(event, result: try readMembership(version: version))
+        case 6 where version >= 3:
+            change = .undefine(entitlement: try readString())
+        case 7 where version >= 3:
+            let user = try readOptionalString()
+            let device = try readOptionalString()
+            guard user != nil || device != nil else { throw Malformed(offset: kindOffset, problem: "an erase names neither a user nor a device") }
+            change = .erase(user: user, device: device)
         default:
             throw Malformed(offset: kindOffset, problem: "unknown change kind \(kind)")
         }

@@ -11,9 +11,12 @@ import Darwin
 /// Writes and reads snapshot files.
 enum SnapshotFile {
     /// Writes `image` to `directory` durably: a temporary file, `fdatasync`, rename, `fsync` of the
-    /// directory. A crash at any point leaves either the old files or the complete new one.
+    /// directory. A crash at any point leaves either the old files or the complete new one. The slots of
+    /// erased memberships are left out (`StoreImage.withoutErasedMemberships()`): the caller passes an
+    /// image without them.
     /// - Returns: the file name and its size in bytes.
     static func write(_ image: StoreImage, to directory: String) throws(StorageError) -> (file: String, bytes: Int) {
+        precondition(image.erasedMembershipCount == 0, "a snapshot never holds an erased membership")
         let file = SnapshotFormat.fileName(sequence: image.sequence)
         let path = directory + "/" + file
         let temporaryPath = path + SnapshotFormat.temporarySuffix
@@ -63,9 +66,19 @@ enum SnapshotFile {
         for revision in image.catalogRevisions {
             chunk.write(revision.sequence)
             chunk.write(revision.context)
+            // Version 3: what the change did, 1 define or 2 undefine.
+            chunk.write(UInt8(revision.isRemoval ? 2 : 1))
             chunk.write(revision.entitlement)
             chunk.write(UInt32(revision.products.count))
             for product in revision.products { chunk.write(product) }
+        }
+        // Version 3: the erasures, which name no one.
+        chunk.write(UInt64(image.erasures.count))
+        for erasure in image.erasures {
+            chunk.write(erasure.sequence)
+            chunk.write(erasure.context)
+            chunk.write(UInt64(erasure.memberships))
+            chunk.write(UInt64(erasure.historyEntries))
         }
         try emit()
 
@@ -132,7 +145,7 @@ enum SnapshotFile {
                 memberships.append(try reader.readMembership(version: version))
             }
             var image = StoreImage(sequence: sequence, memberships: memberships, catalog: catalog)
-            if version >= 2 { try readHistory(&reader, into: &image) }
+            if version >= 2 { try readHistory(&reader, version: version, into: &image) }
             guard reader.remaining == 0 else { throw BinaryReader.Malformed(offset: reader.offset, problem: "\(reader.remaining) bytes follow the last section") }
             return image
         } catch {
@@ -140,8 +153,9 @@ enum SnapshotFile {
         }
     }
 
-    /// Reads a version 2 snapshot's history sections, checking that every position names a membership.
-    private static func readHistory(_ reader: inout BinaryReader, into image: inout StoreImage) throws(BinaryReader.Malformed) {
+    /// Reads the history sections of a version 2 or 3 snapshot, checking that every position names a
+    /// membership.
+    private static func readHistory(_ reader: inout BinaryReader, version: UInt32, into image: inout StoreImage) throws(BinaryReader.Malformed) {
         let membershipCount = UInt64(image.memberships.count)
         func position(_ reader: inout BinaryReader) throws(BinaryReader.Malformed) -> UInt32 {
             let start = reader.offset
@@ -164,10 +178,31 @@ enum SnapshotFile {
         for _ in 0..<(try reader.readUInt64()) {
             let sequence = try reader.readUInt64()
             let context = try reader.readChangeContext()
+            var isRemoval = false
+            if version >= 3 {
+                let actionOffset = reader.offset
+                switch try reader.readUInt8() {
+                case 1: isRemoval = false
+                case 2: isRemoval = true
+                case let action: throw BinaryReader.Malformed(offset: actionOffset, problem: "unknown catalog action \(action)")
+                }
+            }
             let entitlement = try reader.readString()
             var products: [String] = []
             for _ in 0..<(try reader.readCount(minimumBytesEach: 4)) { products.append(try reader.readString()) }
-            image.catalogRevisions.append(CatalogRevision(sequence: sequence, context: context, entitlement: entitlement, products: products))
+            image.catalogRevisions.append(
+                CatalogRevision(sequence: sequence, context: context, entitlement: entitlement, products: products, isRemoval: isRemoval)
+            )
+        }
+        guard version >= 3 else { return }
+        for _ in 0..<(try reader.readUInt64()) {
+            let sequence = try reader.readUInt64()
+            let context = try reader.readChangeContext()
+            let memberships = try reader.readUInt64()
+            let historyEntries = try reader.readUInt64()
+            image.erasures.append(
+                ErasureRecord(sequence: sequence, context: context, memberships: Int(clamping: memberships), historyEntries: Int(clamping: historyEntries))
+            )
         }
     }
 }

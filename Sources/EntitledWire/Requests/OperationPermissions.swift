@@ -77,6 +77,8 @@ extension Request.Operation {
         case .auth: 15
         case .stats: 16
         case .reload: 17
+        case .undefine: 18
+        case .erase: 19
         }
     }
 }

@@ -1,8 +1,10 @@
 import EntitledCore
 
 /// The version of the protocol this server speaks (PROTOCOL.md §7): what `hello` answers. Raised only for
-/// a change an older client could misread; additions keep it.
-public let protocolVersion = 1
+/// a change an older client could misread or that refuses what an older server accepted; additions keep
+/// it. Version 2: unknown request fields and fields an operation does not use are refused, not skipped,
+/// and `define` needs at least one product.
+public let protocolVersion = 2
 
 /// A decoded, validated request: everything an operation needs, typed.
 public enum Request: Sendable {
@@ -40,6 +42,10 @@ public enum Request: Sendable {
     case stats
     /// Re-read the server's auth file (`--auth`), as SIGHUP does (an admin operation).
     case reload
+    /// Remove an entitlement from the catalog (an admin operation).
+    case undefine(entitlement: String, reason: String?)
+    /// Erase a person: a user, a device or both (an admin operation; GDPR's right to be forgotten).
+    case erase(Subject, reason: String?)
 
     /// The longest `token` accepted by `auth`, in UTF-8 bytes.
     public static let maximumTokenBytes = 1024
@@ -65,13 +71,15 @@ public enum Request: Sendable {
         case .auth: return .auth
         case .stats: return .stats
         case .reload: return .reload
+        case .undefine: return .undefine
+        case .erase: return .erase
         }
     }
 
     /// The operations, by their names on the wire.
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch, hello, auth, stats, reload
+            unwatch, hello, auth, stats, reload, undefine, erase
     }
 }
 
@@ -81,6 +89,8 @@ public enum HistoryTarget: Hashable, Sendable {
     case subject(Subject)
     /// An entitlement's definitions in the catalog.
     case entitlement(String)
+    /// The erasures (`erase`), which name no one.
+    case erasures
 }
 
 /// What a `watch` follows.
@@ -110,7 +120,8 @@ extension Request.Operation {
         case (7, UInt8(ascii: "c")): candidate = .catalog
         case (8, UInt8(ascii: "s")): candidate = .snapshot
         case (11, UInt8(ascii: "m")): candidate = .memberships
-        case (5, UInt8(ascii: "e")): candidate = .event
+        case (5, UInt8(ascii: "e")): candidate = name[1] == UInt8(ascii: "v") ? .event : .erase
+        case (8, UInt8(ascii: "u")): candidate = .undefine
         case (5, UInt8(ascii: "w")): candidate = .watch
         case (5, UInt8(ascii: "h")): candidate = .hello
         case (5, UInt8(ascii: "s")): candidate = .stats
@@ -144,6 +155,8 @@ extension Request.Operation {
         case .auth: return "auth"
         case .stats: return "stats"
         case .reload: return "reload"
+        case .undefine: return "undefine"
+        case .erase: return "erase"
         }
     }
 }

@@ -6,12 +6,13 @@ import Musl
 import Darwin
 #endif
 
-/// The request fields the protocol defines. Any other key in a request is skipped (after validating its
-/// value as JSON), so clients may send fields a newer server will understand.
+/// The request fields the protocol defines. A request with any other key, or with a field its operation
+/// does not use (`Request.Operation.acceptedFields`), is refused: a misspelt field must never change what
+/// a request means.
 enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
-        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token
+        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures
     // At most 32 fields: `RequestFields` notes the fields it saw in a 32-bit mask.
 
     var name: StaticString {
@@ -45,10 +46,15 @@ enum RequestField: Int, CaseIterable {
         case .all: return "all"
         case .limit: return "limit"
         case .token: return "token"
+        case .erasures: return "erasures"
         }
     }
 
     var description: String { name.description }
+
+    /// This field's bit in a 32-bit field mask (`RequestFields.seen`, `Request.Operation.acceptedFields`).
+    @inline(__always)
+    var bit: UInt32 { UInt32(1) << UInt32(rawValue) }
 
     /// The field whose name is exactly these bytes (compared without building a String).
     ///
@@ -70,6 +76,7 @@ enum RequestField: Int, CaseIterable {
         case (7, UInt8(ascii: "p")): candidate = .product
         case (8, UInt8(ascii: "d")): candidate = .duration
         case (8, UInt8(ascii: "p")): candidate = .products
+        case (8, UInt8(ascii: "e")): candidate = .erasures
         case (9, UInt8(ascii: "e")): candidate = key[1] == UInt8(ascii: "x") ? .expiresAt : .eventTime
         case (10, UInt8(ascii: "m")): candidate = .membership
         case (11, UInt8(ascii: "e")): candidate = key[2] == UInt8(ascii: "t") ? .entitlement : .environment

@@ -18,6 +18,9 @@ extension RequestFields {
         // Whether the client may run it is decided before its fields are looked at: a client that may not
         // learns nothing from their validation.
         if let refusal = permissions.refusal(of: operation) { throw refusal }
+        // Then what the request names: a field the operation does not take is refused before any value is
+        // looked at, since the request does not say what its sender meant.
+        if hasUnacceptedField(for: operation) { throw unacceptedFieldError(for: operation) }
         if let fieldError { throw fieldError }
         switch operation {
         case .ping:
@@ -69,6 +72,13 @@ extension RequestFields {
             return .unwatch(try watchTarget(for: operation))
         case .auth:
             return .auth(token: try authToken())
+        case .undefine:
+            return .undefine(
+                entitlement: try required(.entitlement, text(of: entitlement), for: operation),
+                reason: try text(.reason, text(of: reason))
+            )
+        case .erase:
+            return .erase(try subject(for: operation), reason: try text(.reason, text(of: reason)))
         }
     }
 
@@ -176,11 +186,17 @@ extension RequestFields {
     private func historyTarget() throws(WireError) -> HistoryTarget {
         let entitlement = try identifier(.entitlement, text(of: entitlement))
         let subject = Subject(user: try identifier(.user, text(of: user)), device: try identifier(.device, text(of: device)))
+        if erasures == true {
+            guard subject == nil, entitlement == nil else {
+                throw .badRequest("give \"erasures\": true alone: the erasures name no user, device or entitlement")
+            }
+            return .erasures
+        }
         switch (subject, entitlement) {
         case (.some, .some): throw .badRequest("give \"user\"/\"device\" or \"entitlement\", not both")
         case (.some(let subject), nil): return .subject(subject)
         case (nil, .some(let entitlement)): return .entitlement(entitlement)
-        case (nil, nil): throw .badRequest("history needs \"user\" or \"device\" (or both), or \"entitlement\"")
+        case (nil, nil): throw .badRequest("history needs \"user\" or \"device\" (or both), \"entitlement\", or \"erasures\": true")
         }
     }
 
@@ -234,6 +250,13 @@ extension RequestFields {
     private func productList(for operation: Request.Operation) throws(WireError) -> [String] {
         guard let products else {
             throw .badRequest("field \"products\" is required for \(operation.rawValue): an array of product ids")
+        }
+        // An empty list used to leave the entitlement defined with nothing unlocking it, which a command
+        // with its products forgotten did without a word: removing one is `undefine`'s, and says so.
+        guard !products.isEmpty else {
+            throw .badRequest(
+                "field \"products\" must list at least one product; to remove the entitlement, use {\"op\":\"undefine\"}"
+            )
         }
         guard products.count <= Limits.maximumProductsPerEntitlement else {
             throw .badRequest(

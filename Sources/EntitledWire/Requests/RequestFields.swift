@@ -35,6 +35,7 @@ struct RequestFields {
     var idempotencyKey: StringSpan?
     var all: Bool?
     var limit: Int?
+    var erasures: Bool?
     /// `auth`'s secret: read like any string, never quoted in a message.
     var token: StringSpan?
 
@@ -43,7 +44,12 @@ struct RequestFields {
     var fieldError: WireError?
     /// Set when `op` is there but not a string: the reason there is no `op` to run.
     var opTypeError: WireError?
-    private var seen: UInt32 = 0
+    /// The known fields the line has, one `RequestField.bit` each: compared with the operation's
+    /// `acceptedFields` in one AND.
+    private(set) var seen: UInt32 = 0
+    /// The first key the protocol does not define, where it lies in the line: the request is refused
+    /// naming it (its value was still read, to find the end of the line and report bad JSON first).
+    private(set) var unknownKey: StringSpan?
 
     /// Whether the line was a JSON value other than an object.
     var isNotAnObject = false
@@ -64,11 +70,12 @@ struct RequestFields {
         _ = scanner.consume(UInt8(ascii: "{"))
         if !scanner.consume(UInt8(ascii: "}")) {
             repeat {
-                let field = try Self.readKey(&scanner)
+                let (field, key) = try Self.readKey(&scanner)
                 try scanner.expect(UInt8(ascii: ":"), "expected ':' after a key")
                 if let field {
                     try read(field, from: &scanner)
                 } else {
+                    if unknownKey == nil { unknownKey = key }
                     try scanner.skipValue(depth: 1)
                 }
             } while scanner.consume(UInt8(ascii: ","))
@@ -83,10 +90,14 @@ struct RequestFields {
         }
     }
 
-    /// Reads a key and returns the field it names, or `nil` for a key the protocol does not define.
-    private static func readKey(_ scanner: inout JSONScanner) throws(JSONSyntaxError) -> RequestField? {
+    /// Reads a key and returns the field it names (`nil` for a key the protocol does not define) and
+    /// where the key lies, for the message that refuses an unknown one.
+    private static func readKey(_ scanner: inout JSONScanner) throws(JSONSyntaxError) -> (RequestField?, StringSpan) {
         guard scanner.peekSignificant() == UInt8(ascii: "\"") else { throw scanner.error("expected a key in quotes") }
-        return try scanner.withStringBytes { RequestField.matching($0) }
+        let start = scanner.offset + 1
+        let field = try scanner.withStringBytes { RequestField.matching($0) }
+        // Not plain: `text(of:)` then decodes it the validating way, whatever it holds (only for a message).
+        return (field, StringSpan(start: start, end: scanner.offset - 1, isPlain: false))
     }
 
     private mutating func read(_ field: RequestField, from scanner: inout JSONScanner) throws(JSONSyntaxError) {
@@ -105,6 +116,8 @@ struct RequestFields {
             willRenew = try readBool(field, from: &scanner)
         case .all:
             all = try readBool(field, from: &scanner)
+        case .erasures:
+            erasures = try readBool(field, from: &scanner)
         case .limit:
             limit = try readCount(field, from: &scanner)
         default:
@@ -134,7 +147,7 @@ struct RequestFields {
             case .grantType: grantType = value
             case .idempotencyKey: idempotencyKey = value
             case .token: token = value
-            case .id, .products, .willRenew, .all, .limit: break
+            case .id, .products, .willRenew, .all, .limit, .erasures: break
             }
         }
     }

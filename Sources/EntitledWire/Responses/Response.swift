@@ -14,6 +14,10 @@ public enum Response: Sendable {
     case memberships([Membership], moment: Timestamp)
     /// `define`: the entitlement and its products as stored.
     case defined(entitlement: String, products: [String])
+    /// `undefine`: the entitlement removed and the products it had.
+    case undefined(entitlement: String, products: [String])
+    /// `erase`: how many memberships and audit entries it removed.
+    case erased(memberships: Int, historyEntries: Int)
     /// `catalog`: every entitlement and its products.
     case catalog([(entitlement: String, products: [String])])
     /// `snapshot`: the file written, the last change it holds, its size and how long it took.
@@ -28,9 +32,10 @@ public enum Response: Sendable {
     case history([AuditEntry])
     /// `watch` and `unwatch`: how many watches the connection has now.
     case watches(Int)
-    /// `hello`: the protocol version, the server's name and version, the operations it answers, and
-    /// whether a connection must `auth` before anything but `ping`, `hello` and `auth`.
-    case hello(protocolVersion: Int, server: String, operations: [String], authRequired: Bool)
+    /// `hello`: the protocol version, the server's name and version, the operations it answers (written
+    /// as `operations`, and with the fields each takes as `fields`), and whether a connection must `auth`
+    /// before anything but `ping`, `hello` and `auth`.
+    case hello(protocolVersion: Int, server: String, operations: [Request.Operation], authRequired: Bool)
     /// `auth` accepted: the name the token belongs to (the audit trail's actor), its role, and whether
     /// the server requires authentication at all (without it, every `auth` is accepted as `local`).
     case authenticated(name: String, role: String, authRequired: Bool)

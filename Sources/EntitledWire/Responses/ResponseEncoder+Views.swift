@@ -77,11 +77,13 @@ extension ResponseEncoder {
             }
             buffer.writeStaticString(",\"membership\":")
             write(after, at: entry.context.recordedAt, into: &buffer)
-        case .catalog(let entitlement, let products):
+        case .catalog(let entitlement, let products), .catalogRemoval(let entitlement, let products):
             buffer.writeStaticString(",\"entitlement\":")
             buffer.writeJSONString(entitlement)
             buffer.writeStaticString(",\"products\":")
             writeStrings(products, into: &buffer)
+        case .erasure(let memberships, let historyEntries):
+            writeErased(memberships: memberships, historyEntries: historyEntries, into: &buffer)
         }
         buffer.writeStaticString("}")
     }

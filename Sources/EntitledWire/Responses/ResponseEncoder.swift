@@ -34,6 +34,13 @@ public enum ResponseEncoder {
             buffer.writeJSONString(entitlement)
             buffer.writeStaticString(",\"products\":")
             writeStrings(products, into: &buffer)
+        case .undefined(let entitlement, let products):
+            buffer.writeStaticString(",\"entitlement\":")
+            buffer.writeJSONString(entitlement)
+            buffer.writeStaticString(",\"products\":")
+            writeStrings(products, into: &buffer)
+        case .erased(let memberships, let historyEntries):
+            writeErased(memberships: memberships, historyEntries: historyEntries, into: &buffer)
         case .catalog(let entries):
             buffer.writeStaticString(",\"entitlements\":{")
             for (index, entry) in entries.enumerated() {
@@ -76,7 +83,17 @@ public enum ResponseEncoder {
             buffer.writeStaticString(",\"server\":")
             buffer.writeJSONString(server)
             buffer.writeStaticString(",\"operations\":")
-            writeStrings(operations, into: &buffer)
+            writeStrings(operations.map(\.rawValue), into: &buffer)
+            // What each operation takes besides `op` and `id`: a client learns what this server would
+            // refuse, since unknown fields are refused rather than skipped.
+            buffer.writeStaticString(",\"fields\":{")
+            for (index, operation) in operations.enumerated() {
+                if index > 0 { buffer.writeStaticString(",") }
+                buffer.writeJSONString(operation.rawValue)
+                buffer.writeStaticString(":")
+                writeStrings(operation.acceptedFieldNames, into: &buffer)
+            }
+            buffer.writeStaticString("}")
             buffer.writeStaticString(authRequired ? ",\"authRequired\":true" : ",\"authRequired\":false")
         case .authenticated(let name, let role, let authRequired):
             buffer.writeStaticString(",\"name\":")
@@ -281,6 +298,15 @@ public enum ResponseEncoder {
             out.append("}")
         }
         out.append("]")
+    }
+
+    /// `,"erased":{"memberships":N,"historyEntries":M}`: an `erase` answer and an erasure's audit entry.
+    static func writeErased(memberships: Int, historyEntries: Int, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(",\"erased\":{\"memberships\":")
+        buffer.writeJSONInteger(memberships)
+        buffer.writeStaticString(",\"historyEntries\":")
+        buffer.writeJSONInteger(historyEntries)
+        buffer.writeStaticString("}")
     }
 
     static func writeStrings(_ strings: [String], into buffer: inout ByteBuffer) {

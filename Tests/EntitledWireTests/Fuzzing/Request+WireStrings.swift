@@ -13,7 +13,7 @@ extension Request {
             value.map { [(key, $0)] } ?? []
         }
         switch self {
-        case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil):
+        case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil), .history(.erasures, _):
             return []
         case .grant(let grant, let reason):
             var strings = subject(grant.subject) + [("product", grant.productId)]
@@ -48,6 +48,10 @@ extension Request {
             return strings
         case .auth(let token):
             return [("token", token)]
+        case .undefine(let entitlement, let reason):
+            return [("entitlement", entitlement)] + optional("reason", reason)
+        case .erase(let who, let reason):
+            return subject(who) + optional("reason", reason)
         }
     }
 }

@@ -43,6 +43,9 @@ enum RequestTemplates {
         ["op": "watch", "all": true],
         ["op": "unwatch", "all": nil],
         ["op": "auth", "token": "secret-token"],
+        ["op": "undefine", "entitlement": "pro", "reason": "retired"],
+        ["op": "erase", "user": "u1", "device": "d1", "reason": "ticket 9"],
+        ["op": "history", "erasures": true, "limit": 5],
     ]
 
     /// A template as the tree the mutations edit.

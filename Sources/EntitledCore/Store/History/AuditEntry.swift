@@ -18,13 +18,20 @@ public struct AuditEntry: Hashable, Sendable {
         case membership(MembershipRevision.Action, after: Membership)
         /// An entitlement's products were replaced.
         case catalog(entitlement: String, products: [String])
+        /// An entitlement was removed from the catalog; `products` are those it had.
+        case catalogRemoval(entitlement: String, products: [String])
+        /// A person was erased: how many memberships and audit entries went, and nothing about whom.
+        case erasure(memberships: Int, historyEntries: Int)
     }
 
-    /// The action's name in the protocol: `grant`, `claim`, `revoke`, an event type, or `define`.
+    /// The action's name in the protocol: `grant`, `claim`, `revoke`, an event type, `define`,
+    /// `undefine` or `erase`.
     public var actionName: String {
         switch change {
         case .membership(let action, _): action.name
         case .catalog: "define"
+        case .catalogRemoval: "undefine"
+        case .erasure: "erase"
         }
     }
 }

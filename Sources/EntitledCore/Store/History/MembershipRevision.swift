@@ -55,13 +55,17 @@ public struct CatalogRevision: Hashable, Sendable {
     public var sequence: UInt64
     public var context: ChangeContext
     public var entitlement: String
-    /// The products that unlock it from then on (sorted, without duplicates).
+    /// The products that unlock it from then on (sorted, without duplicates); for a removal, the products
+    /// it had.
     public var products: [String]
+    /// Whether the change removed the entitlement (`undefine`) rather than set its products (`define`).
+    public var isRemoval: Bool
 
-    public init(sequence: UInt64, context: ChangeContext, entitlement: String, products: [String]) {
+    public init(sequence: UInt64, context: ChangeContext, entitlement: String, products: [String], isRemoval: Bool = false) {
         self.sequence = sequence
         self.context = context
         self.entitlement = entitlement
         self.products = products
+        self.isRemoval = isRemoval
     }
 }

@@ -1,0 +1,64 @@
+/// Erasure of a person (GDPR's right to be forgotten): their memberships, device links, idempotency keys
+/// and audit entries leave the state, as if the person had never been a customer.
+///
+/// Slots are positions in append-only tables that checks index by, so an erased membership's slot stays,
+/// holding `StoreState.erasedMembership` (no id, product, user or device) with an access record that
+/// grants nothing, and no index, id or key leads to it any more. Snapshots leave those slots out
+/// (`StoreImage.withoutErasedMemberships()`), so once one has been written no file holds the person.
+extension StoreState {
+    /// What an erased slot holds: nothing about anyone. `MembershipID(rawValue: "")` is no membership id,
+    /// which is how `Membership.isErased` tells.
+    static let erasedMembership = Membership(
+        id: MembershipID(rawValue: ""), productId: "", createdAt: Timestamp(millisecondsSinceEpoch: 0)
+    )
+
+    /// What erasing a user and a device touches, decided before anything changes.
+    struct ErasurePlan {
+        /// The slots of the memberships erased whole, ascending: every membership the user owns, every
+        /// guest membership of the device that no user claimed.
+        var erased: [Int] = []
+        /// The slots of other users' memberships bought on the device (claimed from it, or bought there
+        /// logged in): they stay with their owner, without the device.
+        var detached: [Int] = []
+        /// The audit entries that go with the erased memberships.
+        var historyEntries = 0
+    }
+
+    /// The plan for erasing `user` and `device` (either may be `nil`). With a device it looks at every
+    /// membership: a purchase made logged in on a device is indexed by its user only. Erasures are rare;
+    /// the scan is one string comparison a membership.
+    func erasurePlan(user: String?, device: String?) -> ErasurePlan {
+        var plan = ErasurePlan()
+        var erased = Set<Int>()
+        if let user { erased.formUnion(ownedSlotsByUserList(user)) }
+        if let device { erased.formUnion(unclaimedSlotsList(device)) }
+        plan.erased = erased.sorted()
+        if let device {
+            for slot in 0..<memberships.count where !erased.contains(slot) && memberships[slot].device == device {
+                plan.detached.append(slot)
+            }
+        }
+        plan.historyEntries = plan.erased.reduce(0) { $0 + trail(ofSlot: $1).count }
+        return plan
+    }
+
+    /// Applies an erasure (`StoreChange.erase`), as the type's comment says, and records that it happened
+    /// (`ErasureRecord`, which names no one).
+    mutating func applyErasure(user: String?, device: String?, sequence: UInt64, context: ChangeContext) {
+        let plan = erasurePlan(user: user, device: device)
+        for slot in plan.erased { erase(slot: slot) }
+        for slot in plan.detached { detachDevice(ofSlot: slot) }
+        // A key names its membership by slot only, so the keys are searched: those of every membership
+        // touched go (a key is often made from a user's or a device's id).
+        let touched = Set(plan.erased).union(plan.detached)
+        if !touched.isEmpty { removeIdempotencyKeys { touched.contains(Int($0)) } }
+        erasures.append(
+            ErasureRecord(sequence: sequence, context: context, memberships: plan.erased.count, historyEntries: plan.historyEntries)
+        )
+    }
+}
+
+extension Membership {
+    /// Whether this is what an erased membership's slot holds (`StoreState.erasedMembership`).
+    public var isErased: Bool { id.bits == nil }
+}
