@@ -166,6 +166,9 @@ public final class EntitledServer: Service, Sendable {
             throw ServerError.alreadyStopped
         }
         for loop in loops { loop.start() }
+        if let log = processor.durable?.log {
+            log.setResumeBarrier { ServingLoop.waitForCommittedTurns(of: loops) }
+        }
         let acceptor = loops[0]
         for listener in listeners {
             acceptor.execute { acceptor.listen(on: listener) }
