@@ -469,7 +469,9 @@ final class ServedConnection {
         guard !isClosed, let index = waiting.firstIndex(where: { $0.token == token }) else { return }  // rare: copies are fine
         waiting[index].answer = answer
         let succeeded = answer.readableBytesView.starts(with: "{\"ok\":true".utf8)
-        statistics.recordRequest(.snapshot, nanoseconds: monotonicNanoseconds() &- waiting[index].startedAt, error: succeeded ? nil : .internal)
+        // A failed snapshot is `internal`, or `unavailable` while the disk takes no writes. (Rare: a string is fine.)
+        let code: ErrorCode? = succeeded ? nil : String(buffer: answer).contains(#""code":"unavailable""#) ? .unavailable : .internal
+        statistics.recordRequest(.snapshot, nanoseconds: monotonicNanoseconds() &- waiting[index].startedAt, error: code)
         releaseReadyAnswers()
     }
 

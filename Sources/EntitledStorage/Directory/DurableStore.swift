@@ -220,6 +220,8 @@ public final class DurableStore: Sendable {
 
     /// Caller holds `snapshotState`.
     private func writeSnapshot() throws(StorageError) -> SnapshotReport {
+        // While the disk is full or failed, a snapshot would meet the same disk; the log holds everything.
+        if let outage = log.currentOutage { throw .writesUnavailable(outage.reason) }
         let started = ContinuousClock.now
         let image = store.image { sequence in log.rotate(after: sequence) }
         // The image may hold changes whose writers still wait for the log: a snapshot of them would keep

@@ -370,7 +370,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
             if closing {
                 condition.lock()
-                let drained = pending.isEmpty && rotations.isEmpty
+                // (A failure of this last flush is undone first, so that its writers hear why.)
+                let drained = pending.isEmpty && rotations.isEmpty && !rollbackPending
                 condition.unlock()
                 guard drained else { continue }
                 ioLock.lock()
