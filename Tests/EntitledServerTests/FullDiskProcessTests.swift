@@ -117,7 +117,7 @@ struct FullDiskProcessTests {
 }
 
 /// The server of a test, killed at the end whatever happened.
-final class ServerKilledAtEnd: @unchecked Sendable {
+private final class ServerKilledAtEnd: @unchecked Sendable {
     var server: ServerProcess?
 
     func kill() {

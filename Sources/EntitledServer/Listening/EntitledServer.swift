@@ -187,6 +187,8 @@ public final class EntitledServer: Service, Sendable {
             defer { state.socketFile = nil }
             return (loops, state.socketFile)
         }
+        // The loops are gone: nothing to wait for, and the log no longer keeps them alive.
+        processor.durable?.log.setResumeBarrier(nil)
         if !loops.isEmpty {
             // Each loop closes its listeners and connections on its own thread; wait for them off the
             // caller's (cooperative) thread.

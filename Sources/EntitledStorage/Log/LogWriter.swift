@@ -267,7 +267,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     /// Sets what puts memory back to change `acknowledged` after a failure (`DurableStore` rebuilds its
     /// store from the data directory). Runs on the writer thread, before the failed writers are answered.
-    public func setRollbackHandler(_ handler: @escaping @Sendable (_ acknowledged: UInt64) -> Void) {
+    public func setRollbackHandler(_ handler: (@Sendable (_ acknowledged: UInt64) -> Void)?) {
         condition.lock()
         rollbackHandler = handler
         condition.unlock()
@@ -277,7 +277,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// loop has finished the turn it was in, so that a write numbered before the failure can no longer
     /// be confused with the new change that gets its number after the rollback. It returns `false` when it
     /// could not make sure (a loop did not answer in time): writes then stay refused until the next try.
-    public func setResumeBarrier(_ barrier: @escaping @Sendable () -> Bool) {
+    public func setResumeBarrier(_ barrier: (@Sendable () -> Bool)?) {
         condition.lock()
         resumeBarrier = barrier
         condition.unlock()
