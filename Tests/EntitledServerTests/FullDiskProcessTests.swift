@@ -40,9 +40,15 @@ struct FullDiskProcessTests {
         let filler = mountPoint + "/filler"
         #expect(FileManager.default.createFile(atPath: filler, contents: Data(count: 1_536 << 10)))
         let data = mountPoint + "/data"
-        var (server, port) = try DurabilityProcessTests.start(data, in: directory)
+        var (server, port) = try DurabilityProcessTests.start(data, in: directory, extra: ["--metrics-port", "0"])
         running.server = server
         var connection = try await EntitledAsyncConnection.local(port: port)
+        let afterHost = try #require(server.readyLine.range(of: "metrics http://127.0.0.1:")).upperBound
+        let metricsPort = try #require(Int(server.readyLine[afterHost...].prefix { $0.isNumber }))
+        func metrics() async throws -> [String: Double] {
+            MetricsEndpointTests.samples(try await MetricsEndpointTests.get("/metrics", port: metricsPort).body)
+        }
+        #expect(try await metrics()["entitled_log_writable"] == 1)
 
         // Grant until the disk is full.
         var acknowledged: [String] = []
@@ -73,6 +79,11 @@ struct FullDiskProcessTests {
         #expect(persistence["unwritable"]?["since"]?.stringValue != nil)
         let meanwhile = try await connection.send(line: Self.grantLine("meanwhile"))
         #expect(meanwhile.error?.code == "unavailable", "\(meanwhile.line)")
+        let outage = try await metrics()
+        #expect(outage["entitled_log_writable"] == 0)
+        #expect(outage["entitled_log_needs_restart"] == 0)
+        #expect((outage["entitled_log_unwritable_since_timestamp_seconds"] ?? 0) > 1_700_000_000)
+        #expect(outage["entitled_errors_total{code=\"unavailable\"}"] == 2)
 
         // Free the space: writes resume by themselves. The client retries its refused grant until it is taken.
         try FileManager.default.removeItem(atPath: filler)
@@ -89,6 +100,10 @@ struct FullDiskProcessTests {
         #expect(persistence["writable"]?.boolValue == true)
         #expect(persistence["unwritable"] == nil)
         #expect((persistence["logOutages"]?.intValue ?? 0) >= 1)
+        let resumed = try await metrics()
+        #expect(resumed["entitled_log_writable"] == 1)
+        #expect(resumed["entitled_log_unwritable_since_timestamp_seconds"] == 0)
+        #expect((resumed["entitled_log_outages_total"] ?? 0) >= 1)
 
         // More writes, a snapshot among them, then a crash.
         for index in 0..<20 {
