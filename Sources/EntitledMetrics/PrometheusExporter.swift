@@ -58,14 +58,15 @@ public final class PrometheusExporter: Sendable {
     private static let counterNames = [
         "entitled_invalid_requests_total", "entitled_connections_accepted_total", "entitled_connections_refused_total",
         "entitled_connections_closed_idle_total", "entitled_log_written_bytes_total", "entitled_log_syncs_total",
-        "entitled_snapshots_written_total",
+        "entitled_snapshots_written_total", "entitled_log_outages_total",
     ]
     private static let gaugeNames = [
         "entitled_start_time_seconds", "entitled_uptime_seconds", "entitled_connections_open", "entitled_store_users",
         "entitled_store_devices", "entitled_store_memberships", "entitled_store_entitlements", "entitled_last_change",
         "entitled_log_changes_since_snapshot", "entitled_log_bytes_since_snapshot", "entitled_snapshot_last_change",
         "entitled_snapshot_size_bytes", "entitled_snapshot_last_write_timestamp_seconds",
-        "entitled_snapshot_last_duration_seconds",
+        "entitled_snapshot_last_duration_seconds", "entitled_log_writable", "entitled_log_unwritable_since_timestamp_seconds",
+        "entitled_log_needs_restart",
     ]
 
     /// The metrics now, as the body of a `GET /metrics` answer (text format 0.0.4).
@@ -98,6 +99,7 @@ public final class PrometheusExporter: Sendable {
             ("entitled_log_written_bytes_total", UInt64(statistics.persistence?.logBytesWritten ?? 0)),
             ("entitled_log_syncs_total", UInt64(statistics.persistence?.logSyncs ?? 0)),
             ("entitled_snapshots_written_total", UInt64(statistics.persistence?.snapshotsWritten ?? 0)),
+            ("entitled_log_outages_total", UInt64(statistics.persistence?.logOutages ?? 0)),
         ]
         for (name, value) in counts { advance(metrics.counters[name], key: name, to: value) }
 
@@ -116,6 +118,10 @@ public final class PrometheusExporter: Sendable {
                 ("entitled_log_bytes_since_snapshot", Double(persistence.logBytesSinceSnapshot)),
                 ("entitled_snapshot_last_change", Double(persistence.snapshotChange)),
                 ("entitled_snapshot_size_bytes", Double(persistence.snapshotBytes ?? 0)),
+                // 0 while writes are refused (disk full or failed): the thing to alert on. Why is in `stats`.
+                ("entitled_log_writable", persistence.writable ? 1 : 0),
+                ("entitled_log_unwritable_since_timestamp_seconds", persistence.unwritable.map { Double($0.since.millisecondsSinceEpoch) / 1000 } ?? 0),
+                ("entitled_log_needs_restart", persistence.unwritable.map { $0.resumesByItself ? 0 : 1 } ?? 0),
             ]
             if let writtenAt = persistence.snapshotWrittenAt {
                 gauges.append(("entitled_snapshot_last_write_timestamp_seconds", Double(writtenAt.millisecondsSinceEpoch) / 1000))

@@ -12,6 +12,8 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     case brokenHistory(String)
     /// An operator tool was pointed at a file that is not a log segment of the data directory.
     case notALogSegment(file: String, directory: String)
+    /// The log takes no writes (its disk is full or failed): a snapshot is not written meanwhile.
+    case writesUnavailable(String)
 
     /// A stable machine-readable code.
     public var code: String {
@@ -22,6 +24,7 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case .corruptSnapshot: return "corrupt_snapshot"
         case .brokenHistory: return "broken_history"
         case .notALogSegment: return "not_a_log_segment"
+        case .writesUnavailable: return "writes_unavailable"
         }
     }
 
@@ -40,6 +43,8 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the data directory does not hold one unbroken history: \(problem)"
         case .notALogSegment(let file, let directory):
             return "\(file) is not a log segment (log-<20-digit first sequence>.wal) of the data directory \(directory)"
+        case .writesUnavailable(let reason):
+            return "no snapshot while the log takes no writes: \(reason)"
         }
     }
 

@@ -20,6 +20,13 @@ import Testing
             let bytes = try fileBytes(path)
             #expect(bytes.count >= end + SegmentPreallocator.Tuning.standard.minimumAhead / 2, "only \(bytes.count - end) bytes prepared")
             #expect(bytes[end...].allSatisfy { $0 == 0 })
+            // The steps run on the preallocator's own thread, after the segment opened with 64 KiB, below
+            // the 128 KiB minimum: one is due at once, but on a loaded machine it may not have run yet when
+            // the records are acknowledged. Wait for it (it is certain to come) rather than for luck.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while (durable.log.preallocationStatistics?.steps ?? 0) < 1, ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
             #expect((durable.log.preallocationStatistics?.steps ?? 0) >= 1)
             durable.close()
 

@@ -45,7 +45,9 @@ Results of the typed methods
 
 Errors
     EntitledError      the server answered {"ok": false, ...}: .code ("not_found", "bad_request", ...),
-                       .message (for people; do not parse it), .answer (the whole answer).
+                       .message (for people; do not parse it), .answer (the whole answer). "unavailable"
+                       means the server takes no writes now (its disk is full or failed) and the write
+                       was not carried out: retrying it later cannot make a duplicate.
     ConnectionClosedError (a ConnectionError) the connection is closed or dropped; the client cannot be
                        used any more. A request without an answer may or may not have been carried out.
     TimeoutError       no progress for `timeout` seconds while waiting for answers; the client closes the

@@ -85,6 +85,8 @@ public enum EventOutcome: Sendable, Hashable {
 }
 
 /// An error response: the machine-readable code (`not_found`, `bad_request`, ...) and the server's sentence.
+/// `unavailable` means the server takes no writes right now (its disk is full or failed): the write was not
+/// carried out, so retrying it later cannot make a duplicate.
 public struct ServerFailure: Sendable, Hashable, CustomStringConvertible {
     public var code: String
     public var message: String

@@ -37,6 +37,11 @@ extension ResponseRenderer {
                 "fsync \(persistence["fsync"]?.stringValue ?? "?"); last change \(count(persistence["lastChange"])), "
                     + "\(plural(since, "change")) since the snapshot (\(Self.bytes(count(persistence["logBytesSinceSnapshot"]))))"
             )
+            if let unwritable = persistence["unwritable"], !unwritable.isNull {
+                // The one state an operator must act on (or wait out): said in red, with the server's reason.
+                let since = unwritable["since"]?.stringValue.map { " since " + time($0) } ?? ""
+                row("writes", style.red("refused\(since): \(unwritable["reason"]?.stringValue ?? "the disk failed")"))
+            }
             if let snapshot = persistence["snapshot"], let file = snapshot["file"]?.stringValue {
                 var text = "\(file): through change \(count(snapshot["change"])), \(Self.bytes(count(snapshot["bytes"])))"
                 if let written = snapshot["writtenAt"]?.stringValue {

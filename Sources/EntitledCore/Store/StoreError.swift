@@ -10,7 +10,8 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A lifecycle event dated further ahead of the store's clock than `Limits.maximumEventLead`: applied,
     /// it would make every real event after it look out of order.
     case eventFromTheFuture(eventTime: Timestamp, now: Timestamp)
-    /// The journal refused the change (the disk failed): the store takes no more changes; reads go on.
+    /// The journal refused the change (its disk is full or failed): nothing of it took effect; the reason
+    /// says whether changes resume by themselves or after a restart. Reads go on.
     case changesUnavailable(reason: String)
     /// A change replayed during recovery contradicts the state (a membership id used twice, a sequence
     /// number out of order): the log does not describe a history this store could have written.
@@ -22,7 +23,8 @@ public enum StoreError: Error, Hashable, Sendable {
         case .unknownMembership, .unknownEntitlement: return .notFound
         case .idempotencyKeyReused: return .conflict
         case .eventFromTheFuture: return .invalid
-        case .changesUnavailable, .inconsistentReplay: return .internal
+        case .changesUnavailable: return .unavailable
+        case .inconsistentReplay: return .internal
         }
     }
 
@@ -38,7 +40,7 @@ public enum StoreError: Error, Hashable, Sendable {
         case .eventFromTheFuture(let eventTime, let now):
             return "the event's eventTime \(eventTime.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)); events are dated when they happened"
         case .changesUnavailable(let reason):
-            return "the server cannot record changes (\(reason)); it takes no more changes until an operator restarts it, and reads go on"
+            return "the server cannot take writes now: \(reason); nothing was changed, reads go on"
         case .inconsistentReplay(let problem):
             return "the log cannot be replayed: \(problem)"
         }
@@ -50,5 +52,7 @@ public enum StoreError: Error, Hashable, Sendable {
         /// The request is well formed but its values cannot be accepted.
         case invalid
         case `internal`
+        /// Changes cannot be recorded right now; the message says why and until when.
+        case unavailable
     }
 }

@@ -31,7 +31,7 @@ public struct RequestProcessor: Sendable {
         case written
         /// The request changed the store; `success` is its answer once the log acknowledges change
         /// `sequence`, and `notice` is then published to watchers. If the log fails instead, the answer
-        /// is an `internal` error with `id`, and nothing is published.
+        /// is an `unavailable` error with `id`, and nothing is published.
         case afterLog(sequence: UInt64, success: ByteBuffer, id: ByteBuffer?, notice: AccessNotice?)
         /// A snapshot was asked for: run `takeSnapshot(id:completion:)` and answer with what it gives.
         case afterSnapshot(id: ByteBuffer?)
@@ -142,10 +142,11 @@ public struct RequestProcessor: Sendable {
         }
     }
 
-    /// The answer to a write whose change the log could not record durably.
+    /// The answer to a write whose change the log could not record durably. By the time it is given the
+    /// change is undone: no reader sees it, and the log does not hold it.
     public static func writeLogFailure(_ error: JournalError, id: ByteBuffer?, into output: inout ByteBuffer) {
-        let message = "the change may not be on disk: \(error.reason); the server takes no more changes, reads go on"
-        ResponseEncoder.write(WireError(.internal, message), id: id, into: &output)
+        let message = "the change was not made (it is undone, and not on disk): \(error.reason)"
+        ResponseEncoder.write(WireError(.unavailable, message), id: id, into: &output)
     }
 
     /// Writes a snapshot on a background thread and calls `completion` with the answer line.
@@ -161,7 +162,9 @@ public struct RequestProcessor: Sendable {
                 )
                 ResponseEncoder.write(response, id: id, into: &answer)
             } catch {
-                ResponseEncoder.write(WireError(.internal, "the snapshot failed: \(error.message)"), id: id, into: &answer)
+                // A log that takes no writes is the disk's state, not a server fault: the same code as writes get.
+                let code: ErrorCode = if case .writesUnavailable = error { .unavailable } else { .internal }
+                ResponseEncoder.write(WireError(code, "the snapshot failed: \(error.message)"), id: id, into: &answer)
             }
             completion(answer)
         }
@@ -266,6 +269,7 @@ public struct RequestProcessor: Sendable {
         case .conflict: code = .conflict
         case .invalid: code = .badRequest
         case .internal: code = .internal
+        case .unavailable: code = .unavailable
         }
         return WireError(code, error.message)
     }

@@ -442,7 +442,9 @@ final class ServedConnection {
     func committed(through: UInt64, result: Result<Void, JournalError>) {
         isQueuedForCommit = false
         guard !isClosed else { return }
-        acknowledgedSequence = max(acknowledgedSequence, through)
+        // Only a success moves the mark: after a failure the store is put back to the log's last change,
+        // and the changes numbered after it next are new ones that this connection must still wait for.
+        if case .success = result { acknowledgedSequence = max(acknowledgedSequence, through) }
         let processor = context.processor
         // An index loop, not `for index in waiting.indices`: `CircularBuffer.indices` holds a copy of the
         // buffer, so every assignment below copied all of its storage.
@@ -461,7 +463,7 @@ final class ServedConnection {
                     var failure = ByteBuffer()
                     RequestProcessor.writeLogFailure(error, id: element.id, into: &failure)
                     element.answer = failure
-                    statistics.recordRequest(element.operation, nanoseconds: latency, error: .internal)
+                    statistics.recordRequest(element.operation, nanoseconds: latency, error: .unavailable)
                 }
                 element.notice = nil
                 return false
@@ -469,6 +471,11 @@ final class ServedConnection {
             // Writes wait in the order of their changes: the rest are all newer.
             if passed { break }
             index = waiting.index(after: index)
+        }
+        if case .failure = result {
+            // Nothing of this connection waits for the failed changes any more: only writes still waiting
+            // (numbered after `through`) keep a commit due. Rare: a scan is fine.
+            newestWriteSequence = waiting.reduce(acknowledgedSequence) { max($0, $1.awaitedSequence) }
         }
         releaseReadyAnswers()
         // Writes read after the commit began wait for the next one.
@@ -480,7 +487,9 @@ final class ServedConnection {
         guard !isClosed, let index = waiting.firstIndex(where: { $0.token == token }) else { return }  // rare: copies are fine
         waiting[index].answer = answer
         let succeeded = answer.readableBytesView.starts(with: "{\"ok\":true".utf8)
-        statistics.recordRequest(.snapshot, nanoseconds: monotonicNanoseconds() &- waiting[index].startedAt, error: succeeded ? nil : .internal)
+        // A failed snapshot is `internal`, or `unavailable` while the disk takes no writes. (Rare: a string is fine.)
+        let code: ErrorCode? = succeeded ? nil : String(buffer: answer).contains(#""code":"unavailable""#) ? .unavailable : .internal
+        statistics.recordRequest(.snapshot, nanoseconds: monotonicNanoseconds() &- waiting[index].startedAt, error: code)
         releaseReadyAnswers()
     }
 

@@ -59,6 +59,8 @@ final class ServingLoop: @unchecked Sendable {
     /// When the connections are next looked at for the idle timeout.
     private var nextIdleSweep: UInt64 = 0
     private var running: [() -> Void] = []
+    /// Run once, right after the writes of the current turn were committed (see `afterCurrentTurn`).
+    private var afterCommit: [() -> Void] = []
     /// Watched memberships' expiries, soonest first (see `scheduleExpiry`).
     private var expiryTimers = Heap<ExpiryTimer>()
     /// Timers in `expiryTimers` that will do nothing when they fire (their connection closed, unwatched,
@@ -248,6 +250,7 @@ final class ServingLoop: @unchecked Sendable {
             if !toResume.isEmpty { resumeConnections() }
             if idleTimeoutMilliseconds > 0, turnStarted >= nextIdleSweep { closeIdleConnectionsIfDue() }
             commitWrites()
+            if !afterCommit.isEmpty { runAfterCommitTasks() }
             flushConnections()
             if let deadline = drainDeadline {
                 // Lingering happens only while draining, so its deadlines are looked at only then.
@@ -324,6 +327,17 @@ final class ServingLoop: @unchecked Sendable {
             let timer = expiryTimers.removeMin()
             timer.connection?.expiryDue(of: timer.membership, deadline: timer.deadline)
         }
+    }
+
+    /// Runs `task` on the loop's thread once this turn's writes are committed. Call it on the loop's thread.
+    func afterCurrentTurn(_ task: @escaping () -> Void) {
+        afterCommit.append(task)
+    }
+
+    private func runAfterCommitTasks() {
+        let tasks = afterCommit
+        afterCommit.removeAll()
+        for task in tasks { task() }
     }
 
     private func runPostedTasks() {

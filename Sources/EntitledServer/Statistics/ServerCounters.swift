@@ -105,7 +105,11 @@ extension ServerStatistics.Persistence {
             logBytesSinceSnapshot: status.logBytesSinceSnapshot, logBytesWritten: status.logBytesWritten, logSyncs: status.logSyncs,
             snapshotFile: status.snapshotFile, snapshotChange: status.snapshotChange, snapshotBytes: status.snapshotBytes,
             snapshotWrittenAt: status.snapshotWrittenAt, snapshotMilliseconds: status.snapshotMilliseconds,
-            snapshotsWritten: status.snapshotsWritten
+            snapshotsWritten: status.snapshotsWritten,
+            unwritable: status.outage.map {
+                Unwritable(kind: $0.kind.rawValue, reason: $0.reason, since: $0.since, resumesByItself: $0.resumesByItself, retries: $0.retries)
+            },
+            logOutages: status.logOutages
         )
     }
 }

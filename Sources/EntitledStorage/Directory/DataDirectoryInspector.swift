@@ -255,7 +255,7 @@ public enum DataDirectoryInspector {
             return .corrupt(offset: offset, problem: problem)
         case .brokenHistory(let problem):
             return .brokenHistory(offset: 0, problem: problem)
-        case .io, .locked, .notALogSegment:
+        case .io, .locked, .notALogSegment, .writesUnavailable:
             return .unreadable(error.message)
         }
     }

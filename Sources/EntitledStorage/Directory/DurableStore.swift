@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import EntitledCore
 import Logging
 import NIOConcurrencyHelpers
@@ -22,6 +29,10 @@ public final class DurableStore: Sendable {
     private let newestWritten = NIOLockedValueBox<(report: SnapshotReport?, at: Timestamp?, logBytes: Int, count: Int)>((nil, nil, 0, 0))
     /// The size of the snapshot loaded at start, if any.
     private let loadedSnapshotBytes: Int?
+    /// The bytes of the log segments found at start beyond the loaded snapshot: until this process writes
+    /// a snapshot, they are part of the log a restart would replay.
+    private let recoveredLogBytes: Int
+    private let clock: @Sendable () -> Timestamp
 
     /// Opens (creating if needed) the data directory at `directory`, takes its lock and recovers the store.
     /// - Throws: `StorageError.locked` when another server uses the directory; `.corruptLog` or
@@ -36,19 +47,21 @@ public final class DurableStore: Sendable {
         try self.init(directory: directory, policy: policy, clock: clock, logger: logger, preallocation: .standard)
     }
 
-    /// As the public initializer, with the log's preallocation tuned (tests make it tiny, to race it).
+    /// As the public initializer, with the log's preallocation tuned (tests make it tiny, to race it), and
+    /// a hook run before each of the log's acknowledgement syncs (tests hold a sync open with it).
     init(
         directory: String,
         policy: FsyncPolicy,
         clock: @escaping @Sendable () -> Timestamp,
         logger: Logger,
-        preallocation: SegmentPreallocator.Tuning
+        preallocation: SegmentPreallocator.Tuning,
+        beforeSync: (@Sendable () -> Void)? = nil
     ) throws(StorageError) {
         let started = ContinuousClock.now
         try FileSystem.makeDirectory(directory)
         let lock = try DirectoryLock(directory: directory)
         do throws(StorageError) {
-            let log = LogWriter(directory: directory, policy: policy, logger: logger, beforeSync: nil, preallocation: preallocation)
+            let log = LogWriter(directory: directory, policy: policy, logger: logger, beforeSync: beforeSync, preallocation: preallocation)
             let inventory = try Inventory(directory: directory)
             var report = RecoveryReport(
                 snapshotFile: inventory.snapshots.last?.file, snapshotSequence: 0, replayedRecords: 0,
@@ -78,6 +91,11 @@ public final class DurableStore: Sendable {
                 try FileSystem.remove(reused)
                 try FileSystem.syncDirectory(directory)
             }
+            // What remains of the log once the covered files are gone and tails are cut: what a restart
+            // after a crash would replay, counted before this process adds to it.
+            let recoveredLogBytes = try Inventory(directory: directory).segments.reduce(0) {
+                $0 + (FileSystem.fileSize(directory + "/" + $1.file) ?? 0)
+            }
             try log.start(nextSequence: nextSequence)
 
             report.sequence = store.sequence
@@ -90,20 +108,30 @@ public final class DurableStore: Sendable {
             self.loadedSnapshotBytes = report.snapshotFile.flatMap { FileSystem.fileSize(directory + "/" + $0) }
             self.lock = lock
             self.logger = logger
+            self.recoveredLogBytes = recoveredLogBytes
+            self.clock = clock
         } catch {
             lock.release()
             throw error
         }
+        // A strong reference, dropped by `close()`: a weak one would give this object a side table, and
+        // every retain of it (the request processor holds it, and is copied for every request) would take
+        // the slow path: callgrind counted about 125 more instructions per check.
+        log.setRollbackHandler { acknowledged in self.rollBack(to: acknowledged) }
     }
 
     /// Replays every record after `sequence`, in order, checking that they form one unbroken history.
+    /// With `repair`, a torn tail and unused zeros are cut off the files; without (a rollback, which runs
+    /// while the log is live), files are only read, and records after `limit` are left out.
     private static func replay(
         _ segments: [Inventory.Segment],
         into store: EntitlementStore,
         after sequence: UInt64,
+        through limit: UInt64 = .max,
         directory: String,
         report: inout RecoveryReport,
-        logger: Logger
+        logger: Logger,
+        repair: Bool = true
     ) throws(StorageError) {
         for (index, segment) in segments.enumerated() {
             let isLast = index == segments.count - 1
@@ -111,7 +139,7 @@ public final class DurableStore: Sendable {
             // came between the snapshot and the removal of its log): nothing to replay, removed below.
             if !isLast, segments[index + 1].firstSequence <= sequence + 1 { continue }
             let scan = try LogSegmentScan(path: directory + "/" + segment.file, file: segment.file)
-            for (record, payloadOffset) in zip(scan.records, scan.payloadOffsets) where record.sequence > sequence {
+            for (record, payloadOffset) in zip(scan.records, scan.payloadOffsets) where record.sequence > sequence && record.sequence <= limit {
                 guard record.sequence == store.sequence + 1 else {
                     throw .brokenHistory(
                         "\(segment.file) holds change \(record.sequence), but the changes before it end at \(store.sequence); a log file is missing"
@@ -124,6 +152,7 @@ public final class DurableStore: Sendable {
                 }
                 report.replayedRecords += 1
             }
+            guard repair else { continue }
             if let offset = scan.tornTailOffset {
                 guard isLast else {
                     throw .corruptLog(
@@ -194,9 +223,17 @@ public final class DurableStore: Sendable {
 
     /// Caller holds `snapshotState`.
     private func writeSnapshot() throws(StorageError) -> SnapshotReport {
+        // While the disk is full or failed, a snapshot would meet the same disk; the log holds everything.
+        if let outage = log.currentOutage { throw .writesUnavailable(outage.reason) }
         let started = ContinuousClock.now
         // Erased memberships are left out here, off the store's lock: no snapshot holds an erased person.
         let image = store.image { sequence in log.rotate(after: sequence) }.withoutErasedMemberships()
+        // The image may hold changes whose writers still wait for the log: a snapshot of them would keep
+        // a change the log then fails (and whose writer hears it failed). So it is written only once the
+        // log holds everything in it.
+        if case .failure(let failure) = log.waitUntilAcknowledged(image.sequence) {
+            throw .writesUnavailable(failure.reason)
+        }
         let written = try SnapshotFile.write(image, to: directory)
         _ = log.waitForRotation(after: image.sequence)
         let removed = try Self.removeCovered(by: image.sequence, in: directory)
@@ -224,6 +261,9 @@ public final class DurableStore: Sendable {
         let logCounters = log.statistics
         let lastChange = store.sequence
         let last = newestWritten.withLockedValue { $0 }
+        // Before this process writes a snapshot, the log since the loaded one includes the segments found
+        // at start (a restart after `kill -9` replays them too).
+        let sinceSnapshot = last.report == nil ? recoveredLogBytes + logCounters.bytes : logCounters.bytes - last.logBytes
         return PersistenceStatus(
             fsync: log.policy,
             lastChange: lastChange,
@@ -233,15 +273,56 @@ public final class DurableStore: Sendable {
             snapshotWrittenAt: last.at,
             snapshotMilliseconds: last.report?.milliseconds,
             snapshotsWritten: last.count,
-            logBytesSinceSnapshot: max(0, logCounters.bytes - last.logBytes),
+            logBytesSinceSnapshot: max(0, sinceSnapshot),
             logBytesWritten: logCounters.bytes,
-            logSyncs: logCounters.syncs
+            logSyncs: logCounters.syncs,
+            outage: log.currentOutage,
+            logOutages: logCounters.outages
         )
+    }
+
+    // MARK: Failures
+
+    /// Puts the store back to change `acknowledged`, the last one the log holds, after the log failed:
+    /// rebuilt from the newest snapshot and the log, as a restart would, then swapped in at once. The
+    /// writers of the undone changes are answered only after this returns, so none of them is told its
+    /// change failed while a reader could still see it. Costs a recovery's time (seconds for millions
+    /// of memberships), during which reads still see the undone changes: rare, and only after a failure.
+    private func rollBack(to acknowledged: UInt64) {
+        snapshotState.lock()  // no snapshot removes files while they are read
+        defer { snapshotState.unlock() }
+        let started = ContinuousClock.now
+        let undone = store.sequence &- acknowledged
+        do throws(StorageError) {
+            let inventory = try Inventory(directory: directory)
+            var image = StoreImage(sequence: 0, memberships: MembershipTable(), catalog: [:])
+            if let newest = inventory.snapshots.last { image = try SnapshotFile.read(newest.file, in: directory) }
+            let rebuilt = EntitlementStore(restoring: image, clock: clock)
+            var report = recovery
+            try Self.replay(
+                inventory.segments, into: rebuilt, after: image.sequence, through: acknowledged, directory: directory,
+                report: &report, logger: logger, repair: false
+            )
+            guard rebuilt.sequence == acknowledged else {
+                throw .brokenHistory("the log holds changes up to \(rebuilt.sequence), but it acknowledged \(acknowledged)")
+            }
+            store.restore(from: rebuilt)
+            logger.warning(
+                "undid the changes the log could not keep: the store holds what the data directory holds again",
+                metadata: ["change": "\(acknowledged)", "undone": "\(undone)", "took": "\(ContinuousClock.now - started)"]
+            )
+        } catch {
+            // Memory holds changes that were never made durable and cannot be put back: answering reads
+            // from it would show them. Stop, as PostgreSQL does; a restart recovers from the disk.
+            logger.critical("cannot undo the changes the log could not keep: \(error.message). Stopping; restart entitled to recover from the data directory")
+            exit(EXIT_FAILURE)
+        }
     }
 
     /// Writes and syncs the rest of the log and releases the data directory. Take the final snapshot first.
     public func close() {
         log.close()
+        log.setRollbackHandler(nil)
         lock.release()
     }
 }

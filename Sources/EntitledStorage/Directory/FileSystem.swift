@@ -29,6 +29,7 @@ enum FileSystem {
 
     /// Writes all of `bytes` at the descriptor's current position (retrying short writes).
     static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(StorageError) {
+        if let injected = injectedFault("write", path: path) { throw .io(operation: "write", path: path, errno: injected) }
         var offset = 0
         while offset < bytes.count {
             let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -43,6 +44,7 @@ enum FileSystem {
     static func writeAll(
         _ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String
     ) throws(StorageError) {
+        if let injected = injectedFault("write", path: path) { throw .io(operation: "write", path: path, errno: injected) }
         var written = 0
         while written < bytes.count {
             let count = pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
@@ -77,6 +79,7 @@ enum FileSystem {
     }
 
     static func syncData(_ descriptor: Int32, path: String) throws(StorageError) {
+        if let injected = injectedFault("fdatasync", path: path) { throw .io(operation: "fdatasync", path: path, errno: injected) }
         #if canImport(Darwin)
         let status = fsync(descriptor)
         #else
@@ -87,6 +90,7 @@ enum FileSystem {
 
     /// Makes the creation, renaming or removal of entries in `directory` durable.
     static func syncDirectory(_ directory: String) throws(StorageError) {
+        if let injected = injectedFault("fsync", path: directory) { throw .io(operation: "fsync", path: directory, errno: injected) }
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .io(operation: "open", path: directory, errno: errno) }
         defer { close(descriptor) }
@@ -95,6 +99,7 @@ enum FileSystem {
 
     /// Creates a new file (failing if it exists) for writing.
     static func createFile(_ path: String) throws(StorageError) -> Int32 {
+        if let injected = injectedFault("create", path: path) { throw .io(operation: "create", path: path, errno: injected) }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
         return descriptor

@@ -25,6 +25,14 @@ public struct PersistenceStatus: Sendable, Hashable {
     public var logBytesWritten: Int
     /// `fdatasync` calls of the log for acknowledgements.
     public var logSyncs: Int
+    /// Why writes are refused right now (the disk is full or failed), since when, and whether they resume
+    /// by themselves; `nil` while the log takes writes.
+    public var outage: LogOutage?
+    /// Times the log failed since the start.
+    public var logOutages: Int
+
+    /// Whether the server takes writes.
+    public var writable: Bool { outage == nil }
 
     /// Changes in the log beyond the newest snapshot: what a restart would replay.
     public var changesSinceSnapshot: UInt64 { lastChange &- snapshotChange }

@@ -14,9 +14,12 @@ import Logging
 /// data only and not the file's new size too; the zeros left after the last record are cut off when a
 /// segment is closed (and by recovery after a crash).
 ///
-/// A failed write or sync is final: every change not yet acknowledged is reported failed, `record`
-/// refuses every later change (the store then refuses the write), and the failure is logged at
-/// `critical`. Reads go on from memory.
+/// A failed write or sync leaves no trace (see `LogOutage` for the two kinds): the segments are cut back to
+/// the acknowledged records, `record` refuses every change meanwhile (the store then refuses the write),
+/// the rollback handler (`DurableStore`) puts memory back to what the log holds, and only then is every
+/// change not yet acknowledged reported failed, so that no reader sees a change after its writer was told
+/// it failed. A full disk is then tried again with a backoff until it takes writes (the resume barrier
+/// runs first); any other failure stops writes until a restart. Reads go on from memory throughout.
 public final class LogWriter: ChangeJournal, @unchecked Sendable {
     // @unchecked: every mutable property is guarded by `condition`, except the file state, which
     // `ioLock` guards (and `start` touches before any other thread can).
@@ -37,7 +40,23 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private var acknowledged: UInt64 = 0
     /// The first sequence of the segment being written, once the writer thread has opened it.
     private var currentSegmentFirstSequence: UInt64 = 0
-    private var failure: JournalError?
+    /// Set while the log takes no changes.
+    private var outage: LogOutage?
+    /// Set from a failure until the rollback handler has put memory back and the waiters were failed.
+    private var rollbackPending = false
+    /// The disk could not even be cut back to the acknowledged records: a restart may replay changes
+    /// that were answered failed. Said in their answers.
+    private var cutFailed = false
+    /// When a full disk is tried again, and the wait after that.
+    private var nextRetry = ContinuousClock.now
+    private var retryDelay = LogWriter.firstRetryDelay
+    /// Threads in `waitUntilAcknowledged`: acknowledgements wake them only when there are any, so a write
+    /// does not wake the idle writer thread for nobody.
+    private var acknowledgementWatchers = 0
+    /// Puts memory back to change `acknowledged` after a failure; runs on the writer thread.
+    private var rollbackHandler: (@Sendable (_ acknowledged: UInt64) -> Void)?
+    /// Runs on the writer thread before writes resume after a full disk (see `setResumeBarrier`).
+    private var resumeBarrier: (@Sendable () -> Bool)?
     private var state = Lifecycle.notStarted
     private var counters = Statistics()
     /// The writer thread sleeps with nothing to look after, until a signal: the next record wakes it.
@@ -56,7 +75,22 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         /// Times the writer thread woke up: its timer while records wait, or a record, waiter, rotation
         /// or `close` that needed it. An idle log's writer thread does not wake.
         public var writerWakeUps = 0
+        /// Failures of the disk (each undone and, for a full disk, tried again until it took writes).
+        public var outages = 0
+        /// Times writes resumed after a full disk.
+        public var resumes = 0
     }
+
+    /// Why the log takes no changes right now; `nil` while it takes them.
+    public var currentOutage: LogOutage? {
+        condition.lock()
+        defer { condition.unlock() }
+        return outage
+    }
+
+    /// The first wait before a full disk is tried again; it doubles up to `longestRetryDelay`.
+    static let firstRetryDelay = Duration.milliseconds(100)
+    static let longestRetryDelay = Duration.seconds(2)
 
     /// A copy of the counters.
     public var statistics: Statistics {
@@ -72,6 +106,9 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private let ioLock = PthreadMutex()
     /// The segment being written; `end` is where its records end (the next record's offset).
     private var segment: (descriptor: Int32, path: String, firstSequence: UInt64, end: Int)?
+    /// Where the acknowledged records end: the segment holding the last of them, and their end in it.
+    /// A failure cuts the log back to here.
+    private var acknowledgedEnd: (firstSequence: UInt64, path: String, end: Int)?
     /// Zeros ahead of the records (`FsyncPolicy.always` only, where every sync counts).
     private let preallocator: SegmentPreallocator?
     private var lastSync = ContinuousClock.now
@@ -103,6 +140,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// Everything before `nextSequence` counts as acknowledged (it was recovered from disk).
     public func start(nextSequence: UInt64) throws(StorageError) {
         try openSegment(firstSequence: nextSequence)
+        acknowledgedEnd = segment.map { ($0.firstSequence, $0.path, $0.end) }
         condition.lock()
         acknowledged = nextSequence - 1
         pendingLastSequence = nextSequence - 1
@@ -121,7 +159,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change, context: context), to: &encoded)
         condition.lock()
         defer { condition.unlock() }
-        if let failure { throw failure }
+        if let outage { throw JournalError(reason: outage.reason) }
         guard state == .running else { throw JournalError(reason: "the log is closed") }
         if pending.isEmpty {
             pendingSince = ContinuousClock.now
@@ -157,7 +195,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         if sequence <= acknowledged {
             condition.unlock()
             callback(.success(()))
-        } else if let failure {
+        } else if let failure = settledFailure {
             condition.unlock()
             callback(.failure(failure))
         } else {
@@ -172,13 +210,15 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// recorded by other threads meanwhile ride along (group commit) and the caller makes no thread hop.
     /// Returns `nil` when another thread is writing the log right now: the caller then waits with
     /// `whenAcknowledged` (the writer thread writes the rest right after) instead of blocking, so an
-    /// event loop never waits for another loop's sync.
+    /// event loop never waits for another loop's sync; and while memory is put back after a failure, so
+    /// that the writer hears of it only after no reader can see the change any more.
     public func commitIfIdle(through sequence: UInt64) -> Result<Void, JournalError>? {
         if let settled = settled(sequence) { return settled }
         guard ioLock.tryLock() else { return nil }
         flushPendingHoldingIOLock(closing: false)
         ioLock.unlock()
-        return settled(sequence) ?? .failure(JournalError(reason: "the log is closed"))
+        // Still open only while memory is being put back after a failure: the caller then waits.
+        return settled(sequence)
     }
 
     /// Success when `sequence` is acknowledged, the failure when the log failed, `nil` otherwise.
@@ -186,8 +226,61 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         if sequence <= acknowledged { return .success(()) }
-        if let failure { return .failure(failure) }
+        if let failure = settledFailure { return .failure(failure) }
         return nil
+    }
+
+    /// The failure of every change after `acknowledged`, once it is settled: not while memory is being
+    /// put back (its writers are answered after that). Caller holds `condition`.
+    private var settledFailure: JournalError? {
+        if let outage { return rollbackPending ? nil : JournalError(reason: failureReason(outage)) }
+        if state == .closed { return JournalError(reason: "the log is closed") }
+        return nil
+    }
+
+    /// What a writer whose change failed is told. Caller holds `condition`.
+    private func failureReason(_ outage: LogOutage) -> String {
+        guard cutFailed else { return outage.reason }
+        return outage.reason + "; the log could not be cut back to the acknowledged changes either, so a restart may bring this change back"
+    }
+
+    /// Waits until change `sequence` is acknowledged, or fails as soon as the log does (without waiting for
+    /// memory to be put back: the caller may hold what the rollback needs). For snapshots, which must
+    /// never hold a change the log did not acknowledge.
+    public func waitUntilAcknowledged(_ sequence: UInt64) -> Result<Void, JournalError> {
+        condition.lock()
+        defer { condition.unlock() }
+        acknowledgementWatchers += 1
+        defer { acknowledgementWatchers -= 1 }
+        if sequence > acknowledged, outage == nil, state == .running {
+            // The writer thread writes them within a few milliseconds; a waiter makes it do so at once.
+            waiters.append((sequence, { _ in }))
+            condition.broadcast()
+        }
+        while sequence > acknowledged, outage == nil, state == .running || state == .closing {
+            condition.wait()
+        }
+        if sequence <= acknowledged { return .success(()) }
+        if let outage { return .failure(JournalError(reason: outage.reason)) }
+        return .failure(JournalError(reason: "the log is closed"))
+    }
+
+    /// Sets what puts memory back to change `acknowledged` after a failure (`DurableStore` rebuilds its
+    /// store from the data directory). Runs on the writer thread, before the failed writers are answered.
+    public func setRollbackHandler(_ handler: (@Sendable (_ acknowledged: UInt64) -> Void)?) {
+        condition.lock()
+        rollbackHandler = handler
+        condition.unlock()
+    }
+
+    /// Sets what runs before writes resume after a full disk: the server waits there until every event
+    /// loop has finished the turn it was in, so that a write numbered before the failure can no longer
+    /// be confused with the new change that gets its number after the rollback. It returns `false` when it
+    /// could not make sure (a loop did not answer in time): writes then stay refused until the next try.
+    public func setResumeBarrier(_ barrier: (@Sendable () -> Bool)?) {
+        condition.lock()
+        resumeBarrier = barrier
+        condition.unlock()
     }
 
     // MARK: Snapshots and shutdown
@@ -206,7 +299,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     public func waitForRotation(after sequence: UInt64) -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
-        while currentSegmentFirstSequence <= sequence, failure == nil, state == .running {
+        while currentSegmentFirstSequence <= sequence, outage == nil, state == .running {
             condition.wait()
         }
         return currentSegmentFirstSequence
@@ -230,7 +323,15 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private func writerLoop() {
         while true {
             condition.lock()
-            while rotations.isEmpty, state == .running {
+            while rotations.isEmpty, state == .running, !rollbackPending {
+                if let outage {
+                    // Nothing to write until the disk takes writes again (records are refused): a full
+                    // disk is tried again when due, a failed one never.
+                    let now = ContinuousClock.now
+                    if outage.resumesByItself, now >= nextRetry { break }
+                    if outage.resumesByItself { condition.wait(timeout: nextRetry - now) } else { condition.wait() }
+                    continue
+                }
                 if !pending.isEmpty, !waiters.isEmpty { break }  // someone waits for these records
                 if pending.isEmpty, !(policy == .everysec && unsyncedWritesHint) {
                     // Nothing to look after: sleep until a record, a waiter, a rotation or `close`, so an
@@ -253,13 +354,24 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                 if uncommitted || (policy == .everysec && unsyncedWritesHint) { break }
             }
             let closing = state == .closing
+            let rollback = rollbackPending
+            let retry = !closing && !rollback && outage?.resumesByItself == true && ContinuousClock.now >= nextRetry
             condition.unlock()
 
+            if rollback {
+                rollBack()
+                continue
+            }
+            if retry {
+                tryToResume()
+                continue
+            }
             flushPending(closing: closing)
 
             if closing {
                 condition.lock()
-                let drained = pending.isEmpty && rotations.isEmpty
+                // (A failure of this last flush is undone first, so that its writers hear why.)
+                let drained = pending.isEmpty && rotations.isEmpty && !rollbackPending
                 condition.unlock()
                 guard drained else { continue }
                 ioLock.lock()
@@ -300,7 +412,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         let batchLastSequence = pendingLastSequence
         let batchRotations = rotations
         rotations.removeAll()
-        let failedAlready = failure != nil
+        let failedAlready = outage != nil
         condition.unlock()
         defer { spare.removeAll(keepingCapacity: spare.capacity <= 1 << 20) }
         guard !failedAlready else { return }
@@ -337,15 +449,19 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
             }
             if synced { counters.syncs += 1 }
             condition.unlock()
-            if !spare.isEmpty { acknowledge(through: batchLastSequence) }
+            if !spare.isEmpty {
+                acknowledgedEnd = segment.map { ($0.firstSequence, $0.path, $0.end) }
+                acknowledge(through: batchLastSequence)
+            }
         } catch {
-            fail(JournalError(reason: error.message))
+            fail(error)
         }
     }
 
     private func acknowledge(through sequence: UInt64) {
         condition.lock()
         acknowledged = max(acknowledged, sequence)
+        if acknowledgementWatchers > 0 { condition.broadcast() }
         var ready: [@Sendable (Result<Void, JournalError>) -> Void] = []
         waiters.removeAll { waiter in
             guard waiter.sequence <= sequence else { return false }
@@ -356,17 +472,149 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         for callback in ready { callback(.success(())) }
     }
 
-    private func fail(_ error: JournalError) {
-        logger.critical(
-            "the log cannot be written: \(error.reason). Changes are refused from now on (reads go on); fix the disk and restart entitled"
-        )
+    // MARK: Failures
+
+    /// A write or sync failed (caller holds `ioLock`): refuse changes from now on, drop what was not
+    /// written, cut the segments back to the acknowledged records, and leave the rest (memory, the
+    /// waiters, retrying) to the writer thread, which `rollbackPending` wakes.
+    private func fail(_ error: StorageError) {
+        var failure = LogOutage(error, since: Timestamp.now())
         condition.lock()
-        failure = error
-        let failed = waiters
-        waiters.removeAll()
+        if let earlier = outage { failure = earlier }  // a retry that failed: the same outage goes on
+        outage = failure
+        rollbackPending = true
+        pending.removeAll()
+        rotations.removeAll()
+        pendingLastSequence = acknowledged
+        counters.outages += 1
         condition.broadcast()
         condition.unlock()
-        for waiter in failed { waiter.callback(.failure(error)) }
+        logger.critical(
+            "the log cannot be written: \(failure.cause). Changes not yet on disk are undone and refused; reads go on",
+            metadata: ["kind": "\(failure.kind.rawValue)", "resumesByItself": "\(failure.resumesByItself)"]
+        )
+        cutBackToAcknowledged()
+    }
+
+    /// Makes the segments hold exactly the acknowledged records again (caller holds `ioLock`): the current
+    /// segment is closed, newer segments are removed, the one holding the last acknowledged record is cut
+    /// after it. A restart must not replay a change its writer was told failed.
+    private func cutBackToAcknowledged() {
+        if let current = segment {
+            preallocator?.release()
+            closeDescriptor(current.descriptor)
+            segment = nil
+        }
+        guard let end = acknowledgedEnd else { return }
+        do throws(StorageError) {
+            for name in try FileSystem.listDirectory(directory) {
+                guard let first = LogFormat.firstSequence(ofSegmentNamed: name), first > end.firstSequence else { continue }
+                try FileSystem.remove(directory + "/" + name)
+            }
+            if FileSystem.fileSize(end.path) != nil {  // (a snapshot may have removed it as covered)
+                try FileSystem.truncate(end.path, to: end.end)
+            }
+            try FileSystem.syncDirectory(directory)
+        } catch {
+            logger.critical("could not cut the log back to the acknowledged changes: \(error.message). A restart may replay changes that were answered failed")
+            condition.lock()
+            cutFailed = true
+            if outage?.kind == .diskFull { outage?.kind = .diskFailed }  // the disk's state is unknown now
+            condition.unlock()
+        }
+    }
+
+    /// On the writer thread after a failure: memory is put back to what the log holds, then every change
+    /// after it is answered failed, and a full disk is tried again after the first delay.
+    private func rollBack() {
+        condition.lock()
+        let handler = rollbackHandler
+        let through = acknowledged
+        condition.unlock()
+        handler?(through)
+        condition.lock()
+        rollbackPending = false
+        let failed = waiters
+        waiters.removeAll()
+        let reason = outage.map(failureReason) ?? "the log failed"
+        retryDelay = Self.firstRetryDelay
+        nextRetry = ContinuousClock.now + retryDelay
+        condition.broadcast()
+        condition.unlock()
+        for waiter in failed { waiter.callback(.failure(JournalError(reason: reason))) }
+    }
+
+    /// On the writer thread, a full disk: opens a new segment after the acknowledged records (a create,
+    /// a header, zeros, syncs). If the disk takes it, writes resume once the resume barrier has run;
+    /// otherwise the next try comes after twice the wait, up to `longestRetryDelay`.
+    private func tryToResume() {
+        ioLock.lock()
+        condition.lock()
+        let next = acknowledged + 1
+        outage?.retries += 1
+        condition.unlock()
+        var opened = false
+        do throws(StorageError) {
+            try openSegment(firstSequence: next)
+            opened = true
+        } catch {
+            abandonSegment(firstSequence: next)
+            let retried = LogOutage(error, since: Timestamp.now())
+            if retried.kind == .diskFailed {
+                // A sync that failed while trying: the disk is not just full.
+                condition.lock()
+                outage?.kind = .diskFailed
+                outage?.cause = retried.cause
+                outage?.errorName = retried.errorName
+                condition.unlock()
+                logger.critical("the log's disk failed while writes were tried again: \(retried.cause). Writes stay refused until a restart")
+            }
+        }
+        if opened { acknowledgedEnd = segment.map { ($0.firstSequence, $0.path, $0.end) } }
+        ioLock.unlock()
+        guard opened else {
+            condition.lock()
+            retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
+            nextRetry = ContinuousClock.now + retryDelay
+            condition.unlock()
+            return
+        }
+        condition.lock()
+        let barrier = resumeBarrier
+        condition.unlock()
+        guard barrier?() ?? true else {
+            ioLock.lock()
+            abandonSegment(firstSequence: next)
+            ioLock.unlock()
+            condition.lock()
+            nextRetry = ContinuousClock.now + retryDelay
+            condition.unlock()
+            logger.warning("the disk takes writes again, but an event loop did not finish its turn in time; writes resume at the next try")
+            return
+        }
+        condition.lock()
+        let ended = outage
+        outage = nil
+        currentSegmentFirstSequence = next
+        counters.resumes += 1
+        condition.broadcast()
+        condition.unlock()
+        if let ended {
+            logger.notice(
+                "the log takes writes again",
+                metadata: ["since": "\(ended.since.rfc3339)", "retries": "\(ended.retries)"]
+            )
+        }
+    }
+
+    /// Closes and removes the segment a try to resume opened (caller holds `ioLock`): it holds no record.
+    private func abandonSegment(firstSequence: UInt64) {
+        if let current = segment {
+            preallocator?.release()
+            closeDescriptor(current.descriptor)
+            segment = nil
+        }
+        try? FileSystem.remove(directory + "/" + LogFormat.segmentName(firstSequence: firstSequence))
     }
 
     // MARK: Segment files (writer thread, or `start` before it runs)

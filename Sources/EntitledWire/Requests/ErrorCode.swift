@@ -20,6 +20,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case busy
     /// The server failed; the request may not have been carried out.
     case `internal`
+    /// The server cannot take writes right now (its data directory's disk is full or failed); the
+    /// message gives the reason and whether writes resume by themselves or after a restart. A write
+    /// answered with it was not carried out: nothing of it is visible or kept. Reads go on.
+    case unavailable
 }
 
 extension ErrorCode {
@@ -36,6 +40,7 @@ extension ErrorCode {
         case .forbidden: 7
         case .busy: 8
         case .internal: 9
+        case .unavailable: 10
         }
     }
 }

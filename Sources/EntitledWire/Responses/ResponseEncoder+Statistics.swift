@@ -49,8 +49,18 @@ extension ResponseEncoder {
         buffer.writeStaticString(",\"persistence\":{\"fsync\":")
         buffer.writeJSONString(persistence.fsync)
         buffer.writeString(
-            ",\"lastChange\":\(persistence.lastChange),\"changesSinceSnapshot\":\(persistence.changesSinceSnapshot),\"logBytesSinceSnapshot\":\(persistence.logBytesSinceSnapshot),\"logBytesWritten\":\(persistence.logBytesWritten),\"logSyncs\":\(persistence.logSyncs),\"snapshotsWritten\":\(persistence.snapshotsWritten),\"snapshot\":"
+            ",\"lastChange\":\(persistence.lastChange),\"changesSinceSnapshot\":\(persistence.changesSinceSnapshot),\"logBytesSinceSnapshot\":\(persistence.logBytesSinceSnapshot),\"logBytesWritten\":\(persistence.logBytesWritten),\"logSyncs\":\(persistence.logSyncs),\"logOutages\":\(persistence.logOutages),\"writable\":\(persistence.writable)"
         )
+        if let unwritable = persistence.unwritable {
+            buffer.writeStaticString(",\"unwritable\":{\"kind\":")
+            buffer.writeJSONString(unwritable.kind)
+            buffer.writeStaticString(",\"reason\":")
+            buffer.writeJSONString(unwritable.reason)
+            buffer.writeStaticString(",\"since\":")
+            buffer.writeJSONTimestamp(unwritable.since)
+            buffer.writeString(",\"resumesByItself\":\(unwritable.resumesByItself),\"retries\":\(unwritable.retries)}")
+        }
+        buffer.writeString(",\"snapshotsWritten\":\(persistence.snapshotsWritten),\"snapshot\":")
         guard let file = persistence.snapshotFile else {
             buffer.writeStaticString("null}")
             return

@@ -91,11 +91,38 @@ public struct ServerStatistics: Sendable {
         public var snapshotWrittenAt: Timestamp?
         public var snapshotMilliseconds: Int64?
         public var snapshotsWritten: Int
+        /// Why writes are refused right now; `nil` while the server takes writes.
+        public var unwritable: Unwritable?
+        /// Times the log failed since the start (each failed change undone).
+        public var logOutages: Int
+
+        /// Whether the server takes writes.
+        public var writable: Bool { unwritable == nil }
+
+        /// Why writes are refused: the log's disk is full (writes resume by themselves) or failed (until a restart).
+        public struct Unwritable: Sendable {
+            /// `disk_full` or `disk_failed`.
+            public var kind: String
+            /// The sentence writers get with `unavailable`.
+            public var reason: String
+            public var since: Timestamp
+            public var resumesByItself: Bool
+            /// Attempts to write again so far.
+            public var retries: Int
+
+            public init(kind: String, reason: String, since: Timestamp, resumesByItself: Bool, retries: Int) {
+                self.kind = kind
+                self.reason = reason
+                self.since = since
+                self.resumesByItself = resumesByItself
+                self.retries = retries
+            }
+        }
 
         public init(
             fsync: String, lastChange: UInt64, changesSinceSnapshot: UInt64, logBytesSinceSnapshot: Int, logBytesWritten: Int,
             logSyncs: Int, snapshotFile: String?, snapshotChange: UInt64, snapshotBytes: Int?, snapshotWrittenAt: Timestamp?,
-            snapshotMilliseconds: Int64?, snapshotsWritten: Int
+            snapshotMilliseconds: Int64?, snapshotsWritten: Int, unwritable: Unwritable? = nil, logOutages: Int = 0
         ) {
             self.fsync = fsync
             self.lastChange = lastChange
@@ -109,6 +136,8 @@ public struct ServerStatistics: Sendable {
             self.snapshotWrittenAt = snapshotWrittenAt
             self.snapshotMilliseconds = snapshotMilliseconds
             self.snapshotsWritten = snapshotsWritten
+            self.unwritable = unwritable
+            self.logOutages = logOutages
         }
     }
 }

@@ -1,0 +1,30 @@
+@testable import EntitledClient
+import Foundation
+import Testing
+
+@testable import EntitledConsole
+
+/// The `stats` text while the server refuses writes.
+@Suite struct StatisticsRendererTests {
+    static let refusingWrites = #"{"ok":true,"server":"entitled 0.1.0","startedAt":"2026-11-22T10:50:45.993Z","uptimeSeconds":3,"connections":{"open":1,"accepted":1,"refused":0,"closedIdle":0},"requests":{"total":2,"invalid":0,"byOp":{"grant":2}},"errors":{"total":1,"byCode":{"unavailable":1}},"latencyMicros":{},"store":{"users":1,"devices":0,"memberships":1,"entitlements":0},"persistence":{"fsync":"always","lastChange":1,"changesSinceSnapshot":1,"logBytesSinceSnapshot":107,"logBytesWritten":107,"logSyncs":1,"logOutages":1,"writable":false,"unwritable":{"kind":"disk_full","reason":"the data directory's disk is full (ENOSPC: write log-00000000000000000001.wal: No space left on device (errno 28)); writes resume by themselves once it takes writes again","since":"2026-11-22T10:50:47.000Z","resumesByItself":true,"retries":3},"snapshotsWritten":0,"snapshot":null}}"#
+
+    @Test func statsWhileWritesAreRefusedSaysSoWithTheServersReasonAndSinceWhen() throws {
+        let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
+        let text = renderer.render(command: "stats", response: try response(Self.refusingWrites))
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("writes") }, "\(text)")
+        #expect(line.contains("refused since 2026-11-22T10:50:47.000Z"), "\(line)")
+        #expect(line.contains("disk is full (ENOSPC"), "\(line)")
+        #expect(line.contains("resume by themselves"), "\(line)")
+    }
+
+    @Test func statsOfAWritableServerHasNoWritesLine() throws {
+        let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
+        let writable = Self.refusingWrites
+            .replacingOccurrences(of: #""writable":false,"#, with: #""writable":true,"#)
+        let withoutOutage = String(writable[..<writable.range(of: #","unwritable""#)!.lowerBound])
+            + #","snapshotsWritten":0,"snapshot":null}}"#
+        let text = renderer.render(command: "stats", response: try response(withoutOutage))
+        #expect(text.contains("store"), "\(text)")
+        #expect(!text.contains("writes "), "\(text)")
+    }
+}

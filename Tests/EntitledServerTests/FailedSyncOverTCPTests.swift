@@ -1,0 +1,72 @@
+import EntitledClient
+import EntitledCore
+import EntitledServer
+import EntitledTestSupport
+import Foundation
+import Logging
+import Testing
+
+@testable import EntitledStorage
+
+/// What clients see when the log's `fdatasync` fails (`EIO`, injected for this test's data directory:
+/// a real one cannot be made on demand): an in-process server on a `DurableStore`.
+@Suite("A failed sync, over TCP")
+struct FailedSyncOverTCPTests {
+    @Test func aWriteWhoseSyncFailsIsAnsweredUnavailableIsSeenByNoReaderOrWatcherAndWritesWaitForARestart() async throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        var durable: DurableStore? = try DurableStore(directory: data, policy: .always)
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        let server = EntitledServer(
+            processor: RequestProcessor(durable: durable!),
+            configuration: ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0)),
+            logger: logger
+        )
+        let port = try #require(try await server.start().first?.port)
+        let writer = try await EntitledAsyncConnection.local(port: port)
+        let reader = try await EntitledAsyncConnection.local(port: port)
+        let watcher = try await EntitledAsyncConnection.local(port: port)
+        #expect(try await watcher.send(line: #"{"op":"watch","all":true}"#).isOK)
+
+        #expect(try await writer.send(line: #"{"op":"grant","user":"kept","product":"prod_pro"}"#).isOK)
+        let kept = await watcher.nextPush()
+        #expect(kept?.membership?.user == "kept")
+
+        let fault = FileSystem.Fault(operation: "fdatasync", directory: data, errno: EIO)
+        FileSystem.inject(fault)
+        defer { FileSystem.remove(fault) }
+        let failed = try await writer.send(line: #"{"op":"grant","user":"failed","product":"prod_pro"}"#)
+        #expect(failed.error?.code == "unavailable", "\(failed.line)")
+        let message = failed.error?.message ?? ""
+        #expect(message.contains("not made") && message.contains("EIO") && message.contains("restarted"), "\(message)")
+
+        #expect(try await reader.send(line: #"{"op":"check","user":"failed","product":"prod_pro"}"#).active == false)
+        #expect(try await reader.send(line: #"{"op":"memberships","user":"failed"}"#).memberships?.isEmpty == true)
+        #expect(try await reader.send(line: #"{"op":"check","user":"kept","product":"prod_pro"}"#).active == true)
+        // Nothing announced: a push would have come by the time the answer did.
+        #expect(await watcher.nextPush(within: .milliseconds(300)) == nil)
+
+        let later = try await writer.send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
+        #expect(later.error?.code == "unavailable", "\(later.line)")
+        let snapshot = try await writer.send(line: #"{"op":"snapshot"}"#)
+        #expect(snapshot.error?.code == "unavailable", "\(snapshot.line)")
+
+        let stats = try await reader.send(line: #"{"op":"stats"}"#)
+        let persistence = try #require(stats["persistence"], "\(stats.line)")
+        #expect(persistence["writable"]?.boolValue == false)
+        #expect(persistence["unwritable"]?["kind"]?.stringValue == "disk_failed")
+        #expect(persistence["unwritable"]?["resumesByItself"]?.boolValue == false)
+        #expect(persistence["logOutages"]?.intValue == 1)
+        #expect(stats["errors"]?["byCode"]?["unavailable"]?.intValue == 3, "\(stats.line)")
+
+        await server.stop()
+        durable!.close()
+        durable = nil
+        FileSystem.remove(fault)
+        let reopened = try DurableStore(directory: data, policy: .always)
+        defer { reopened.close() }
+        #expect(reopened.store.membershipCount == 1)
+        #expect(reopened.store.memberships(visibleTo: .user("failed")).isEmpty)
+    }
+}
