@@ -21,7 +21,15 @@ enum FileSystem {
         while offset < bytes.count {
             let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
             if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw .io(operation: "read", path: path, errno: count == 0 ? EIO : errno) }
+            guard count >= 0 else { throw .io(operation: "read", path: path, errno: errno) }
+            if count == 0 {
+                // The file is shorter than it was at `fstat`: another thread cut it meanwhile (the log's
+                // preallocator takes back zeros it could not sync; the writer cuts a segment back to its
+                // last record). What is read is the file as it is now, not an I/O error: taking it for one
+                // made a rollback after a failed sync stop the server.
+                bytes.removeSubrange(offset...)
+                break
+            }
             offset += count
         }
         return bytes
