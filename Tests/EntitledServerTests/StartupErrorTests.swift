@@ -9,32 +9,6 @@ import Glibc
 /// Starts that fail, on the real executable: a one-line message naming the cause and the fix, nothing left
 /// behind that the start created, and nothing of anyone else's touched.
 @Suite struct StartupErrorTests {
-    /// A TCP socket listening on a port of 127.0.0.1 the system picked, open until the value is released:
-    /// a port that is "already in use".
-    final class OccupiedPort {
-        let descriptor: Int32
-        let port: Int
-
-        init() throws {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            try #require(descriptor >= 0)
-            self.descriptor = descriptor
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let status = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, length) == 0 && listen(descriptor, 1) == 0 ? getsockname(descriptor, $0, &length) : -1
-                }
-            }
-            try #require(status == 0)
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        deinit { close(descriptor) }
-    }
-
     /// Runs `entitled` with `arguments` in `directory`, expecting it to fail; returns its stderr.
     static func failedStart(_ arguments: [String], in directory: TemporaryDirectory) throws -> String {
         let process = ServerProcess(arguments: arguments, workingDirectory: directory.path)
@@ -49,7 +23,7 @@ import Glibc
 
     @Test func aMetricsPortInUseNamesThePortAndTheFlagAndLeavesNoDataDirectory() throws {
         let directory = try TemporaryDirectory()
-        let occupied = try OccupiedPort()
+        let occupied = try SilentListener()
         let errors = try Self.failedStart(
             ["--port", "0", "--metrics-port", String(occupied.port), "--data-dir", "fresh/data"], in: directory
         )
@@ -63,7 +37,7 @@ import Glibc
 
     @Test func aProtocolPortInUseLeavesNoDataDirectoryTheStartCreatedAndKeepsOneThatExisted() throws {
         let directory = try TemporaryDirectory()
-        let occupied = try OccupiedPort()
+        let occupied = try SilentListener()
         _ = try Self.failedStart(["--port", String(occupied.port), "--data-dir", "created"], in: directory)
         #expect(!Self.exists(directory.path + "/created"))
 

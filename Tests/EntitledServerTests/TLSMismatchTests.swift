@@ -90,7 +90,9 @@ import Testing
     }
 
     @Test func aTLSClientToAPortNobodyListensOnIsRefusedAsWithoutTLS() async throws {
-        let port = try SilentListener().port  // closed again at once
+        let reserved = try SilentListener(listening: false)  // bound, so no other test's server takes the port
+        defer { withExtendedLifetime(reserved) {} }
+        let port = reserved.port
         let address = ServerAddress.tcp(host: "127.0.0.1", port: port)
         let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
         await #expect(throws: EntitledClientError.cannotConnect(address: address, reason: "connection refused")) {

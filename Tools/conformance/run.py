@@ -2,7 +2,7 @@
 """Runs the protocol conformance scenarios (Protocol/conformance/*.ndjson) against a running `entitled`.
 
 Usage:
-    python3 Tools/conformance/run.py --host 127.0.0.1 --port N [--require-schema] [--token T] [--keep]
+    python3 Tools/conformance/run.py --host 127.0.0.1 --port N [--require-schema] [--token-file PATH] [--keep]
         [--created-file PATH] [scenario.ndjson ...]
 
 With no scenario files, every Protocol/conformance/*.ndjson runs. Each scenario runs on its own fresh
@@ -11,8 +11,10 @@ connections against the same server. Prints PASS or FAIL (with the first mismatc
 
 Afterwards the runner removes what the run created, so a real server is left as it was: every user and
 device a request of the run named and the server accepted is erased (`erase`), and every entitlement it
-defined is removed (`undefine`). Only ids carrying the run's tag are touched. `--token` authenticates the
-clean-up connection (an admin token, for a server started with --auth); `--keep` leaves everything in place;
+defined is removed (`undefine`). Only ids carrying the run's tag are touched. An admin token authenticates
+the clean-up connection on a server started with --auth: the first of `--token T`, `--token-file PATH` (its
+first line) and the ENTITLED_TOKEN environment variable, as entitlectl takes them (prefer the file or the
+variable: every user of the machine can read a command line); `--keep` leaves everything in place;
 `--created-file` writes what the run created (JSON) before removing it. A server that does not know `erase`
 or `undefine` (an older one) is reported and the rest left in place; any other refusal fails the run.
 
@@ -563,11 +565,25 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=7117)
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each expected line")
     parser.add_argument("--require-schema", action="store_true", help="fail if the jsonschema module is missing")
-    parser.add_argument("--token", help="authenticate the clean-up connection with this (admin) token")
+    parser.add_argument("--token", help="authenticate the clean-up connection with this (admin) token; visible to ps: "
+                        "prefer --token-file or ENTITLED_TOKEN")
+    parser.add_argument("--token-file", type=Path, help="read the clean-up connection's (admin) token from this file's first line")
     parser.add_argument("--keep", action="store_true", help="leave what the run created on the server")
     parser.add_argument("--created-file", type=Path, help="write the users, devices and entitlements the run created (JSON)")
     parser.add_argument("scenarios", nargs="*", type=Path)
     arguments = parser.parse_args()
+    if arguments.token and arguments.token_file:
+        parser.error("give --token or --token-file, not both")
+    token = arguments.token
+    if arguments.token_file:
+        try:
+            lines = arguments.token_file.read_text().splitlines()
+        except OSError as error:
+            parser.error(f"cannot read the token file {arguments.token_file}: {error.strerror}")
+        token = lines[0].strip() if lines else ""
+        if not token:
+            parser.error(f"the token file {arguments.token_file} is empty")
+    token = token or os.environ.get("ENTITLED_TOKEN") or None
 
     schemas = Schemas(arguments.require_schema)
     scenarios = arguments.scenarios or sorted(SCENARIO_DIR.glob("*.ndjson"))
@@ -594,7 +610,7 @@ def main() -> int:
     if arguments.keep:
         print(f"cleanup: --keep, left {created.summary()} (ids containing {run_tag})")
     else:
-        cleanup_failed, message = clean_up(arguments.host, arguments.port, arguments.token, created, arguments.timeout)
+        cleanup_failed, message = clean_up(arguments.host, arguments.port, token, created, arguments.timeout)
         print(message)
         failed += 1 if cleanup_failed else 0
     return 0 if failed == 0 else 1

@@ -6,13 +6,15 @@ import Glibc
 import Darwin
 #endif
 
-/// A TCP port on 127.0.0.1 that takes connections (the kernel completes them from the backlog) and never
-/// answers: a peer that leaves a client's TLS handshake hanging.
+/// A TCP port on 127.0.0.1, held until the value is released. Listening, it takes connections (the kernel
+/// completes them from the backlog) and never answers: a peer that leaves a client's TLS handshake hanging,
+/// or a port "already in use" for a server. Bound but not listening, connections to it are refused, and no
+/// other test's server can pick the port meanwhile (a port closed at once could be).
 final class SilentListener {
     let port: Int
     private let descriptor: Int32
 
-    init() throws {
+    init(listening: Bool = true) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RawSocket.Failure(description: "socket() failed: \(errno)") }
         var address = sockaddr_in()
@@ -21,7 +23,7 @@ final class SilentListener {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && listen(descriptor, 16) == 0
+                bind(descriptor, pointer, length) == 0 && (!listening || listen(descriptor, 16) == 0)
                     && getsockname(descriptor, pointer, &length) == 0
             }
         }
