@@ -17,6 +17,10 @@ public final class ConsoleSession {
     /// The number of the script line being run, which every error message then starts with (`line 3:
     /// error: ...`); `nil` outside scripts.
     public var lineNumber: Int?
+    /// Called after the server confirmed an erasure (the `erase` command, or `raw` with `"op":"erase"`),
+    /// with the erased user and device ids: the interactive console takes every line naming them out of
+    /// its history file, since the person is gone from the server.
+    public var erasureHandler: (([String]) -> Void)?
     private let standardOutput: (String) -> Void
     private let writeError: (String) -> Void
     private var warnedAboutAuthentication = false
@@ -134,10 +138,14 @@ public final class ConsoleSession {
             standardOutput(HelpText.command(spec, style: style))
             return .succeeded
         case .raw(let line):
-            return exchange { () throws(EntitledClientError) in try connection.send(line: line) } show: { response in
+            let outcome = exchange { () throws(EntitledClientError) in try connection.send(line: line) } show: { response in
                 // raw shows the response line as the server wrote it, whatever the output mode.
                 if response.isOK { standardOutput(response.line) } else { standardError(response.line) }
             }
+            if outcome == .succeeded, let erasure = try? JSONValue(parsing: line), erasure["op"]?.stringValue?.lowercased() == "erase" {
+                erased(user: erasure["user"]?.stringValue, device: erasure["device"]?.stringValue)
+            }
+            return outcome
         case .request(let name, let request):
             if let refusal = CheckAdvice.misuse(of: request, knowledge: knowledge) {
                 standardError(style.red("error: ") + refusal.message)
@@ -183,9 +191,16 @@ public final class ConsoleSession {
     private func forgetRemoved(_ command: String, _ request: EntitledRequest) {
         switch command {
         case "undefine": if let name = request.string("entitlement") { knowledge.forget(entitlement: name) }
-        case "erase": knowledge.forget(user: request.string("user"), device: request.string("device"))
+        case "erase": erased(user: request.string("user"), device: request.string("device"))
         default: break
         }
+    }
+
+    /// Forgets a person the server has erased, here and (through `erasureHandler`) in the history.
+    private func erased(user: String?, device: String?) {
+        knowledge.forget(user: user, device: device)
+        let ids = [user, device].compactMap { $0 }
+        if !ids.isEmpty { erasureHandler?(ids) }
     }
 
     /// Asks before a command that removes or takes back data, showing what it will touch; `nil` when it
