@@ -152,18 +152,20 @@ public final class ConsoleSession {
                 return .usageError
             }
             if CommandSpec.named(name)?.needsConfirmation == true, let outcome = confirm(name, request) { return outcome }
-            var misused: ConsoleUsageError?
+            var misused = false
             let outcome = exchange { () throws(EntitledClientError) in try connection.send(request) } show: { response in
                 // An inactive check of a product, in a session that has not read the catalog (a script, a
                 // one-shot command): read it now, once, to tell an entitlement given as a product. A session
-                // that knows the catalog judged the name before sending.
+                // that knows the catalog judged the name before sending. The advice says what the server
+                // answered: it is the truth about that product, only not about the entitlement.
                 if name == "check", !knowledge.knowsCatalog, response.isOK, response["active"]?.boolValue == false,
                     request.string("product") != nil
                 {
                     learnCatalog()
-                    misused = CheckAdvice.misuse(of: request, knowledge: knowledge)
-                    if let misused {
-                        standardError(style.red("error: ") + misused.message)
+                    if let advice = CheckAdvice.inactiveAnswerAdvice(for: request, knowledge: knowledge) {
+                        misused = true
+                        if printsJSON { standardOutput(response.line) }
+                        standardError(style.red("error: ") + advice)
                         return
                     }
                 }
@@ -181,7 +183,7 @@ public final class ConsoleSession {
                     standardOutput(renderer.render(command: name, response: response))
                 }
             }
-            if misused != nil { return .usageError }
+            if misused { return .usageError }
             if outcome == .succeeded { forgetRemoved(name, request) }
             return outcome
         }
