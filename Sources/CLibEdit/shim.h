@@ -106,4 +106,21 @@ static inline int entitled_history_save(History *h, const char *path) {
     return history(h, &event, H_SAVE, path);
 }
 
+/// The oldest line of the history (and the history's cursor moves to it), or NULL when it is empty.
+static inline const char *entitled_history_oldest(History *h) {
+    HistEvent event;
+    return history(h, &event, H_LAST) == 0 ? event.str : NULL;
+}
+
+/// The line after the cursor's, one newer (and the cursor moves to it), or NULL after the newest.
+static inline const char *entitled_history_newer(History *h) {
+    HistEvent event;
+    return history(h, &event, H_PREV) == 0 ? event.str : NULL;
+}
+
+static inline int entitled_history_clear(History *h) {
+    HistEvent event;
+    return history(h, &event, H_CLEAR);
+}
+
 #endif

@@ -25,6 +25,9 @@ struct InteractiveConsole {
             hint: ArgumentHint.hint(forLine:)
         )
         let connection = session.connection
+        // An erased person is gone from the server; the lines naming them go from the history too.
+        session.erasureHandler = { ids in editor.forget { HistoryPolicy.line($0, names: ids) } }
+        defer { session.erasureHandler = nil }
         // Without --yes, revoke, undefine and erase show what they will touch and ask here.
         if case .refuse = session.confirmation {
             session.confirmation = .ask { question in

@@ -182,6 +182,29 @@ final class LineEditor {
     /// Adds `line` to the history and saves the history file.
     func remember(_ line: String) {
         entitled_history_enter(history, line)
+        save()
+    }
+
+    /// Takes every line for which `isForgotten` holds out of the history, in memory (the up arrow and
+    /// Ctrl-R no longer find it) and in the history file, which is written again without it.
+    func forget(where isForgotten: (String) -> Bool) {
+        var lines: [String] = []
+        var entry = entitled_history_oldest(history)
+        while let text = entry {
+            lines.append(String(cString: text))
+            entry = entitled_history_newer(history)
+        }
+        let kept = lines.filter { !isForgotten($0) }
+        guard kept.count < lines.count else { return }
+        // Cleared and entered again oldest first, the kept lines keep their order (and the walk above
+        // needs no care for entries deleted under its cursor).
+        entitled_history_clear(history)
+        for line in kept { entitled_history_enter(history, line) }
+        save()
+    }
+
+    /// Writes the history file (all of it: libedit has no append), when there is one.
+    private func save() {
         guard let historyPath else { return }
         entitled_history_save(history, historyPath)
         // Ids and names of customers are in there: keep the file to its owner.

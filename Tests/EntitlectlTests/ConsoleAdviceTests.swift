@@ -22,7 +22,15 @@ import Testing
         let run = try ConsoleRun.run(port + ["check", "user:bob", "pro"])
         #expect(run.status == 2)
         #expect(run.standardOutput.isEmpty)
-        #expect(run.standardError == "error: pro is an entitlement, not a product: check user:bob entitlement:pro\n")
+        // The server's answer comes first: it is true of the product, only not of the entitlement.
+        #expect(
+            run.standardError
+                == "error: not active: pro is an entitlement, not a product; to check the entitlement: check user:bob entitlement:pro\n"
+        )
+        let json = try ConsoleRun.run(port + ["--json", "check", "user:bob", "pro"])
+        #expect(json.status == 2)
+        #expect(json.standardOutput == #"{"ok":true,"active":false}"# + "\n")
+        #expect(json.standardError.hasPrefix("error: not active: pro is an entitlement"))
         let right = try ConsoleRun.run(port + ["check", "user:bob", "entitlement:pro"])
         #expect(right.status == 0)
         #expect(right.standardOutput == "active, lifetime\n")

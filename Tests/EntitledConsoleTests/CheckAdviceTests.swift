@@ -55,3 +55,20 @@ import Testing
         #expect(knowledge.membershipOwners.isEmpty)
     }
 }
+
+/// A check the server already answered "not active" keeps that answer in the advice.
+@Suite struct CheckAdviceAfterAnswerTests {
+    @Test func theAdviceAfterAnInactiveAnswerStartsWithTheAnswer() throws {
+        var knowledge = SessionKnowledge()
+        knowledge.learn(from: try response(ProtocolLines.catalog))
+        guard case .request(_, let request)? = try CommandParser.parse(line: "check user:bob pro") else {
+            Issue.record("check user:bob pro is not a request")
+            return
+        }
+        #expect(
+            CheckAdvice.inactiveAnswerAdvice(for: request, knowledge: knowledge)
+                == "not active: pro is an entitlement, not a product; to check the entitlement: check user:bob entitlement:pro"
+        )
+        #expect(CheckAdvice.inactiveAnswerAdvice(for: request, knowledge: SessionKnowledge()) == nil)
+    }
+}

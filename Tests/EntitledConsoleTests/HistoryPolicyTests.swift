@@ -53,3 +53,45 @@ import Testing
         #expect(HistoryPolicy.shouldRecord("check user:u1", token: ""))
     }
 }
+
+/// An erasure names the person it removes, and after it the history forgets every line naming them.
+@Suite struct HistoryPolicyErasureTests {
+    @Test func anEraseCommandIsNotRecordedInAnyCase() {
+        #expect(!HistoryPolicy.shouldRecord("erase user:alice"))
+        #expect(!HistoryPolicy.shouldRecord("  ERASE device:d1 reason=\"request 118\""))
+        #expect(!HistoryPolicy.shouldRecord("Erase"))
+    }
+
+    @Test func aRawEraseRequestIsNotRecordedHoweverItIsSpaced() {
+        #expect(!HistoryPolicy.shouldRecord(#"raw {"op":"erase","user":"alice"}"#))
+        #expect(!HistoryPolicy.shouldRecord(#"raw {"user":"alice", "op" : "erase"}"#))
+        #expect(!HistoryPolicy.shouldRecord(#"RAW {"op":"ERASE","device":"d1"}"#))
+    }
+
+    @Test func linesThatOnlyMentionErasureAreStillRecorded() {
+        #expect(HistoryPolicy.shouldRecord("help erase"))
+        #expect(HistoryPolicy.shouldRecord("history erasures"))
+        #expect(HistoryPolicy.shouldRecord(#"raw {"op":"history","erasures":true}"#))
+    }
+
+    @Test func aLineNamesAnErasedIdWhereverItAppears() {
+        let ids = ["alice", "d1"]
+        #expect(HistoryPolicy.line("grant user:alice prod_pro 30d", names: ids))
+        #expect(HistoryPolicy.line("show device:d1", names: ids))
+        #expect(HistoryPolicy.line(#"raw {"op":"customer","user":"alice"}"#, names: ids))
+        // Ids are opaque: inside a longer word it may still be the person, and is forgotten too.
+        #expect(HistoryPolicy.line("check user:alice2", names: ids))
+    }
+
+    @Test func aLineNamesAnErasedIdJSONEscapedInARawRequest() {
+        #expect(HistoryPolicy.line(#"raw {"op":"show","user":"a\"b"}"#, names: [#"a"b"#]))
+        #expect(HistoryPolicy.line(#"show user:'a"b'"#, names: [#"a"b"#]))
+    }
+
+    @Test func linesNamingOthersAreKept() {
+        #expect(!HistoryPolicy.line("grant user:bob prod_pro", names: ["alice"]))
+        #expect(!HistoryPolicy.line("ping", names: ["alice", "d1"]))
+        #expect(!HistoryPolicy.line("check user:Alice", names: ["alice"]))  // identifiers are case-sensitive
+        #expect(!HistoryPolicy.line("ping", names: [""]))
+    }
+}

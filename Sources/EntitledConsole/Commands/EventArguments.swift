@@ -3,6 +3,11 @@
 /// The server checks the same rules on the wire fields (Protocol/PROTOCOL.md, "Lifecycle events") and
 /// would answer `field "expiresAt" is required for a renewal event`; a person typed `until TIME`, not
 /// `expiresAt`, so the console checks first and names what to type. Nothing is sent when a rule fails.
+///
+/// These rules restate the server's (`lifecycleEvent()` in
+/// Sources/EntitledWire/Requests/RequestFields+Validation.swift), which the console must not import:
+/// change one, change the other and the table in PROTOCOL.md. EventArgumentsProtocolTests holds this
+/// type to that table.
 enum EventArguments {
     /// The types whose `expiresAt` (the console's `until TIME`) is required, and those that take one.
     static let untilRequired: Set<String> = ["renewal", "extension"]

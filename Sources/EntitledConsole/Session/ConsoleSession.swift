@@ -17,6 +17,10 @@ public final class ConsoleSession {
     /// The number of the script line being run, which every error message then starts with (`line 3:
     /// error: ...`); `nil` outside scripts.
     public var lineNumber: Int?
+    /// Called after the server confirmed an erasure (the `erase` command, or `raw` with `"op":"erase"`),
+    /// with the erased user and device ids: the interactive console takes every line naming them out of
+    /// its history file, since the person is gone from the server.
+    public var erasureHandler: (([String]) -> Void)?
     private let standardOutput: (String) -> Void
     private let writeError: (String) -> Void
     private var warnedAboutAuthentication = false
@@ -134,28 +138,34 @@ public final class ConsoleSession {
             standardOutput(HelpText.command(spec, style: style))
             return .succeeded
         case .raw(let line):
-            return exchange { () throws(EntitledClientError) in try connection.send(line: line) } show: { response in
+            let outcome = exchange { () throws(EntitledClientError) in try connection.send(line: line) } show: { response in
                 // raw shows the response line as the server wrote it, whatever the output mode.
                 if response.isOK { standardOutput(response.line) } else { standardError(response.line) }
             }
+            if outcome == .succeeded, let erasure = try? JSONValue(parsing: line), erasure["op"]?.stringValue?.lowercased() == "erase" {
+                erased(user: erasure["user"]?.stringValue, device: erasure["device"]?.stringValue)
+            }
+            return outcome
         case .request(let name, let request):
             if let refusal = CheckAdvice.misuse(of: request, knowledge: knowledge) {
                 standardError(style.red("error: ") + refusal.message)
                 return .usageError
             }
             if CommandSpec.named(name)?.needsConfirmation == true, let outcome = confirm(name, request) { return outcome }
-            var misused: ConsoleUsageError?
+            var misused = false
             let outcome = exchange { () throws(EntitledClientError) in try connection.send(request) } show: { response in
                 // An inactive check of a product, in a session that has not read the catalog (a script, a
                 // one-shot command): read it now, once, to tell an entitlement given as a product. A session
-                // that knows the catalog judged the name before sending.
+                // that knows the catalog judged the name before sending. The advice says what the server
+                // answered: it is the truth about that product, only not about the entitlement.
                 if name == "check", !knowledge.knowsCatalog, response.isOK, response["active"]?.boolValue == false,
                     request.string("product") != nil
                 {
                     learnCatalog()
-                    misused = CheckAdvice.misuse(of: request, knowledge: knowledge)
-                    if let misused {
-                        standardError(style.red("error: ") + misused.message)
+                    if let advice = CheckAdvice.inactiveAnswerAdvice(for: request, knowledge: knowledge) {
+                        misused = true
+                        if printsJSON { standardOutput(response.line) }
+                        standardError(style.red("error: ") + advice)
                         return
                     }
                 }
@@ -173,7 +183,7 @@ public final class ConsoleSession {
                     standardOutput(renderer.render(command: name, response: response))
                 }
             }
-            if misused != nil { return .usageError }
+            if misused { return .usageError }
             if outcome == .succeeded { forgetRemoved(name, request) }
             return outcome
         }
@@ -183,9 +193,16 @@ public final class ConsoleSession {
     private func forgetRemoved(_ command: String, _ request: EntitledRequest) {
         switch command {
         case "undefine": if let name = request.string("entitlement") { knowledge.forget(entitlement: name) }
-        case "erase": knowledge.forget(user: request.string("user"), device: request.string("device"))
+        case "erase": erased(user: request.string("user"), device: request.string("device"))
         default: break
         }
+    }
+
+    /// Forgets a person the server has erased, here and (through `erasureHandler`) in the history.
+    private func erased(user: String?, device: String?) {
+        knowledge.forget(user: user, device: device)
+        let ids = [user, device].compactMap { $0 }
+        if !ids.isEmpty { erasureHandler?(ids) }
     }
 
     /// Asks before a command that removes or takes back data, showing what it will touch; `nil` when it

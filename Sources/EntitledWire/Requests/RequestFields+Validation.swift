@@ -132,6 +132,9 @@ extension RequestFields {
         )
     }
 
+    /// Which fields each event type needs or refuses is documented in Protocol/PROTOCOL.md ("Lifecycle
+    /// events") and restated by the console in its own words (Sources/EntitledConsole/Commands/
+    /// EventArguments.swift, held to that table by EventArgumentsProtocolTests): change the three together.
     private func lifecycleEvent() throws(WireError) -> LifecycleEvent {
         let typeName = try required(.type, text(of: type), for: .event)
         let eventId = try required(.eventId, text(of: eventId), for: .event)
