@@ -95,6 +95,34 @@ import Testing
         #expect(store.sizes.devices == 1)  // tablet
     }
 
+    @Test func anotherUsersRetriedGrantAfterTheDeviceIsErasedFindsItsMembership() throws {
+        let store = makeStore(clock: clock)
+        let bobs = try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_a", idempotencyKey: "order-77")).value
+        let named = try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_b", idempotencyKey: "phone-order-78")).value
+        clock.advance(by: .minutes(1))
+        _ = try store.erase(.device("phone"))
+
+        // Bob's client retries the grant it sent before the erasure, as it sent it: the same membership
+        // (now without the device), not a second one.
+        let retried = try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_a", idempotencyKey: "order-77"))
+        #expect(retried.isReplay)
+        #expect(retried.value.id == bobs.id)
+        #expect(retried.value.device == nil)
+        #expect(store.visibleIDs(.user("bob")).count == 2)
+        #expect(try store.grant(Grant(subject: .user("bob"), productId: "prod_a", idempotencyKey: "order-77")).value.id == bobs.id)
+        // Still a conflict when it asks for something else.
+        #expect(throws: StoreError.idempotencyKeyReused(key: "order-77", membership: bobs.id)) {
+            try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_z", idempotencyKey: "order-77"))
+        }
+        #expect(throws: StoreError.idempotencyKeyReused(key: "order-77", membership: bobs.id)) {
+            try store.grant(Grant(subject: .user("eve", device: "phone"), productId: "prod_a", idempotencyKey: "order-77"))
+        }
+        // A key that holds the erased device's id goes: it would name the device.
+        let fresh = try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_b", idempotencyKey: "phone-order-78"))
+        #expect(!fresh.isReplay)
+        #expect(fresh.value.id != named.id)
+    }
+
     @Test func erasingSomeoneWhoNeverExistedIsRecordedWithZeros() throws {
         let store = makeStore(clock: clock)
         let other = store.buy("prod_a", as: .user("bob"))

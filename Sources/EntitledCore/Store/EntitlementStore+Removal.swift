@@ -25,7 +25,8 @@ extension EntitlementStore {
             let plan = state.erasurePlan(user: subject.user, device: subject.device)
             let erased = plan.erased.map { state.memberships[$0] }
             let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
-            try commit(.erase(user: subject.user, device: subject.device), context: context)
+            // The plan is made once, here, and applied as made: nothing changes the state in between.
+            try commit(.erase(user: subject.user, device: subject.device), context: context, plannedErasure: plan)
             return Recorded(Erasure(memberships: erased, historyEntries: plan.historyEntries), sequence: lastSequence)
         }
     }
