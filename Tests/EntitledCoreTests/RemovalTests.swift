@@ -24,7 +24,10 @@ import Testing
 
     @Test func undefiningAnEntitlementTheCatalogLacksIsNotFound() {
         let store = makeStore(clock: clock)
-        #expect(throws: StoreError.unknownEntitlement("gold")) { try store.undefine(entitlement: "gold") }
+        #expect(throws: StoreError.nothingToUndefine("gold")) { try store.undefine(entitlement: "gold") }
+        #expect(StoreError.nothingToUndefine("gold").code == .notFound)
+        // Its own message: a check's advice (define it first) makes no sense for a removal.
+        #expect(StoreError.nothingToUndefine("gold").message == #"the catalog has no entitlement "gold": nothing to remove (catalog lists the entitlements)"#)
         #expect(store.sequence == 0)
     }
 
