@@ -1,4 +1,5 @@
 import Configuration
+import EntitledCore
 
 /// One setting of `entitled` that the configuration file and the environment may give: a long flag name of
 /// the command line without its dashes (`data-dir`), and what it takes. Its name is its swift-configuration
@@ -68,27 +69,8 @@ struct ConfigurationKey: Sendable, Hashable {
         all.first { $0.name == name }
     }
 
-    /// The known name closest to a mistyped one (at most two letters off), for "did you mean".
+    /// The known name closest to a mistyped one (at most two edits off, without case), for "did you mean".
     static func closest(to name: String) -> ConfigurationKey? {
-        let scored = all.map { (key: $0, distance: editDistance($0.name, name)) }
-        guard let best = scored.min(by: { $0.distance < $1.distance }), best.distance <= 2 else { return nil }
-        return best.key
-    }
-
-    /// Levenshtein distance over characters: the edits from one name to the other.
-    private static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard !a.isEmpty else { return b.count }
-        guard !b.isEmpty else { return a.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
-            }
-            previous = current
-        }
-        return previous[b.count]
+        NameSuggestion.closest(to: name, among: all, by: \.name) { _ in 2 }
     }
 }

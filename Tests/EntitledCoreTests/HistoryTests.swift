@@ -173,4 +173,19 @@ import Testing
         #expect(sharded.values.sorted() == plain.values.sorted())
         #expect(sharded["k1"] == plain["k1"])
     }
+
+    @Test func removeAllRemovesTheMatchingEntriesAndKeepsACopyAsItWas() {
+        var sharded = ShardedDictionary<String, Int>()
+        for index in 0..<1_000 { sharded["k\(index)"] = index }
+        let copy = sharded  // as a snapshot holds it
+        sharded.removeAll { key, value in value % 10 == 3 || key == "k4" }
+        #expect(sharded.count == 899)
+        #expect(sharded["k3"] == nil && sharded["k4"] == nil && sharded["k13"] == nil)
+        #expect(sharded["k5"] == 5)
+        #expect(Set(sharded.map(\.value)) == Set((0..<1_000).filter { $0 % 10 != 3 && $0 != 4 }))
+        #expect(copy.count == 1_000)
+        #expect(copy["k3"] == 3)
+        sharded.removeAll { _, _ in false }
+        #expect(sharded.count == 899)
+    }
 }

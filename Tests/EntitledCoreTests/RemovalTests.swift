@@ -24,7 +24,10 @@ import Testing
 
     @Test func undefiningAnEntitlementTheCatalogLacksIsNotFound() {
         let store = makeStore(clock: clock)
-        #expect(throws: StoreError.unknownEntitlement("gold")) { try store.undefine(entitlement: "gold") }
+        #expect(throws: StoreError.nothingToUndefine("gold")) { try store.undefine(entitlement: "gold") }
+        #expect(StoreError.nothingToUndefine("gold").code == .notFound)
+        // Its own message: a check's advice (define it first) makes no sense for a removal.
+        #expect(StoreError.nothingToUndefine("gold").message == #"the catalog has no entitlement "gold": nothing to remove (catalog lists the entitlements)"#)
         #expect(store.sequence == 0)
     }
 
@@ -93,6 +96,34 @@ import Testing
             return true
         })
         #expect(store.sizes.devices == 1)  // tablet
+    }
+
+    @Test func anotherUsersRetriedGrantAfterTheDeviceIsErasedFindsItsMembership() throws {
+        let store = makeStore(clock: clock)
+        let bobs = try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_a", idempotencyKey: "order-77")).value
+        let named = try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_b", idempotencyKey: "phone-order-78")).value
+        clock.advance(by: .minutes(1))
+        _ = try store.erase(.device("phone"))
+
+        // Bob's client retries the grant it sent before the erasure, as it sent it: the same membership
+        // (now without the device), not a second one.
+        let retried = try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_a", idempotencyKey: "order-77"))
+        #expect(retried.isReplay)
+        #expect(retried.value.id == bobs.id)
+        #expect(retried.value.device == nil)
+        #expect(store.visibleIDs(.user("bob")).count == 2)
+        #expect(try store.grant(Grant(subject: .user("bob"), productId: "prod_a", idempotencyKey: "order-77")).value.id == bobs.id)
+        // Still a conflict when it asks for something else.
+        #expect(throws: StoreError.idempotencyKeyReused(key: "order-77", membership: bobs.id)) {
+            try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_z", idempotencyKey: "order-77"))
+        }
+        #expect(throws: StoreError.idempotencyKeyReused(key: "order-77", membership: bobs.id)) {
+            try store.grant(Grant(subject: .user("eve", device: "phone"), productId: "prod_a", idempotencyKey: "order-77"))
+        }
+        // A key that holds the erased device's id goes: it would name the device.
+        let fresh = try store.grant(Grant(subject: .user("bob", device: "phone"), productId: "prod_b", idempotencyKey: "phone-order-78"))
+        #expect(!fresh.isReplay)
+        #expect(fresh.value.id != named.id)
     }
 
     @Test func erasingSomeoneWhoNeverExistedIsRecordedWithZeros() throws {

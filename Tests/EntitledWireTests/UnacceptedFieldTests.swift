@@ -117,14 +117,4 @@ import Testing
         let object = try parseJSONObject(line)
         #expect(object["protocol"] as? Int == 2)
     }
-
-    @Test func theEditDistanceCountsASwapAsOneEdit() {
-        func distance(_ a: String, _ b: String) -> Int {
-            FieldSuggestion.editDistance(Array(a.unicodeScalars), Array(b.unicodeScalars))
-        }
-        #expect(distance("entitlment", "entitlement") == 1)
-        #expect(distance("usre", "user") == 1)
-        #expect(distance("", "at") == 2)
-        #expect(distance("kitten", "sitting") == 3)
-    }
 }

@@ -13,6 +13,7 @@ public enum CommandSuggestions {
     }
 
     /// Levenshtein distance with adjacent transpositions counted as one edit ("grnat" is one from "grant").
+    /// Not EntitledCore's `NameSuggestion`: the client side links none of the server's modules.
     static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a)
         let b = Array(b)

@@ -2,11 +2,11 @@
 extension EntitlementStore {
     /// Removes `entitlement` from the catalog and returns the products it had (sorted). A check of it is
     /// `not_found` from then on; its audit trail keeps the removal.
-    /// - Throws: `StoreError.unknownEntitlement` when the catalog does not define it;
+    /// - Throws: `StoreError.nothingToUndefine` when the catalog does not define it;
     ///   `StoreError.changesUnavailable` when the journal takes no more changes.
     public func undefine(entitlement: String, by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<[String]> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<[String]> in
-            guard let products = state.catalog[entitlement]?.sorted else { throw .unknownEntitlement(entitlement) }
+            guard let products = state.catalog[entitlement]?.sorted else { throw .nothingToUndefine(entitlement) }
             let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
             try commit(.undefine(entitlement: entitlement), context: context)
             return Recorded(products, sequence: lastSequence)
@@ -25,7 +25,8 @@ extension EntitlementStore {
             let plan = state.erasurePlan(user: subject.user, device: subject.device)
             let erased = plan.erased.map { state.memberships[$0] }
             let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
-            try commit(.erase(user: subject.user, device: subject.device), context: context)
+            // The plan is made once, here, and applied as made: nothing changes the state in between.
+            try commit(.erase(user: subject.user, device: subject.device), context: context, plannedErasure: plan)
             return Recorded(Erasure(memberships: erased, historyEntries: plan.historyEntries), sequence: lastSequence)
         }
     }

@@ -105,8 +105,9 @@ public final class EntitlementStore: Sendable {
         }
     }
 
-    /// Records and applies `change` made in `context`; the caller holds the write lock.
-    func commit(_ change: StoreChange, context: ChangeContext) throws(StoreError) {
+    /// Records and applies `change` made in `context`; the caller holds the write lock. `plannedErasure`
+    /// is the plan of an erasure made under the same lock (`StoreState.apply`).
+    func commit(_ change: StoreChange, context: ChangeContext, plannedErasure: StoreState.ErasurePlan? = nil) throws(StoreError) {
         let sequence = lastSequence + 1
         if let journal {
             do {
@@ -116,7 +117,7 @@ public final class EntitlementStore: Sendable {
             }
         }
         lastSequence = sequence
-        state.apply(change, context: context, sequence: sequence)
+        state.apply(change, context: context, sequence: sequence, plannedErasure: plannedErasure)
     }
 }
 
@@ -209,8 +210,8 @@ extension EntitlementStore {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
             if let key = grant.idempotencyKey, let slot = state.slot(forIdempotencyKey: key) {
                 // Compared as the earlier grant created it: a claim or a product change since does not
-                // make a genuine retry a conflict.
-                guard grant.matches(state.membershipAsCreated(atSlot: slot)) else {
+                // make a genuine retry a conflict, nor does an erasure of the device since.
+                guard grant.matches(state.membershipAsCreated(atSlot: slot)) || state.isRetryAfterDeviceErasure(grant, ofSlot: slot) else {
                     throw .idempotencyKeyReused(key: key, membership: state.memberships[slot].id)
                 }
                 return Recorded(state.memberships[slot], sequence: lastSequence, isReplay: true)

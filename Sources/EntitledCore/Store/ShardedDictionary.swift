@@ -39,12 +39,16 @@ public struct ShardedDictionary<Key: Hashable & Sendable, Value: Sendable>: Send
         return body(&shards[shard][key, default: defaultValue()])
     }
 
-    /// Removes every entry whose value satisfies `shouldRemove` (an erasure's idempotency keys).
-    public mutating func removeAll(where shouldRemove: (Value) -> Bool) {
+    /// Removes every entry that satisfies `shouldRemove` (an erasure's idempotency keys).
+    ///
+    /// Each shard is read first and written only if it has entries to remove, one `removeValue` each: a
+    /// shard with none stays as it is, still shared with a snapshot that holds it, rather than being
+    /// rebuilt (a copy of every key under the store's write lock).
+    public mutating func removeAll(where shouldRemove: (Key, Value) -> Bool) {
         for shard in shards.indices {
-            let before = shards[shard].count
-            shards[shard] = shards[shard].filter { !shouldRemove($0.value) }
-            count -= before - shards[shard].count
+            let doomed = shards[shard].compactMap { shouldRemove($0.key, $0.value) ? $0.key : nil }
+            for key in doomed { shards[shard].removeValue(forKey: key) }
+            count -= doomed.count
         }
     }
 

@@ -4,6 +4,8 @@ public enum StoreError: Error, Hashable, Sendable {
     case unknownMembership(MembershipID)
     /// The catalog does not define this entitlement.
     case unknownEntitlement(String)
+    /// `undefine` named an entitlement the catalog does not define: there is nothing to remove.
+    case nothingToUndefine(String)
     /// A grant reused the idempotency key of an earlier grant that asked for something else (another
     /// product, subject, plan or source): a client bug, not a retry.
     case idempotencyKeyReused(key: String, membership: MembershipID)
@@ -20,7 +22,7 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A stable machine-readable code for the failure.
     public var code: Code {
         switch self {
-        case .unknownMembership, .unknownEntitlement: return .notFound
+        case .unknownMembership, .unknownEntitlement, .nothingToUndefine: return .notFound
         case .idempotencyKeyReused: return .conflict
         case .eventFromTheFuture: return .invalid
         case .changesUnavailable: return .unavailable
@@ -35,6 +37,8 @@ public enum StoreError: Error, Hashable, Sendable {
             return "no membership has the id \"\(id)\""
         case .unknownEntitlement(let name):
             return "the catalog has no entitlement \"\(name)\"; define it first or check a product instead"
+        case .nothingToUndefine(let name):
+            return "the catalog has no entitlement \"\(name)\": nothing to remove (catalog lists the entitlements)"
         case .idempotencyKeyReused(let key, let membership):
             return "the idempotency key \"\(key)\" was used by an earlier grant that created membership \(membership) for another product, subject, plan or source; use a new key for a new grant"
         case .eventFromTheFuture(let eventTime, let now):

@@ -42,19 +42,40 @@ extension StoreState {
         return plan
     }
 
-    /// Applies an erasure (`StoreChange.erase`), as the type's comment says, and records that it happened
-    /// (`ErasureRecord`, which names no one).
-    mutating func applyErasure(user: String?, device: String?, sequence: UInt64, context: ChangeContext) {
-        let plan = erasurePlan(user: user, device: device)
+    /// Applies an erasure (`StoreChange.erase`) of `user` and `device` as `plan` says (made on this state),
+    /// as the type's comment says, and records that it happened (`ErasureRecord`, which names no one).
+    mutating func applyErasure(_ plan: ErasurePlan, user: String?, device: String?, sequence: UInt64, context: ChangeContext) {
         for slot in plan.erased { erase(slot: slot) }
         for slot in plan.detached { detachDevice(ofSlot: slot) }
-        // A key names its membership by slot only, so the keys are searched: those of every membership
-        // touched go (a key is often made from a user's or a device's id).
-        let touched = Set(plan.erased).union(plan.detached)
-        if !touched.isEmpty { removeIdempotencyKeys { touched.contains(Int($0)) } }
+        // A key names its membership by slot only, so the keys are searched. An erased membership's key
+        // goes. A detached one stays with its owner, and so does its key, or the owner's retried grant
+        // would create a second membership; unless the key holds an erased id (a key is often made from a
+        // device's or a user's id), which would name the person.
+        if !plan.erased.isEmpty || !plan.detached.isEmpty {
+            let erased = Set(plan.erased.lazy.map { UInt32($0) })
+            let detached = Set(plan.detached.lazy.map { UInt32($0) })
+            let names = [user, device].compactMap { $0 }.filter { !$0.isEmpty }
+            removeIdempotencyKeys { key, slot in
+                erased.contains(slot) || (detached.contains(slot) && names.contains { key.contains($0) })
+            }
+        }
         erasures.append(
             ErasureRecord(sequence: sequence, context: context, memberships: plan.erased.count, historyEntries: plan.historyEntries)
         )
+    }
+}
+
+extension StoreState {
+    /// Whether `grant`, which does not match the membership at `slot` as created, is its user's retry of
+    /// the grant that created it, sent again after an erasure of the device took the device off (there and
+    /// in its revisions): the membership has the grant's user and no device, the grant names a device the
+    /// store does not know (an erased device is forgotten), and the rest matches.
+    func isRetryAfterDeviceErasure(_ grant: Grant, ofSlot slot: Int) -> Bool {
+        guard let device = grant.subject.device, grant.subject.user != nil, !knowsDevice(device) else { return false }
+        var created = membershipAsCreated(atSlot: slot)
+        guard created.device == nil else { return false }
+        created.device = device
+        return grant.matches(created)
     }
 }
 

@@ -96,8 +96,10 @@ struct StoreState: Sendable {
         )
     }
 
-    /// Applies `change`, number `sequence` made in `context`.
-    mutating func apply(_ change: StoreChange, context: ChangeContext, sequence: UInt64) {
+    /// Applies `change`, number `sequence` made in `context`. An erasure follows `plannedErasure` when the
+    /// caller has already made its plan on this same state (`EntitlementStore.erase`, which needs it for
+    /// its answer), so that the scan of every membership is done once; replay makes its own.
+    mutating func apply(_ change: StoreChange, context: ChangeContext, sequence: UInt64, plannedErasure: ErasurePlan? = nil) {
         newestChangeTime = max(newestChangeTime, context.recordedAt.millisecondsSinceEpoch)
         switch change {
         case .create(let membership, let idempotencyKey):
@@ -134,7 +136,9 @@ struct StoreState: Sendable {
                 CatalogRevision(sequence: sequence, context: context, entitlement: entitlement, products: removed.sorted, isRemoval: true)
             )
         case .erase(let user, let device):
-            applyErasure(user: user, device: device, sequence: sequence, context: context)
+            applyErasure(
+                plannedErasure ?? erasurePlan(user: user, device: device), user: user, device: device, sequence: sequence, context: context
+            )
         case .event(let event, let result):
             guard let slot = slot(of: result.id) else { return }
             // Effective at the event's time, kept within the membership's own history so that its
@@ -198,7 +202,7 @@ struct StoreState: Sendable {
 
     /// Whether `device` bought a guest membership, claimed or not. (A claim moves the device from one
     /// index to the other; no change removes a device from both.)
-    private func knowsDevice(_ device: String) -> Bool {
+    func knowsDevice(_ device: String) -> Bool {
         unclaimedSlotsByDevice.contains(device) || claimedSlotsByDevice.contains(device)
     }
 
@@ -285,8 +289,8 @@ struct StoreState: Sendable {
         }
     }
 
-    /// Removes the idempotency keys whose membership slot satisfies `shouldRemove`.
-    mutating func removeIdempotencyKeys(where shouldRemove: (UInt32) -> Bool) {
+    /// Removes the idempotency keys that, with their membership's slot, satisfy `shouldRemove`.
+    mutating func removeIdempotencyKeys(where shouldRemove: (_ key: String, _ slot: UInt32) -> Bool) {
         idempotencyKeys.removeAll(where: shouldRemove)
     }
 

@@ -1,3 +1,5 @@
+import EntitledCore
+
 extension RequestFields {
     /// Whether the request has a key the protocol does not define or a field `operation` does not take.
     ///
@@ -37,44 +39,14 @@ extension RequestFields {
 enum FieldSuggestion {
     /// The known field closest to `name`, if one is close enough to be a slip of the keyboard: first among
     /// the fields `operation` takes, then among every field (a field the operation does not use is still a
-    /// better hint than none; its own refusal follows once the key is fixed). Compared without case, by
-    /// edit distance with transpositions (`entitlment`, `duraton`, `expires_at`, `ID` all find theirs).
+    /// better hint than none; its own refusal follows once the key is fixed). `NameSuggestion` compares
+    /// (without case, a swap one edit); a field of n letters may be up to n/4 edits off, 1 to 3.
     static func closest(to name: String, for operation: Request.Operation) -> RequestField? {
-        let key = Array(name.lowercased().unicodeScalars)
-        guard key.count <= 64 else { return nil }
         let accepted = RequestField.allCases.filter { operation.acceptedFields & $0.bit != 0 }
-        return best(key, among: accepted) ?? best(key, among: RequestField.allCases)
+        return best(name, among: accepted) ?? best(name, among: RequestField.allCases)
     }
 
-    private static func best(_ key: [Unicode.Scalar], among fields: [RequestField]) -> RequestField? {
-        var found: (field: RequestField, distance: Int)?
-        for field in fields {
-            let candidate = Array(field.description.lowercased().unicodeScalars)
-            let allowed = max(1, min(3, candidate.count / 4))
-            let distance = editDistance(key, candidate)
-            if distance <= allowed, distance < (found?.distance ?? .max) { found = (field, distance) }
-        }
-        return found?.field
-    }
-
-    /// Levenshtein distance counting a swap of two neighbours as one edit (optimal string alignment).
-    static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previousRow: [Int] = []
-        var row = Array(0...b.count)
-        for i in 1...a.count {
-            let beforePrevious = previousRow
-            previousRow = row
-            row = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                row[j] = min(previousRow[j] + 1, row[j - 1] + 1, previousRow[j - 1] + cost)
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-                    row[j] = min(row[j], beforePrevious[j - 2] + 1)
-                }
-            }
-        }
-        return row[b.count]
+    private static func best(_ name: String, among fields: [RequestField]) -> RequestField? {
+        NameSuggestion.closest(to: name, among: fields, by: \.description) { max(1, min(3, $0 / 4)) }
     }
 }

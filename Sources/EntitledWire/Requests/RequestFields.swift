@@ -101,7 +101,7 @@ struct RequestFields {
     }
 
     private mutating func read(_ field: RequestField, from scanner: inout JSONScanner) throws(JSONSyntaxError) {
-        let bit = UInt32(1) << UInt32(field.rawValue)
+        let bit = field.bit
         if seen & bit != 0, fieldError == nil {
             fieldError = .badRequest("field \"\(field.description)\" appears more than once")
         }

@@ -29,12 +29,7 @@ public enum ResponseEncoder {
                 write(membership, at: moment, into: &buffer)
             }
             buffer.writeStaticString("]")
-        case .defined(let entitlement, let products):
-            buffer.writeStaticString(",\"entitlement\":")
-            buffer.writeJSONString(entitlement)
-            buffer.writeStaticString(",\"products\":")
-            writeStrings(products, into: &buffer)
-        case .undefined(let entitlement, let products):
+        case .defined(let entitlement, let products), .undefined(let entitlement, let products):
             buffer.writeStaticString(",\"entitlement\":")
             buffer.writeJSONString(entitlement)
             buffer.writeStaticString(",\"products\":")
