@@ -3,6 +3,14 @@ import Dispatch
 // FoundationEssentials, not Foundation: only `ProcessInfo`'s environment is needed here (see ConfigurationFile.swift).
 import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The entry point: runs `EntitledCommand` on Swift concurrency's global executor while the main thread
 /// waits for it.
 ///
@@ -14,6 +22,11 @@ import FoundationEssentials
 @main
 enum EntitledMain {
     static func main() {
+        // SIGHUP's default action ends the process, and `systemctl reload` (ExecReload=kill -HUP) may send
+        // it at any moment, a long recovery of the data directory included: ignored from the first
+        // instruction, until `serve()` traps it (`TokenReloadService.trapHangups()`) before reading the
+        // auth file, so that one ignored here could not have asked for anything the start does not read.
+        signal(SIGHUP, SIG_IGN)
         let commandLine = Array(CommandLine.arguments.dropFirst())
         let environment = ProcessInfo.processInfo.environment
         let finished = DispatchSemaphore(value: 0)

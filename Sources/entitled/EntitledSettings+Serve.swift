@@ -24,6 +24,9 @@ extension EntitledSettings {
         let format = logFormat
         LoggingSystem.bootstrap { label in format.makeHandler(label: label, level: level) }
         let logger = Logger(label: "entitled")
+        // Before the auth file is read: a SIGHUP from now on is acted on once the server runs (see
+        // `TokenReloadService`), whatever the start is doing when it comes.
+        let hangups = await TokenReloadService.trapHangups()
 
         var tls: ServerTLS?
         if let tlsCert, let tlsKey {
@@ -152,7 +155,7 @@ extension EntitledSettings {
         let group = ServiceGroup(
             // The reload service last: a graceful shutdown stops the services from the last, so SIGHUP is no
             // longer handled once the server begins to stop.
-            services: [snapshots, server, await TokenReloadService(server: server, logger: logger)],
+            services: [snapshots, server, TokenReloadService(server: server, logger: logger, hangups: hangups)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger

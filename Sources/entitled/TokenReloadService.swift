@@ -10,17 +10,25 @@ import UnixSignals
 /// SIGHUP is trapped whether or not the server has `--auth`: its default action would end the server, and
 /// an operator sending SIGHUP to reload means anything but that.
 ///
-/// The signal is trapped when the service is made, before the server is ready: a SIGHUP sent as soon as
-/// the ready line appears must not find the default action still in place.
+/// The signal is trapped (`trapHangups()`) as `serve()` begins, before the auth file is read and the data
+/// directory recovered, which can take long: a SIGHUP received meanwhile waits in the trap and the file
+/// is read again as soon as this service runs, alongside the server's start. Before the trap, from the
+/// process's first instruction, SIGHUP is ignored (`EntitledMain`); the auth file has not been read
+/// yet then, so the start itself reads what that SIGHUP asked for.
 struct TokenReloadService: Service {
     let server: EntitledServer
     let logger: Logger
     private let hangups: UnixSignalsSequence
 
-    init(server: EntitledServer, logger: Logger) async {
+    /// Starts catching SIGHUP. The signals caught before the service runs are kept for it.
+    static func trapHangups() async -> UnixSignalsSequence {
+        await UnixSignalsSequence(trapping: .sighup)
+    }
+
+    init(server: EntitledServer, logger: Logger, hangups: UnixSignalsSequence) {
         self.server = server
         self.logger = logger
-        hangups = await UnixSignalsSequence(trapping: .sighup)
+        self.hangups = hangups
     }
 
     func run() async throws {

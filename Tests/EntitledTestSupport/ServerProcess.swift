@@ -35,7 +35,18 @@ public final class ServerProcess {
     /// Starts the process and waits for its ready line; returns the TCP port it names, if any.
     @discardableResult
     public func startAndWaitUntilReady(timeout: Duration = .seconds(30)) throws -> Int? {
+        try start()
+        return try waitUntilReady(timeout: timeout)
+    }
+
+    /// Starts the process without waiting, for a test that acts while it starts (signals during recovery).
+    public func start() throws {
         try process.run()
+    }
+
+    /// Waits for the ready line of a process `start()` started; returns the TCP port it names, if any.
+    @discardableResult
+    public func waitUntilReady(timeout: Duration = .seconds(30)) throws -> Int? {
         let deadline = ContinuousClock.now + timeout
         var collected = Data()
         let handle = output.fileHandleForReading

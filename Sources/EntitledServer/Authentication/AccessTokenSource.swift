@@ -9,8 +9,8 @@ final class AccessTokenSource: Sendable {
     /// The auth file the tokens come from; `nil` when they were given in code (they cannot be reloaded).
     let file: String?
     private let tokens: NIOLockedValueBox<AccessTokens>
-    /// Held for a whole reload, so that two at once (a SIGHUP and a `reload`) cannot hand the loops their
-    /// results in the opposite order from the one they were read in.
+    /// Held for a whole reload, so that two at once (a SIGHUP and a `reload`) cannot put their results in
+    /// force in the opposite order from the one they read the file in (the older content would win).
     let reloading = NIOLock()
 
     init(_ tokens: AccessTokens, file: String?) {

@@ -30,5 +30,17 @@ public enum AuthFileError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What is wrong, for a sentence that has already named the file (a reload's answer).
+    public var problem: String {
+        switch self {
+        case .unreadable(_, let reason): "cannot read it: \(reason)"
+        case .malformed(_, let reason):
+            "it must be a JSON list of {\"name\": ..., \"token\": ..., \"role\": \"check\" or \"admin\"}: \(reason)"
+        case .noTokens: "it lists no token, so no client could connect"
+        case .invalidEntry(let index, let reason): "entry \(index): \(reason)"
+        case .duplicateName(let name): "it names \(name) more than once"
+        }
+    }
+
     public var description: String { message }
 }

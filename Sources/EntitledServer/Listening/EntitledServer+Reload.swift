@@ -25,13 +25,16 @@ extension EntitledServer {
                 "the auth file was not reloaded: \(error.message); the tokens in force before stay in force",
                 metadata: ["file": "\(file)", "code": "\(error.code)"]
             )
-            throw .invalidFile(error)
+            throw .invalidFile(path: file, error)
         }
         let previous = source.replace(with: replacement)
         let loops = runningLoops
         for loop in loops {
             loop.execute {
-                let revoked = loop.reauthorizeConnections(with: replacement)
+                // The tokens in force when the task runs, not `replacement`: after two quick reloads (A, then
+                // B), a client may authenticate with a token only B has before A's task runs; measured
+                // against A, it would lose the role B gave it, and B's task would no longer see its token.
+                let revoked = loop.reauthorizeConnections(with: source.current)
                 if revoked > 0 {
                     self.logger.notice("connections lost their role: their token is no longer in the auth file", metadata: ["connections": "\(revoked)"])
                 }
