@@ -21,9 +21,23 @@ public final class ServerProcess {
     /// - Parameter environment: `ENTITLED_*` variables for the server. Those of the test runner's own
     ///   environment are not passed on, so that a developer's `ENTITLED_CONFIG` or `ENTITLED_PORT` cannot
     ///   change what a test starts; everything else is inherited.
-    public init(arguments: [String], workingDirectory: String, environment: [String: String] = [:]) {
-        process.executableURL = Self.executableURL
-        process.arguments = arguments
+    /// - Parameter unblockedSignals: start the server with no signal blocked, as a service manager does.
+    ///   The test runner's threads block nearly every signal and a child inherits the mask of the thread
+    ///   that spawns it, so a SIGHUP sent to a server started plainly stays pending instead of acting: a
+    ///   test of what a signal does would pass whatever the server did. The server is then exec'd by a
+    ///   few lines of Python that clear the mask first (same process, same pid).
+    public init(arguments: [String], workingDirectory: String, environment: [String: String] = [:], unblockedSignals: Bool = false) {
+        if unblockedSignals {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "python3", "-c",
+                "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                Self.executableURL.path,
+            ] + arguments
+        } else {
+            process.executableURL = Self.executableURL
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment
             .filter { !$0.key.hasPrefix("ENTITLED_") }
             .merging(environment) { $1 }
