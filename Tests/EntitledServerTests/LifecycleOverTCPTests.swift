@@ -202,15 +202,23 @@ extension LifecycleOverTCPTests {
     @Test func aDeviceWatchArmsTheTimerOfAMembershipBoughtOnTheDeviceAndClaimedSince() async throws {
         try await withTestServer { server in
             let writer = try await server.connect()
-            // Two seconds ahead: the watch must be set before it, even on a machine busy with other tests.
-            let expiry = server.store.now().adding(TimeSpan(milliseconds: 2_000))
-            _ = try await writer.send(line: #"{"op":"grant","device":"d2","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
-            _ = try await writer.send(line: #"{"op":"claim","device":"d2","user":"u2"}"#)
-            let watcher = try await server.connect()
-            _ = try await watcher.send(line: #"{"op":"watch","device":"d2"}"#)
-            let expired = try #require(await watcher.nextPush())
-            #expect(expired.cause == "expired")
-            #expect(expired.membership?.user == "u2")
+            // The watch must be set before the membership runs out, and on a machine busy with the rest of
+            // the suite a few seconds may pass between two requests: when the watch was answered too late
+            // to prove anything, the same is tried again with a later expiry (on another device).
+            for (attempt, ahead) in [2_000, 10_000, 40_000].enumerated() {
+                let (device, user) = ("d2-\(attempt)", "u2-\(attempt)")
+                let expiry = server.store.now().adding(TimeSpan(milliseconds: Int64(ahead)))
+                _ = try await writer.send(line: #"{"op":"grant","device":"\#(device)","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+                _ = try await writer.send(line: #"{"op":"claim","device":"\#(device)","user":"\#(user)"}"#)
+                let watcher = try await server.connect()
+                _ = try await watcher.send(line: #"{"op":"watch","device":"\#(device)"}"#)
+                guard server.store.now() < expiry else { continue }
+                let expired = try #require(await watcher.nextPush(within: .milliseconds(Int64(ahead)) + .seconds(30)))
+                #expect(expired.cause == "expired")
+                #expect(expired.membership?.user == user)
+                return
+            }
+            Issue.record("every watch was answered after its membership had expired: the machine is too busy to tell")
         }
     }
 
