@@ -43,7 +43,7 @@ bash Tools/smoke-test.sh
 # Every Swift test, the conformance run against a real server among them (ConformanceTests).
 # MALLOC_ARENA_MAX=1: Foundation's Process.run() in Swift 6.3 reads 256 bytes past a directory entry of
 # /proc/self/fd (swiftlang/swift-corelibs-foundation#5472, fixed after 6.3.1) and crashes the test process
-# when that entry ends a thread arena's mapped heap, about one full run in five here (the suite starts
+# when that entry ends a thread arena's mapped heap: one of about a dozen full runs here (the suite starts
 # hundreds of processes). With one arena every allocation comes from the main heap, which keeps at least
 # malloc's top padding mapped after it. The suite's duration is unchanged (55 s either way, measured).
 MALLOC_ARENA_MAX=1 swift test "$@"
