@@ -97,15 +97,7 @@ import Testing
             body.write(UInt32(1))
             body.write("prod_pro")
             // The body ends here: no erasures section before version 3.
-            var header = BinaryWriter()
-            header.bytes.append(contentsOf: SnapshotFormat.magic)
-            header.write(UInt32(2))
-            header.write(UInt32(0))
-            header.write(UInt64(1))
-            header.write(UInt64(body.bytes.count))
-            header.write(CRC32C.checksum(body.bytes))
-            header.write(CRC32C.checksum(header.bytes))
-            try Data(header.bytes + body.bytes).write(to: URL(fileURLWithPath: directory + "/" + SnapshotFormat.fileName(sequence: 1)))
+            try OldSnapshotFile.write(version: 2, body: body.bytes, sequence: 1, into: directory)
 
             let durable = try DurableStore(directory: directory, policy: .always)
             defer { durable.close() }
