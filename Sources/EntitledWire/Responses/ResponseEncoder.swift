@@ -37,14 +37,8 @@ public enum ResponseEncoder {
         case .erased(let memberships, let historyEntries):
             writeErased(memberships: memberships, historyEntries: historyEntries, into: &buffer)
         case .catalog(let entries):
-            buffer.writeStaticString(",\"entitlements\":{")
-            for (index, entry) in entries.enumerated() {
-                if index > 0 { buffer.writeStaticString(",") }
-                buffer.writeJSONString(entry.entitlement)
-                buffer.writeStaticString(":")
-                writeStrings(entry.products, into: &buffer)
-            }
-            buffer.writeStaticString("}")
+            buffer.writeStaticString(",\"entitlements\":")
+            writeStringArrays(entries, name: \.entitlement, strings: \.products, into: &buffer)
         case .replayedGrant(let membership, let moment):
             buffer.writeStaticString(",\"membership\":")
             write(membership, at: moment, into: &buffer)
@@ -81,14 +75,8 @@ public enum ResponseEncoder {
             writeStrings(operations.map(\.rawValue), into: &buffer)
             // What each operation takes besides `op` and `id`: a client learns what this server would
             // refuse, since unknown fields are refused rather than skipped.
-            buffer.writeStaticString(",\"fields\":{")
-            for (index, operation) in operations.enumerated() {
-                if index > 0 { buffer.writeStaticString(",") }
-                buffer.writeJSONString(operation.rawValue)
-                buffer.writeStaticString(":")
-                writeStrings(operation.acceptedFieldNames, into: &buffer)
-            }
-            buffer.writeStaticString("}")
+            buffer.writeStaticString(",\"fields\":")
+            writeStringArrays(operations, name: \.rawValue, strings: \.acceptedFieldNames, into: &buffer)
             buffer.writeStaticString(authRequired ? ",\"authRequired\":true" : ",\"authRequired\":false")
         case .authenticated(let name, let role, let authRequired):
             buffer.writeStaticString(",\"name\":")
@@ -311,5 +299,23 @@ public enum ResponseEncoder {
             buffer.writeJSONString(string)
         }
         buffer.writeStaticString("]")
+    }
+
+    /// A JSON object with one array of strings per element, under the element's name: the catalog's
+    /// entitlements and `hello`'s fields per operation.
+    static func writeStringArrays<Element>(
+        _ elements: [Element],
+        name: (Element) -> String,
+        strings: (Element) -> [String],
+        into buffer: inout ByteBuffer
+    ) {
+        buffer.writeStaticString("{")
+        for (index, element) in elements.enumerated() {
+            if index > 0 { buffer.writeStaticString(",") }
+            buffer.writeJSONString(name(element))
+            buffer.writeStaticString(":")
+            writeStrings(strings(element), into: &buffer)
+        }
+        buffer.writeStaticString("}")
     }
 }
