@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "EntitledServer", targets: ["EntitledServer"]),
         .library(name: "EntitledStorage", targets: ["EntitledStorage"]),
         .library(name: "EntitledClient", targets: ["EntitledClient"]),
+        .library(name: "EntitledCluster", targets: ["EntitledCluster"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -46,6 +47,8 @@ let package = Package(
         // (JSON): that provider links full Foundation (ICU, which valgrind cannot load; see EntitledStorage's
         // Threading.swift) and takes any key of any JSON file, where `entitled` refuses unknown and repeated keys.
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
+        // Cluster mode's system of record: PostgreSQL's wire protocol, SCRAM authentication, LISTEN/NOTIFY.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
@@ -59,6 +62,20 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: hotPathSettings
+        ),
+        // Cluster mode: several nodes share one PostgreSQL as the system of record, each keeping the whole
+        // store in memory as a replica (the `ReplicatedLog` the server writes through). Knows nothing of sockets.
+        .target(
+            name: "EntitledCluster",
+            dependencies: [
+                "EntitledCore",
+                "EntitledStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         // The wire codec: request lines (bytes) to typed requests, results to response lines (bytes).
         .target(
@@ -112,6 +129,7 @@ let package = Package(
             name: "entitled",
             dependencies: [
                 "EntitledMetrics",
+                "EntitledCluster",
                 "EntitledCore",
                 "EntitledServer",
                 // The JSON log lines' string escaping.
@@ -163,6 +181,7 @@ let package = Package(
             name: "entitled-datadir",
             dependencies: [
                 "EntitledStorage",
+                "EntitledCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/entitled-datadir"

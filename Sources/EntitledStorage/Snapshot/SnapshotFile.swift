@@ -29,14 +29,29 @@ enum SnapshotFile {
         try FileSystem.writeAll(descriptor, [UInt8](repeating: 0, count: SnapshotFormat.headerLength), path: temporaryPath)
         var bodyLength: UInt64 = 0
         var checksum: UInt32 = 0
-        var chunk = BinaryWriter(capacity: 1 << 20)
-        func emit() throws(StorageError) {
-            checksum = chunk.bytes.withUnsafeBytes { CRC32C.update(checksum, with: $0) }
-            bodyLength += UInt64(chunk.bytes.count)
-            try FileSystem.writeAll(descriptor, chunk.bytes, path: temporaryPath)
-            chunk.bytes.removeAll(keepingCapacity: true)
+        try writeBody(of: image) { (chunk) throws(StorageError) in
+            checksum = chunk.withUnsafeBytes { CRC32C.update(checksum, with: $0) }
+            bodyLength += UInt64(chunk.count)
+            try FileSystem.writeAll(descriptor, chunk, path: temporaryPath)
         }
 
+        let header = SnapshotFormat.header(sequence: image.sequence, bodyLength: bodyLength, bodyChecksum: checksum)
+        let written = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        guard written == header.count else {
+            throw .io(operation: "write", path: temporaryPath, errno: written < 0 ? errno : EIO)
+        }
+        try FileSystem.syncData(descriptor, path: temporaryPath)
+        close(descriptor)
+        closed = true
+        try FileSystem.rename(temporaryPath, to: path)
+        try FileSystem.syncDirectory(directory)
+        return (file, SnapshotFormat.headerLength + Int(bodyLength))
+    }
+
+    /// Writes the body of a snapshot of `image` in chunks of about 1 MiB, each handed to `emit` (which
+    /// must not keep it: the buffer is reused).
+    private static func writeBody(of image: StoreImage, emit: ([UInt8]) throws(StorageError) -> Void) throws(StorageError) {
+        var chunk = BinaryWriter(capacity: 1 << 20)
         chunk.write(UInt32(image.catalog.count))
         for (entitlement, products) in image.catalog.sorted(by: { $0.key < $1.key }) {
             chunk.write(entitlement)
@@ -46,21 +61,21 @@ enum SnapshotFile {
         chunk.write(UInt64(image.memberships.count))
         for membership in image.memberships {
             chunk.write(membership)
-            if chunk.bytes.count >= 1 << 20 { try emit() }
+            if chunk.bytes.count >= 1 << 20 { try emit(chunk.bytes); chunk.bytes.removeAll(keepingCapacity: true) }
         }
         // Version 2: the history. Sorted, so that the same state always gives the same bytes.
         chunk.write(UInt64(image.idempotencyKeys.count))
         for (key, slot) in image.idempotencyKeys.sorted(by: { $0.key < $1.key }) {
             chunk.write(key)
             chunk.write(slot)
-            if chunk.bytes.count >= 1 << 20 { try emit() }
+            if chunk.bytes.count >= 1 << 20 { try emit(chunk.bytes); chunk.bytes.removeAll(keepingCapacity: true) }
         }
         chunk.write(UInt64(image.revisions.count))
         for (slot, revisions) in image.revisions.sorted(by: { $0.key < $1.key }) {
             chunk.write(slot)
             chunk.write(UInt32(revisions.count))
             for revision in revisions { chunk.write(revision) }
-            if chunk.bytes.count >= 1 << 20 { try emit() }
+            if chunk.bytes.count >= 1 << 20 { try emit(chunk.bytes); chunk.bytes.removeAll(keepingCapacity: true) }
         }
         chunk.write(UInt64(image.catalogRevisions.count))
         for revision in image.catalogRevisions {
@@ -80,19 +95,23 @@ enum SnapshotFile {
             chunk.write(UInt64(erasure.memberships))
             chunk.write(UInt64(erasure.historyEntries))
         }
-        try emit()
+        try emit(chunk.bytes)
+    }
 
-        let header = SnapshotFormat.header(sequence: image.sequence, bodyLength: bodyLength, bodyChecksum: checksum)
-        let written = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-        guard written == header.count else {
-            throw .io(operation: "write", path: temporaryPath, errno: written < 0 ? errno : EIO)
-        }
-        try FileSystem.syncData(descriptor, path: temporaryPath)
-        close(descriptor)
-        closed = true
-        try FileSystem.rename(temporaryPath, to: path)
-        try FileSystem.syncDirectory(directory)
-        return (file, SnapshotFormat.headerLength + Int(bodyLength))
+    /// The whole snapshot of `image`, header and body, as the file would hold it: for a system of record
+    /// that keeps snapshots elsewhere (cluster mode keeps them in PostgreSQL). Same checks as a file.
+    static func encode(_ image: StoreImage) -> [UInt8] {
+        precondition(image.erasedMembershipCount == 0, "a snapshot never holds an erased membership")
+        var body: [UInt8] = []
+        // Never throws: the sink only appends.
+        try! writeBody(of: image) { (chunk) throws(StorageError) in body.append(contentsOf: chunk) }
+        let header = SnapshotFormat.header(sequence: image.sequence, bodyLength: UInt64(body.count), bodyChecksum: CRC32C.checksum(body))
+        return header + body
+    }
+
+    /// Reads and checks a snapshot held in memory; `name` names it in errors.
+    static func decode(_ bytes: [UInt8], name: String) throws(StorageError) -> StoreImage {
+        try bytes.withBytes { (raw) throws(StorageError) -> StoreImage in try decode(raw, file: name) }
     }
 
     /// Reads and checks the snapshot `file` in `directory`.
