@@ -182,6 +182,8 @@ let package = Package(
             dependencies: [
                 "EntitledStorage",
                 "EntitledCluster",
+                "EntitledCore",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/entitled-datadir"

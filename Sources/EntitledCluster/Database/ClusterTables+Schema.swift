@@ -109,4 +109,19 @@ extension ClusterTables {
             throw .database("preparing the schema \(schema) failed: \(DatabaseFailure(error))")
         }
     }
+
+    /// The schema version the database holds, 0 when it has no entitled tables; reads only.
+    func schemaVersionFound() async throws -> Int {
+        var hasMeta = false
+        for try await exists in try await connection.query("SELECT to_regclass(\(schema + ".meta")) IS NOT NULL", logger: logger).decode(Bool.self) {
+            hasMeta = exists
+        }
+        guard hasMeta else { return 0 }
+        for try await value in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT value FROM \(schema).meta WHERE key = 'schema_version'"), logger: logger
+        ).decode(String.self) {
+            return Int(value) ?? Int.max
+        }
+        return 0
+    }
 }
