@@ -203,6 +203,13 @@ let package = Package(
             exclude: ["results", "README.md"]
         ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
+        // Cluster mode against real PostgreSQL servers and real `entitled` processes (skipped, with the
+        // reason, where PostgreSQL cannot be had). Fixtures: the proxy that loses a COMMIT's answer.
+        .testTarget(
+            name: "EntitledClusterTests",
+            dependencies: ["EntitledCluster", "EntitledClient", "EntitledTestSupport"],
+            exclude: ["Fixtures"]
+        ),
         // Checks of the repository itself: every relative Markdown link resolves.
         .testTarget(name: "RepositoryTests"),
         .testTarget(name: "EntitledClientTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),

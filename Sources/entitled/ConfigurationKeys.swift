@@ -62,6 +62,9 @@ struct ConfigurationKey: Sendable, Hashable {
         .init(name: "socket-mode", kind: .text),
         .init(name: "metrics-port", kind: .integer),
         .init(name: "metrics-host", kind: .text),
+        .init(name: "postgres", kind: .text),
+        .init(name: "node-name", kind: .text),
+        .init(name: "write-timeout", kind: .number),
     ]
 
     /// The setting of this name, if there is one.

@@ -109,6 +109,15 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address the metrics port listens on (default: 127.0.0.1). The metrics need no token: keep them on loopback or a private network.", valueName: "address"))
     var metricsHost: String?
 
+    @Option(help: ArgumentHelp("Run as a node of a cluster whose system of record is this PostgreSQL database (14 or later): postgres://USER:PASSWORD@HOST:PORT/DATABASE[?sslmode=...&schema=...]. Any number of nodes may share it; each keeps every membership in memory. Excludes --data-dir. The password never appears in logs, stats or errors.", valueName: "url"))
+    var postgres: String?
+
+    @Option(help: ArgumentHelp("This node's name in the cluster's change table and logs (default: host name and process id).", valueName: "name"))
+    var nodeName: String?
+
+    @Option(help: ArgumentHelp("With --postgres: the most seconds a write waits for the database (its group's commit, a connection, the cluster's write lock) before it is answered unavailable. Default: 5.", valueName: "seconds"))
+    var writeTimeout: Double?
+
     func run() async throws {
         try await run(environment: ProcessInfo.processInfo.environment)
     }
@@ -153,6 +162,12 @@ struct EntitledCommand: AsyncParsableCommand {
         give("socket-mode", socketMode.map(ConfigContent.string))
         give("metrics-port", metricsPort.map(ConfigContent.int))
         give("metrics-host", metricsHost.map(ConfigContent.string))
+        if let postgres {
+            // Secret: swift-configuration never shows it in its access reports.
+            values[AbsoluteConfigKey(ConfigKey("postgres"))] = ConfigValue(.string(postgres), isSecret: true)
+        }
+        give("node-name", nodeName.map(ConfigContent.string))
+        give("write-timeout", writeTimeout.map(ConfigContent.double))
         return values
     }
 }

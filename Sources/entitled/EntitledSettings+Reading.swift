@@ -46,7 +46,9 @@ extension EntitledSettings {
             port = try sources.integer("port") ?? port
             tcpDisabled = try sources.flag("no-tcp")
             socketPath = sources.text("socket")
-            dataDir = sources.text("data-dir") ?? dataDir
+            let givenDataDir = sources.text("data-dir")
+            dataDir = givenDataDir ?? dataDir
+            dataDirGiven = givenDataDir != nil
             snapshotInterval = try sources.integer("snapshot-interval") ?? snapshotInterval
             maxLineLength = try sources.integer("max-line-length") ?? maxLineLength
             eventLoops = try sources.integer("event-loops") ?? eventLoops
@@ -62,11 +64,16 @@ extension EntitledSettings {
             socketMode = sources.text("socket-mode") ?? socketMode
             metricsPort = try sources.integer("metrics-port")
             metricsHost = sources.text("metrics-host") ?? metricsHost
+            postgres = sources.text("postgres")
+            nodeName = sources.text("node-name")
+            writeTimeout = try sources.number("write-timeout") ?? writeTimeout
         } catch {
             throw ValidationError(error.message)
         }
         do throws(ValidationError) {
-            fsync = try sources.choice("fsync") ?? fsync
+            let givenFsync: FsyncPolicy? = try sources.choice("fsync")
+            fsync = givenFsync ?? fsync
+            fsyncGiven = givenFsync != nil
             logLevel = try sources.choice("log-level") ?? logLevel
             logFormat = try sources.choice("log-format") ?? logFormat
             try validate()

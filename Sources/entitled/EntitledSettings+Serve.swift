@@ -1,4 +1,5 @@
 import ArgumentParser
+import EntitledCluster
 import EntitledCore
 import EntitledMetrics
 import EntitledServer
@@ -58,7 +59,8 @@ extension EntitledSettings {
             "starting entitled \(EntitledServer.version)",
             metadata: [
                 "tcp": "\(tcpDisabled ? "off" : "\(host):\(port)")", "socket": "\(socketPath.map { "\($0) (mode \(socketMode))" } ?? "off")",
-                "dataDir": "\(dataDir)", "fsync": "\(fsync.rawValue)", "snapshotInterval": "\(snapshotInterval)s",
+                "dataDir": "\(postgres == nil ? dataDir : "none (cluster)")", "fsync": "\(postgres == nil ? fsync.rawValue : "n/a (cluster)")",
+                "postgres": "\(postgres.flatMap { try? PostgresLocation(url: $0).description } ?? (postgres == nil ? "off" : "invalid"))", "snapshotInterval": "\(snapshotInterval)s",
                 "eventLoops": "\(eventLoops)", "busyPoll": "\(busyPoll)µs", "maxLineLength": "\(maxLineLength)",
                 "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
                 "shutdownTimeout": "\(shutdownTimeout)s",
@@ -68,25 +70,7 @@ extension EntitledSettings {
                 "metrics": "\(metricsPort.map { "http://\(metricsHost):\($0)/metrics" } ?? "off")",
             ]
         )
-        let creation = DataDirectoryCreation(path: dataDir)
-        let durable: DurableStore
-        do throws(StorageError) {
-            durable = try DurableStore(directory: dataDir, policy: fsync, logger: logger)
-        } catch {
-            logger.critical("cannot open the data directory: \(error.message)", metadata: ["code": "\(error.code)"])
-            creation.undo()
-            throw ExitCode.failure
-        }
-        let recovery = durable.recovery
-        logger.info(
-            "recovered the data directory",
-            metadata: [
-                "directory": "\(dataDir)", "snapshot": "\(recovery.snapshotFile ?? "none")",
-                "replayed": "\(recovery.replayedRecords)", "change": "\(recovery.sequence)",
-                "memberships": "\(recovery.membershipCount)", "ms": "\(recovery.duration.components.seconds * 1000 + recovery.duration.components.attoseconds / 1_000_000_000_000_000)",
-                "fsync": "\(fsync.rawValue)",
-            ]
-        )
+        let backend = try await StoreBackend.open(self, logger: logger)
 
         var configuration = ServerConfiguration(
             tcp: tcpDisabled ? nil : .init(host: host, port: port),
@@ -108,28 +92,24 @@ extension EntitledSettings {
         if accessTokens == nil, insecureNoAuth {
             logger.warning("serving without authentication on \(host): anyone who can connect can change every entitlement")
         }
-        let dataDirectory = dataDir
+        let stateDescription = backend.readyDescription
         let tlsEnabled = tls != nil
         // Set once the metrics port is bound, before the server is ready: the ready line names it.
         let metricsAddress = NIOLockedValueBox<String?>(nil)
         let server = EntitledServer(
-            processor: RequestProcessor(durable: durable),
+            processor: backend.processor,
             configuration: configuration,
             logger: logger,
             onReady: { addresses in
                 let security = tlsEnabled ? "; TLS on TCP" : ""
                 let metrics = metricsAddress.withLockedValue { $0 }.map { "; metrics \($0)" } ?? ""
-                let line = "entitled \(EntitledServer.version) listening on \(ReadyLine.describe(addresses)) (data directory \(dataDirectory)\(security)\(metrics))"
+                let line = "entitled \(EntitledServer.version) listening on \(ReadyLine.describe(addresses)) (\(stateDescription)\(security)\(metrics))"
                 print(line)
                 fflush(nil)  // flush stdout at once: scripts wait for this line
                 logger.info("ready", metadata: ["addresses": "\(ReadyLine.describe(addresses))"])
             }
         )
-        let snapshots = SnapshotService(
-            durable: durable,
-            interval: snapshotInterval > 0 ? .seconds(snapshotInterval) : nil,
-            logger: logger
-        )
+        let snapshots = backend.snapshotService(interval: snapshotInterval, logger: logger)
         var metricsServer: MetricsHTTPServer?
         if let metricsPort {
             do {
@@ -147,8 +127,7 @@ extension EntitledSettings {
                 } else {
                     logger.critical("cannot serve metrics on \(metricsHost):\(metricsPort): \(error)")
                 }
-                durable.close()
-                creation.undo()
+                await backend.abandon()
                 throw ExitCode.failure
             }
         }
@@ -166,8 +145,7 @@ extension EntitledSettings {
             // Thrown only by the server's start (binding): it never served, so a directory it created goes.
             logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
             await metricsServer?.close()
-            durable.close()
-            creation.undo()
+            await backend.abandon()
             throw ExitCode.failure
         }
         await metricsServer?.close()

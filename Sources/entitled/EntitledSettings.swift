@@ -31,6 +31,13 @@ struct EntitledSettings: Sendable {
     var socketMode = String(ServerConfiguration.defaultUnixSocketMode, radix: 8)
     var metricsPort: Int?
     var metricsHost = "127.0.0.1"
+    /// Cluster mode's database URL (it holds a password: never logged; `PostgresLocation` prints it without).
+    var postgres: String?
+    var nodeName: String?
+    var writeTimeout = 5.0
+    /// Whether some source named the data directory (cluster mode keeps none, and says so).
+    var dataDirGiven = false
+    var fsyncGiven = false
     /// `ENTITLED_*` variables that are no setting: warned about once the log's format is known.
     var unknownVariables: [String] = []
 
@@ -74,6 +81,17 @@ struct EntitledSettings: Sendable {
         }
         if (tlsCert == nil) != (tlsKey == nil) {
             throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for plain TCP")
+        }
+        if postgres != nil {
+            if dataDirGiven {
+                throw ValidationError("--data-dir and --postgres exclude each other: a cluster node keeps its state in the database, not in a data directory (copy one in with entitled-datadir to-postgres)")
+            }
+            if fsyncGiven {
+                throw ValidationError("--fsync does not apply with --postgres: a write is acknowledged once the database committed it")
+            }
+        }
+        guard writeTimeout > 0, writeTimeout <= 600 else {
+            throw ValidationError("--write-timeout must be more than 0 and at most 600 seconds, not \(writeTimeout)")
         }
         if tcpDisabled && socketPath == nil {
             throw ValidationError("--no-tcp needs --socket PATH: there would be nothing to listen on")

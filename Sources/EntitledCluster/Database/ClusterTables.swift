@@ -69,23 +69,29 @@ struct ClusterTables {
         return 0
     }
 
-    /// Inserts a group's changes, sets the head to the last of them and announces it on commit. Inside
-    /// the transaction that locked the head.
+    /// Inserts a group's changes, sets the head to the last of them and announces it on commit: one
+    /// statement (one round trip) inside the transaction that locked the head.
     func append(_ records: [(sequence: UInt64, record: [UInt8])], node: String, group: Int64) async throws {
         guard let last = records.last?.sequence else { return }
-        var bindings = PostgresBindings(capacity: 3 + 2 * records.count)
+        var bindings = PostgresBindings(capacity: 5 + 2 * records.count)
         bindings.append(node)
         bindings.append(group)
         bindings.append(Int32(PortableFormatVersion.change))
-        var sql = "INSERT INTO \(schema).changes (seq, format, node, group_id, record) VALUES "
+        bindings.append(Int64(last))
+        bindings.append(channel)
+        var values = ""
         for (index, record) in records.enumerated() {
             bindings.append(Int64(record.sequence))
             bindings.append(ByteBuffer(bytes: record.record))
-            sql += (index == 0 ? "" : ", ") + "($\(4 + 2 * index), $3, $1, $2, $\(5 + 2 * index))"
+            values += (index == 0 ? "" : ", ") + "($\(6 + 2 * index), $3, $1, $2, $\(7 + 2 * index))"
         }
+        let sql = """
+            WITH inserted AS (
+                INSERT INTO \(schema).changes (seq, format, node, group_id, record) VALUES \(values) RETURNING 1),
+            moved AS (UPDATE \(schema).head SET seq = $4 RETURNING seq)
+            SELECT pg_notify($5, seq::text), (SELECT count(*) FROM inserted) FROM moved
+            """
         try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
-        try await connection.query("UPDATE \(unescaped: schema).head SET seq = \(Int64(last))", logger: logger)
-        try await run("NOTIFY \(channel), '\(last)'")
     }
 
     /// The group that committed change `sequence`, if the table still holds it.

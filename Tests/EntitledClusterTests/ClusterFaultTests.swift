@@ -1,0 +1,151 @@
+import EntitledClient
+import EntitledTestSupport
+import Foundation
+import Testing
+
+/// Real faults under a real cluster: a node killed with SIGKILL, the database stopped and started, a
+/// connection cut while its COMMIT is in flight, a node's connection terminated by the database.
+@Suite("Cluster faults", .requiresPostgres, .serialized)
+struct ClusterFaultTests {
+    /// Grants `count` memberships for `prefix`-N users through `node`, one connection, returns the users
+    /// whose grant was acknowledged and the highest change number seen.
+    static func grants(_ prefix: String, count: Int, through node: ClusterNode) -> (users: [String], seq: Int) {
+        var users: [String] = []
+        var seq = 0
+        guard let connection = try? node.connect(timeout: 15) else { return ([], 0) }
+        defer { connection.close() }
+        for index in 0..<count {
+            let user = "\(prefix)-\(index)"
+            guard let answer = try? connection.send(line: #"{"op":"grant","user":"\#(user)","product":"p1","idempotencyKey":"\#(user)"}"#) else { break }
+            if answer.isOK {
+                users.append(user)
+                seq = max(seq, answer.seq ?? 0)
+            }
+        }
+        return (users, seq)
+    }
+
+    @Test func aNodeKilledMidLoadLosesNothingItAcknowledgedAndTheOthersKeepServing() throws {
+        let url = try freshDatabase(on: SharedPostgres.server())
+        let victim = try ClusterNode(name: "victim", url: url)
+        let survivor = try ClusterNode(name: "survivor", url: url)
+        let result = NSLock()
+        var acknowledged: [String] = []
+        var newest = 0
+        let loader = Thread {
+            let (users, seq) = Self.grants("k", count: 400, through: victim)
+            result.lock()
+            acknowledged = users
+            newest = seq
+            result.unlock()
+        }
+        loader.start()
+        Thread.sleep(forTimeInterval: 0.7)
+        victim.kill9()
+        while !loader.isFinished { Thread.sleep(forTimeInterval: 0.05) }
+        result.lock()
+        let users = acknowledged
+        let seq = newest
+        result.unlock()
+        #expect(users.count > 0, "the load made no write before the kill")
+        // The survivor answers, and holds every acknowledged grant.
+        for user in users {
+            let check = try survivor.ok(#"{"op":"check","user":"\#(user)","product":"p1","minSeq":\#(seq)}"#)
+            #expect(check["active"]?.boolValue == true, "\(user) lost: \(check.line)")
+        }
+        try survivor.ok(#"{"op":"grant","user":"after-kill","product":"p1"}"#)
+        // Restarted, the victim catches up on everything, its own and the survivor's.
+        try victim.start()
+        for user in users + ["after-kill"] {
+            #expect(try victim.ok(#"{"op":"check","user":"\#(user)","product":"p1"}"#)["active"]?.boolValue == true, "\(user)")
+        }
+    }
+
+    @Test func whileTheDatabaseIsDownChecksAnswerAndWritesAreRefusedThenEverythingResumes() throws {
+        let server = try PostgresServer()
+        defer { server.close() }
+        let url = try freshDatabase(on: server)
+        let node = try ClusterNode(name: "n1", url: url)
+        let other = try ClusterNode(name: "n2", url: url)
+        let before = Self.grants("before", count: 30, through: node)
+        #expect(before.users.count == 30)
+
+        try server.stop()
+        let connection = try node.connect()
+        defer { connection.close() }
+        // Checks still answer from memory.
+        #expect(try connection.send(line: #"{"op":"check","user":"before-3","product":"p1"}"#)["active"]?.boolValue == true)
+        // A write is refused with `unavailable` within the write timeout, never a false ok.
+        let started = Date()
+        let refused = try connection.send(line: #"{"op":"grant","user":"during","product":"p1","idempotencyKey":"during"}"#)
+        #expect(refused.error?.code == "unavailable", "\(refused.line)")
+        #expect(Date().timeIntervalSince(started) < 8)
+        #expect(try connection.send(line: #"{"op":"check","user":"during","product":"p1"}"#)["active"]?.boolValue == false)
+        let stats = try connection.send(line: #"{"op":"stats"}"#)
+        #expect(stats.line.contains(#""connected":false"#), "\(stats.line)")
+
+        try server.start()
+        // The node reconnects by itself; writes resume.
+        #expect(try eventually(20) { try connection.send(line: #"{"op":"grant","user":"after","product":"p1"}"#).isOK })
+        let after = try connection.send(line: #"{"op":"grant","user":"after2","product":"p1"}"#)
+        #expect(after.isOK, "\(after.line)")
+        for user in before.users + ["after2"] {
+            #expect(try other.ok(#"{"op":"check","user":"\#(user)","product":"p1","minSeq":\#(after.seq ?? 0)}"#)["active"]?.boolValue == true, "\(user)")
+        }
+        #expect(try other.ok(#"{"op":"check","user":"during","product":"p1"}"#)["active"]?.boolValue == false)
+    }
+
+    @Test func aCommitWhoseAnswerIsLostIsFoundCommittedAndAcknowledgedOnce() throws {
+        let server = try SharedPostgres.server()
+        let databaseURL = try freshDatabase(on: server)
+        let temporary = try TemporaryDirectory()
+        let armFile = temporary.path + "/arm"
+        let proxy = Process()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/commit_cutting_proxy.py").path
+        proxy.arguments = ["python3", script, "\(server.port)", armFile]
+        let output = Pipe()
+        proxy.standardOutput = output
+        try proxy.run()
+        defer { proxy.terminate() }
+        let portLine = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let proxyPort = try #require(Int(portLine))
+        let proxiedURL = databaseURL.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxyPort)/")
+        let node = try ClusterNode(name: "cut", url: proxiedURL)
+        let witness = try ClusterNode(name: "witness", url: databaseURL)
+        try node.ok(#"{"op":"grant","user":"warm-up","product":"p1"}"#)
+
+        FileManager.default.createFile(atPath: armFile, contents: Data())
+        let answer = try node.send(#"{"op":"grant","user":"lost-answer","product":"p1","idempotencyKey":"lost-1"}"#)
+        #expect(!FileManager.default.fileExists(atPath: armFile), "the proxy never saw the COMMIT")
+        // The node reconnects and finds its group committed: the write is acknowledged, not refused.
+        #expect(answer.isOK, "\(answer.line)")
+        let seq = try #require(answer.seq)
+        let memberships = try witness.ok(#"{"op":"memberships","user":"lost-answer","minSeq":\#(seq)}"#).memberships ?? []
+        #expect(memberships.count == 1)
+        // A retry with the same key replays it; nothing is doubled.
+        let retry = try node.ok(#"{"op":"grant","user":"lost-answer","product":"p1","idempotencyKey":"lost-1"}"#)
+        #expect(retry.isIdempotentReplay)
+        #expect(try witness.ok(#"{"op":"memberships","user":"lost-answer","minSeq":\#(retry.seq ?? 0)}"#).memberships?.count == 1)
+        #expect(try server.psql("SELECT count(*) FROM entitled.changes", url: databaseURL).trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+    }
+
+    @Test func aNodeWhoseConnectionIsTerminatedReconnectsAndCatchesUp() throws {
+        let server = try SharedPostgres.server()
+        let name = "t\(UInt32.random(in: 0...UInt32.max))"
+        let url = try freshDatabase(on: server, name)
+        let node = try ClusterNode(name: "n1", url: url)
+        let other = try ClusterNode(name: "n2", url: url)
+        _ = try server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND application_name <> 'psql'")
+        // Both nodes lost their connection: the write goes through once `other` is back.
+        var grant: EntitledResponse?
+        #expect(try eventually(10) {
+            grant = try other.send(#"{"op":"grant","user":"while-cut","product":"p1","idempotencyKey":"while-cut"}"#)
+            return grant?.isOK == true
+        })
+        #expect(try eventually(10) {
+            try node.send(#"{"op":"check","user":"while-cut","product":"p1"}"#)["active"]?.boolValue == true
+        })
+        #expect(try node.ok(#"{"op":"grant","user":"after-cut","product":"p1"}"#).seq ?? 0 > grant?.seq ?? 0)
+    }
+}

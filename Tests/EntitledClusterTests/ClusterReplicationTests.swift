@@ -1,0 +1,124 @@
+import EntitledClient
+import EntitledTestSupport
+import Foundation
+import Testing
+
+/// Several real `entitled --postgres` processes on one real PostgreSQL: what one node writes, the others
+/// answer; concurrent writers on every node end with the same state everywhere.
+@Suite("Several nodes on one PostgreSQL", .requiresPostgres, .serialized)
+struct ClusterReplicationTests {
+    @Test func aWriteOnOneNodeIsReadOnTheOthersWithMinSeq() throws {
+        let url = try freshDatabase(on: SharedPostgres.server())
+        let nodes = try (1...3).map { try ClusterNode(name: "n\($0)", url: url) }
+        try nodes[0].ok(#"{"op":"define","entitlement":"pro","products":["p1"]}"#)
+        let grant = try nodes[1].ok(#"{"op":"grant","user":"alice","product":"p1","duration":"30d"}"#)
+        let seq = try #require(grant.seq)
+        for node in nodes {
+            let check = try node.ok(#"{"op":"check","user":"alice","entitlement":"pro","minSeq":\#(seq)}"#)
+            #expect(check["active"]?.boolValue == true, "\(node.name): \(check.line)")
+        }
+        // The same membership id on every node.
+        let id = try #require(grant.membership?.id)
+        for node in nodes {
+            #expect(try node.ok(#"{"op":"memberships","user":"alice","minSeq":\#(seq)}"#).memberships?.map(\.id) == [id])
+        }
+    }
+
+    @Test func aReadAskingForAChangeNotYetMadeAnswersStale() throws {
+        let url = try freshDatabase(on: SharedPostgres.server())
+        let node = try ClusterNode(name: "n1", url: url, arguments: ["--min-seq-wait", "200"])
+        let answer = try node.send(#"{"op":"check","user":"alice","minSeq":99}"#)
+        #expect(answer.error?.code == "stale", "\(answer.line)")
+    }
+
+    @Test func concurrentWritersOnEveryNodeEndWithIdenticalState() throws {
+        let url = try freshDatabase(on: SharedPostgres.server())
+        let nodes = try (1...3).map { try ClusterNode(name: "n\($0)", url: url) }
+        try nodes[0].ok(#"{"op":"define","entitlement":"pro","products":["p1","p2"]}"#)
+        // Guest purchases on shared devices, made before the race.
+        for device in 0..<6 { try nodes[device % 3].ok(#"{"op":"grant","device":"dev\#(device)","product":"p1","duration":"30d"}"#) }
+
+        let acknowledged = NSLock()
+        var grantIDs: [String: String] = [:]  // idempotency key -> membership id
+        var highest = 0
+        var failures: [String] = []
+        DispatchQueue.concurrentPerform(iterations: 9) { worker in
+            let node = nodes[worker % 3]
+            do {
+                let connection = try node.connect()
+                defer { connection.close() }
+                for round in 0..<15 {
+                    // Keys shared by the three workers of a round: one membership per key, whoever wins.
+                    let key = "order-\(worker / 3)-\(round)"
+                    let grant = try connection.send(line: #"{"op":"grant","user":"u\#(round % 5)","product":"p2","expiresAt":"2099-01-01T00:00:00Z","idempotencyKey":"\#(key)"}"#)
+                    let claim = try connection.send(line: #"{"op":"claim","device":"dev\#(round % 6)","user":"u\#(worker)"}"#)
+                    let event = try connection.send(line: #"{"op":"event","membership":"\#(grant.membership?.id ?? "none")","type":"renewal","eventId":"evt-\#(key)","eventTime":"2026-01-01T00:00:00Z","expiresAt":"2099-01-01T00:00:00Z"}"#)
+                    acknowledged.lock()
+                    for answer in [grant, claim, event] {
+                        if answer.isOK { highest = max(highest, answer.seq ?? 0) } else { failures.append(answer.line) }
+                    }
+                    if let id = grant.membership?.id {
+                        if let earlier = grantIDs[key], earlier != id { failures.append("key \(key) gave \(earlier) and \(id)") }
+                        grantIDs[key] = id
+                    }
+                    acknowledged.unlock()
+                    if round % 5 == 4, let id = grant.membership?.id {
+                        let revoke = try connection.send(line: #"{"op":"revoke","membership":"\#(id)","reason":"refund"}"#)
+                        acknowledged.lock()
+                        if revoke.isOK { highest = max(highest, revoke.seq ?? 0) } else { failures.append(revoke.line) }
+                        acknowledged.unlock()
+                    }
+                }
+            } catch {
+                acknowledged.lock()
+                failures.append("\(node.name): \(error)")
+                acknowledged.unlock()
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        #expect(grantIDs.count == 45)
+
+        // Every node, once it holds the newest acknowledged change, answers every read the same.
+        var views: [[String]] = []
+        for node in nodes {
+            var view: [String] = []
+            for subject in (0..<9).map({ #""user":"u\#($0)""#}) + (0..<6).map({ #""device":"dev\#($0)""# }) {
+                view.append(try node.ok(#"{"op":"memberships",\#(subject),"minSeq":\#(highest)}"#).line)
+                view.append(try node.ok(#"{"op":"customer",\#(subject),"minSeq":\#(highest)}"#).line.replacingOccurrences(of: #"requestDate":"[^"]*""#, with: "", options: .regularExpression))
+            }
+            views.append(view)
+        }
+        #expect(views[0] == views[1])
+        #expect(views[0] == views[2])
+        // Each idempotency key made exactly one membership.
+        let all = try nodes[0].ok(#"{"op":"stats"}"#)
+        #expect(all["replication"] != nil, "\(all.line)")
+    }
+
+    @Test func aWatcherOnOneNodeHearsOfAGrantMadeOnAnother() throws {
+        let url = try freshDatabase(on: SharedPostgres.server())
+        let watcherNode = try ClusterNode(name: "watcher", url: url)
+        let writerNode = try ClusterNode(name: "writer", url: url)
+        let watch = try watcherNode.connect()
+        defer { watch.close() }
+        #expect(try watch.send(.watch(user: "carol")).isOK)
+        try writerNode.ok(#"{"op":"grant","user":"carol","product":"p1","duration":"1d"}"#)
+        let push = try watch.nextPush(timeout: 10)
+        #expect(push != nil)
+    }
+
+    @Test func aNewNodeStartsFromTheSnapshotInTheDatabaseAndTheChangesAfterIt() throws {
+        let server = try SharedPostgres.server()
+        let url = try freshDatabase(on: server)
+        let first = try ClusterNode(name: "first", url: url)
+        for user in 0..<20 { try first.ok(#"{"op":"grant","user":"s\#(user)","product":"p1"}"#) }
+        let snapshot = try first.ok(#"{"op":"snapshot"}"#)
+        #expect(snapshot.line.contains("postgres:entitled.snapshots/20"), "\(snapshot.line)")
+        let after = try first.ok(#"{"op":"grant","user":"late","product":"p1"}"#)
+        let joined = try ClusterNode(name: "joined", url: url)
+        #expect(try joined.ok(#"{"op":"check","user":"s7","product":"p1"}"#)["active"]?.boolValue == true)
+        #expect(try joined.ok(#"{"op":"check","user":"late","product":"p1","minSeq":\#(after.seq ?? 0)}"#)["active"]?.boolValue == true)
+        let stats = try joined.ok(#"{"op":"stats"}"#)
+        #expect(stats.line.contains(#""snapshotSequence":20"#), "\(stats.line)")
+    }
+}

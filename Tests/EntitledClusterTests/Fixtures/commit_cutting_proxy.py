@@ -1,0 +1,62 @@
+"""A TCP proxy between an entitled node and PostgreSQL that can lose a COMMIT's answer.
+
+Usage: commit_cutting_proxy.py TARGET_PORT ARM_FILE
+Prints the port it listens on (127.0.0.1), then forwards every connection to 127.0.0.1:TARGET_PORT.
+While ARM_FILE exists, the first client message that holds the query COMMIT is forwarded to the
+server, and 0.3 s later (the server has committed by then) both sides of that connection are closed,
+so the client never learns the outcome; ARM_FILE is then removed and the proxy goes on forwarding.
+"""
+import os
+import socket
+import sys
+import threading
+import time
+
+target_port = int(sys.argv[1])
+arm_file = sys.argv[2]
+lock = threading.Lock()
+
+
+def pump(source, destination, watch_commit):
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            destination.sendall(data)
+            if watch_commit and b"COMMIT\x00" in data:
+                with lock:
+                    armed = os.path.exists(arm_file)
+                    if armed:
+                        os.remove(arm_file)
+                if armed:
+                    time.sleep(0.3)
+                    for s in (source, destination):
+                        try:
+                            s.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+                    break
+    except OSError:
+        pass
+    for s in (source, destination):
+        try:
+            s.close()
+        except OSError:
+            pass
+
+
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", 0))
+listener.listen(64)
+print(listener.getsockname()[1], flush=True)
+while True:
+    client, _ = listener.accept()
+    try:
+        server = socket.create_connection(("127.0.0.1", target_port))
+    except OSError:
+        client.close()
+        continue
+    threading.Thread(target=pump, args=(client, server, True), daemon=True).start()
+    threading.Thread(target=pump, args=(server, client, False), daemon=True).start()
