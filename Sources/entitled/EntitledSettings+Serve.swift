@@ -61,7 +61,7 @@ extension EntitledSettings {
                 "dataDir": "\(dataDir)", "fsync": "\(fsync.rawValue)", "snapshotInterval": "\(snapshotInterval)s",
                 "eventLoops": "\(eventLoops)", "busyPoll": "\(busyPoll)µs", "maxLineLength": "\(maxLineLength)",
                 "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
-                "shutdownTimeout": "\(shutdownTimeout)s",
+                "shutdownTimeout": "\(shutdownTimeout)s", "minSeqWait": "\(minSeqWait)ms",
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
                 "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
                 "config": "\(config ?? "none")",
@@ -99,6 +99,7 @@ extension EntitledSettings {
         configuration.idleTimeoutSeconds = idleTimeout
         configuration.maximumRequestsPerTurn = maxRequestsPerTurn
         configuration.shutdownTimeoutSeconds = shutdownTimeout
+        configuration.minimumSequenceWaitMilliseconds = minSeqWait
         DescriptorLimit.raise(toServe: maxConnections, logger: logger)
         configuration.accessTokens = accessTokens
         configuration.accessTokenFile = authFile
