@@ -40,7 +40,8 @@ struct ChangeNumberOverTCPTests {
     }
 
     @Test func aReadWithMinSeqWaitsForAWriteOnAnotherConnection() async throws {
-        try await withTestServer { server in
+        // A long wait, so that only the write answers the read, however late this task resumes.
+        try await withTestServer(configure: { $0.minimumSequenceWaitMilliseconds = 30_000 }) { server in
             let reader = try server.rawSocket()
             try reader.send(#"{"op":"check","user":"u1","minSeq":1,"id":1}"# + "\n" + #"{"op":"check","user":"u1","id":2}"# + "\n")
             try await Task.sleep(for: .milliseconds(100))
