@@ -51,6 +51,16 @@ public final class PrometheusExporter: Sendable {
         for name in Self.gaugeNames {
             metrics.gauges[name] = CoreMetrics.Gauge(label: name, dimensions: [], factory: factory)
         }
+        // Only a node of a cluster has a replica to report on: a standalone server does not show these at
+        // 0, which an alert on `entitled_replication_connected` would take for a lost database.
+        if server.statistics().replication != nil {
+            for name in Self.replicationCounterNames {
+                metrics.counters[name] = CoreMetrics.Counter(label: name, dimensions: [], factory: factory)
+            }
+            for name in Self.replicationGaugeNames {
+                metrics.gauges[name] = CoreMetrics.Gauge(label: name, dimensions: [], factory: factory)
+            }
+        }
         CoreMetrics.Gauge(label: "entitled_build_info", dimensions: [("version", EntitledServer.version)], factory: factory).record(1)
         self.metrics = NIOLockedValueBox(metrics)
     }
@@ -67,6 +77,17 @@ public final class PrometheusExporter: Sendable {
         "entitled_snapshot_size_bytes", "entitled_snapshot_last_write_timestamp_seconds",
         "entitled_snapshot_last_duration_seconds", "entitled_log_writable", "entitled_log_unwritable_since_timestamp_seconds",
         "entitled_log_needs_restart",
+    ]
+
+    private static let replicationCounterNames = [
+        "entitled_replication_groups_committed_total", "entitled_replication_writes_committed_total",
+        "entitled_replication_groups_failed_total", "entitled_replication_reconnects_total",
+        "entitled_replication_changes_replicated_total",
+    ]
+    private static let replicationGaugeNames = [
+        "entitled_replication_lag_changes", "entitled_replication_seconds_since_contact", "entitled_replication_connected",
+        "entitled_replication_writable", "entitled_replication_applied_sequence", "entitled_replication_known_sequence",
+        "entitled_replication_snapshot_sequence",
     ]
 
     /// The metrics now, as the body of a `GET /metrics` answer (text format 0.0.4).
@@ -102,6 +123,16 @@ public final class PrometheusExporter: Sendable {
             ("entitled_log_outages_total", UInt64(statistics.persistence?.logOutages ?? 0)),
         ]
         for (name, value) in counts { advance(metrics.counters[name], key: name, to: value) }
+        if let replication = statistics.replication {
+            let replicated: [(String, UInt64)] = [
+                ("entitled_replication_groups_committed_total", replication.groupsCommitted),
+                ("entitled_replication_writes_committed_total", replication.writesCommitted),
+                ("entitled_replication_groups_failed_total", replication.groupsFailed),
+                ("entitled_replication_reconnects_total", replication.reconnects),
+                ("entitled_replication_changes_replicated_total", replication.changesReplicated),
+            ]
+            for (name, value) in replicated { advance(metrics.counters[name], key: name, to: value) }
+        }
 
         var gauges: [(String, Double)] = [
             ("entitled_start_time_seconds", Double(statistics.startedAt.millisecondsSinceEpoch) / 1000),
@@ -129,6 +160,19 @@ public final class PrometheusExporter: Sendable {
             if let milliseconds = persistence.snapshotMilliseconds {
                 gauges.append(("entitled_snapshot_last_duration_seconds", Double(milliseconds) / 1000))
             }
+        }
+        if let replication = statistics.replication {
+            gauges += [
+                ("entitled_replication_lag_changes", Double(replication.lagChanges)),
+                // -1 before the first contact: "never" must not read as "just now".
+                ("entitled_replication_seconds_since_contact", replication.secondsSinceContact ?? -1),
+                // 0 while the database is unreachable: the thing to alert on. Why is in `stats` (`lastError`).
+                ("entitled_replication_connected", replication.connected ? 1 : 0),
+                ("entitled_replication_writable", replication.writable ? 1 : 0),
+                ("entitled_replication_applied_sequence", Double(replication.appliedSequence)),
+                ("entitled_replication_known_sequence", Double(replication.knownSequence)),
+                ("entitled_replication_snapshot_sequence", Double(replication.snapshotSequence)),
+            ]
         }
         for (name, value) in gauges { metrics.gauges[name]?.record(value) }
     }

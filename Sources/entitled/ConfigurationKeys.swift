@@ -55,6 +55,7 @@ struct ConfigurationKey: Sendable, Hashable {
         .init(name: "idle-timeout", kind: .number),
         .init(name: "max-requests-per-turn", kind: .integer),
         .init(name: "shutdown-timeout", kind: .number),
+        .init(name: "min-seq-wait", kind: .integer),
         .init(name: "tls-cert", kind: .text),
         .init(name: "tls-key", kind: .text),
         .init(name: "auth", kind: .text),

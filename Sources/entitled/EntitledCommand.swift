@@ -82,6 +82,9 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "On SIGTERM or SIGINT, the most seconds connections get to finish the requests they sent before they are closed (0: at once); the final snapshot follows. Default: \(Int(ServerConfiguration.defaultShutdownTimeoutSeconds)).")
     var shutdownTimeout: Double?
 
+    @Option(help: ArgumentHelp("The most milliseconds a check, memberships or customer request with \"minSeq\" waits for this node to apply that change before it is answered \"stale\" (0 to \(ServerConfiguration.largestMinimumSequenceWaitMilliseconds)). Default: \(ServerConfiguration.defaultMinimumSequenceWaitMilliseconds).", valueName: "ms"))
+    var minSeqWait: Int?
+
     @Option(help: ArgumentHelp("Serve TCP over TLS with this PEM certificate chain (the server's certificate first); needs --tls-key. The Unix socket stays plain.", valueName: "file"))
     var tlsCert: String?
 
@@ -155,6 +158,7 @@ struct EntitledCommand: AsyncParsableCommand {
         give("idle-timeout", idleTimeout.map(ConfigContent.double))
         give("max-requests-per-turn", maxRequestsPerTurn.map(ConfigContent.int))
         give("shutdown-timeout", shutdownTimeout.map(ConfigContent.double))
+        give("min-seq-wait", minSeqWait.map(ConfigContent.int))
         give("tls-cert", tlsCert.map(ConfigContent.string))
         give("tls-key", tlsKey.map(ConfigContent.string))
         give("auth", authFile.map(ConfigContent.string))

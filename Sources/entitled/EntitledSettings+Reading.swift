@@ -57,6 +57,7 @@ extension EntitledSettings {
             idleTimeout = try sources.number("idle-timeout") ?? idleTimeout
             maxRequestsPerTurn = try sources.integer("max-requests-per-turn") ?? maxRequestsPerTurn
             shutdownTimeout = try sources.number("shutdown-timeout") ?? shutdownTimeout
+            minSeqWait = try sources.integer("min-seq-wait") ?? minSeqWait
             tlsCert = sources.text("tls-cert")
             tlsKey = sources.text("tls-key")
             authFile = sources.text("auth")

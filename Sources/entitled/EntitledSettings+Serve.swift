@@ -63,7 +63,7 @@ extension EntitledSettings {
                 "postgres": "\(postgres.flatMap { try? PostgresLocation(url: $0).description } ?? (postgres == nil ? "off" : "invalid"))", "snapshotInterval": "\(snapshotInterval)s",
                 "eventLoops": "\(eventLoops)", "busyPoll": "\(busyPoll)µs", "maxLineLength": "\(maxLineLength)",
                 "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
-                "shutdownTimeout": "\(shutdownTimeout)s",
+                "shutdownTimeout": "\(shutdownTimeout)s", "minSeqWait": "\(minSeqWait)ms",
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
                 "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
                 "config": "\(config ?? "none")",
@@ -83,6 +83,7 @@ extension EntitledSettings {
         configuration.idleTimeoutSeconds = idleTimeout
         configuration.maximumRequestsPerTurn = maxRequestsPerTurn
         configuration.shutdownTimeoutSeconds = shutdownTimeout
+        configuration.minimumSequenceWaitMilliseconds = minSeqWait
         DescriptorLimit.raise(toServe: maxConnections, logger: logger)
         configuration.accessTokens = accessTokens
         configuration.accessTokenFile = authFile

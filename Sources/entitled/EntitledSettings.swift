@@ -24,6 +24,7 @@ struct EntitledSettings: Sendable {
     var idleTimeout = ServerConfiguration.defaultIdleTimeoutSeconds
     var maxRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
     var shutdownTimeout = ServerConfiguration.defaultShutdownTimeoutSeconds
+    var minSeqWait = ServerConfiguration.defaultMinimumSequenceWaitMilliseconds
     var tlsCert: String?
     var tlsKey: String?
     var authFile: String?
@@ -75,6 +76,11 @@ struct EntitledSettings: Sendable {
         guard maxRequestsPerTurn >= 1 else { throw ValidationError("--max-requests-per-turn must be at least 1, not \(maxRequestsPerTurn)") }
         guard (0...3600).contains(shutdownTimeout) else {
             throw ValidationError("--shutdown-timeout must be from 0 to 3600 seconds, not \(shutdownTimeout)")
+        }
+        guard (0...ServerConfiguration.largestMinimumSequenceWaitMilliseconds).contains(minSeqWait) else {
+            throw ValidationError(
+                "--min-seq-wait must be from 0 to \(ServerConfiguration.largestMinimumSequenceWaitMilliseconds) milliseconds, not \(minSeqWait)"
+            )
         }
         guard idleTimeout >= 0, idleTimeout <= 86_400 * 365 else {
             throw ValidationError("--idle-timeout must be from 0 (never) to a year in seconds, not \(idleTimeout)")

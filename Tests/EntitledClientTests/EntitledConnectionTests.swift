@@ -27,6 +27,24 @@ import Testing
         #expect(missing.error?.code == "not_found")
     }
 
+    @Test func writesAnswerTheirSequenceAndReadsTakeItAsMinSeq() throws {
+        let server = try RunningEntitled()
+        let writer = EntitledConnection(address: .tcp(host: "127.0.0.1", port: server.port))
+        let reader = EntitledConnection(address: .tcp(host: "127.0.0.1", port: server.port))
+        let define = try writer.send(.define(entitlement: "pro", products: ["prod_pro"]))
+        #expect(define.sequence == 1)
+        let grant = try writer.send(.grant(user: "u1", product: "prod_pro"))
+        let sequence = try #require(grant.sequence)
+        #expect(sequence == 2)
+        let claim = try writer.send(.claim(device: "d1", user: "u1"))
+        #expect(claim.sequence == 2, "a claim that moved nothing answers the newest change it saw")
+        #expect(try reader.send(.check(user: "u1", entitlement: "pro", minSeq: sequence))["active"]?.boolValue == true)
+        #expect(try reader.send(.memberships(user: "u1", minSeq: sequence)).memberships?.count == 1)
+        #expect(try reader.send(.customer(user: "u1", minSeq: sequence)).customer != nil)
+        #expect(try reader.send(.check(user: "u1")).sequence == nil, "reads carry no seq")
+        #expect(EntitledRequest.check(user: "u1", minSeq: 7).jsonLine == #"{"op":"check","user":"u1","minSeq":7}"#)
+    }
+
     @Test func worksOverAUnixSocket() throws {
         let server = try RunningEntitled(unixSocket: true)
         let connection = EntitledConnection(address: .unixSocket(path: try #require(server.socketPath)))

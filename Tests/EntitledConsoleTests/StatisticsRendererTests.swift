@@ -27,4 +27,16 @@ import Testing
         #expect(text.contains("store"), "\(text)")
         #expect(!text.contains("writes "), "\(text)")
     }
+
+    static let clusterNode = #"{"ok":true,"server":"entitled 0.1.0","startedAt":"2026-11-22T10:50:45.993Z","uptimeSeconds":3,"connections":{"open":1,"accepted":1,"refused":0,"closedIdle":0},"requests":{"total":2,"invalid":0,"byOp":{"grant":2}},"errors":{"total":1,"byCode":{"unavailable":1}},"latencyMicros":{},"store":{"users":1,"devices":0,"memberships":1,"entitlements":0},"replication":{"source":"postgres://entitled@db:5432/app","node":"node-b","connected":false,"writable":false,"appliedSequence":41,"knownSequence":44,"lagChanges":3,"secondsSinceContact":12.5,"snapshotSequence":30,"groupsCommitted":7,"writesCommitted":9,"groupsFailed":1,"reconnects":2,"changesReplicated":25,"lastError":"connection refused"}}"#
+
+    @Test func statsOfAClusterNodeShowsItsReplicaInsteadOfTheLog() throws {
+        let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
+        let text = renderer.render(command: "stats", response: try response(Self.clusterNode))
+        #expect(text.contains("cluster      node node-b of postgres://entitled@db:5432/app; not connected, last contact 12.5 s ago"), "\(text)")
+        #expect(text.contains("replica      applied change 41, 3 behind; 25 changes from other nodes"), "\(text)")
+        #expect(text.contains("writes       refused: connection refused"), "\(text)")
+        #expect(text.contains("commits      7 groups (9 writes) committed, 1 failed; 2 reconnects"), "\(text)")
+        #expect(!text.contains("log "), "\(text)")
+    }
 }

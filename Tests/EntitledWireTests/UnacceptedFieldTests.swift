@@ -44,7 +44,7 @@ import Testing
     @Test func aKnownFieldTheOperationDoesNotUseIsRefusedNamingIt() throws {
         let error = try failure(#"{"op":"check","user":"alice","entitlement":"pro","duration":"30d"}"#)
         #expect(error.code == .badRequest)
-        #expect(error.message == #"field "duration" is not used by check; check takes user, device, product, entitlement, at (and id)"#)
+        #expect(error.message == #"field "duration" is not used by check; check takes user, device, product, entitlement, at, minSeq (and id)"#)
         try expectBadRequest(#"{"op":"ping","product":"p"}"#, mentioning: #"field "product" is not used by ping"#, "no field besides op and id")
     }
 
@@ -99,7 +99,9 @@ import Testing
     }
 
     @Test func theAcceptedFieldsAreWhatEachOperationReads() throws {
-        #expect(Request.Operation.check.acceptedFieldNames == ["user", "device", "product", "entitlement", "at"])
+        #expect(Request.Operation.check.acceptedFieldNames == ["user", "device", "product", "entitlement", "at", "minSeq"])
+        #expect(Request.Operation.memberships.acceptedFieldNames == ["user", "device", "at", "minSeq"])
+        #expect(Request.Operation.customer.acceptedFieldNames == ["user", "device", "minSeq"])
         #expect(Request.Operation.ping.acceptedFieldNames == [])
         #expect(Request.Operation.define.acceptedFieldNames == ["entitlement", "reason", "products"])
         #expect(Request.Operation.auth.acceptedFieldNames == ["token"])
@@ -113,8 +115,8 @@ import Testing
     @Test func helloListsTheFieldsOfEveryOperation() throws {
         let line = encode(.hello(protocolVersion: protocolVersion, server: "entitled test", operations: [.ping, .check], authRequired: false))
         #expect(line.contains(#""operations":["ping","check"]"#))
-        #expect(line.contains(#""fields":{"ping":[],"check":["user","device","product","entitlement","at"]}"#))
+        #expect(line.contains(#""fields":{"ping":[],"check":["user","device","product","entitlement","at","minSeq"]}"#))
         let object = try parseJSONObject(line)
-        #expect(object["protocol"] as? Int == 2)
+        #expect(object["protocol"] as? Int == 3)
     }
 }

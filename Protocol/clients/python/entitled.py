@@ -1,7 +1,7 @@
 """A client for the `entitled` server: newline-delimited JSON over TCP or a Unix socket.
 
 One module, Python 3.11 standard library only. The protocol is specified in Protocol/PROTOCOL.md
-(protocol version 2); this module follows it and adds nothing the server does not do.
+(protocol version 3); this module follows it and adds nothing the server does not do.
 
     from entitled import Client, EntitledError
 
@@ -39,15 +39,24 @@ Results of the typed methods
     watch, unwatch                               -> int, the "watches" count
     A typed method raises TypeError for a keyword argument it does not take, before sending anything,
     with the name meant when one is close (grant(..., duraton="30d") -> did you mean 'duration'?): the
-    server refuses fields an operation does not take (protocol version 2), and a typo must never be sent.
+    server refuses fields an operation does not take (since protocol version 2), and a typo must never be sent.
     `id=` is accepted by every method. request() and pipeline() send the fields they are given as they
     are; hello() says which fields each operation of the server takes ("fields").
+
+Reading your writes (protocol version 3)
+    The answer to every write (grant, claim, revoke, define, undefine, event, erase) carries "seq", the
+    number of its change; the client keeps the newest it received as `last_seq` (also for the methods that
+    return only part of the answer). check, memberships and customer take min_seq: the server answers once
+    it has applied that change, which on another connection, or another node of a cluster, makes the read
+    see the write:  c.grant(...); other.check(user=..., min_seq=c.last_seq). If the server has not applied
+    it within its --min-seq-wait, the read raises EntitledError with code "stale"; retry, or ask elsewhere.
 
 Errors
     EntitledError      the server answered {"ok": false, ...}: .code ("not_found", "bad_request", ...),
                        .message (for people; do not parse it), .answer (the whole answer). "unavailable"
-                       means the server takes no writes now (its disk is full or failed) and the write
-                       was not carried out: retrying it later cannot make a duplicate.
+                       means the server takes no writes now (its disk is full or failed, or on a node of a
+                       cluster the database did not commit it) and the write was not carried out; "stale"
+                       that a read's min_seq was not reached in time.
     ConnectionClosedError (a ConnectionError) the connection is closed or dropped; the client cannot be
                        used any more. A request without an answer may or may not have been carried out.
     TimeoutError       no progress for `timeout` seconds while waiting for answers; the client closes the
@@ -102,7 +111,7 @@ __all__ = [
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7117
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 _READ_SIZE = 65536
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
@@ -240,6 +249,9 @@ class Client:
         self._pushes: collections.deque[dict] = collections.deque()
         self._next_id = 1
         self._lock = threading.RLock()
+        #: The newest "seq" a write's answer on this connection carried (None before any): give it as
+        #: min_seq to a read elsewhere to see the write there.
+        self.last_seq: int | None = None
         self._closed_reason: str | None = None
         if token is not None:
             try:
@@ -321,7 +333,12 @@ class Client:
                 lines.append(text.encode("utf-8") + b"\n")
             if not lines:
                 return []
-            return self._exchange(sock, b"".join(lines), ids)
+            answers = self._exchange(sock, b"".join(lines), ids)
+            for answer in answers:
+                seq = answer.get("seq")
+                if isinstance(seq, int) and not isinstance(seq, bool) and (self.last_seq is None or seq > self.last_seq):
+                    self.last_seq = seq
+            return answers
 
     def next_push(self, timeout: float | None = None) -> dict | None:
         """Returns the oldest pushed line ({"push": "access", "cause": ..., "membership": {...}}), waiting
@@ -480,7 +497,7 @@ class Client:
         return self._call("ping", {}, extra)
 
     def hello(self, **extra: Any) -> dict:
-        """{"protocol": 2, "server": "entitled 0.1.0", "operations": [...], "fields": {op: [...]},
+        """{"protocol": 3, "server": "entitled 0.1.0", "operations": [...], "fields": {op: [...]},
         "authRequired": bool}."""
         return self._call("hello", {}, extra)
 
@@ -510,7 +527,7 @@ class Client:
         reason: str | None = None,
         **extra: Any,
     ) -> dict:
-        """Creates a membership. Returns the answer: {"membership": {...}} (+ "idempotentReplay": true)."""
+        """Creates a membership. Returns the answer: {"seq": N, "membership": {...}} (+ "idempotentReplay": true)."""
         return self._call("grant", dict(
             product=product, user=user, device=device, plan=plan, source=source, expires_at=expires_at,
             duration=duration, will_renew=will_renew, period_type=period_type, environment=environment,
@@ -527,11 +544,13 @@ class Client:
         product: str | None = None,
         entitlement: str | None = None,
         at: str | _dt.datetime | None = None,
+        min_seq: int | None = None,
         **extra: Any,
     ) -> CheckResult:
-        """Whether the subject has access (to `product`, to `entitlement`, or to anything)."""
+        """Whether the subject has access (to `product`, to `entitlement`, or to anything); with min_seq,
+        once the server has applied that change (EntitledError "stale" if it does not in time)."""
         answer = self._call("check", dict(
-            user=user, device=device, product=product, entitlement=entitlement, at=at,
+            user=user, device=device, product=product, entitlement=entitlement, at=at, min_seq=min_seq,
         ), extra)
         return CheckResult(active=answer["active"] is True, expires_at=answer.get("expiresAt"))
 
@@ -549,10 +568,11 @@ class Client:
         user: str | None = None,
         device: str | None = None,
         at: str | _dt.datetime | None = None,
+        min_seq: int | None = None,
         **extra: Any,
     ) -> list[dict]:
-        """Every membership the subject sees, newest first."""
-        return self._call("memberships", dict(user=user, device=device, at=at), extra)["memberships"]
+        """Every membership the subject sees, newest first (with min_seq: as for check)."""
+        return self._call("memberships", dict(user=user, device=device, at=at, min_seq=min_seq), extra)["memberships"]
 
     def define(
         self, entitlement: str, products: Iterable[str], *, reason: str | None = None, **extra: Any
@@ -589,7 +609,8 @@ class Client:
         """The server's counters since it started (an admin operation). Returns the answer: {"server",
         "startedAt", "uptimeSeconds", "connections", "requests" ({"total", "invalid", "byOp"}), "errors"
         ({"total", "byCode"}), "latencyMicros" ({op: {"count", "p50", "p90", "p99", "p999", "max"}}),
-        "store", "persistence" (None without a data directory)}."""
+        "store", "persistence" (None without a data directory), or on a node of a cluster "replication"
+        instead ({"connected", "writable", "appliedSequence", "lagChanges", ...})}."""
         return self._call("stats", {}, extra)
 
     def reload(self, **extra: Any) -> dict:
@@ -620,9 +641,11 @@ class Client:
             transaction_id=transaction_id, reason=reason,
         ), extra)
 
-    def customer(self, *, user: str | None = None, device: str | None = None, **extra: Any) -> dict:
-        """The CustomerInfo view: entitlements, activeProducts, allPurchasedProductIds, ..."""
-        return self._call("customer", dict(user=user, device=device), extra)["customer"]
+    def customer(self, *, user: str | None = None, device: str | None = None, min_seq: int | None = None,
+                 **extra: Any) -> dict:
+        """The CustomerInfo view: entitlements, activeProducts, allPurchasedProductIds, ... (with min_seq:
+        as for check)."""
+        return self._call("customer", dict(user=user, device=device, min_seq=min_seq), extra)["customer"]
 
     def history(
         self,

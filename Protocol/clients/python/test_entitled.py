@@ -253,7 +253,7 @@ class HelloAndBasics(ServerTestCase):
                    "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats", "reload", "undefine",
                    "erase"]:
             self.assertIn(op, hello["operations"])
-        self.assertEqual(hello["fields"]["check"], ["user", "device", "product", "entitlement", "at"])
+        self.assertEqual(hello["fields"]["check"], ["user", "device", "product", "entitlement", "at", "minSeq"])
         self.assertEqual(hello["fields"]["ping"], [])
         self.assertEqual(set(hello["fields"]), set(hello["operations"]))
         self.assertIs(c.ping()["ok"], True)
@@ -602,6 +602,47 @@ class EventsAndHistory(ServerTestCase):
         self.assertTrue(snap["file"].startswith("snapshot-"))
         self.assertEqual(snap["memberships"], 1)
         self.assertTrue(os.path.exists(os.path.join(self.tmp, "data", snap["file"])))
+
+
+class ChangeNumbers(ServerTestCase):
+    """seq in write answers, last_seq, min_seq on reads, and stale (protocol version 3)."""
+
+    def server_arguments(self) -> list[str]:
+        return ["--min-seq-wait", "200"]
+
+    def test_writes_carry_seq_and_the_client_keeps_the_newest(self) -> None:
+        c = self.client()
+        self.assertIsNone(c.last_seq)
+        defined = c.define("pro", ["prod_pro"])
+        self.assertEqual(defined["seq"], 1)
+        grant = c.grant("prod_pro", device="phone", duration="30d")
+        self.assertEqual(grant["seq"], 2)
+        self.assertEqual(c.last_seq, 2)
+        self.assertEqual(c.claim(device="phone", user="alice"), 1)
+        self.assertEqual(c.last_seq, 3)
+        self.assertEqual(c.claim(device="phone", user="alice"), 0)
+        self.assertEqual(c.last_seq, 3, "a claim that moved nothing answers the newest change it saw")
+        c.revoke(grant["membership"]["id"])
+        self.assertEqual(c.last_seq, 4)
+        # Reads carry none and leave it.
+        c.check(user="alice")
+        self.assertEqual(c.last_seq, 4)
+
+    def test_a_read_with_min_seq_sees_the_write_and_a_change_not_made_is_stale(self) -> None:
+        writer, reader = self.client(), self.client()
+        writer.grant("prod_pro", user="bob")
+        self.assertTrue(reader.check(user="bob", product="prod_pro", min_seq=writer.last_seq))
+        self.assertEqual(len(reader.memberships(user="bob", min_seq=writer.last_seq)), 1)
+        self.assertEqual(reader.customer(user="bob", min_seq=writer.last_seq)["activeProducts"], ["prod_pro"])
+        started = time.monotonic()
+        with self.assertRaises(EntitledError) as raised:
+            reader.check(user="bob", min_seq=writer.last_seq + 1000)
+        self.assertEqual(raised.exception.code, "stale")
+        self.assertGreaterEqual(time.monotonic() - started, 0.19)
+        # The connection goes on.
+        self.assertTrue(reader.check(user="bob"))
+        with self.assertRaises(TypeError):
+            reader.check(user="bob", minseq=1)
 
 
 class Statistics(ServerTestCase):

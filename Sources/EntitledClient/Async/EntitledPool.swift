@@ -99,15 +99,17 @@ public actor EntitledPool {
         return response
     }
 
-    /// Whether the subject has access, and until when (see `EntitledAccess`).
+    /// Whether the subject has access, and until when (see `EntitledAccess`). With `minSeq` (a write's
+    /// `EntitledResponse.sequence`), the answer waits until the server has applied that write.
     /// - Throws: `server(failure)` for an error answer (`not_found` for an entitlement the catalog does not
-    ///   define, `bad_request`, ...), and the errors of `send`.
+    ///   define, `bad_request`, `stale` when the server had not applied `minSeq` in time, ...), and the
+    ///   errors of `send`.
     public func check(
         user: String? = nil, device: String? = nil, product: String? = nil, entitlement: String? = nil, at: String? = nil,
-        timeout: Duration? = nil
+        minSeq: UInt64? = nil, timeout: Duration? = nil
     ) async throws(EntitledClientError) -> EntitledAccess {
         let response = try await sendExpectingSuccess(
-            .check(user: user, device: device, product: product, entitlement: entitlement, at: at), timeout: timeout
+            .check(user: user, device: device, product: product, entitlement: entitlement, at: at, minSeq: minSeq), timeout: timeout
         )
         guard let active = response["active"]?.boolValue else {
             throw .malformedResponse(line: response.line, reason: "a check's answer must have a boolean \"active\"")

@@ -14,10 +14,20 @@ extension EntitledRequest {
     public static let reload = EntitledRequest(op: "reload")
 
     /// Whether the subject (a user, a device or both) has access, to one product, one entitlement or any.
+    /// With `minSeq` (a write's `EntitledResponse.sequence`), answered once the server has applied that
+    /// change, or `stale` if it does not within its `--min-seq-wait`.
     public static func check(
-        user: String? = nil, device: String? = nil, product: String? = nil, entitlement: String? = nil, at: String? = nil
+        user: String? = nil, device: String? = nil, product: String? = nil, entitlement: String? = nil, at: String? = nil,
+        minSeq: UInt64? = nil
     ) -> EntitledRequest {
-        EntitledRequest(op: "check", ["user": user, "device": device, "product": product, "entitlement": entitlement, "at": at])
+        EntitledRequest(
+            op: "check",
+            [
+                ("user", user.map(JSONValue.string)), ("device", device.map(JSONValue.string)),
+                ("product", product.map(JSONValue.string)), ("entitlement", entitlement.map(JSONValue.string)),
+                ("at", at.map(JSONValue.string)), ("minSeq", minSeq.map { JSONValue.number(String($0)) }),
+            ]
+        )
     }
 
     /// Creates a membership. Give `expiresAt` (an RFC 3339 time) or `duration` (`"30d"`), or neither for lifetime.
@@ -59,9 +69,15 @@ extension EntitledRequest {
         EntitledRequest(op: "revoke", ["membership": membership, "reason": reason])
     }
 
-    /// Every membership the subject can see, newest first.
-    public static func memberships(user: String? = nil, device: String? = nil, at: String? = nil) -> EntitledRequest {
-        EntitledRequest(op: "memberships", ["user": user, "device": device, "at": at])
+    /// Every membership the subject can see, newest first; `minSeq` as for `check`.
+    public static func memberships(user: String? = nil, device: String? = nil, at: String? = nil, minSeq: UInt64? = nil) -> EntitledRequest {
+        EntitledRequest(
+            op: "memberships",
+            [
+                ("user", user.map(JSONValue.string)), ("device", device.map(JSONValue.string)), ("at", at.map(JSONValue.string)),
+                ("minSeq", minSeq.map { JSONValue.number(String($0)) }),
+            ]
+        )
     }
 
     /// Sets the products that unlock an entitlement; `reason` is kept in the audit trail. `products` must
@@ -123,9 +139,15 @@ extension EntitledRequest {
     }
 
     /// What the subject is entitled to, in the shape of RevenueCat's CustomerInfo (see
-    /// `EntitledResponse.customer`).
-    public static func customer(user: String? = nil, device: String? = nil) -> EntitledRequest {
-        EntitledRequest(op: "customer", ["user": user, "device": device])
+    /// `EntitledResponse.customer`); `minSeq` as for `check`.
+    public static func customer(user: String? = nil, device: String? = nil, minSeq: UInt64? = nil) -> EntitledRequest {
+        EntitledRequest(
+            op: "customer",
+            [
+                ("user", user.map(JSONValue.string)), ("device", device.map(JSONValue.string)),
+                ("minSeq", minSeq.map { JSONValue.number(String($0)) }),
+            ]
+        )
     }
 
     /// The audit trail, newest first: of the memberships a subject has or had (give `user`, `device` or

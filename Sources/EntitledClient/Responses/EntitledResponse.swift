@@ -35,6 +35,15 @@ public struct EntitledResponse: Sendable, Hashable {
 
     public subscript(key: String) -> JSONValue? { body[key] }
 
+    /// The `seq` of a write's answer (`grant`, `claim`, `revoke`, `define`, `undefine`, `event`, `erase`):
+    /// the number of the change it committed as, or of the newest change it saw when it changed nothing.
+    /// Give it as `minSeq` to a read on another connection or node to read this write there. `nil` for
+    /// other answers, and from a server older than protocol version 3.
+    public var sequence: UInt64? {
+        guard case .number(let text)? = body["seq"] else { return nil }
+        return UInt64(text)
+    }
+
     /// The `membership` of a `grant`, `revoke` or `event` response.
     public var membership: MembershipInfo? { body["membership"].flatMap(MembershipInfo.init(json:)) }
 

@@ -30,7 +30,9 @@ extension ResponseRenderer {
                 plural(count(store?["memberships"]), "membership"), plural(count(store?["entitlements"]), "entitlement"),
             ].joined(separator: ", ")
         )
-        if let persistence = response["persistence"], !persistence.isNull {
+        if let replication = response["replication"], !replication.isNull {
+            replicationRows(replication, row: row)
+        } else if let persistence = response["persistence"], !persistence.isNull {
             let since = count(persistence["changesSinceSnapshot"])
             row(
                 "log",
@@ -105,5 +107,33 @@ extension ResponseRenderer {
     private static func number(_ value: JSONValue?) -> String {
         guard case .number(let text)? = value else { return "-" }
         return text
+    }
+}
+
+extension ResponseRenderer {
+    /// The rows of a cluster node's `replication`: which node of which database, whether it is connected
+    /// and takes writes (said in red when not: the state an operator must act on), how far behind, and its
+    /// groups of writes.
+    func replicationRows(_ replication: JSONValue, row: (String, String) -> Void) {
+        func count(_ value: JSONValue?) -> Int { value?.intValue ?? 0 }
+        let node = replication["node"]?.stringValue ?? "?"
+        let source = replication["source"]?.stringValue ?? "?"
+        let connected = replication["connected"]?.boolValue == true
+        var contact = "never heard from it"
+        if case .number(let seconds)? = replication["secondsSinceContact"] { contact = "last contact \(seconds) s ago" }
+        row("cluster", "node \(node) of \(source); " + (connected ? "connected" : style.red("not connected")) + ", \(contact)")
+        row(
+            "replica",
+            "applied change \(count(replication["appliedSequence"])), \(count(replication["lagChanges"])) behind; "
+                + "\(count(replication["changesReplicated"])) changes from other nodes"
+        )
+        if replication["writable"]?.boolValue != true {
+            row("writes", style.red("refused: \(replication["lastError"]?.stringValue ?? "the database does not take them now")"))
+        }
+        row(
+            "commits",
+            "\(count(replication["groupsCommitted"])) groups (\(count(replication["writesCommitted"])) writes) committed, "
+                + "\(count(replication["groupsFailed"])) failed; \(count(replication["reconnects"])) reconnects"
+        )
     }
 }

@@ -12,17 +12,41 @@ public struct RequestProcessor: Sendable {
     public let store: EntitlementStore
     /// The data directory behind the store; `nil` keeps everything in memory (tests).
     public let durable: DurableStore?
+    /// The system of record a node of a cluster shares with the others; `nil` for a standalone server.
+    /// With it, every write is decided and committed through it (`submit`), and the changes other nodes
+    /// made are announced to this node's watchers.
+    public let replicated: (any ReplicatedLog)?
     /// Where changes are announced to the connections that watch them.
     let watchHub = WatchHub()
+    /// The connections whose `minSeq` read waits for a change.
+    let sequenceWaiters = SequenceWaiters()
 
     public init(store: EntitlementStore) {
         self.store = store
         self.durable = nil
+        self.replicated = nil
     }
 
     public init(durable: DurableStore) {
         self.store = durable.store
         self.durable = durable
+        self.replicated = nil
+    }
+
+    /// A node of a cluster: `store` is its replica of `replicated`, whose journal records the store's
+    /// changes. Sets `replicated`'s change observer: what other nodes change is told to this node's
+    /// watchers and releases the reads waiting for it.
+    public init(store: EntitlementStore, replicated: any ReplicatedLog) {
+        self.store = store
+        self.durable = nil
+        self.replicated = replicated
+        let watchHub = self.watchHub
+        let sequenceWaiters = self.sequenceWaiters
+        replicated.setChangeObserver { applied in
+            guard let last = applied.last else { return }
+            for notice in Self.notices(for: applied, in: store, watchHub: watchHub) { watchHub.publish(notice) }
+            sequenceWaiters.advanced(to: last.sequence)
+        }
     }
 
     /// What became of a request's answer.
@@ -43,6 +67,13 @@ public struct RequestProcessor: Sendable {
         case stats(id: ByteBuffer?)
         /// A `reload`: the tokens belong to the server, so the connection has it re-read the auth file.
         case reload(id: ByteBuffer?)
+        /// A read with `minSeq` that the store has not reached: the connection holds it (and every line
+        /// after it) until the store applies change `sequence`, then answers the line again, or answers
+        /// `stale` once `--min-seq-wait` has passed.
+        case afterSequence(UInt64, id: ByteBuffer?)
+        /// A write on a node of a cluster: the connection runs it with `replicate(_:access:id:completion:)`
+        /// and holds every line after it until its answer comes.
+        case afterReplication(Request, id: ByteBuffer?)
     }
 
     /// What answering one request was, for the statistics: its operation once the line decoded, and the
@@ -80,6 +111,11 @@ public struct RequestProcessor: Sendable {
             ResponseEncoder.write(error, id: decoded.id, into: &output)
             return .written
         }
+        // The one comparison `minSeq` costs a request without it; the store is looked at only with it.
+        if decoded.minimumSequence != 0, decoded.minimumSequence > store.sequence {
+            note.operation = request.op
+            return .afterSequence(decoded.minimumSequence, id: decoded.id)
+        }
         if case .check(let query) = request {
             // The hot path, answered straight from the store's result: no `Response` or `Outcome` to
             // build and copy (callgrind counted several hundred instructions a check in their copies).
@@ -96,7 +132,7 @@ public struct RequestProcessor: Sendable {
         note.operation = request.op
         switch request {
         case .snapshot:
-            guard durable != nil else {
+            guard durable != nil || replicated != nil else {
                 let error = WireError(.internal, "this server keeps no data directory, so it cannot write a snapshot")
                 note.error = error.code
                 ResponseEncoder.write(error, id: decoded.id, into: &output)
@@ -110,20 +146,23 @@ public struct RequestProcessor: Sendable {
         case .reload: return .reload(id: decoded.id)
         default: break
         }
+        if replicated != nil, request.isWrite { return .afterReplication(request, id: decoded.id) }
         switch run(request, access: access) {
         case .failure(let error):
             note.error = error.code
             ResponseEncoder.write(error, id: decoded.id, into: &output)
             return .written
         case .success(let outcome):
+            // A write moved the store on: reads waiting for its change (`minSeq`) may go.
+            if let sequence = outcome.sequence { sequenceWaiters.advanced(to: sequence) }
             guard let sequence = outcome.sequence, let log = durable?.log, sequence > log.acknowledgedSequence else {
-                ResponseEncoder.write(outcome.response, id: decoded.id, into: &output)
+                ResponseEncoder.write(outcome.response, id: decoded.id, sequence: outcome.sequence, into: &output)
                 if let notice = outcome.notice { watchHub.publish(notice) }
                 return .written
             }
             // Room for a membership answer from the start: growing an empty buffer reallocated it twice.
             var success = ByteBufferAllocator().buffer(capacity: 768)
-            ResponseEncoder.write(outcome.response, id: decoded.id, into: &success)
+            ResponseEncoder.write(outcome.response, id: decoded.id, sequence: sequence, into: &success)
             return .afterLog(sequence: sequence, success: success, id: decoded.id, notice: outcome.notice)
         }
     }
@@ -151,6 +190,10 @@ public struct RequestProcessor: Sendable {
 
     /// Writes a snapshot on a background thread and calls `completion` with the answer line.
     public func takeSnapshot(id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer) -> Void) {
+        if let replicated {
+            takeReplicatedSnapshot(of: replicated, id: id, completion: completion)
+            return
+        }
         guard let durable else { return }
         DispatchQueue.global(qos: .utility).async {
             var answer = ByteBuffer()

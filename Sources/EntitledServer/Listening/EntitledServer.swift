@@ -130,11 +130,12 @@ public final class EntitledServer: Service, Sendable {
         }
         guard configuration.maximumConnections >= 1, configuration.maximumRequestsPerTurn >= 1,
             configuration.idleTimeoutSeconds >= 0, configuration.idleTimeoutSeconds <= 86_400 * 365,
-            (0...3600).contains(configuration.shutdownTimeoutSeconds)
+            (0...3600).contains(configuration.shutdownTimeoutSeconds),
+            (0...ServerConfiguration.largestMinimumSequenceWaitMilliseconds).contains(configuration.minimumSequenceWaitMilliseconds)
         else {
             state.withLockedValue { $0.lifecycle = .idle }
             throw ServerError.invalidLimit(
-                "connections \(configuration.maximumConnections), requests per turn \(configuration.maximumRequestsPerTurn) (both at least 1), idle timeout \(configuration.idleTimeoutSeconds) s (0 to a year), shutdown timeout \(configuration.shutdownTimeoutSeconds) s (0 to 3600)"
+                "connections \(configuration.maximumConnections), requests per turn \(configuration.maximumRequestsPerTurn) (both at least 1), idle timeout \(configuration.idleTimeoutSeconds) s (0 to a year), shutdown timeout \(configuration.shutdownTimeoutSeconds) s (0 to 3600), minSeq wait \(configuration.minimumSequenceWaitMilliseconds) ms (0 to \(ServerConfiguration.largestMinimumSequenceWaitMilliseconds))"
             )
         }
         var listeners: [ListeningSocket] = []
@@ -236,6 +237,7 @@ extension EntitledServer {
             processor: processor,
             maximumLineLength: configuration.maximumLineLength,
             maximumRequestsPerTurn: configuration.maximumRequestsPerTurn,
+            minimumSequenceWaitMilliseconds: UInt64(configuration.minimumSequenceWaitMilliseconds),
             tls: configuration.tls,
             accessTokens: accessTokens,
             reloadAccessTokens: { [weak self] in

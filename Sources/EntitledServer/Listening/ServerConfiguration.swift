@@ -46,8 +46,16 @@ public struct ServerConfiguration: Sendable {
     public var allowsUnauthenticatedRemoteClients = false
     /// The Unix socket file's permission bits: by default only the server's user may connect.
     public var unixSocketMode: UInt16 = ServerConfiguration.defaultUnixSocketMode
+    /// The most milliseconds a read with `minSeq` waits for the store to apply that change before it is
+    /// answered `stale` (`--min-seq-wait`). Its connection answers nothing else meanwhile.
+    public var minimumSequenceWaitMilliseconds = ServerConfiguration.defaultMinimumSequenceWaitMilliseconds
 
     public static let defaultPort = 7117
+    /// Two seconds: far longer than a node of a healthy cluster lags (a few milliseconds), short enough
+    /// that a client told `stale` can still ask another node within a request's usual deadline.
+    public static let defaultMinimumSequenceWaitMilliseconds = 2000
+    /// The longest `minSeq` wait accepted (a minute): a connection answers nothing else meanwhile.
+    public static let largestMinimumSequenceWaitMilliseconds = 60_000
     public static let defaultUnixSocketMode: UInt16 = 0o600
     /// Ten thousand: far more than a fleet of pooled backends needs, and what the default descriptor
     /// limit the server raises itself to (see `entitled`) can carry.

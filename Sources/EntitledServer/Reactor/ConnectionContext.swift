@@ -6,6 +6,8 @@ struct ConnectionContext: Sendable {
     let maximumLineLength: Int
     /// The most requests of one connection answered in one loop turn.
     let maximumRequestsPerTurn: Int
+    /// The most milliseconds a read with `minSeq` waits for its change (`--min-seq-wait`).
+    let minimumSequenceWaitMilliseconds: UInt64
     /// The certificate for TLS on TCP connections; `nil` serves plain TCP.
     let tls: ServerTLS?
     /// The tokens clients authenticate with; `nil` when the server requires no authentication.

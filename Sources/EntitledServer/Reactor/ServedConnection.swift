@@ -57,13 +57,20 @@ final class ServedConnection {
     /// the requests that came after it.
     private(set) var waiting = CircularBuffer<WaitingAnswer>()
     private var nextToken: UInt64 = 0
+    /// The request that cannot be answered yet (see `+Parking`): every line after it stays in `input`,
+    /// unread by the processor, until it is; the socket is not read meanwhile.
+    var parked: ParkedRequest?
+    /// What happened to the input while a request was parked, done once it is answered.
+    var deferredEnd: DeferredEnd?
+    /// Numbers each parking, so that a deadline set for an earlier one does nothing.
+    var parkings: UInt64 = 0
     /// The client closed its side, or sent a line over the limit: close once every answer is out.
-    private var closeWhenAnswered = false
+    private(set) var closeWhenAnswered = false
     /// A graceful stop: once every answer is written, `linger` rather than close at once.
     private var lingersWhenAnswered = false
     /// The write side is shut and what the client still sends is read and dropped, until it closes.
     private(set) var isLingering = false
-    private var isReading = true
+    private(set) var isReading = true
     private var wantsWritable = false
     private(set) var isClosed = false
 
@@ -205,7 +212,8 @@ final class ServedConnection {
         // The clock read that ends one request's latency starts the next one's: a pipelined batch costs
         // one read a request rather than two (about 50 instructions each).
         var clock: UInt64 = 0
-        while !closeWhenAnswered {
+        // A parked request holds back the lines after it: they are answered once it is.
+        while !closeWhenAnswered, parked == nil {
             if budget == 0 {
                 hasUnansweredLines = true
                 scheduleResume()
@@ -260,6 +268,7 @@ final class ServedConnection {
     /// a last line without `\n` included, then close.
     func endOfInput() {
         answerCompleteLines(everyLine: true)
+        if deferUntilUnparked(.endOfInput) { return }
         if !closeWhenAnswered, input.readableBytes > 0 {
             let view = input.readableBytesView
             let contentLength = view.last == UInt8(ascii: "\r") ? view.count - 1 : view.count
@@ -269,6 +278,8 @@ final class ServedConnection {
                 answer(input.readSlice(length: input.readableBytes)!, startedAt: monotonicNanoseconds())
             }
         }
+        // The last line was parked: it is answered (and the connection closed) once it may be.
+        if deferUntilUnparked(.endOfInput) { return }
         input.clear()
         closeWhenAnswered = true
         stopReading()
@@ -300,7 +311,8 @@ final class ServedConnection {
     /// nothing more, and closes once those answers are written, writes' answers after the log acknowledged them.
     func drain() {
         guard !isClosed, !closeWhenAnswered else { return }
-        answerCompleteLines(everyLine: true)
+        if parked == nil { answerCompleteLines(everyLine: true) }
+        if deferUntilUnparked(.drain) { return }
         closeWhenAnswered = true
         lingersWhenAnswered = true
         stopReading()
@@ -320,7 +332,7 @@ final class ServedConnection {
     /// Answers the lines a capped turn left in `input` (see `answerCompleteLines`), on the next turn.
     func resume() {
         isQueuedForResume = false
-        guard !isClosed, hasUnansweredLines, isReading else { return }
+        guard !isClosed, hasUnansweredLines, isReading, parked == nil else { return }
         answerCompleteLines()
         sendAnswers()
     }
@@ -334,14 +346,14 @@ final class ServedConnection {
     /// Whether the idle timeout may close this connection: nothing in flight and no watch, whose pushes a
     /// silent client legitimately waits for.
     var isIdle: Bool {
-        waiting.isEmpty && unsentByteCount == 0 && !hasUnansweredLines && (watches?.count ?? 0) == 0
+        waiting.isEmpty && unsentByteCount == 0 && !hasUnansweredLines && parked == nil && (watches?.count ?? 0) == 0
     }
 
     // MARK: Answers
 
     /// Answers one line read at `started` (monotonic ns); returns the clock when its answer was ready.
     @discardableResult
-    private func answer(_ line: ByteBuffer, startedAt started: UInt64) -> UInt64 {
+    func answer(_ line: ByteBuffer, startedAt started: UInt64) -> UInt64 {
         let answer: RequestProcessor.Answer
         var note = RequestProcessor.Note()
         if waiting.isEmpty {
@@ -390,6 +402,10 @@ final class ServedConnection {
             let statistics = context.statistics.report(processor: context.processor)
             appendAnswer { ResponseEncoder.write(.stats(statistics), id: id, into: &$0) }
             return record(note, startedAt: started)
+        case .afterSequence(let sequence, let id):
+            park(line, id: id, operation: note.operation ?? .check, startedAt: started, until: sequence)
+        case .afterReplication(let request, let id):
+            parkForReplication(request, id: id, startedAt: started)
         case .reload(let id):
             // Read here, on the loop: the auth file is small, the operation rare and admin-only.
             switch context.reloadAccessTokens() {
@@ -407,7 +423,7 @@ final class ServedConnection {
     /// Counts an answered request, its latency measured from `startedAt` (monotonic ns) to now; returns now.
     @inline(__always)
     @discardableResult
-    private func record(_ note: RequestProcessor.Note, startedAt: UInt64) -> UInt64 {
+    func record(_ note: RequestProcessor.Note, startedAt: UInt64) -> UInt64 {
         let now = monotonicNanoseconds()
         if let operation = note.operation {
             statistics.recordRequest(operation, nanoseconds: now &- startedAt, error: note.error)
@@ -532,7 +548,7 @@ final class ServedConnection {
             guard write(&pending) else { return }
         }
         if wantsWritable { watchWritable(false) }
-        if !isReading, !closeWhenAnswered, unsentByteCount < Self.lowWaterMark { startReading() }
+        if !isReading, !closeWhenAnswered, parked == nil, unsentByteCount < Self.lowWaterMark { startReading() }
         // `startReading` may have answered lines left by the per-turn cap, the last of them closing the
         // connection: those answers are written first (it scheduled a flush).
         if closeWhenAnswered, waiting.isEmpty, unsentByteCount == 0 {
@@ -600,13 +616,13 @@ final class ServedConnection {
 
     // MARK: Interest
 
-    private func stopReading() {
+    func stopReading() {
         guard isReading else { return }
         isReading = false
         updateInterest()
     }
 
-    private func startReading() {
+    func startReading() {
         isReading = true
         // What the client sent while it was not read counts as activity: the idle sweep must not close it
         // before it is read.
@@ -643,6 +659,10 @@ final class ServedConnection {
         // Writes this connection made whose answers were still waiting are durable once the log says so,
         // whether or not their writer is there to read the answer: watchers are still told.
         publishNoticesOfClosedConnection()
+        if parked != nil {
+            parked = nil
+            context.processor.sequenceWaiters.cancel(self)
+        }
         waiting.removeAll()
         dropAllWatches()
         context.onClose()

@@ -73,6 +73,9 @@ final class ServingLoop: @unchecked Sendable {
     private var drainDeadline: UInt64?
     /// Drained connections waiting for their clients to close (see `ServedConnection.linger`).
     private var lingering: [(connection: ServedConnection, deadline: UInt64)] = []
+    /// Connections holding a `minSeq` read, with which parking and when it stops waiting (monotonic ms).
+    /// A list rather than a heap: few connections wait at once, and each waits at most `--min-seq-wait`.
+    private var parkedReads: [(connection: ServedConnection, number: UInt64, deadline: UInt64)] = []
 
     // Any thread, under `postLock`.
     private let postLock = NIOLock()
@@ -245,6 +248,7 @@ final class ServingLoop: @unchecked Sendable {
             }
             runPostedTasks()
             runDueTimers()
+            if !parkedReads.isEmpty { expireParkedReads() }
             resumeListenersIfDue()
             // Checked here, not in the functions: at one request per turn, the calls alone cost ~40 instructions.
             if !toResume.isEmpty { resumeConnections() }
@@ -291,6 +295,12 @@ final class ServingLoop: @unchecked Sendable {
             let now = monotonicMilliseconds()
             let untilResumed = until > now ? Int32(min(until - now, 1000)) : 0
             timeout = timeout < 0 ? untilResumed : min(timeout, untilResumed)
+        }
+        if !parkedReads.isEmpty {
+            let now = monotonicMilliseconds()
+            let soonest = parkedReads.reduce(UInt64.max) { min($0, $1.deadline) }
+            let untilDeadline = soonest > now ? Int32(min(soonest - now, 1000)) : 0
+            timeout = timeout < 0 ? untilDeadline : min(timeout, untilDeadline)
         }
         if let next = expiryTimers.min {
             // By the store's clock, which decides expiry. Capped at a second, so that a clock stepped
@@ -347,6 +357,26 @@ final class ServingLoop: @unchecked Sendable {
             for task in running { task() }
             running.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// `connection` holds a `minSeq` read (its parking `number`) that stops waiting at `deadline`
+    /// (monotonic milliseconds): then `ServedConnection.sequenceWaitExpired(number:)` answers it.
+    func noteParked(_ connection: ServedConnection, number: UInt64, until deadline: UInt64) {
+        parkedReads.append((connection, number, deadline))
+    }
+
+    private func expireParkedReads() {
+        let now = monotonicMilliseconds()
+        var due: [(connection: ServedConnection, number: UInt64)] = []
+        parkedReads.removeAll { connection, number, deadline in
+            // Answered already (woken by its change) or closed: nothing to do at the deadline.
+            guard !connection.isClosed, connection.parked?.number == number else { return true }
+            guard now >= deadline else { return false }
+            due.append((connection, number))
+            return true
+        }
+        // Answered after the sweep: answering may park the next line, which appends here.
+        for (connection, number) in due { connection.sequenceWaitExpired(number: number) }
     }
 
     /// `connection` has shut its write side and waits for its client to close, until `deadline`

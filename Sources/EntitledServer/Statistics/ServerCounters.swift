@@ -57,7 +57,8 @@ public final class ServerCounters: Sendable {
             errors: errors,
             latency: latency,
             store: processor.store.sizes,
-            persistence: processor.durable.map { ServerStatistics.Persistence($0.persistenceStatus) }
+            persistence: processor.durable.map { ServerStatistics.Persistence($0.persistenceStatus) },
+            replication: processor.replicated?.replicationStatus
         )
     }
 

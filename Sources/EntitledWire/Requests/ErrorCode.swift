@@ -24,6 +24,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// message gives the reason and whether writes resume by themselves or after a restart. A write
     /// answered with it was not carried out: nothing of it is visible or kept. Reads go on.
     case unavailable
+    /// A read asked with `minSeq` for a change this node's store had not applied within `--min-seq-wait`:
+    /// the message says which change it has, which was asked and how long it waited. Retry, or ask
+    /// another node.
+    case stale
 }
 
 extension ErrorCode {
@@ -41,6 +45,7 @@ extension ErrorCode {
         case .busy: 8
         case .internal: 9
         case .unavailable: 10
+        case .stale: 11
         }
     }
 }

@@ -16,7 +16,7 @@ extension Request.Operation {
             return always | RequestField.token.bit
         case .check:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.product.bit
-                | RequestField.entitlement.bit | RequestField.at.bit
+                | RequestField.entitlement.bit | RequestField.at.bit | RequestField.minSeq.bit
         case .grant:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.product.bit
                 | RequestField.plan.bit | RequestField.source.bit | RequestField.expiresAt.bit | RequestField.duration.bit
@@ -28,7 +28,7 @@ extension Request.Operation {
         case .revoke:
             return always | RequestField.membership.bit | RequestField.reason.bit
         case .memberships:
-            return always | RequestField.user.bit | RequestField.device.bit | RequestField.at.bit
+            return always | RequestField.user.bit | RequestField.device.bit | RequestField.at.bit | RequestField.minSeq.bit
         case .define:
             return always | RequestField.entitlement.bit | RequestField.products.bit | RequestField.reason.bit
         case .event:
@@ -36,7 +36,7 @@ extension Request.Operation {
                 | RequestField.eventTime.bit | RequestField.expiresAt.bit | RequestField.gracePeriodExpiresAt.bit
                 | RequestField.product.bit | RequestField.transactionId.bit | RequestField.reason.bit
         case .customer:
-            return always | RequestField.user.bit | RequestField.device.bit
+            return always | RequestField.user.bit | RequestField.device.bit | RequestField.minSeq.bit
         case .history:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.entitlement.bit
                 | RequestField.limit.bit | RequestField.erasures.bit

@@ -3,8 +3,9 @@ import EntitledCore
 /// The version of the protocol this server speaks (PROTOCOL.md §7): what `hello` answers. Raised only for
 /// a change an older client could misread or that refuses what an older server accepted; additions keep
 /// it. Version 2: unknown request fields and fields an operation does not use are refused, not skipped,
-/// and `define` needs at least one product.
-public let protocolVersion = 2
+/// and `define` needs at least one product. Version 3: every write's answer carries `seq`, `check`,
+/// `memberships` and `customer` take `minSeq`, and error code `stale` is new.
+public let protocolVersion = 3
 
 /// A decoded, validated request: everything an operation needs, typed.
 public enum Request: Sendable {
@@ -46,6 +47,14 @@ public enum Request: Sendable {
     case undefine(entitlement: String, reason: String?)
     /// Erase a person: a user, a device or both (an admin operation; GDPR's right to be forgotten).
     case erase(Subject, reason: String?)
+
+    /// Whether the request changes the store: what a node of a cluster runs through its replicated log.
+    public var isWrite: Bool {
+        switch self {
+        case .grant, .claim, .revoke, .define, .event, .undefine, .erase: return true
+        default: return false
+        }
+    }
 
     /// The longest `token` accepted by `auth`, in UTF-8 bytes.
     public static let maximumTokenBytes = 1024

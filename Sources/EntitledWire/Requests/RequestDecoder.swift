@@ -5,6 +5,16 @@ public struct DecodedRequest: Sendable {
     /// The raw JSON of the request's `id`, if it had one and it could be read; echoed in the response.
     public var id: ByteBuffer?
     public var result: Result<Request, WireError>
+    /// The request's `minSeq` (`check`, `memberships` and `customer` only): the change the store must have
+    /// applied before it is answered; 0 when it has none. Beside the request rather than in it: the server
+    /// looks at it before running the request, and a check's `Request` stays as small as it was.
+    public var minimumSequence: UInt64 = 0
+
+    public init(id: ByteBuffer?, result: Result<Request, WireError>, minimumSequence: UInt64 = 0) {
+        self.id = id
+        self.result = result
+        self.minimumSequence = minimumSequence
+    }
 }
 
 /// Turns request lines into typed requests.
@@ -30,7 +40,7 @@ public enum RequestDecoder {
             }
             let id = fields.id.flatMap { line.getSlice(at: line.readerIndex + $0.lowerBound, length: $0.count) }
             do throws(WireError) {
-                return DecodedRequest(id: id, result: .success(try fields.request(permitting: permissions)))
+                return DecodedRequest(id: id, result: .success(try fields.request(permitting: permissions)), minimumSequence: fields.minSeq)
             } catch {
                 return DecodedRequest(id: id, result: .failure(error))
             }

@@ -12,7 +12,7 @@ import Darwin
 enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
-        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures
+        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures, minSeq
     // At most 32 fields: `RequestFields` notes the fields it saw in a 32-bit mask.
 
     var name: StaticString {
@@ -47,6 +47,7 @@ enum RequestField: Int, CaseIterable {
         case .limit: return "limit"
         case .token: return "token"
         case .erasures: return "erasures"
+        case .minSeq: return "minSeq"
         }
     }
 
@@ -73,6 +74,7 @@ enum RequestField: Int, CaseIterable {
         case (6, UInt8(ascii: "d")): candidate = .device
         case (6, UInt8(ascii: "s")): candidate = .source
         case (6, UInt8(ascii: "r")): candidate = .reason
+        case (6, UInt8(ascii: "m")): candidate = .minSeq
         case (7, UInt8(ascii: "p")): candidate = .product
         case (8, UInt8(ascii: "d")): candidate = .duration
         case (8, UInt8(ascii: "p")): candidate = .products

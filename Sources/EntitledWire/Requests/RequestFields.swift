@@ -36,6 +36,8 @@ struct RequestFields {
     var all: Bool?
     var limit: Int?
     var erasures: Bool?
+    /// `minSeq`: the change a read must see applied; 0 when the request has none.
+    var minSeq: UInt64 = 0
     /// `auth`'s secret: read like any string, never quoted in a message.
     var token: StringSpan?
 
@@ -120,6 +122,8 @@ struct RequestFields {
             erasures = try readBool(field, from: &scanner)
         case .limit:
             limit = try readCount(field, from: &scanner)
+        case .minSeq:
+            minSeq = try readSequence(field, from: &scanner)
         default:
             let value = try readOptionalSpan(field, from: &scanner)
             switch field {
@@ -147,7 +151,7 @@ struct RequestFields {
             case .grantType: grantType = value
             case .idempotencyKey: idempotencyKey = value
             case .token: token = value
-            case .id, .products, .willRenew, .all, .limit, .erasures: break
+            case .id, .products, .willRenew, .all, .limit, .erasures, .minSeq: break
             }
         }
     }
@@ -216,6 +220,19 @@ struct RequestFields {
             return nil
         }
         return value.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+    }
+
+    /// A change number: a whole number from 0 to 2^63-1 (a change is numbered like the log's), 0 for JSON
+    /// `null`. Wider than `readCount`: a busy system's changes pass nine digits.
+    private mutating func readSequence(_ field: RequestField, from scanner: inout JSONScanner) throws(JSONSyntaxError) -> UInt64 {
+        let range = try scanner.skipValue(depth: 1)
+        let value = UnsafeRawBufferPointer(rebasing: line[range])
+        if ("null" as StaticString).isSpelled(by: value) { return 0 }
+        guard (1...18).contains(value.count), value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            noteWrongType(field, expected: "a change number (a whole number, 0 or more, as a write's \"seq\")")
+            return 0
+        }
+        return value.reduce(0) { $0 * 10 + UInt64($1 - UInt8(ascii: "0")) }
     }
 
     /// The text of a string field, if the request had one.

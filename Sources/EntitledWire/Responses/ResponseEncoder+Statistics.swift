@@ -42,6 +42,11 @@ extension ResponseEncoder {
             ",\"store\":{\"users\":\(store.users),\"devices\":\(store.devices),\"memberships\":\(store.memberships),\"entitlements\":\(store.entitlements)}"
         )
 
+        if let replication = statistics.replication {
+            // A node of a cluster keeps no data directory: where its replica stands takes the place of `persistence`.
+            write(replication, into: &buffer)
+            return
+        }
         guard let persistence = statistics.persistence else {
             buffer.writeStaticString(",\"persistence\":null")
             return
@@ -74,6 +79,31 @@ extension ResponseEncoder {
         buffer.writeStaticString(",\"durationMs\":")
         buffer.writeString(persistence.snapshotMilliseconds.map(String.init) ?? "null")
         buffer.writeStaticString("}}")
+    }
+
+    /// `,"replication":{...}`: the fields of `ReplicationStatus`, and `lagChanges`.
+    private static func write(_ replication: ReplicationStatus, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(",\"replication\":{\"source\":")
+        buffer.writeJSONString(replication.source)
+        buffer.writeStaticString(",\"node\":")
+        buffer.writeJSONString(replication.node)
+        buffer.writeString(
+            ",\"connected\":\(replication.connected),\"writable\":\(replication.writable),\"appliedSequence\":\(replication.appliedSequence),\"knownSequence\":\(replication.knownSequence),\"lagChanges\":\(replication.lagChanges),\"secondsSinceContact\":"
+        )
+        if let seconds = replication.secondsSinceContact, seconds.isFinite {
+            buffer.writeString(String((seconds * 1000).rounded() / 1000))
+        } else {
+            buffer.writeStaticString("null")
+        }
+        buffer.writeString(
+            ",\"snapshotSequence\":\(replication.snapshotSequence),\"groupsCommitted\":\(replication.groupsCommitted),\"writesCommitted\":\(replication.writesCommitted),\"groupsFailed\":\(replication.groupsFailed),\"reconnects\":\(replication.reconnects),\"changesReplicated\":\(replication.changesReplicated),\"lastError\":"
+        )
+        if let lastError = replication.lastError {
+            buffer.writeJSONString(lastError)
+        } else {
+            buffer.writeStaticString("null")
+        }
+        buffer.writeStaticString("}")
     }
 
     /// `{"name":count,...}` in the order given.

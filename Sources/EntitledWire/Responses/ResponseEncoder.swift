@@ -5,12 +5,22 @@ import NIOCore
 public enum ResponseEncoder {
     /// Writes a success line for `response`, echoing `id` when the request had one.
     public static func write(_ response: Response, id: ByteBuffer?, into buffer: inout ByteBuffer) {
+        write(response, id: id, sequence: nil, into: &buffer)
+    }
+
+    /// Writes a success line for `response`, echoing `id` when the request had one, and `"seq"` when a
+    /// write gives the number of the change it committed as (or the newest it saw, when it changed nothing).
+    public static func write(_ response: Response, id: ByteBuffer?, sequence: UInt64?, into buffer: inout ByteBuffer) {
         if case .access(let result) = response {
             write(result, id: id, into: &buffer)
             return
         }
         buffer.writeStaticString("{\"ok\":true")
         writeID(id, into: &buffer)
+        if let sequence {
+            buffer.writeStaticString(",\"seq\":")
+            buffer.writeString(String(sequence))
+        }
         switch response {
         case .pong:
             break

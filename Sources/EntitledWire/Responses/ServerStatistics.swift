@@ -19,11 +19,15 @@ public struct ServerStatistics: Sendable {
     public var store: StoreSizes
     /// `nil` for a server that keeps no data directory.
     public var persistence: Persistence?
+    /// A node of a cluster: where its replica stands against the shared system of record (written in
+    /// place of `persistence`); `nil` for a standalone server.
+    public var replication: ReplicationStatus?
 
     public init(
         server: String, startedAt: Timestamp, uptimeSeconds: Int64, connections: Connections,
         requests: [(operation: String, count: UInt64)], invalidRequests: UInt64, errors: [(code: String, count: UInt64)],
-        latency: [(operation: String, summary: LatencySummary)], store: StoreSizes, persistence: Persistence?
+        latency: [(operation: String, summary: LatencySummary)], store: StoreSizes, persistence: Persistence?,
+        replication: ReplicationStatus? = nil
     ) {
         self.server = server
         self.startedAt = startedAt
@@ -35,6 +39,7 @@ public struct ServerStatistics: Sendable {
         self.latency = latency
         self.store = store
         self.persistence = persistence
+        self.replication = replication
     }
 
     public struct Connections: Sendable {

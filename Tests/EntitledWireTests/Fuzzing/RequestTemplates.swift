@@ -14,7 +14,7 @@ enum RequestTemplates {
         ],
         ["op": "grant", "device": "d1", "product": "prod_pro", "expiresAt": "2027-01-01T00:00:00Z", "id": ["k", 1, nil]],
         ["op": "check", "user": "u1", "device": "d1", "entitlement": "pro", "at": "2026-12-01T00:00:00.5+01:00"],
-        ["op": "check", "user": "u1", "product": "prod_pro", "id": "c"],
+        ["op": "check", "user": "u1", "product": "prod_pro", "id": "c", "minSeq": 12],
         ["op": "claim", "device": "d1", "user": "u1", "reason": "login"],
         ["op": "revoke", "membership": "mem_0000000000000", "reason": "refund"],
         ["op": "memberships", "user": "u1", "device": "d1", "at": "2026-01-01T00:00:00Z"],

@@ -1,0 +1,144 @@
+import EntitledCore
+import EntitledWire
+import NIOCore
+
+/// A request a connection cannot answer yet: a read whose `minSeq` the store has not reached, or a write
+/// of a cluster's node waiting for its group to commit. The lines after it are not run until it is
+/// answered, so that answers stay in order and a later read sees the write before it.
+struct ParkedRequest {
+    enum Reason {
+        /// Until the store has applied this change, or `--min-seq-wait` has passed.
+        case sequence(UInt64)
+        /// Until the replicated log says what became of the write.
+        case replication
+    }
+
+    let reason: Reason
+    /// The request's line, answered again once the store has the change (empty for a write).
+    let line: ByteBuffer
+    let id: ByteBuffer?
+    let operation: Request.Operation
+    /// When its line was read (monotonic ns), for the latency statistics.
+    let startedAt: UInt64
+    /// `ServedConnection.parkings` when it was parked.
+    let number: UInt64
+}
+
+/// What ended a connection's input while a request was parked.
+enum DeferredEnd {
+    /// The client closed its side (`endOfInput`).
+    case endOfInput
+    /// A graceful stop began (`drain`).
+    case drain
+}
+
+extension ServedConnection {
+    /// Holds the read `line` until the store has applied change `sequence`, at most `--min-seq-wait`.
+    func park(_ line: ByteBuffer, id: ByteBuffer?, operation: Request.Operation, startedAt: UInt64, until sequence: UInt64) {
+        parkings += 1
+        parked = ParkedRequest(reason: .sequence(sequence), line: line, id: id, operation: operation, startedAt: startedAt, number: parkings)
+        // Nothing more is read meanwhile: the lines after it wait, and a client cannot pile up more.
+        stopReading()
+        let processor = context.processor
+        processor.sequenceWaiters.wait(self, for: sequence)
+        loop.noteParked(self, number: parkings, until: monotonicMilliseconds() + context.minimumSequenceWaitMilliseconds)
+        // A change applied between the store's look and the registration woke nobody: look again.
+        if processor.store.sequence >= sequence {
+            processor.sequenceWaiters.cancel(self)
+            loop.execute { [self] in sequenceReached() }
+        }
+    }
+
+    /// Runs a write of a cluster's node through the replicated log and holds the lines after it until
+    /// its answer comes.
+    func parkForReplication(_ request: Request, id: ByteBuffer?, startedAt: UInt64) {
+        parkings += 1
+        let number = parkings
+        parked = ParkedRequest(reason: .replication, line: ByteBuffer(), id: id, operation: request.op, startedAt: startedAt, number: number)
+        stopReading()
+        let loop = self.loop
+        let connection = UncheckedConnection(self)
+        context.processor.replicate(request, access: access, id: id) { answer in
+            loop.execute { connection.value.replicationAnswered(answer, number: number) }
+        }
+    }
+
+    /// Called (on this loop) once the store has applied the change a parked read waits for.
+    func sequenceReached() {
+        guard !isClosed, let parked, case .sequence = parked.reason else { return }
+        answerAgain(parked)
+    }
+
+    /// Called by the loop once parking `number` has waited `--min-seq-wait`: answers it from the store if
+    /// the change arrived meanwhile, else `stale`.
+    func sequenceWaitExpired(number: UInt64) {
+        guard !isClosed, let parked, parked.number == number, case .sequence(let wanted) = parked.reason else { return }
+        let processor = context.processor
+        processor.sequenceWaiters.cancel(self)
+        let applied = processor.store.sequence
+        guard applied < wanted else {
+            answerAgain(parked)
+            return
+        }
+        self.parked = nil
+        let waited = (monotonicNanoseconds() &- parked.startedAt) / 1_000_000
+        let error = WireError(
+            .stale,
+            "this node has applied changes up to \(applied), not yet change \(wanted) asked for with minSeq; waited \(waited) ms (--min-seq-wait \(context.minimumSequenceWaitMilliseconds) ms): retry, or ask another node"
+        )
+        appendAnswer { ResponseEncoder.write(error, id: parked.id, into: &$0) }
+        var note = RequestProcessor.Note()
+        note.operation = parked.operation
+        note.error = .stale
+        record(note, startedAt: parked.startedAt)
+        continueAfterPark()
+    }
+
+    /// Called (on this loop) with the answer of the write parked as `number`.
+    func replicationAnswered(_ answer: RequestProcessor.ReplicatedAnswer, number: UInt64) {
+        guard !isClosed, let parked, parked.number == number else { return }
+        self.parked = nil
+        appendAnswer { $0.writeImmutableBuffer(answer.line) }
+        var note = RequestProcessor.Note()
+        note.operation = parked.operation
+        note.error = answer.error
+        record(note, startedAt: parked.startedAt)
+        continueAfterPark()
+    }
+
+    /// Whether a request is parked: then what ended the input (`end`) is done once it is answered.
+    func deferUntilUnparked(_ end: DeferredEnd) -> Bool {
+        guard parked != nil else { return false }
+        if deferredEnd == nil { deferredEnd = end }
+        stopReading()
+        return true
+    }
+
+    /// Runs a parked read's line again: the store has its change now (or it parks again).
+    private func answerAgain(_ parked: ParkedRequest) {
+        self.parked = nil
+        answer(parked.line, startedAt: parked.startedAt)
+        continueAfterPark()
+    }
+
+    /// After a parked request was answered: answers the lines held behind it, finishes an input that ended
+    /// meanwhile, and reads again.
+    private func continueAfterPark() {
+        guard parked == nil else {
+            // Parked again at once (a write's answer came, and the same line was a read that waits).
+            sendAnswers()
+            return
+        }
+        if let end = deferredEnd {
+            deferredEnd = nil
+            switch end {
+            case .endOfInput: endOfInput()
+            case .drain: drain()
+            }
+            return
+        }
+        answerCompleteLines()
+        if parked == nil, !isReading, !closeWhenAnswered, !isLingering, unsentByteCount < Self.lowWaterMark { startReading() }
+        sendAnswers()
+    }
+}

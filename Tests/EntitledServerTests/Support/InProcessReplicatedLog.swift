@@ -1,0 +1,119 @@
+import Dispatch
+import EntitledCore
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A `ReplicatedLog` in the test process, for testing a cluster node's server without a database: it
+/// runs each write's `decide` on one serial queue (a group of one), "commits" it after `commitDelay`, or
+/// fails it on demand (undoing its changes first, as the real log does), and applies changes "another
+/// node" made through `store.replay`, then tells the observer, as the real replicator does. Everything it
+/// does to the store happens on its queue, in order.
+final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
+    let store: EntitlementStore
+    private let queue = DispatchQueue(label: "in-process-replicated-log")
+    private let commitDelay: Duration
+    // Guarded by `state`.
+    private struct State {
+        var failuresToCome = 0
+        var observer: (@Sendable ([ReplicatedChange]) -> Void)?
+        var groupsCommitted: UInt64 = 0
+        var groupsFailed: UInt64 = 0
+        var changesReplicated: UInt64 = 0
+        var snapshots = 0
+    }
+    private let state = NIOLockedValueBox(State())
+
+    init(store: EntitlementStore, commitDelay: Duration = .milliseconds(20)) {
+        self.store = store
+        self.commitDelay = commitDelay
+    }
+
+    /// The next `count` groups fail (their changes undone) with a reason that says so.
+    func failNextGroups(_ count: Int) {
+        state.withLockedValue { $0.failuresToCome += count }
+    }
+
+    func submit(_ decide: @escaping @Sendable () -> Void, completion: @escaping @Sendable (JournalError?) -> Void) {
+        queue.async { [self] in
+            let before = EntitlementStore(restoring: store.image())
+            let sequenceBefore = store.sequence
+            decide()
+            guard store.sequence != sequenceBefore else {
+                completion(nil)  // changed nothing: nothing to commit
+                return
+            }
+            // The round trip to the database: nothing else is decided meanwhile (its lock is held).
+            Thread.sleep(forTimeInterval: Double(commitDelay.components.attoseconds) / 1e18 + Double(commitDelay.components.seconds))
+            let fails = state.withLockedValue { state -> Bool in
+                guard state.failuresToCome > 0 else {
+                    state.groupsCommitted += 1
+                    return false
+                }
+                state.failuresToCome -= 1
+                state.groupsFailed += 1
+                return true
+            }
+            if fails {
+                store.restore(from: before)
+                completion(JournalError(reason: "the in-process test log failed this group on purpose"))
+            } else {
+                completion(nil)
+            }
+        }
+    }
+
+    func setChangeObserver(_ observer: @escaping @Sendable ([ReplicatedChange]) -> Void) {
+        state.withLockedValue { $0.observer = observer }
+    }
+
+    func snapshot() throws(JournalError) -> ReplicatedSnapshot {
+        let sequence = store.sequence
+        let count = state.withLockedValue { state -> Int in
+            state.snapshots += 1
+            return state.snapshots
+        }
+        return ReplicatedSnapshot(location: "test:snapshots/\(count)", sequence: sequence, bytes: 123, memberships: store.membershipCount, milliseconds: 4)
+    }
+
+    var replicationStatus: ReplicationStatus {
+        let state = state.withLockedValue { $0 }
+        let applied = store.sequence
+        return ReplicationStatus(
+            source: "test://in-process", node: "node-a", connected: true, writable: true, appliedSequence: applied,
+            knownSequence: applied + 2, secondsSinceContact: 0.25, snapshotSequence: 0, groupsCommitted: state.groupsCommitted,
+            writesCommitted: state.groupsCommitted, groupsFailed: state.groupsFailed, reconnects: 1,
+            changesReplicated: state.changesReplicated, lastError: nil
+        )
+    }
+
+    /// Makes changes as another node of the cluster would: `write` runs against a copy of this node's
+    /// replica, and the changes it made are then applied to the replica (`store.replay`) and told to the
+    /// observer, on the log's queue. Returns once they are applied, with the last one's number.
+    @discardableResult
+    func asAnotherNode(_ write: @escaping @Sendable (EntitlementStore) throws -> Void) throws -> UInt64 {
+        try queue.sync { () throws -> UInt64 in
+            let recorder = ChangeRecorder()
+            let other = EntitlementStore(restoring: store.image(), journal: recorder)
+            try write(other)
+            let changes = recorder.changes.withLockedValue { $0 }
+            for change in changes {
+                try store.replay(change.change, context: change.context, sequence: change.sequence)
+            }
+            let observer = state.withLockedValue { state in
+                state.changesReplicated += UInt64(changes.count)
+                return state.observer
+            }
+            observer?(changes)
+            return store.sequence
+        }
+    }
+}
+
+/// Keeps the changes a store records, as another node's log would.
+private final class ChangeRecorder: ChangeJournal {
+    let changes = NIOLockedValueBox<[ReplicatedChange]>([])
+
+    func record(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(JournalError) {
+        changes.withLockedValue { $0.append(ReplicatedChange(sequence: sequence, change: change, context: context)) }
+    }
+}
