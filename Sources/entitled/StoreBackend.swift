@@ -1,3 +1,4 @@
+import ArgumentParser
 import EntitledCluster
 import EntitledCore
 import EntitledServer
@@ -61,8 +62,8 @@ enum StoreBackend {
 
     /// The host name and process id: unique among running nodes, readable in the change table.
     static func defaultNodeName() -> String {
-        var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "node"
+        var name = [UInt8](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count - 1) == 0 ? String(decoding: name.prefix { $0 != 0 }, as: UTF8.self) : "node"
         return "\(host):\(getpid())"
     }
 

@@ -42,6 +42,25 @@ struct EntitledProcess {
         }
     }
 
+    /// Starts `binary` as a node of the cluster on the database `postgres`, named `name`.
+    static func startNode(binary: String, postgres: String, name: String, readyTimeout: Double = 120) throws -> EntitledProcess {
+        let process = try ChildProcess.launch(
+            binary,
+            ["--host", "127.0.0.1", "--port", "0", "--postgres", postgres, "--node-name", name, "--snapshot-interval", "0"],
+            name: "entitled-\(name)"
+        )
+        do {
+            let ready = try process.waitForOutputLine(containing: "listening on", timeout: readyTimeout)
+            guard let port = Self.port(in: ready.line) else {
+                throw BenchError("entitled's ready line names no tcp 127.0.0.1 port: \(ready.line)")
+            }
+            return EntitledProcess(process: process, port: port, secondsToReady: Double(ready.at - process.launchedAt) / 1e9)
+        } catch {
+            process.stop(signal: SIGKILL)
+            throw error
+        }
+    }
+
     /// The port in `listening on tcp 127.0.0.1:PORT`.
     private static func port(in line: String) -> UInt16? {
         guard let range = line.range(of: "tcp 127.0.0.1:") else { return nil }

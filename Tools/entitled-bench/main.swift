@@ -4,8 +4,8 @@ import ArgumentParser
 struct EntitledBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "entitled-bench",
-        abstract: "Benchmarks entitled next to Redis (redis-server) in one run: check load, durability, memory.",
-        subcommands: [ChecksCommand.self, DurabilityCommand.self, MemoryCommand.self],
+        abstract: "Benchmarks entitled next to Redis (redis-server) in one run: check load, durability, memory, cluster mode.",
+        subcommands: [ChecksCommand.self, DurabilityCommand.self, MemoryCommand.self, ClusterCommand.self],
         defaultSubcommand: ChecksCommand.self
     )
 }

@@ -1,0 +1,147 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cluster measurements, on fresh processes: `nodes` entitled nodes on a new schema of one PostgreSQL,
+/// a standalone entitled (`--fsync always`) and Redis (`appendfsync always`).
+struct ClusterBenchmark {
+    let entitled: String
+    let postgres: String
+    let redis: String?
+    let nodes: Int
+    let users: Int
+    let connections: Int
+    let duration: Double
+    let warmup: Double
+    let runs: Int
+    let lagSamples: Int
+    let workDirectory: String
+
+    func run() throws -> ClusterReport {
+        let schema = "bench_\(UInt32.random(in: 0...UInt32.max))"
+        let separator = postgres.contains("?") ? "&" : "?"
+        let url = postgres + separator + "schema=" + schema
+        defer { dropSchema(schema) }
+        let directory = workDirectory + "/entitled-bench-cluster-\(getpid())"
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        var report = ClusterReport(nodes: nodes, users: users, connections: connections, duration: duration, runs: runs)
+        let cluster = try (1...nodes).map { try EntitledProcess.startNode(binary: entitled, postgres: url, name: "bench\($0)") }
+        defer { for node in cluster { _ = node.process.stop() } }
+        let standalone = try EntitledProcess.start(binary: entitled, dataDirectory: directory + "/standalone", fsync: "always")
+        defer { _ = standalone.process.stop() }
+        let redisProcess = try redis.map { try RedisProcess.start(binary: $0, directory: directory, appendfsync: "always") }
+        defer { _ = redisProcess?.process.stop() }
+
+        progress("loading \(users) users into the cluster (through node 1) and the standalone server")
+        for port in [cluster[0].port, standalone.port] {
+            try define(port: port)
+            let loaded = try LoadEngine.load(port: port, target: .entitled, users: users)
+            guard loaded.errors == 0 else { throw BenchError("loading failed: \(loaded.firstError ?? "?")") }
+        }
+        // Every node holds the load before checks are measured on the last one.
+        try waitUntilActive(port: cluster[nodes - 1].port, user: String(format: "%012d", users - 1))
+
+        let shape = LoadShape(connections: connections, pipeline: 1, users: users, distribution: .uniform, mix: .checks)
+        for run in 1...runs {
+            for (name, port) in [("cluster node", cluster[nodes - 1].port), ("standalone", standalone.port)] {
+                let outcome = try LoadEngine.measure(
+                    port: port, target: .entitled, shape: shape, threads: 1, warmup: warmup, duration: duration, seed: UInt64(run)
+                )
+                let result = RunResult(outcome)
+                progress("checks run \(run)/\(runs), \(name): \(Int(result.requestsPerSecond)) req/s, p99 \(Int(result.p99Microseconds)) µs")
+                report.checks[name, default: []].append(result)
+            }
+        }
+        for run in 1...runs {
+            let spread = try grantsAcross(cluster.map(\.port))
+            progress("grants run \(run)/\(runs), cluster (\(connections) connections over \(nodes) nodes): \(Int(spread.requestsPerSecond)) req/s")
+            report.grants["cluster", default: []].append(spread)
+            let single = RunResult(try LoadEngine.measureNewUsers(port: standalone.port, target: .entitled, connections: connections, warmup: warmup, duration: duration))
+            progress("grants run \(run)/\(runs), standalone --fsync always: \(Int(single.requestsPerSecond)) req/s")
+            report.grants["standalone", default: []].append(single)
+            if let redisProcess {
+                let redisRun = RunResult(try LoadEngine.measureNewUsers(port: redisProcess.port, target: .redis, connections: connections, warmup: warmup, duration: duration))
+                progress("grants run \(run)/\(runs), redis appendfsync always: \(Int(redisRun.requestsPerSecond)) req/s")
+                report.grants["redis", default: []].append(redisRun)
+            }
+        }
+        report.lagMicroseconds = try measureLag(writer: cluster[0].port, reader: cluster[1].port)
+        report.summarize()
+        return report
+    }
+
+    private func define(port: UInt16) throws {
+        let connection = try TCPConnection(port: port)
+        let answer = try connection.call(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#, reader: LineReader(connection))
+        guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("entitled refused to define pro: \(answer)") }
+    }
+
+    private func waitUntilActive(port: UInt16, user: String) throws {
+        let connection = try TCPConnection(port: port)
+        let reader = LineReader(connection)
+        for _ in 0..<600 {
+            if try connection.call(#"{"op":"check","user":"\#(user)","entitlement":"pro"}"#, reader: reader).contains(#""active":true"#) { return }
+            usleep(50_000)
+        }
+        throw BenchError("node on port \(port) never saw \(user)")
+    }
+
+    /// Durable grants to new users over `connections` connections spread evenly over the nodes, measured
+    /// together: one generator thread per node.
+    private func grantsAcross(_ ports: [UInt16]) throws -> RunResult {
+        let share = ports.enumerated().map { index, _ in connections / ports.count + (index < connections % ports.count ? 1 : 0) }
+        let (warmup, duration) = (self.warmup, self.duration)
+        let outcomes = try onThreads(ports.count, name: "cluster-grants") { index in
+            try LoadEngine.measureNewUsers(port: ports[index], target: .entitled, connections: share[index], warmup: warmup, duration: duration)
+        }
+        var merged = LoadOutcome()
+        for outcome in outcomes { merged.merge(outcome) }
+        merged.windowSeconds = duration
+        return RunResult(merged)
+    }
+
+    /// From a grant's acknowledgement on `writer` until `reader` answers a check of it as active (polled
+    /// back to back on one connection), for `lagSamples` grants one after another.
+    private func measureLag(writer: UInt16, reader: UInt16) throws -> [Double] {
+        let write = try TCPConnection(port: writer)
+        let writeReader = LineReader(write)
+        let read = try TCPConnection(port: reader)
+        let readReader = LineReader(read)
+        var lags: [Double] = []
+        for sample in 0..<lagSamples {
+            let user = "lag-\(getpid())-\(sample)"
+            let answer = try write.call(#"{"op":"grant","user":"\#(user)","product":"prod_pro"}"#, reader: writeReader)
+            guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("a lag grant failed: \(answer)") }
+            let acknowledged = monotonicNanoseconds()
+            var seen = false
+            while monotonicNanoseconds() - acknowledged < 10_000_000_000 {
+                if try read.call(#"{"op":"check","user":"\#(user)","entitlement":"pro"}"#, reader: readReader).contains(#""active":true"#) {
+                    seen = true
+                    break
+                }
+            }
+            guard seen else { throw BenchError("node on port \(reader) did not see \(user) within 10 s") }
+            lags.append(Double(monotonicNanoseconds() - acknowledged) / 1000)
+        }
+        return lags
+    }
+
+    private func dropSchema(_ schema: String) {
+        guard let psql = Executables.find("psql") else {
+            progress("psql not found: drop schema \(schema) by hand")
+            return
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: psql)
+        process.arguments = [postgres, "-qc", "DROP SCHEMA IF EXISTS \(schema) CASCADE"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+        process.waitUntilExit()
+    }
+}

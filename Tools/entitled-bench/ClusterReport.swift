@@ -1,0 +1,45 @@
+import Foundation
+
+/// What `entitled-bench cluster` measured: every run, and the medians and ratios the README quotes.
+struct ClusterReport: Codable {
+    var nodes: Int
+    var users: Int
+    var connections: Int
+    var duration: Double
+    var runs: Int
+    /// Checks per run: "cluster node" (the last node started) and "standalone".
+    var checks: [String: [RunResult]] = [:]
+    /// Durable grants per run: "cluster" (spread over the nodes), "standalone" (--fsync always), "redis"
+    /// (appendfsync always).
+    var grants: [String: [RunResult]] = [:]
+    /// Each sample's replication lag, µs: from the writer's acknowledgement to the other node's answer.
+    var lagMicroseconds: [Double] = []
+    var medianChecks: [String: Double] = [:]
+    var medianGrants: [String: Double] = [:]
+    var lagP50Microseconds = 0.0
+    var lagP99Microseconds = 0.0
+
+    mutating func summarize() {
+        medianChecks = checks.mapValues { runs in median(runs.map(\.requestsPerSecond)) }
+        medianGrants = grants.mapValues { runs in median(runs.map(\.requestsPerSecond)) }
+        let sorted = lagMicroseconds.sorted()
+        if !sorted.isEmpty {
+            lagP50Microseconds = sorted[sorted.count / 2]
+            lagP99Microseconds = sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+        }
+    }
+
+    func table() -> String {
+        func rate(_ value: Double?) -> String { value.map { String(Int($0)) } ?? "-" }
+        func ratio(_ top: Double?, _ bottom: Double?) -> String {
+            guard let top, let bottom, bottom > 0 else { return "-" }
+            return String(format: "%.2fx", top / bottom)
+        }
+        var lines: [String] = []
+        lines.append("cluster: \(nodes) nodes on one PostgreSQL, \(users) users, \(connections) connections, \(runs) runs of \(duration) s (medians)")
+        lines.append("checks/s   one cluster node \(rate(medianChecks["cluster node"]))   standalone \(rate(medianChecks["standalone"]))   node/standalone \(ratio(medianChecks["cluster node"], medianChecks["standalone"]))")
+        lines.append("grants/s   cluster \(rate(medianGrants["cluster"]))   standalone --fsync always \(rate(medianGrants["standalone"]))   redis appendfsync always \(rate(medianGrants["redis"]))   cluster/standalone \(ratio(medianGrants["cluster"], medianGrants["standalone"]))   cluster/redis \(ratio(medianGrants["cluster"], medianGrants["redis"]))")
+        lines.append(String(format: "replication lag (ack on node 1 until node 2 answers it, %d samples)   p50 %.0f µs   p99 %.0f µs", lagMicroseconds.count, lagP50Microseconds, lagP99Microseconds))
+        return lines.joined(separator: "\n")
+    }
+}
