@@ -217,6 +217,8 @@ let package = Package(
         .testTarget(name: "EntitlectlTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
         // Test helpers shared by the test targets: the real server as a child process, temporary folders.
         .target(name: "EntitledTestSupport", path: "Tests/EntitledTestSupport"),
+        // The helpers' own tests: the real PostgreSQL server the cluster tests run against.
+        .testTarget(name: "EntitledTestSupportTests", dependencies: ["EntitledTestSupport"]),
         .testTarget(name: "EntitledStorageTests", dependencies: ["EntitledStorage", "EntitledCore"]),
         .testTarget(
             name: "EntitledWireTests",

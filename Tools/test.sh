@@ -3,9 +3,9 @@
 #
 # On a fresh Debian machine as root it installs what the tests need and is missing (apt-get update first),
 # then runs every test: the Swift test suite (unit tests, real server processes, the console in a
-# pseudo-terminal, the conformance scenarios and the Python client against a real server) and the smoke
-# test (the README's first session against the built binary). Not root and something missing: it names the
-# packages to install and stops with status 1, before building anything.
+# pseudo-terminal, the conformance scenarios, the Python client against a real server, several nodes on a
+# real PostgreSQL) and the smoke test (the README's first session against the built binary). Not root and
+# something missing: it names the packages to install and stops with status 1, before building anything.
 #
 # Usage: bash Tools/test.sh [extra arguments for `swift test`, e.g. --filter Durability]
 set -euo pipefail
@@ -24,6 +24,11 @@ need libedit-dev       pkg-config --exists libedit              # entitlectl lin
 if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
   need python3-jsonschema /usr/bin/python3 -c 'import jsonschema'
 fi
+
+# The cluster tests start their own PostgreSQL servers (initdb into a temporary directory, a free port) from
+# Debian's binaries in /usr/lib/postgresql/N/bin (or an initdb on the PATH, elsewhere). The package's own
+# cluster `main`, which it may create and start on port 5432, is neither needed nor disturbed.
+need postgresql        bash -c "compgen -G '/usr/lib/postgresql/*/bin/initdb' || command -v initdb"
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -37,6 +37,12 @@ public final class RunningEntitled {
         return process?.stop() ?? 0
     }
 
+    /// Kills the server with SIGKILL, as a crash would, and waits for it.
+    public func kill() {
+        defer { process = nil }
+        _ = process?.stop(with: SIGKILL)
+    }
+
     /// Starts it again on the port it had, with the data it had.
     public func restart() throws {
         stop()

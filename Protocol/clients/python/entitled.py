@@ -79,8 +79,20 @@ Threads
     A Client is one connection. Its methods take a lock, so threads may share it, but a next_push() that
     waits holds the lock for as long as it waits; give a watching thread its own Client.
 
-Reconnecting is not done: after ConnectionClosedError, make a new Client (and watch again: watches belong
-to the connection).
+Reconnecting is not done for one address: after ConnectionClosedError, make a new Client (and watch again:
+watches belong to the connection).
+
+Several nodes
+    Client(nodes=["10.0.0.5:7117", "10.0.0.6:7117"]) (or (host, port) tuples) is one connection to one node
+    of a cluster (several `entitled --postgres` on one database): each new Client starts at the next node,
+    so a process's clients spread over them, and a node that refuses the connection is skipped
+    (NoNodeAvailableError when every node refuses). When the connection drops or times out, a pipeline of
+    reads only (READ_OPERATIONS: check, memberships, customer, catalog, history, hello, ping, stats) is sent
+    again to the next node, at most once per node; a write is never sent twice: it raises
+    ConnectionClosedError (or TimeoutError), the write may or may not have been carried out, and sending
+    it again is safe with an idempotency key (grant's idempotency_key, event's event_id). The next request
+    connects to the next node by itself; watches are lost with the connection (next_push() raises
+    ConnectionClosedError): watch again. The token is kept in memory for those connections.
 """
 
 from __future__ import annotations
@@ -88,6 +100,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import difflib
+import itertools
 import datetime as _dt
 import json
 import re
@@ -104,6 +117,8 @@ __all__ = [
     "EntitledError",
     "ConnectionClosedError",
     "ProtocolError",
+    "NoNodeAvailableError",
+    "READ_OPERATIONS",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "PROTOCOL_VERSION",
@@ -114,6 +129,11 @@ DEFAULT_PORT = 7117
 PROTOCOL_VERSION = 3
 
 _READ_SIZE = 65536
+# The operations that change nothing: with nodes=, a pipeline of them only is sent again to another node
+# when its connection drops. Any other request is never sent twice (a grant sent twice is two grants).
+READ_OPERATIONS = frozenset({"ping", "hello", "check", "memberships", "customer", "catalog", "history", "stats"})
+# Where the next Client with nodes= starts: consecutive clients start at consecutive nodes.
+_NODE_ROTATION = itertools.count()
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 
 
@@ -134,6 +154,15 @@ class ConnectionClosedError(ConnectionError):
     def __init__(self, message: str, answers: list[dict] | None = None):
         super().__init__(message)
         self.answers = answers or []
+
+
+class NoNodeAvailableError(ConnectionError):
+    """No node of nodes= accepted a connection. `failures` holds ("host:port", exception) for each."""
+
+    def __init__(self, failures: list[tuple[str, BaseException]]):
+        text = "; ".join(f"{address}: {error}" for address, error in failures)
+        super().__init__(f"no node accepted a connection ({text})")
+        self.failures = failures
 
 
 class ProtocolError(Exception):
@@ -202,6 +231,7 @@ class Client:
     Client()                              TCP to 127.0.0.1:7117
     Client("10.0.0.5", 7117)              TCP
     Client(unix_socket="/tmp/e.sock")     Unix domain socket
+    Client(nodes=["10.0.0.5:7117", "10.0.0.6:7117"])   TCP to one node of a cluster, the others on failure
     timeout: seconds allowed to connect, and without progress while waiting for answers (None: no limit).
     tls: an ssl.SSLContext for a server started with --tls-cert (TCP only), such as
          ssl.create_default_context(cafile="server-ca.pem"); the host is checked against the certificate.
@@ -216,11 +246,38 @@ class Client:
         port: int = DEFAULT_PORT,
         *,
         unix_socket: str | None = None,
+        nodes: Iterable[str | tuple[str, int]] | None = None,
         timeout: float | None = 10.0,
         token: str | None = None,
         tls: "ssl.SSLContext | None" = None,
     ):
         self.timeout = timeout
+        self._tls = tls
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of _buffer known to hold no "\n"
+        self._pushes: collections.deque[dict] = collections.deque()
+        self._next_id = 1
+        #: The newest "seq" a write's answer on this client carried (None before any): give it as
+        #: min_seq to a read elsewhere to see the write there.
+        self.last_seq: int | None = None
+        self._lock = threading.RLock()
+        self._closed_reason: str | None = None
+        self._closed_by_owner = False
+        self._sock: socket.socket | None = None
+        # With nodes=, the token is kept for the connections opened after a node drops one.
+        self._token = token if nodes is not None else None
+        self._nodes: list[tuple[str, int]] | None = None
+        self._node = 0
+        if nodes is not None:
+            if unix_socket is not None:
+                raise ValueError("give nodes= or unix_socket=, not both")
+            self._nodes = [_parse_node(node) for node in nodes]
+            if not self._nodes:
+                raise ValueError("nodes= needs at least one \"host:port\" or (host, port)")
+            # Each new Client starts at the next node: the clients of a process spread over every node.
+            self._node = next(_NODE_ROTATION) % len(self._nodes)
+            self._connect_to_a_node(self._node)
+            return
         if unix_socket is not None:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
@@ -229,36 +286,65 @@ class Client:
             except BaseException:
                 sock.close()
                 raise
-            self.address = f"unix {unix_socket}"
+            self._attach(sock, f"unix {unix_socket}")
         else:
-            sock = socket.create_connection((host, port), timeout=timeout)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if tls is not None:
-                try:
-                    sock = tls.wrap_socket(sock, server_hostname=host)  # handshakes within `timeout`
-                except BaseException:
-                    sock.close()
-                    raise
-            self.address = f"tcp {host}:{port}"
-        sock.setblocking(False)
-        self._sock: socket.socket | None = sock
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(sock, selectors.EVENT_READ)
-        self._buffer = bytearray()
-        self._scanned = 0  # bytes of _buffer known to hold no "\n"
-        self._pushes: collections.deque[dict] = collections.deque()
-        self._next_id = 1
-        self._lock = threading.RLock()
-        #: The newest "seq" a write's answer on this connection carried (None before any): give it as
-        #: min_seq to a read elsewhere to see the write there.
-        self.last_seq: int | None = None
-        self._closed_reason: str | None = None
+            self._attach(self._open_tcp(host, port), f"tcp {host}:{port}")
         if token is not None:
             try:
                 self.auth(token)
             except BaseException:
                 self.close()
                 raise
+
+    def _open_tcp(self, host: str, port: int) -> socket.socket:
+        sock = socket.create_connection((host, port), timeout=self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._tls is not None:
+            try:
+                sock = self._tls.wrap_socket(sock, server_hostname=host)  # handshakes within `timeout`
+            except BaseException:
+                sock.close()
+                raise
+        return sock
+
+    def _attach(self, sock: socket.socket, address: str) -> None:
+        sock.setblocking(False)
+        self.address = address
+        self._sock = sock
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(sock, selectors.EVENT_READ)
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._closed_reason = None
+
+    def _connect_to_a_node(self, start: int) -> None:
+        """Connects to the first node, from `start` on, that accepts (and takes the token); raises
+        NoNodeAvailableError naming each node's failure when none does. A refused token is not a node's
+        failure: it is raised at once (every node would refuse it)."""
+        assert self._nodes is not None
+        failures: list[tuple[str, BaseException]] = []
+        for step in range(len(self._nodes)):
+            index = (start + step) % len(self._nodes)
+            host, port = self._nodes[index]
+            try:
+                sock = self._open_tcp(host, port)
+            except OSError as error:
+                failures.append((f"{host}:{port}", error))
+                continue
+            self._attach(sock, f"tcp {host}:{port}")
+            self._node = index
+            if self._token is not None:
+                out, ids, _ = self._encode([{"op": "auth", "token": self._token}])
+                try:
+                    answer = self._exchange(sock, out, ids)[0]
+                except (ConnectionClosedError, TimeoutError) as error:
+                    failures.append((f"{host}:{port}", error))
+                    continue
+                if answer.get("ok") is not True:
+                    self._shut("the server refused the token")
+                    raise _error_of(answer)
+            return
+        raise NoNodeAvailableError(failures)
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -270,11 +356,19 @@ class Client:
 
     def close(self) -> None:
         """Closes the connection (idempotent). Queued pushed lines stay readable with next_push()."""
+        self._closed_by_owner = True
         self._shut("the client closed the connection")
 
     @property
     def closed(self) -> bool:
-        return self._sock is None
+        """Whether the client can no longer be used: after close(); without nodes=, also once the
+        connection dropped (with nodes=, the next request connects to another node)."""
+        return self._closed_by_owner or (self._sock is None and self._nodes is None)
+
+    @property
+    def node(self) -> tuple[str, int] | None:
+        """With nodes=: the (host, port) of the node the client is connected to, or was last."""
+        return self._nodes[self._node] if self._nodes is not None else None
 
     def fileno(self) -> int:
         """The socket's file descriptor, for select(): readable means a pushed line (or more) arrived."""
@@ -316,29 +410,60 @@ class Client:
         Each request is a mapping with "op" and its fields (names as for request()). Error answers are
         returned as they are ({"ok": false, "error": {...}}), not raised, so one failure does not hide the
         other answers; raise_for() turns one into an EntitledError. Sending and reading overlap, so a
-        pipeline of any length cannot deadlock on the server's flow control."""
+        pipeline of any length cannot deadlock on the server's flow control.
+
+        With nodes=: a pipeline of reads only (READ_OPERATIONS) whose connection drops or times out before
+        every answer came is sent again, whole, to the next node, at most once per node; any other
+        pipeline raises, and the next call connects to the next node."""
         with self._lock:
-            sock = self._require_open()
-            lines: list[bytes] = []
-            ids: list[Any] = []
-            for req in requests:
-                body = _fields(req)
-                if not isinstance(body.get("op"), str):
-                    raise ValueError(f"a request needs an \"op\" string: {dict(req)!r}")
-                if "id" not in body:
-                    body["id"] = self._next_id
-                    self._next_id += 1
-                ids.append(body["id"])
-                text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-                lines.append(text.encode("utf-8") + b"\n")
-            if not lines:
+            if self._nodes is None:
+                sock = self._require_open()
+                out, ids, _ = self._encode(requests)
+                return self._note_seq(self._exchange(sock, out, ids)) if ids else []
+            out, ids, ops = self._encode(requests)
+            if not ids:
                 return []
-            answers = self._exchange(sock, b"".join(lines), ids)
-            for answer in answers:
-                seq = answer.get("seq")
-                if isinstance(seq, int) and not isinstance(seq, bool) and (self.last_seq is None or seq > self.last_seq):
-                    self.last_seq = seq
-            return answers
+            if self._closed_by_owner:
+                raise ConnectionClosedError(self._closed_reason or "the connection is closed")
+            if self._sock is None:
+                self._connect_to_a_node(self._node + 1)
+            reads = all(op in READ_OPERATIONS for op in ops)
+            attempts = 1
+            while True:
+                try:
+                    return self._note_seq(self._exchange(self._require_open(), out, ids))
+                except (ConnectionClosedError, TimeoutError) as error:
+                    too_large = any(_code_of(a) == "too_large" for a in getattr(error, "answers", []))
+                    if not reads or too_large or attempts >= len(self._nodes) or self._closed_by_owner:
+                        raise
+                    attempts += 1
+                    self._connect_to_a_node(self._node + 1)
+
+    def _note_seq(self, answers: list[dict]) -> list[dict]:
+        """Keeps the newest "seq" the answers carry as last_seq, and returns them."""
+        for answer in answers:
+            seq = answer.get("seq")
+            if isinstance(seq, int) and not isinstance(seq, bool) and (self.last_seq is None or seq > self.last_seq):
+                self.last_seq = seq
+        return answers
+
+    def _encode(self, requests: Iterable[Mapping[str, Any]]) -> tuple[bytes, list[Any], list[Any]]:
+        """The requests as lines, each with an id (the client's counter unless given); their ids; their ops."""
+        lines: list[bytes] = []
+        ids: list[Any] = []
+        ops: list[Any] = []
+        for req in requests:
+            body = _fields(req)
+            if not isinstance(body.get("op"), str):
+                raise ValueError(f"a request needs an \"op\" string: {dict(req)!r}")
+            if "id" not in body:
+                body["id"] = self._next_id
+                self._next_id += 1
+            ids.append(body["id"])
+            ops.append(body["op"])
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            lines.append(text.encode("utf-8") + b"\n")
+        return b"".join(lines), ids, ops
 
     def next_push(self, timeout: float | None = None) -> dict | None:
         """Returns the oldest pushed line ({"push": "access", "cause": ..., "membership": {...}}), waiting
@@ -695,6 +820,17 @@ def _refuse_unknown(op: str, fields: Mapping[str, Any], extra: Mapping[str, Any]
             close = [folded[m] for m in difflib.get_close_matches(wire_name(name).lower(), list(folded), n=1, cutoff=0.75)]
         hint = f" (did you mean {close[0]!r}?)" if close else f"; {op}() takes {', '.join(known)}"
         raise TypeError(f"{op}() got an unexpected keyword argument {name!r}{hint}")
+
+
+def _parse_node(node: str | tuple[str, int]) -> tuple[str, int]:
+    """("10.0.0.5", 7117), "10.0.0.5:7117" or "[::1]:7117" -> (host, port)."""
+    if isinstance(node, tuple):
+        host, port = node
+        return str(host), int(port)
+    host, separator, port = str(node).rpartition(":")
+    if not separator or not host or not port.isdigit():
+        raise ValueError(f"a node is \"host:port\" or (host, port), not {node!r}")
+    return host.strip("[]"), int(port)
 
 
 def _code_of(answer: Mapping[str, Any]) -> str | None:

@@ -740,6 +740,141 @@ class Connections(ServerTestCase):
         self.assertEqual([a["ok"] for a in closed.exception.answers], [True, False])
 
 
+class Node:
+    """One standalone `entitled`, standing in for one node of a cluster: what SeveralNodes tests is the
+    client's choice of node, not the cluster."""
+
+    def __init__(self, arguments: list[str] | None = None):
+        self.tmp = tempfile.mkdtemp(prefix="entitled-py-node-")
+        self.stdout_path = os.path.join(self.tmp, "stdout.txt")
+        with open(self.stdout_path, "wb") as out:
+            self.proc = subprocess.Popen(
+                [str(server_binary()), "--port", "0", "--data-dir", os.path.join(self.tmp, "data"),
+                 "--snapshot-interval", "0", *(arguments or [])],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL, cwd=self.tmp,
+            )
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            with open(self.stdout_path, encoding="utf-8", errors="replace") as f:
+                match = re.search(r"tcp 127\.0\.0\.1:(\d+)", f.read())
+            if match:
+                self.port = int(match.group(1))
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError("entitled did not become ready")
+            time.sleep(0.02)
+        self.address = f"127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def close(self) -> None:
+        self.kill()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class SeveralNodes(unittest.TestCase):
+    """Client(nodes=...): connections spread over the nodes, a node that is down is skipped, a read lost
+    with its connection goes to another node, a write never does."""
+
+    def node(self, arguments: list[str] | None = None) -> Node:
+        node = Node(arguments)
+        self.addCleanup(node.close)
+        return node
+
+    def client(self, nodes: list, **kwargs) -> Client:
+        c = Client(nodes=nodes, **kwargs)
+        self.addCleanup(c.close)
+        return c
+
+    def test_consecutive_clients_start_at_consecutive_nodes(self) -> None:
+        a, b = self.node(), self.node()
+        clients = [self.client([a.address, ("127.0.0.1", b.port)]) for _ in range(4)]
+        self.assertEqual({c.node for c in clients}, {("127.0.0.1", a.port), ("127.0.0.1", b.port)})
+        for c in clients:
+            self.assertEqual(c.ping()["ok"], True)
+            self.assertEqual(c.address, f"tcp 127.0.0.1:{c.node[1]}")
+
+    def test_a_node_that_is_down_is_skipped(self) -> None:
+        a, b = self.node(), self.node()
+        a.kill()
+        for _ in range(3):
+            c = self.client([a.address, b.address])
+            self.assertEqual(c.node, ("127.0.0.1", b.port))
+            self.assertFalse(c.check(user="alice"))
+
+    def test_when_every_node_is_down_the_error_names_each(self) -> None:
+        a, b = self.node(), self.node()
+        a.kill()
+        b.kill()
+        with self.assertRaises(entitled.NoNodeAvailableError) as caught:
+            Client(nodes=[a.address, b.address], timeout=5)
+        self.assertEqual(sorted(address for address, _ in caught.exception.failures), sorted([a.address, b.address]))
+        self.assertIn("refused", str(caught.exception))
+        self.assertIsInstance(caught.exception, ConnectionError)
+
+    def test_a_read_whose_node_is_killed_is_answered_by_another(self) -> None:
+        a, b = self.node(), self.node()
+        c = self.client([a.address, b.address])
+        first = c.node
+        self.assertFalse(c.check(user="alice"))
+        (a if first == ("127.0.0.1", a.port) else b).kill()
+        self.assertFalse(c.check(user="alice"))  # sent again to the other node
+        self.assertNotEqual(c.node, first)
+        answers = c.pipeline([{"op": "check", "user": f"u{i}"} for i in range(50)])
+        self.assertEqual([x["active"] for x in answers], [False] * 50)
+        self.assertFalse(c.closed)
+
+    def test_a_write_whose_node_is_killed_raises_and_is_not_sent_elsewhere(self) -> None:
+        a, b = self.node(), self.node()
+        c = self.client([a.address, b.address])
+        killed, other = (a, b) if c.node == ("127.0.0.1", a.port) else (b, a)
+        self.assertEqual(c.ping()["ok"], True)
+        killed.kill()
+        with self.assertRaises(ConnectionClosedError):
+            c.grant("prod_a", user="bob", idempotency_key="grant-1")
+        self.assertFalse(c.closed)
+        with Client("127.0.0.1", other.port) as direct:
+            self.assertEqual(direct.memberships(user="bob"), [])  # not sent again behind the caller's back
+        # The caller sends it again, with its idempotency key: the client is on the other node now.
+        first = c.grant("prod_a", user="bob", idempotency_key="grant-1")
+        again = c.grant("prod_a", user="bob", idempotency_key="grant-1")
+        self.assertEqual(c.node, ("127.0.0.1", other.port))
+        self.assertEqual(again["membership"]["id"], first["membership"]["id"])
+        self.assertTrue(again.get("idempotentReplay"))
+        self.assertEqual(len(c.memberships(user="bob")), 1)
+
+    def test_the_token_is_sent_to_each_node_connected_to(self) -> None:
+        path = os.path.join(tempfile.mkdtemp(prefix="entitled-py-auth-"), "auth.json")
+        self.addCleanup(shutil.rmtree, os.path.dirname(path), True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump([{"name": "py-admin", "token": ADMIN_TOKEN, "role": "admin"}], f)
+        os.chmod(path, 0o600)
+        a, b = self.node(["--auth", path]), self.node(["--auth", path])
+        c = self.client([a.address, b.address], token=ADMIN_TOKEN)
+        first = c.node
+        c.define("pro", ["prod_pro"])
+        (a if first == ("127.0.0.1", a.port) else b).kill()
+        self.assertEqual(c.stats()["ok"], True)  # an admin read, on the other node: authenticated there too
+        self.assertNotEqual(c.node, first)
+        with self.assertRaises(EntitledError) as refused:
+            Client(nodes=[a.address, b.address], token="not-a-token-of-this-server")
+        self.assertEqual(refused.exception.code, "unauthorized")
+
+    def test_a_watch_is_lost_with_its_node_and_next_push_says_so(self) -> None:
+        a, b = self.node(), self.node()
+        c = self.client([a.address, b.address])
+        c.watch(user="carol")
+        (a if c.node == ("127.0.0.1", a.port) else b).kill()
+        with self.assertRaises(ConnectionClosedError):
+            c.next_push(5)
+        self.assertEqual(c.watch(user="carol"), 1)  # watching again, on the other node
+
+
 class WithoutServer(unittest.TestCase):
     """The parts that need no server: names, values, results, timeouts, bad lines."""
 
@@ -761,6 +896,16 @@ class WithoutServer(unittest.TestCase):
         with self.assertRaises(ValueError):
             entitled.wire_value(dt.timedelta(seconds=1.5))
         self.assertEqual(entitled.wire_value(["a"]), ["a"])
+
+    def test_nodes_are_host_port_strings_or_tuples(self) -> None:
+        self.assertEqual(entitled._parse_node("10.0.0.5:7117"), ("10.0.0.5", 7117))
+        self.assertEqual(entitled._parse_node("[::1]:7117"), ("::1", 7117))
+        self.assertEqual(entitled._parse_node(("db", 1)), ("db", 1))
+        for bad in ["10.0.0.5", ":7117", "host:port"]:
+            with self.assertRaises(ValueError):
+                entitled._parse_node(bad)
+        with self.assertRaises(ValueError):
+            Client(nodes=[])
 
     def test_check_result_is_bool_friendly(self) -> None:
         self.assertTrue(CheckResult(True, None))

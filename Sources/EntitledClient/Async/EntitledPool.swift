@@ -1,23 +1,36 @@
-/// A small pool of `EntitledAsyncConnection`s to one server, for an application's many tasks.
+/// A small pool of `EntitledAsyncConnection`s to one server, or to the nodes of one cluster, for an
+/// application's many tasks.
 ///
 /// `send` takes the open connection with the fewest requests in flight; the requests of one connection are
 /// pipelined. A connection that is down is opened again lazily, by the next request, and after a failed
 /// attempt only once a backoff has passed (`initialBackoff`, doubling up to `maximumBackoff`); a request
 /// that finds no open connection and none that may be attempted yet fails at once with the last connect
-/// error, rather than waiting. Requests are never retried (a `grant` sent twice creates two memberships):
-/// a request lost with its connection fails with the connection's error, and the caller decides.
+/// error, rather than waiting.
+///
+/// Several nodes (`init(addresses:configuration:)`): connection `i` goes to node `(s + i) mod n`, where
+/// `s` is picked at random for each pool, so the pools of many processes spread over every node (keep at
+/// least as many connections as nodes for one pool to use them all). A connect that a node refuses, or a
+/// node in backoff, moves on to the next node at once. A connection that drops is opened again starting
+/// from its own node, so connections return to a node that comes back as their connections are renewed.
+///
+/// A write is never sent twice (a `grant` sent twice creates two memberships): a write lost with its
+/// connection fails with the connection's error, and the caller decides; with an idempotency key
+/// (`grant(idempotencyKey:)`, `event`'s event id) sending it again is safe. A read
+/// (`EntitledRequest.isRead`: `check`, `memberships`, `customer`, ...) lost with its connection (dropped,
+/// failed, or timed out) is sent again on a connection to another node, at most once per node, when the
+/// pool has several: a read may then take up to its timeout once per node.
 ///
 /// Watches belong to a connection, so `watch` opens a dedicated one; a `watch` sent through `send`
 /// would bind its pushes to a pooled connection nobody reads from.
 public actor EntitledPool {
     public struct Configuration: Sendable, Hashable {
-        /// How many connections the pool keeps (at least 1).
+        /// How many connections the pool keeps (at least 1), over all its nodes.
         public var connections: Int
         /// The timeout of a request when `send` is given none.
         public var requestTimeout: Duration
         /// How long a connect may take.
         public var connectTimeout: Duration
-        /// The wait after a first failed connect; it doubles with each further failure...
+        /// The wait after a first failed connect to a node; it doubles with each further failure...
         public var initialBackoff: Duration
         /// ...up to this.
         public var maximumBackoff: Duration
@@ -51,42 +64,81 @@ public actor EntitledPool {
         public var sent: Int
         /// Connections opened for this slot since the pool was made.
         public var connects: Int
+        /// The node the open connection goes to; nil when it is not open.
+        public var address: ServerAddress?
     }
 
+    /// The first node: the only one of a pool made with `init(address:configuration:)`.
     public nonisolated let address: ServerAddress
+    /// Every node, in the order given.
+    public nonisolated let addresses: [ServerAddress]
     public nonisolated let configuration: Configuration
 
     private struct Slot {
         var connection: EntitledAsyncConnection?
+        /// The index in `addresses` of `connection`'s node.
+        var node: Int?
         var connecting: Task<Result<EntitledAsyncConnection, EntitledClientError>, Never>?
         var inFlight = 0
         var sent = 0
         var connects = 0
+        /// The error of this slot's last connect, when it reached no node.
+        var lastError: EntitledClientError?
+    }
+
+    /// What the pool knows of one node: a node that refused a connect is not tried again before `retryAt`.
+    private struct Node {
         var failedAttempts = 0
         var retryAt: ContinuousClock.Instant?
         var lastError: EntitledClientError?
     }
 
     private var slots: [Slot]
+    private var nodes: [Node]
+    /// The node of slot 0; slot `i` prefers node `(firstNode + i) % nodes.count`.
+    private let firstNode: Int
     private var isClosed = false
 
-    /// Makes a pool; nothing is opened until the first request.
+    /// Makes a pool to one server; nothing is opened until the first request.
     public init(address: ServerAddress = .standard, configuration: Configuration = Configuration()) {
-        self.address = address
+        self.init(addresses: [address], configuration: configuration)
+    }
+
+    /// Makes a pool to the nodes of one cluster (servers that answer alike: several `entitled --postgres`
+    /// on one database); nothing is opened until the first request.
+    /// - Precondition: `addresses` is not empty.
+    public init(addresses: [ServerAddress], configuration: Configuration = Configuration()) {
+        precondition(!addresses.isEmpty, "EntitledPool needs at least one address")
+        self.address = addresses[0]
+        self.addresses = addresses
         self.configuration = configuration
         self.slots = Array(repeating: Slot(), count: configuration.connections)
+        self.nodes = Array(repeating: Node(), count: addresses.count)
+        self.firstNode = Int.random(in: 0..<addresses.count)
     }
 
     /// Sends one request on the least busy connection and returns its answer; an error answer
-    /// (`"ok":false`) is returned, not thrown.
+    /// (`"ok":false`) is returned, not thrown. A read whose connection is lost before its answer came is
+    /// sent again on a connection to another node, when the pool has several (see the type's notes).
     ///
     /// - Throws: `cannotConnect` (or, with TLS, the TLS error that named the problem, such as
     ///   `untrustedCertificate`) when no connection is open and none could be opened (or may be
     ///   attempted yet), the errors of `EntitledAsyncConnection.send`, and `closed` after `close()`.
     public func send(_ request: EntitledRequest, timeout: Duration? = nil) async throws(EntitledClientError) -> EntitledResponse {
-        let (index, connection) = try await reserveConnection()
-        defer { slots[index].inFlight -= 1 }
-        return try await connection.send(request, timeout: timeout ?? configuration.requestTimeout)
+        var lostOn: Set<Int> = []
+        while true {
+            let (index, connection) = try await reserveConnection(avoiding: lostOn)
+            let node = slots[index].node
+            do {
+                defer { slots[index].inFlight -= 1 }
+                return try await connection.send(request, timeout: timeout ?? configuration.requestTimeout)
+            } catch {
+                guard request.isRead, error.meansConnectionLost, let node, addresses.count > 1, lostOn.count + 1 < addresses.count else {
+                    throw error
+                }
+                lostOn.insert(node)
+            }
+        }
     }
 
     /// Sends a request and returns its answer when the server carried it out.
@@ -120,8 +172,10 @@ public actor EntitledPool {
     /// Each connection's state, in slot order.
     public var connectionStatus: [ConnectionStatus] {
         slots.map { slot in
-            ConnectionStatus(
-                isOpen: slot.connection?.isOpen ?? false, inFlight: slot.inFlight, sent: slot.sent, connects: slot.connects
+            let isOpen = slot.connection?.isOpen ?? false
+            return ConnectionStatus(
+                isOpen: isOpen, inFlight: slot.inFlight, sent: slot.sent, connects: slot.connects,
+                address: isOpen ? slot.node.map { addresses[$0] } : nil
             )
         }
     }
@@ -147,7 +201,8 @@ public actor EntitledPool {
         watch(.watchAll, unwatch: .unwatchAll)
     }
 
-    /// Opens a dedicated connection, sends `request` (a watch) and yields the lines the server pushes.
+    /// Opens a dedicated connection (to any node that accepts it), sends `request` (a watch) and yields the
+    /// lines the server pushes.
     ///
     /// The stream fails with `server(failure)` when the watch is refused, with the connect error when no
     /// connection can be opened, and with the connection's error when it closes: the server forgot the
@@ -159,14 +214,16 @@ public actor EntitledPool {
             of: EntitledPush.self, throwing: (any Error).self,
             bufferingPolicy: .bufferingNewest(EntitledAsyncConnection.maximumQueuedPushes)
         )
-        let address = self.address
+        let addresses = self.addresses
         let configuration = self.configuration
         let task = Task {
             let connection: EntitledAsyncConnection
             do {
-                connection = try await EntitledAsyncConnection.connect(
-                    to: address, timeout: configuration.connectTimeout, token: configuration.token, tls: configuration.tls
-                )
+                // Any node will do: every node pushes every change, wherever it was written.
+                let first = Int.random(in: 0..<addresses.count)
+                connection = try await Self.connect(
+                    toFirstOf: addresses.indices.map { addresses[(first + $0) % addresses.count] }, configuration: configuration
+                ).connection
             } catch {
                 continuation.finish(throwing: error)
                 return
@@ -190,7 +247,7 @@ public actor EntitledPool {
                 }
                 continuation.finish()
             } else {
-                continuation.finish(throwing: connection.closeReason ?? .connectionClosed(address: address))
+                continuation.finish(throwing: connection.closeReason ?? .connectionClosed(address: connection.address))
             }
         }
         continuation.onTermination = { _ in task.cancel() }
@@ -200,18 +257,26 @@ public actor EntitledPool {
     // MARK: - Choosing and opening connections
 
     /// The open connection with the fewest requests in flight, its slot's count already raised by one;
-    /// opens the connections that are down and may be attempted.
-    private func reserveConnection() async throws(EntitledClientError) -> (Int, EntitledAsyncConnection) {
+    /// opens the connections that are down and may be attempted. Connections to the nodes in `avoiding`
+    /// (where this request's connection was lost) are taken only when there is no other.
+    private func reserveConnection(avoiding: Set<Int> = []) async throws(EntitledClientError) -> (Int, EntitledAsyncConnection) {
         guard !isClosed else { throw .closed }
         let now = ContinuousClock.now
         for index in slots.indices {
-            if let connection = slots[index].connection, !connection.isOpen { slots[index].connection = nil }
-            if slots[index].connection == nil, slots[index].connecting == nil, slots[index].retryAt.map({ now >= $0 }) ?? true {
-                startConnecting(slot: index)
+            if let connection = slots[index].connection, !connection.isOpen {
+                slots[index].connection = nil
+                slots[index].node = nil
+            }
+            if slots[index].connection == nil, slots[index].connecting == nil {
+                let candidates = candidateNodes(forSlot: index, now: now)
+                if !candidates.isEmpty { startConnecting(slot: index, nodes: candidates) }
             }
         }
         let open = slots.indices.filter { slots[$0].connection != nil }
-        if let index = open.min(by: { slots[$0].inFlight < slots[$1].inFlight }), let connection = slots[index].connection {
+        let preferred = open.filter { slots[$0].node.map { !avoiding.contains($0) } ?? true }
+        if let index = (preferred.isEmpty ? open : preferred).min(by: { slots[$0].inFlight < slots[$1].inFlight }),
+            let connection = slots[index].connection
+        {
             slots[index].inFlight += 1
             slots[index].sent += 1
             return (index, connection)
@@ -228,52 +293,105 @@ public actor EntitledPool {
                 throw error
             }
         }
-        throw slots.compactMap(\.lastError).first ?? .cannotConnect(address: address, reason: "no connection could be opened")
+        throw slots.compactMap(\.lastError).first ?? nodes.compactMap(\.lastError).first
+            ?? .cannotConnect(address: address, reason: "no connection could be opened")
     }
 
-    private func startConnecting(slot index: Int) {
-        let address = self.address
+    /// The nodes slot `index` may try now, its own first, then the ones after it; none in backoff.
+    private func candidateNodes(forSlot index: Int, now: ContinuousClock.Instant) -> [Int] {
+        let own = (firstNode + index) % nodes.count
+        return nodes.indices.map { (own + $0) % nodes.count }.filter { nodes[$0].retryAt.map { now >= $0 } ?? true }
+    }
+
+    /// Connects slot `index` to the first of `candidates` (indices in `addresses`) that accepts.
+    private func startConnecting(slot index: Int, nodes candidates: [Int]) {
+        let addresses = self.addresses
         let configuration = self.configuration
         slots[index].connecting = Task {
-            let result: Result<EntitledAsyncConnection, EntitledClientError>
-            do throws(EntitledClientError) {
-                result = .success(
-                    try await EntitledAsyncConnection.connect(
-                        to: address, timeout: configuration.connectTimeout, token: configuration.token, tls: configuration.tls
-                    )
-                )
-            } catch {
-                result = .failure(error)
+            var lastError = EntitledClientError.cannotConnect(address: addresses[candidates[0]], reason: "no connection could be opened")
+            for node in candidates {
+                do throws(EntitledClientError) {
+                    let (_, connection) = try await Self.connect(toFirstOf: [addresses[node]], configuration: configuration)
+                    await self.finishConnecting(slot: index, node: node, connection: connection)
+                    return .success(connection)
+                } catch {
+                    lastError = error
+                    self.nodeRefused(node, error: error)
+                    guard error.isWorthTryingAnotherNode else { break }
+                }
             }
-            await self.finishConnecting(slot: index, result: result)
-            return result
+            self.failedConnecting(slot: index, error: lastError)
+            return .failure(lastError)
         }
     }
 
-    private func finishConnecting(slot index: Int, result: Result<EntitledAsyncConnection, EntitledClientError>) async {
-        slots[index].connecting = nil
-        switch result {
-        case .success(let connection):
-            if isClosed {
-                await connection.close()
-                return
+    /// Opens a connection to the first of `addresses` that accepts one; throws the last one's error.
+    private static func connect(toFirstOf addresses: [ServerAddress], configuration: Configuration) async throws(EntitledClientError)
+        -> (address: ServerAddress, connection: EntitledAsyncConnection)
+    {
+        var lastError: EntitledClientError?
+        for address in addresses {
+            do throws(EntitledClientError) {
+                let connection = try await EntitledAsyncConnection.connect(
+                    to: address, timeout: configuration.connectTimeout, token: configuration.token, tls: configuration.tls
+                )
+                return (address, connection)
+            } catch {
+                lastError = error
+                guard error.isWorthTryingAnotherNode else { break }
             }
-            slots[index].connection = connection
-            slots[index].connects += 1
-            slots[index].failedAttempts = 0
-            slots[index].retryAt = nil
-            slots[index].lastError = nil
-        case .failure(let error):
-            slots[index].failedAttempts += 1
-            slots[index].lastError = error
-            slots[index].retryAt = .now + backoff(afterFailures: slots[index].failedAttempts)
         }
+        throw lastError ?? .cannotConnect(address: addresses.first ?? .standard, reason: "no address to connect to")
+    }
+
+    private func finishConnecting(slot index: Int, node: Int, connection: EntitledAsyncConnection) async {
+        slots[index].connecting = nil
+        if isClosed {
+            await connection.close()
+            return
+        }
+        slots[index].connection = connection
+        slots[index].node = node
+        slots[index].connects += 1
+        slots[index].lastError = nil
+        nodes[node] = Node()
+    }
+
+    private func failedConnecting(slot index: Int, error: EntitledClientError) {
+        slots[index].connecting = nil
+        slots[index].lastError = error
+    }
+
+    private func nodeRefused(_ node: Int, error: EntitledClientError) {
+        nodes[node].failedAttempts += 1
+        nodes[node].lastError = error
+        nodes[node].retryAt = .now + backoff(afterFailures: nodes[node].failedAttempts)
     }
 
     /// `initialBackoff` after one failure, doubled for each further one, at most `maximumBackoff`.
     private func backoff(afterFailures failures: Int) -> Duration {
         let doubled = configuration.initialBackoff * (1 << min(max(failures - 1, 0), 20))
         return min(doubled, configuration.maximumBackoff)
+    }
+}
+
+extension EntitledClientError {
+    /// The connection a request was sent on is gone, and the request's answer with it: the request may or
+    /// may not have been carried out.
+    var meansConnectionLost: Bool {
+        switch self {
+        case .connectionClosed, .connectionFailed, .timedOut: true
+        default: false
+        }
+    }
+
+    /// A connect that failed for this reason may succeed on another node: that node is down or unreachable.
+    /// A refused token or an untrusted certificate would be refused by every node alike.
+    var isWorthTryingAnotherNode: Bool {
+        switch self {
+        case .cannotConnect, .connectionClosed, .connectionFailed, .timedOut, .tlsHandshakeFailed: true
+        default: false
+        }
     }
 }
 
