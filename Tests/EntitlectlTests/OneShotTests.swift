@@ -81,7 +81,7 @@ import Testing
         let server = try RunningEntitled()
         let grant = try ConsoleRun.run(["--port", String(server.port), "--json", "grant", "user:u1", "prod_x", "lifetime"])
         #expect(grant.status == 0)
-        #expect(grant.standardOutput.hasPrefix("{\"ok\":true,\"membership\":{\"id\":\"mem_"))
+        #expect(grant.standardOutput.hasPrefix("{\"ok\":true,\"seq\":1,\"membership\":{\"id\":\"mem_"))
         let check = try ConsoleRun.run(["--port", String(server.port), "--json", "check", "user:u1", "prod_x"])
         #expect(check.standardOutput == "{\"ok\":true,\"active\":true,\"expiresAt\":null}\n")
         let failure = try ConsoleRun.run(["--port", String(server.port), "--json", "check", "user:u1", "entitlement:nope"])

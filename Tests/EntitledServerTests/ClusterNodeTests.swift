@@ -78,6 +78,53 @@ struct ClusterNodeTests {
         }
     }
 
+    @Test func everyWriteGoesThroughTheLogAndAnswersItsChangeNumber() async throws {
+        try await withClusterNode { server, log in
+            let watcher = try server.rawSocket()
+            try watcher.send(#"{"op":"watch","all":true}"# + "\n")
+            #expect(try watcher.readResponse().isOK)
+            let connection = try await server.connect()
+            func write(_ line: String, changes: Bool) async throws -> EntitledResponse {
+                let before = server.store.sequence
+                let response = try await connection.send(line: line)
+                #expect(response.isOK, "\(line) -> \(response.line)")
+                #expect(response.sequence == server.store.sequence, "\(line) -> \(response.line)")
+                #expect(server.store.sequence == (changes ? before + 1 : before), "\(line)")
+                return response
+            }
+            _ = try await write(#"{"op":"define","entitlement":"premium","products":["pro"]}"#, changes: true)
+            let guest = try await write(#"{"op":"grant","device":"d1","product":"pro","duration":"30d","idempotencyKey":"k"}"#, changes: true)
+            _ = try await write(#"{"op":"grant","device":"d1","product":"pro","duration":"30d","idempotencyKey":"k"}"#, changes: false)
+            _ = try await write(#"{"op":"claim","device":"d1","user":"u1"}"#, changes: true)
+            let id = try #require(guest.membership?.id)
+            _ = try await write(
+                #"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"e1","eventTime":"2026-01-01T00:00:00Z"}"#, changes: true)
+            _ = try await write(#"{"op":"revoke","membership":"\#(id)"}"#, changes: true)
+            _ = try await write(#"{"op":"revoke","membership":"\#(id)"}"#, changes: false)
+            _ = try await write(#"{"op":"undefine","entitlement":"premium"}"#, changes: true)
+            _ = try await write(#"{"op":"erase","user":"u1"}"#, changes: true)
+            // The watcher was told of each change to a membership once its group committed, in order.
+            var causes: [String] = []
+            for _ in 0..<5 {
+                let push = try JSONValue(parsing: try #require(try watcher.readLine()))
+                causes.append(push["cause"]?.stringValue ?? "?")
+            }
+            #expect(causes == ["grant", "claim", "cancellation", "revoke", "erase"])
+            #expect(log.replicationStatus.groupsCommitted == 7)
+        }
+    }
+
+    @Test func everyConformanceScenarioPassesAgainstANodeOfACluster() async throws {
+        try await withClusterNode(commitDelay: .milliseconds(1)) { server, _ in
+            let run = try PythonRun(
+                interpreter: try ConformanceTests.pythonWithJSONSchema(),
+                ["Tools/conformance/run.py", "--require-schema", "--host", "127.0.0.1", "--port", String(server.port)]
+            )
+            #expect(run.exitedNormally && run.status == 0, "run.py exited with status \(run.status):\n\(run.output)")
+            #expect(run.output.contains("PASS stats.ndjson"), "\(run.output)")
+        }
+    }
+
     @Test func aWriteTheStoreRefusesIsAnsweredWithItsErrorThroughTheLog() async throws {
         try await withClusterNode { server, _ in
             let connection = try await server.connect()

@@ -130,7 +130,7 @@ import Darwin
     // MARK: - Precedence: command line > environment > file > default
 
     @Test func theEnvironmentOverridesTheFileAndTheFileStillGivesTheRest() throws {
-        let configured = try ConfiguredDirectory(#"{"port": 0, "max-connections": 11, "idle-timeout": 5}"#)
+        let configured = try ConfiguredDirectory(#"{"port": 0, "max-connections": 11, "idle-timeout": 5, "min-seq-wait": 300}"#)
         let (settings, _) = try Self.startingSettings(
             arguments: ["--config", configured.configPath],
             environment: ["ENTITLED_MAX_CONNECTIONS": "22"],
@@ -139,6 +139,7 @@ import Darwin
         #expect(settings["maxConnections"] == "22")
         #expect(settings["idleTimeout"] == "5.0s")
         #expect(settings["shutdownTimeout"] == "10.0s")  // the built-in default, set by neither
+        #expect(settings["minSeqWait"] == "300ms")
     }
 
     @Test func theCommandLineOverridesTheEnvironmentAndTheFile() throws {
@@ -281,6 +282,14 @@ import Darwin
         #expect(!fromCommandLine.errors.contains("came from"), "\(fromCommandLine.errors)")
     }
 
+    @Test func aMinSeqWaitOutOfRangeIsRefusedNamingTheRange() throws {
+        let directory = try TemporaryDirectory()
+        let refused = try Self.refusal(arguments: ["--port", "0"], environment: ["ENTITLED_MIN_SEQ_WAIT": "60001"], in: directory)
+        #expect(refused.status == Self.usageStatus)
+        #expect(refused.errors.contains("--min-seq-wait must be from 0 to 60000 milliseconds, not 60001"), "\(refused.errors)")
+        #expect(refused.errors.contains("--min-seq-wait came from ENTITLED_MIN_SEQ_WAIT"), "\(refused.errors)")
+    }
+
     @Test func aFlagVariableThatIsNoBooleanStopsTheStart() throws {
         let directory = try TemporaryDirectory()
         let (status, errors) = try Self.refusal(arguments: ["--port", "0"], environment: ["ENTITLED_NO_TCP": "yes"], in: directory)
@@ -398,6 +407,7 @@ import Darwin
             "ENTITLED_MAX_LINE_LENGTH": "1000", "ENTITLED_EVENT_LOOPS": "1", "ENTITLED_BUSY_POLL": "0",
             "ENTITLED_LOG_LEVEL": "info", "ENTITLED_IDLE_TIMEOUT": "7", "ENTITLED_MAX_REQUESTS_PER_TURN": "3",
             "ENTITLED_SHUTDOWN_TIMEOUT": "2", "ENTITLED_SOCKET": directory.path + "/e.sock", "ENTITLED_SOCKET_MODE": "660",
+            "ENTITLED_MIN_SEQ_WAIT": "750",
         ]
         let (settings, log) = try Self.startingSettings(arguments: ["--port", "0"], environment: environment, in: directory)
         #expect(!log.contains("ignoring unknown"))
@@ -407,6 +417,7 @@ import Darwin
         #expect(settings["idleTimeout"] == "7.0s")
         #expect(settings["maxRequestsPerTurn"] == "3")
         #expect(settings["shutdownTimeout"] == "2.0s")
+        #expect(settings["minSeqWait"] == "750ms")
         #expect(settings["snapshotInterval"] == "0s")
         #expect(settings["socket"] == "\(directory.path)/e.sock (mode 660)")
     }

@@ -89,9 +89,10 @@ def match(expected, actual, captures: dict, path: str = "$") -> dict:
         if not isinstance(actual, dict):
             raise Mismatch(f"{path}: expected an object, got {describe(actual)}")
         exact = expected.get("$exact") is True
+        alternatives = expected.get("$anyOf")
         result = captures
         for key, value in expected.items():
-            if key == "$exact":
+            if key in ("$exact", "$anyOf"):
                 continue
             if value == "$absent":
                 if key in actual:
@@ -100,8 +101,22 @@ def match(expected, actual, captures: dict, path: str = "$") -> dict:
             if key not in actual:
                 raise Mismatch(f"{path}.{key}: missing (object was {describe(actual)})")
             result = match(value, actual[key], result, f"{path}.{key}")
+        if alternatives is not None:
+            # The object must also match one of these patterns (a server's mode: standalone or cluster node).
+            problems = []
+            for alternative in alternatives:
+                try:
+                    result = match(alternative, actual, result, path)
+                    break
+                except Mismatch as problem:
+                    problems.append(str(problem))
+            else:
+                raise Mismatch(f"{path}: matches none of the $anyOf patterns: " + " | ".join(problems))
         if exact:
-            extra = sorted(set(actual) - {k for k, v in expected.items() if k != "$exact" and v != "$absent"})
+            named = {k for k, v in expected.items() if k not in ("$exact", "$anyOf") and v != "$absent"}
+            for alternative in alternatives or []:
+                named |= {k for k, v in alternative.items() if k != "$exact" and v != "$absent"}
+            extra = sorted(set(actual) - named)
             if extra:
                 raise Mismatch(f"{path}: unexpected keys {extra} (object was {describe(actual)})")
         return result

@@ -551,7 +551,7 @@ final class ServedConnection {
         if !isReading, !closeWhenAnswered, parked == nil, unsentByteCount < Self.lowWaterMark { startReading() }
         // `startReading` may have answered lines left by the per-turn cap, the last of them closing the
         // connection: those answers are written first (it scheduled a flush).
-        if closeWhenAnswered, waiting.isEmpty, unsentByteCount == 0 {
+        if closeWhenAnswered, waiting.isEmpty, parked == nil, unsentByteCount == 0 {
             if lingersWhenAnswered { linger() } else { close() }
         }
     }
