@@ -5,8 +5,9 @@ import Testing
 
 /// Starting a node with a bad `--postgres` fails at once with a message that names what to fix, and
 /// never prints the password; a role that owns only its own schema is enough.
-@Suite("Cluster configuration", .requiresPostgres, .serialized)
-struct ClusterConfigurationTests {
+extension ClusterTests {
+    @Suite("Cluster configuration")
+    struct Configuration {
     /// Runs `entitled` with `arguments` until it exits; returns its status and standard error.
     static func failedStart(_ arguments: [String]) throws -> (status: Int32, errors: String) {
         let directory = try TemporaryDirectory()
@@ -66,10 +67,11 @@ struct ClusterConfigurationTests {
         let url = server.url(database: database, user: "ent_\(database)", password: "role-pw")
         let node = try ClusterNode(name: "limited", url: url)
         let grant = try node.ok(#"{"op":"grant","user":"u","product":"p1"}"#)
-        #expect(grant.seq == 1)
+        #expect(grant.sequence == 1)
         // Another schema is refused with what to do.
         let elsewhere = try Self.failedStart(["--postgres", url + "?schema=other"])
         #expect(elsewhere.status != 0)
         #expect(elsewhere.errors.contains("may not create the schema other"), "\(elsewhere.errors)")
     }
+}
 }

@@ -5,8 +5,9 @@ import Testing
 
 /// Real faults under a real cluster: a node killed with SIGKILL, the database stopped and started, a
 /// connection cut while its COMMIT is in flight, a node's connection terminated by the database.
-@Suite("Cluster faults", .requiresPostgres, .serialized)
-struct ClusterFaultTests {
+extension ClusterTests {
+    @Suite("Cluster faults")
+    struct Fault {
     /// Grants `count` memberships for `prefix`-N users through `node`, one connection, returns the users
     /// whose grant was acknowledged and the highest change number seen.
     static func grants(_ prefix: String, count: Int, through node: ClusterNode) -> (users: [String], seq: Int) {
@@ -19,7 +20,7 @@ struct ClusterFaultTests {
             guard let answer = try? connection.send(line: #"{"op":"grant","user":"\#(user)","product":"p1","idempotencyKey":"\#(user)"}"#) else { break }
             if answer.isOK {
                 users.append(user)
-                seq = max(seq, answer.seq ?? 0)
+                seq = max(seq, Int(answer.sequence ?? 0))
             }
         }
         return (users, seq)
@@ -29,24 +30,16 @@ struct ClusterFaultTests {
         let url = try freshDatabase(on: SharedPostgres.server())
         let victim = try ClusterNode(name: "victim", url: url)
         let survivor = try ClusterNode(name: "survivor", url: url)
-        let result = NSLock()
-        var acknowledged: [String] = []
-        var newest = 0
+        let tally = Tally()
         let loader = Thread {
             let (users, seq) = Self.grants("k", count: 400, through: victim)
-            result.lock()
-            acknowledged = users
-            newest = seq
-            result.unlock()
+            tally.acknowledged(users, seq: seq)
         }
         loader.start()
         Thread.sleep(forTimeInterval: 0.7)
         victim.kill9()
         while !loader.isFinished { Thread.sleep(forTimeInterval: 0.05) }
-        result.lock()
-        let users = acknowledged
-        let seq = newest
-        result.unlock()
+        let (users, seq) = tally.withLock { ($0.users, $0.highest) }
         #expect(users.count > 0, "the load made no write before the kill")
         // The survivor answers, and holds every acknowledged grant.
         for user in users {
@@ -90,7 +83,7 @@ struct ClusterFaultTests {
         let after = try connection.send(line: #"{"op":"grant","user":"after2","product":"p1"}"#)
         #expect(after.isOK, "\(after.line)")
         for user in before.users + ["after2"] {
-            #expect(try other.ok(#"{"op":"check","user":"\#(user)","product":"p1","minSeq":\#(after.seq ?? 0)}"#)["active"]?.boolValue == true, "\(user)")
+            #expect(try other.ok(#"{"op":"check","user":"\#(user)","product":"p1","minSeq":\#(after.sequence ?? 0)}"#)["active"]?.boolValue == true, "\(user)")
         }
         #expect(try other.ok(#"{"op":"check","user":"during","product":"p1"}"#)["active"]?.boolValue == false)
     }
@@ -106,8 +99,13 @@ struct ClusterFaultTests {
         proxy.arguments = ["python3", script, "\(server.port)", armFile]
         let output = Pipe()
         proxy.standardOutput = output
+        proxy.standardError = FileHandle.nullDevice
         try proxy.run()
-        defer { proxy.terminate() }
+        // SIGKILL: the test runner blocks SIGTERM in the threads that spawn children, and they inherit it.
+        defer {
+            kill(proxy.processIdentifier, SIGKILL)
+            proxy.waitUntilExit()
+        }
         let portLine = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let proxyPort = try #require(Int(portLine))
         let proxiedURL = databaseURL.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxyPort)/")
@@ -115,18 +113,18 @@ struct ClusterFaultTests {
         let witness = try ClusterNode(name: "witness", url: databaseURL)
         try node.ok(#"{"op":"grant","user":"warm-up","product":"p1"}"#)
 
-        FileManager.default.createFile(atPath: armFile, contents: Data())
+        #expect(FileManager.default.createFile(atPath: armFile, contents: Data()))
         let answer = try node.send(#"{"op":"grant","user":"lost-answer","product":"p1","idempotencyKey":"lost-1"}"#)
         #expect(!FileManager.default.fileExists(atPath: armFile), "the proxy never saw the COMMIT")
         // The node reconnects and finds its group committed: the write is acknowledged, not refused.
         #expect(answer.isOK, "\(answer.line)")
-        let seq = try #require(answer.seq)
+        let seq = try #require(answer.sequence)
         let memberships = try witness.ok(#"{"op":"memberships","user":"lost-answer","minSeq":\#(seq)}"#).memberships ?? []
         #expect(memberships.count == 1)
         // A retry with the same key replays it; nothing is doubled.
         let retry = try node.ok(#"{"op":"grant","user":"lost-answer","product":"p1","idempotencyKey":"lost-1"}"#)
         #expect(retry.isIdempotentReplay)
-        #expect(try witness.ok(#"{"op":"memberships","user":"lost-answer","minSeq":\#(retry.seq ?? 0)}"#).memberships?.count == 1)
+        #expect(try witness.ok(#"{"op":"memberships","user":"lost-answer","minSeq":\#(retry.sequence ?? 0)}"#).memberships?.count == 1)
         #expect(try server.psql("SELECT count(*) FROM entitled.changes", url: databaseURL).trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
 
@@ -146,6 +144,7 @@ struct ClusterFaultTests {
         #expect(try eventually(10) {
             try node.send(#"{"op":"check","user":"while-cut","product":"p1"}"#)["active"]?.boolValue == true
         })
-        #expect(try node.ok(#"{"op":"grant","user":"after-cut","product":"p1"}"#).seq ?? 0 > grant?.seq ?? 0)
+        #expect(try node.ok(#"{"op":"grant","user":"after-cut","product":"p1"}"#).sequence ?? 0 > grant?.sequence ?? 0)
     }
+}
 }

@@ -4,8 +4,9 @@ import Foundation
 import Testing
 
 /// `entitled-datadir to-postgres` and `from-postgres` between a real data directory and a real database.
-@Suite("Copying between a data directory and a cluster", .requiresPostgres, .serialized)
-struct ClusterMigrationTests {
+extension ClusterTests {
+    @Suite("Copying between a data directory and a cluster")
+    struct Migration {
     static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = ServerProcess.builtExecutable(named: "entitled-datadir")
@@ -44,7 +45,7 @@ struct ClusterMigrationTests {
         let replay = try node.ok(#"{"op":"grant","user":"moved","product":"p1","idempotencyKey":"m1"}"#)
         #expect(replay.membership?.id == granted.id)
         let next = try node.ok(#"{"op":"grant","user":"new","product":"p1"}"#)
-        #expect(next.seq == 3)
+        #expect(next.sequence == 3)
 
         // And back: a backup a standalone server starts from.
         let backup = try TemporaryDirectory()
@@ -60,4 +61,5 @@ struct ClusterMigrationTests {
             #expect(try check.send(line: #"{"op":"check","user":"\#(user)","entitlement":"pro"}"#)["active"]?.boolValue == true)
         }
     }
+}
 }

@@ -5,14 +5,15 @@ import Testing
 
 /// Several real `entitled --postgres` processes on one real PostgreSQL: what one node writes, the others
 /// answer; concurrent writers on every node end with the same state everywhere.
-@Suite("Several nodes on one PostgreSQL", .requiresPostgres, .serialized)
-struct ClusterReplicationTests {
+extension ClusterTests {
+    @Suite("Several nodes on one PostgreSQL")
+    struct Replication {
     @Test func aWriteOnOneNodeIsReadOnTheOthersWithMinSeq() throws {
         let url = try freshDatabase(on: SharedPostgres.server())
         let nodes = try (1...3).map { try ClusterNode(name: "n\($0)", url: url) }
         try nodes[0].ok(#"{"op":"define","entitlement":"pro","products":["p1"]}"#)
         let grant = try nodes[1].ok(#"{"op":"grant","user":"alice","product":"p1","duration":"30d"}"#)
-        let seq = try #require(grant.seq)
+        let seq = try #require(grant.sequence)
         for node in nodes {
             let check = try node.ok(#"{"op":"check","user":"alice","entitlement":"pro","minSeq":\#(seq)}"#)
             #expect(check["active"]?.boolValue == true, "\(node.name): \(check.line)")
@@ -38,10 +39,7 @@ struct ClusterReplicationTests {
         // Guest purchases on shared devices, made before the race.
         for device in 0..<6 { try nodes[device % 3].ok(#"{"op":"grant","device":"dev\#(device)","product":"p1","duration":"30d"}"#) }
 
-        let acknowledged = NSLock()
-        var grantIDs: [String: String] = [:]  // idempotency key -> membership id
-        var highest = 0
-        var failures: [String] = []
+        let tally = Tally()
         DispatchQueue.concurrentPerform(iterations: 9) { worker in
             let node = nodes[worker % 3]
             do {
@@ -53,30 +51,20 @@ struct ClusterReplicationTests {
                     let grant = try connection.send(line: #"{"op":"grant","user":"u\#(round % 5)","product":"p2","expiresAt":"2099-01-01T00:00:00Z","idempotencyKey":"\#(key)"}"#)
                     let claim = try connection.send(line: #"{"op":"claim","device":"dev\#(round % 6)","user":"u\#(worker)"}"#)
                     let event = try connection.send(line: #"{"op":"event","membership":"\#(grant.membership?.id ?? "none")","type":"renewal","eventId":"evt-\#(key)","eventTime":"2026-01-01T00:00:00Z","expiresAt":"2099-01-01T00:00:00Z"}"#)
-                    acknowledged.lock()
-                    for answer in [grant, claim, event] {
-                        if answer.isOK { highest = max(highest, answer.seq ?? 0) } else { failures.append(answer.line) }
-                    }
-                    if let id = grant.membership?.id {
-                        if let earlier = grantIDs[key], earlier != id { failures.append("key \(key) gave \(earlier) and \(id)") }
-                        grantIDs[key] = id
-                    }
-                    acknowledged.unlock()
+                    for answer in [grant, claim, event] { tally.note(answer) }
+                    if let id = grant.membership?.id { tally.keyed(key, id) }
                     if round % 5 == 4, let id = grant.membership?.id {
-                        let revoke = try connection.send(line: #"{"op":"revoke","membership":"\#(id)","reason":"refund"}"#)
-                        acknowledged.lock()
-                        if revoke.isOK { highest = max(highest, revoke.seq ?? 0) } else { failures.append(revoke.line) }
-                        acknowledged.unlock()
+                        tally.note(try connection.send(line: #"{"op":"revoke","membership":"\#(id)","reason":"refund"}"#))
                     }
                 }
             } catch {
-                acknowledged.lock()
-                failures.append("\(node.name): \(error)")
-                acknowledged.unlock()
+                tally.fail("\(node.name): \(error)")
             }
         }
+        let failures = tally.withLock { $0.failures }
+        let highest = tally.withLock { $0.highest }
         #expect(failures.isEmpty, "\(failures.prefix(5))")
-        #expect(grantIDs.count == 45)
+        #expect(tally.keyCount == 45)
 
         // Every node, once it holds the newest acknowledged change, answers every read the same.
         var views: [[String]] = []
@@ -117,8 +105,9 @@ struct ClusterReplicationTests {
         let after = try first.ok(#"{"op":"grant","user":"late","product":"p1"}"#)
         let joined = try ClusterNode(name: "joined", url: url)
         #expect(try joined.ok(#"{"op":"check","user":"s7","product":"p1"}"#)["active"]?.boolValue == true)
-        #expect(try joined.ok(#"{"op":"check","user":"late","product":"p1","minSeq":\#(after.seq ?? 0)}"#)["active"]?.boolValue == true)
+        #expect(try joined.ok(#"{"op":"check","user":"late","product":"p1","minSeq":\#(after.sequence ?? 0)}"#)["active"]?.boolValue == true)
         let stats = try joined.ok(#"{"op":"stats"}"#)
         #expect(stats.line.contains(#""snapshotSequence":20"#), "\(stats.line)")
     }
+}
 }

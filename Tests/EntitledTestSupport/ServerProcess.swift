@@ -81,6 +81,9 @@ public final class ServerProcess {
 
     /// Sends `signal` and waits for the process to exit; returns its exit status.
     public func stop(with signal: Int32 = SIGTERM) -> Int32 {
+        // A process never started has pid 0, and kill(0, ...) signals the whole process group: the test
+        // runner itself.
+        guard process.processIdentifier > 0 else { return -1 }
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         return process.terminationStatus
@@ -128,9 +131,11 @@ public final class ServerProcess {
     }
 
     deinit {
+        // Killed, not waited for: Foundation learns of a child's exit through a descriptor that children
+        // started after it inherit, so waiting here could last until an unrelated, later server exits
+        // (seen with the cluster tests' several nodes). Foundation reaps it in the background.
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
         }
     }
 }

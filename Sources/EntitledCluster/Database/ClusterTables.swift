@@ -10,25 +10,45 @@ import PostgresNIO
 ///   (`SELECT ... FOR UPDATE`) for its transaction: that lock is the cluster's order.
 /// - `changes`: each change, by number, as a log record payload (the data directory's format).
 /// - `snapshots`: whole images of the store, as snapshot file bytes; the newest is where a node starts.
-struct ClusterTables {
+struct ClusterTables: Sendable {
     let connection: PostgresConnection
     let schema: String
     let logger: Logger
+    /// The longest one operation may take (`withDeadline`); past it the connection is closed and the
+    /// operation fails, so that a connection that stopped answering never holds the node.
+    var timeout: Duration = .seconds(300)
+
+    /// Runs `body` under `timeout`, refusing at once on a connection already closed.
+    func bounded<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard !connection.isClosed else { throw DatabaseFailure(timeout: "the connection to the database is closed") }
+        do {
+            return try await withDeadline(timeout, what: what, body)
+        } catch let failure as DatabaseFailure where failure.sqlState == nil && !connection.isClosed {
+            try? await connection.close()
+            throw failure
+        }
+    }
 
     /// The channel on which a committed group is announced (`NOTIFY`): a wake-up, never the truth.
     var channel: String { "\(schema)_changes" }
 
     func run(_ sql: String) async throws {
-        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        let (connection, logger) = (self.connection, self.logger)
+        try await bounded(sql) { _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
     }
 
     func begin() async throws { try await run("BEGIN") }
     func commit() async throws { try await run("COMMIT") }
     func rollback() async throws { try await run("ROLLBACK") }
 
+    func head(locking: Bool = false) async throws -> UInt64 {
+        let tables = self
+        return try await bounded("head") { try await tables.headUnbounded(locking: locking) }
+    }
+
     /// The newest committed change; with `locking`, inside a transaction, also takes the cluster's write
     /// lock until the transaction ends (waiting while another node's group holds it).
-    func head(locking: Bool = false) async throws -> UInt64 {
+    private func headUnbounded(locking: Bool = false) async throws -> UInt64 {
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: "SELECT seq FROM \(schema).head" + (locking ? " FOR UPDATE" : "")), logger: logger
         )
@@ -36,8 +56,13 @@ struct ClusterTables {
         throw ClusterError.corrupt("\(schema).head holds no row: the schema was changed by hand")
     }
 
-    /// Up to `limit` changes after `sequence`, in order: (number, format version, record payload).
     func changes(after sequence: UInt64, limit: Int) async throws -> [(sequence: UInt64, format: UInt32, record: [UInt8])] {
+        let tables = self
+        return try await bounded("changes") { try await tables.changesUnbounded(after: sequence, limit: limit) }
+    }
+
+    /// Up to `limit` changes after `sequence`, in order: (number, format version, record payload).
+    private func changesUnbounded(after sequence: UInt64, limit: Int) async throws -> [(sequence: UInt64, format: UInt32, record: [UInt8])] {
         let rows = try await connection.query(
             "SELECT seq, format, record FROM \(unescaped: schema).changes WHERE seq > \(Int64(sequence)) ORDER BY seq LIMIT \(limit)",
             logger: logger
@@ -49,8 +74,13 @@ struct ClusterTables {
         return result
     }
 
-    /// The newest snapshot: its change number and bytes.
     func newestSnapshot() async throws -> (sequence: UInt64, bytes: [UInt8])? {
+        let tables = self
+        return try await bounded("newestSnapshot") { try await tables.newestSnapshotUnbounded() }
+    }
+
+    /// The newest snapshot: its change number and bytes.
+    private func newestSnapshotUnbounded() async throws -> (sequence: UInt64, bytes: [UInt8])? {
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: "SELECT seq, image FROM \(schema).snapshots ORDER BY seq DESC LIMIT 1"), logger: logger
         )
@@ -60,8 +90,13 @@ struct ClusterTables {
         return nil
     }
 
-    /// The number of the newest snapshot (0 if none).
     func newestSnapshotSequence() async throws -> UInt64 {
+        let tables = self
+        return try await bounded("newestSnapshotSequence") { try await tables.newestSnapshotSequenceUnbounded() }
+    }
+
+    /// The number of the newest snapshot (0 if none).
+    private func newestSnapshotSequenceUnbounded() async throws -> UInt64 {
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: "SELECT coalesce(max(seq), 0) FROM \(schema).snapshots"), logger: logger
         )
@@ -69,9 +104,14 @@ struct ClusterTables {
         return 0
     }
 
+    func append(_ records: [(sequence: UInt64, record: [UInt8])], node: String, group: Int64) async throws {
+        let tables = self
+        return try await bounded("append") { try await tables.appendUnbounded(records, node: node, group: group) }
+    }
+
     /// Inserts a group's changes, sets the head to the last of them and announces it on commit: one
     /// statement (one round trip) inside the transaction that locked the head.
-    func append(_ records: [(sequence: UInt64, record: [UInt8])], node: String, group: Int64) async throws {
+    private func appendUnbounded(_ records: [(sequence: UInt64, record: [UInt8])], node: String, group: Int64) async throws {
         guard let last = records.last?.sequence else { return }
         var bindings = PostgresBindings(capacity: 5 + 2 * records.count)
         bindings.append(node)
@@ -94,8 +134,13 @@ struct ClusterTables {
         try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
     }
 
-    /// The group that committed change `sequence`, if the table still holds it.
     func group(of sequence: UInt64) async throws -> Int64? {
+        let tables = self
+        return try await bounded("group") { try await tables.groupUnbounded(of: sequence) }
+    }
+
+    /// The group that committed change `sequence`, if the table still holds it.
+    private func groupUnbounded(of sequence: UInt64) async throws -> Int64? {
         let rows = try await connection.query(
             "SELECT group_id FROM \(unescaped: schema).changes WHERE seq = \(Int64(sequence))", logger: logger
         )
@@ -103,8 +148,13 @@ struct ClusterTables {
         return nil
     }
 
-    /// Tries to take the snapshot writer's lock for this transaction: one node writes a snapshot at a time.
     func trySnapshotLock() async throws -> Bool {
+        let tables = self
+        return try await bounded("trySnapshotLock") { try await tables.trySnapshotLockUnbounded() }
+    }
+
+    /// Tries to take the snapshot writer's lock for this transaction: one node writes a snapshot at a time.
+    private func trySnapshotLockUnbounded() async throws -> Bool {
         let rows = try await connection.query(
             "SELECT pg_try_advisory_xact_lock(hashtext(\(schema + ".snapshot")))", logger: logger
         )
@@ -112,10 +162,15 @@ struct ClusterTables {
         return false
     }
 
+    func storeSnapshot(sequence: UInt64, node: String, memberships: Int, bytes: [UInt8], retention: Int) async throws -> Int {
+        let tables = self
+        return try await bounded("storeSnapshot") { try await tables.storeSnapshotUnbounded(sequence: sequence, node: node, memberships: memberships, bytes: bytes, retention: retention) }
+    }
+
     /// Stores a snapshot of change `sequence` and removes older snapshots and the changes it covers that
     /// were committed more than `retention` seconds ago (younger ones stay, so that a node that lost its
     /// connection during a commit can still find out whether its group committed).
-    func storeSnapshot(sequence: UInt64, node: String, memberships: Int, bytes: [UInt8], retention: Int) async throws -> Int {
+    private func storeSnapshotUnbounded(sequence: UInt64, node: String, memberships: Int, bytes: [UInt8], retention: Int) async throws -> Int {
         try await connection.query(
             """
             INSERT INTO \(unescaped: schema).snapshots (seq, node, memberships, image)

@@ -54,28 +54,26 @@ extension PostgresReplicatedLog {
 
     /// Listens for other nodes' commits and runs the work loop on one connection, until it fails.
     private func serve(_ connection: PostgresConnection) async throws {
-        let tables = ClusterTables(connection: connection, schema: location.schema, logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try await connection.listen(on: tables.channel) { notifications in
-                    for try await notification in notifications {
-                        // Our own commits come back too: those the replica already holds wake nobody.
-                        if let sequence = UInt64(notification.payload), sequence <= self.store.sequence { continue }
-                        self.wake.signal()
-                    }
+        var tables = ClusterTables(connection: connection, schema: location.schema, logger: logger)
+        tables.timeout = options.writeTimeout
+        // Not a child task: a notification sequence whose connection was cut does not always end, and a
+        // task group would wait for it. It is cancelled, and ends with its connection.
+        let channel = tables.channel
+        let listener = Task {
+            try? await connection.listen(on: channel) { notifications in
+                for try await notification in notifications {
+                    // Our own commits come back too: those the replica already holds wake nobody.
+                    if let sequence = UInt64(notification.payload), sequence <= self.store.sequence { continue }
+                    self.wake.signal()
                 }
             }
-            group.addTask { try await self.work(tables) }
-            do {
-                try await group.next()
-                // The work loop ended (stopping): the listener ends with the connection.
-                try? await connection.close()
-                group.cancelAll()
-            } catch {
-                try? await connection.close()
-                group.cancelAll()
-                throw error
-            }
+        }
+        defer { listener.cancel() }
+        do {
+            try await work(tables)
+        } catch {
+            try? await connection.close()
+            throw error
         }
     }
 

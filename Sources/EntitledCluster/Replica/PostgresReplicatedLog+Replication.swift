@@ -72,6 +72,9 @@ extension PostgresReplicatedLog {
     static func load(
         tables: ClusterTables, clock: @escaping @Sendable () -> Timestamp, journal: (any ChangeJournal)?, logger: Logger
     ) async throws -> (store: EntitlementStore, snapshotSequence: UInt64, replayed: Int) {
+        // A snapshot of a large store takes longer to read than one write may wait.
+        var tables = tables
+        tables.timeout = max(tables.timeout, .seconds(300))
         var attempts = 0
         while true {
             attempts += 1

@@ -7,36 +7,49 @@ server, and 0.3 s later (the server has committed by then) both sides of that co
 so the client never learns the outcome; ARM_FILE is then removed and the proxy goes on forwarding.
 """
 import os
+import signal
 import socket
 import sys
 import threading
 import time
+
+# Descriptors inherited from the test process (other tests' pipes) would keep those pipes open for as long as
+# the proxy lives.
+os.closerange(3, 4096)
+# The test runner's threads block most signals, and a child inherits the mask: without this the proxy
+# would outlive the test's SIGTERM.
+signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
 target_port = int(sys.argv[1])
 arm_file = sys.argv[2]
 lock = threading.Lock()
 
 
-def pump(source, destination, watch_commit):
+def pump(source, destination, watch_commit, cut):
+    """Forwards source to destination. `cut` is shared by a connection's two pumps: once set, the
+    server's answers are dropped, so the client never sees the COMMIT's outcome."""
     try:
         while True:
             data = source.recv(65536)
             if not data:
                 break
-            destination.sendall(data)
+            if cut.is_set() and not watch_commit:
+                continue
             if watch_commit and b"COMMIT\x00" in data:
                 with lock:
                     armed = os.path.exists(arm_file)
                     if armed:
                         os.remove(arm_file)
-                if armed:
-                    time.sleep(0.3)
-                    for s in (source, destination):
-                        try:
-                            s.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass
-                    break
+                        cut.set()
+            destination.sendall(data)
+            if watch_commit and cut.is_set():
+                time.sleep(0.3)
+                for s in (source, destination):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                break
     except OSError:
         pass
     for s in (source, destination):
@@ -58,5 +71,6 @@ while True:
     except OSError:
         client.close()
         continue
-    threading.Thread(target=pump, args=(client, server, True), daemon=True).start()
-    threading.Thread(target=pump, args=(server, client, False), daemon=True).start()
+    cut = threading.Event()
+    threading.Thread(target=pump, args=(client, server, True, cut), daemon=True).start()
+    threading.Thread(target=pump, args=(server, client, False, cut), daemon=True).start()

@@ -4,11 +4,12 @@ import Foundation
 import Testing
 
 /// One `entitled --postgres` process of a test's cluster, on a free port, with a blocking client.
-final class ClusterNode {
+/// Started and stopped by the test's own thread; its connections may be used from any thread.
+final class ClusterNode: @unchecked Sendable {
     let name: String
     let url: String
     let directory: TemporaryDirectory
-    private(set) var process: ServerProcess
+    private(set) var process: ServerProcess?
     private(set) var port = 0
     private let extraArguments: [String]
 
@@ -17,7 +18,6 @@ final class ClusterNode {
         self.url = url
         self.extraArguments = arguments
         directory = try TemporaryDirectory()
-        process = ServerProcess(arguments: [], workingDirectory: directory.path)
         try start()
     }
 
@@ -27,16 +27,28 @@ final class ClusterNode {
 
     /// Starts (again) and waits for the ready line.
     func start() throws {
-        process = ServerProcess(arguments: arguments, workingDirectory: directory.path)
-        port = try #require(try process.startAndWaitUntilReady())
+        let process = ServerProcess(arguments: arguments, workingDirectory: directory.path)
+        self.process = process
+        port = try #require(try process.startAndWaitUntilReady(), "\(name) did not start: \(process.standardErrorText().suffix(2000))")
     }
 
+    /// SIGKILL, then waits until the process is gone from the process table's live states (a zombie
+    /// counts as gone). Not `Process.waitUntilExit`: a node started later inherits the descriptor
+    /// through which Foundation learns of this one's exit, and that wait would last until it exits too.
     func kill9() {
-        _ = process.stop(with: SIGKILL)
+        guard let pid = process?.process.processIdentifier, pid > 0 else { return }
+        kill(pid, SIGKILL)
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let state = stat.split(separator: ")").last?.split(separator: " ").first, state != "Z"
+            else { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
     }
 
     func stop() {
-        _ = process.stop()
+        _ = process?.stop()
     }
 
     func connect(timeout: Double = 10) throws -> EntitledConnection {
@@ -62,13 +74,8 @@ final class ClusterNode {
     }
 
     deinit {
-        _ = process.stop(with: SIGKILL)
+        kill9()
     }
-}
-
-extension EntitledResponse {
-    /// The change number a write answer carries.
-    var seq: Int? { self["seq"]?.intValue }
 }
 
 /// A database of its own for one test, on the suite's PostgreSQL server.
@@ -85,4 +92,44 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows
         Thread.sleep(forTimeInterval: 0.05)
     }
     return try condition()
+}
+
+/// What concurrent workers of a test tally, under a lock.
+final class Tally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var grantIDs: [String: String] = [:]
+    private(set) var highest = 0
+    private(set) var failures: [String] = []
+    private(set) var users: [String] = []
+
+    func withLock<T>(_ body: (Tally) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(self)
+    }
+
+    func note(_ answer: EntitledResponse) {
+        withLock { tally in
+            if answer.isOK { tally.highest = max(tally.highest, Int(answer.sequence ?? 0)) } else { tally.failures.append(answer.line) }
+        }
+    }
+
+    func fail(_ text: String) { withLock { $0.failures.append(text) } }
+
+    func acknowledged(_ users: [String], seq: Int) {
+        withLock { tally in
+            tally.users += users
+            tally.highest = max(tally.highest, seq)
+        }
+    }
+
+    /// Records that idempotency key `key` gave membership `id`; a second id for one key is a failure.
+    func keyed(_ key: String, _ id: String) {
+        withLock { tally in
+            if let earlier = tally.grantIDs[key], earlier != id { tally.failures.append("key \(key) gave \(earlier) and \(id)") }
+            tally.grantIDs[key] = id
+        }
+    }
+
+    var keyCount: Int { withLock { $0.grantIDs.count } }
 }
