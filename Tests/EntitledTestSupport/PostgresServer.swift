@@ -63,8 +63,10 @@ public final class PostgresServer: Sendable {
         installation = try PostgresInstallation.found.get()
         superuserPassword = Self.randomHex(bytes: 16)
         self.settings = settings
+        Self.leftoversRemoved
         directory = try Self.makeDirectory(owner: installation.serverUser)
         do {
+            try write(String(getpid()), to: directory + "/" + Self.ownerFileName)
             try initializeCluster()
             if start { try self.start() }
         } catch {
