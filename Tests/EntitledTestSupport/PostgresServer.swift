@@ -37,6 +37,7 @@ public final class PostgresServer: Sendable {
         var port = 0
         var isRunning = false
         var isClosed = false
+        var isPaused = false
     }
     let state = Mutex(State())
 
@@ -86,6 +87,7 @@ public final class PostgresServer: Sendable {
             return state.isClosed
         }
         if closed { return }
+        if state.withLock({ $0.isPaused }) { resume() }
         if (try? stop()) == nil { kill() }
         try? FileManager.default.removeItem(atPath: directory)
     }

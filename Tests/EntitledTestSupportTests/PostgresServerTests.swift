@@ -84,6 +84,38 @@ struct PostgresServerTests {
         }
     }
 
+    @Test func terminatedConnectionsDropWhileTheServerKeepsRunning() throws {
+        let server = try PostgresServer()
+        try server.createDatabase("entitlements")
+        // A session that waits, holding its connection, as a node's listening connection does.
+        let waiting = Process()
+        waiting.executableURL = URL(fileURLWithPath: server.installation.psql)
+        waiting.arguments = ["-X", "-w", "-d", server.url(database: "entitlements"), "-c", "SELECT pg_sleep(60)"]
+        waiting.standardOutput = FileHandle.nullDevice
+        waiting.standardError = FileHandle.nullDevice
+        try waiting.run()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try server.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = 'entitlements'") != "1", ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
+        #expect(try server.terminateConnections(database: "entitlements") == 1)
+        waiting.waitUntilExit()
+        #expect(waiting.terminationStatus != 0)
+        #expect(try server.psql("SELECT 1", url: server.url(database: "entitlements")) == "1")
+    }
+
+    @Test func aPausedServerAnswersNothingUntilItIsResumed() throws {
+        let server = try PostgresServer()
+        server.pause()
+        let started = ContinuousClock.now
+        #expect(throws: PostgresServerError.self) {
+            try server.psql("SELECT 1", url: server.url() + "?connect_timeout=2")
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        server.resume()
+        #expect(try server.psql("SELECT 1", url: server.url()) == "1")
+    }
+
     @Test func closingStopsTheServerAndRemovesItsDirectory() throws {
         let server = try PostgresServer()
         let pid = try #require(server.postmasterPID())
