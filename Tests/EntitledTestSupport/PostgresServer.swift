@@ -37,6 +37,7 @@ public final class PostgresServer: Sendable {
         var port = 0
         var isRunning = false
         var isClosed = false
+        var isPaused = false
     }
     let state = Mutex(State())
 
@@ -63,8 +64,10 @@ public final class PostgresServer: Sendable {
         installation = try PostgresInstallation.found.get()
         superuserPassword = Self.randomHex(bytes: 16)
         self.settings = settings
+        Self.leftoversRemoved
         directory = try Self.makeDirectory(owner: installation.serverUser)
         do {
+            try write(String(getpid()), to: directory + "/" + Self.ownerFileName)
             try initializeCluster()
             if start { try self.start() }
         } catch {
@@ -84,6 +87,7 @@ public final class PostgresServer: Sendable {
             return state.isClosed
         }
         if closed { return }
+        if state.withLock({ $0.isPaused }) { resume() }
         if (try? stop()) == nil { kill() }
         try? FileManager.default.removeItem(atPath: directory)
     }

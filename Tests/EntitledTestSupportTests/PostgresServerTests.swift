@@ -53,7 +53,7 @@ struct PostgresServerTests {
         let pid = try #require(server.postmasterPID())
         server.kill()
         #expect(!server.isRunning)
-        #expect(Glibc.kill(pid, 0) != 0 || (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") == true)
+        #expect(Glibc.kill(pid, 0) != 0 || isZombie(pid))
         #expect(throws: PostgresServerError.self) { try server.psql("SELECT 1", url: server.url()) }
         try server.start()
         #expect(server.port == port)
@@ -84,12 +84,68 @@ struct PostgresServerTests {
         }
     }
 
+    @Test func terminatedConnectionsDropWhileTheServerKeepsRunning() throws {
+        let server = try PostgresServer()
+        try server.createDatabase("entitlements")
+        // A session that waits, holding its connection, as a node's listening connection does.
+        let waiting = Process()
+        waiting.executableURL = URL(fileURLWithPath: server.installation.psql)
+        waiting.arguments = ["-X", "-w", "-d", server.url(database: "entitlements"), "-c", "SELECT pg_sleep(60)"]
+        waiting.standardOutput = FileHandle.nullDevice
+        waiting.standardError = FileHandle.nullDevice
+        try waiting.run()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try server.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = 'entitlements'") != "1", ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
+        #expect(try server.terminateConnections(database: "entitlements") == 1)
+        waiting.waitUntilExit()
+        #expect(waiting.terminationStatus != 0)
+        #expect(try server.psql("SELECT 1", url: server.url(database: "entitlements")) == "1")
+    }
+
+    @Test func aPausedServerAnswersNothingUntilItIsResumed() throws {
+        let server = try PostgresServer()
+        server.pause()
+        let started = ContinuousClock.now
+        #expect(throws: PostgresServerError.self) {
+            try server.psql("SELECT 1", url: server.url() + "?connect_timeout=2")
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        server.resume()
+        #expect(try server.psql("SELECT 1", url: server.url()) == "1")
+    }
+
     @Test func closingStopsTheServerAndRemovesItsDirectory() throws {
         let server = try PostgresServer()
         let pid = try #require(server.postmasterPID())
         server.close()
         #expect(!FileManager.default.fileExists(atPath: server.directory))
-        #expect(Glibc.kill(pid, 0) != 0 || (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") == true)
+        #expect(Glibc.kill(pid, 0) != 0 || isZombie(pid))
+    }
+
+    @Test func aServerWhoseTestProcessDiedIsKilledAndRemovedByTheNextTestProcess() throws {
+        let abandoned = try PostgresServer()
+        let pid = try #require(abandoned.postmasterPID())
+        // A test process that has exited: one this test started and waited for.
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        try String(exited.processIdentifier).write(
+            toFile: abandoned.directory + "/test-process.pid", atomically: false, encoding: .utf8
+        )
+        let kept = try PostgresServer()  // this process's own: left alone
+        PostgresServer.removeAbandonedServers()
+        #expect(!FileManager.default.fileExists(atPath: abandoned.directory))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while Glibc.kill(pid, 0) == 0, !isZombie(pid), ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(Glibc.kill(pid, 0) != 0 || isZombie(pid))
+        #expect(try kept.psql("SELECT 1") == "1")
+    }
+
+    private func isZombie(_ pid: pid_t) -> Bool {
+        (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") == true
     }
 
     @Test func twoServersAreSeparateClustersOnTheirOwnPorts() throws {
