@@ -12,21 +12,12 @@ struct ClusterSnapshotService: Service {
     let logger: Logger
 
     func run() async throws {
-        if let interval {
-            while !Task.isShuttingDownGracefully {
-                do {
-                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-                } catch {
-                    break
-                }
-                do throws(ClusterError) {
-                    _ = try await log.snapshotIfDue(interval: interval)
-                } catch {
-                    logger.error("the snapshot failed; the database still holds every change", metadata: ["error": "\(error.message)"])
-                }
+        await repeatUntilGracefulShutdown(every: interval) {
+            do throws(ClusterError) {
+                _ = try await log.snapshotIfDue(interval: interval ?? .seconds(60))
+            } catch {
+                logger.error("the snapshot failed; the database still holds every change", metadata: ["error": "\(error.message)"])
             }
-        } else {
-            try? await gracefulShutdown()
         }
         await log.shutdown()
     }

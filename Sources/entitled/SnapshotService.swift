@@ -14,18 +14,7 @@ struct SnapshotService: Service {
     let logger: Logger
 
     func run() async throws {
-        if let interval {
-            while !Task.isShuttingDownGracefully {
-                do {
-                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-                } catch {
-                    break  // shutting down (or cancelled): go on to the final snapshot
-                }
-                await snapshot(final: false)
-            }
-        } else {
-            try? await gracefulShutdown()
-        }
+        await repeatUntilGracefulShutdown(every: interval) { await snapshot(final: false) }
         await snapshot(final: true)
         durable.close()
     }

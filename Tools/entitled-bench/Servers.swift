@@ -20,34 +20,23 @@ struct EntitledProcess {
         binary: String, dataDirectory: String, fsync: String, extraArguments: [String] = [],
         readyTimeout: Double = 120
     ) throws -> EntitledProcess {
-        let process = try ChildProcess.launch(
+        try launch(
             binary,
-            [
-                "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDirectory, "--fsync", fsync,
-                "--snapshot-interval", "0",
-            ] + extraArguments,
-            name: "entitled"
+            ["--data-dir", dataDirectory, "--fsync", fsync] + extraArguments,
+            name: "entitled", readyTimeout: readyTimeout
         )
-        do {
-            let ready = try process.waitForOutputLine(containing: "listening on", timeout: readyTimeout)
-            guard let port = Self.port(in: ready.line) else {
-                throw BenchError("entitled's ready line names no tcp 127.0.0.1 port: \(ready.line)")
-            }
-            return EntitledProcess(
-                process: process, port: port, secondsToReady: Double(ready.at - process.launchedAt) / 1e9
-            )
-        } catch {
-            process.stop(signal: SIGKILL)
-            throw error
-        }
     }
 
     /// Starts `binary` as a node of the cluster on the database `postgres`, named `name`.
     static func startNode(binary: String, postgres: String, name: String, readyTimeout: Double = 120) throws -> EntitledProcess {
+        try launch(binary, ["--postgres", postgres, "--node-name", name], name: "entitled-\(name)", readyTimeout: readyTimeout)
+    }
+
+    /// Starts `binary` on 127.0.0.1, a free port and no periodic snapshots, with `arguments`, and waits
+    /// (at most `readyTimeout` seconds) for its ready line.
+    private static func launch(_ binary: String, _ arguments: [String], name: String, readyTimeout: Double) throws -> EntitledProcess {
         let process = try ChildProcess.launch(
-            binary,
-            ["--host", "127.0.0.1", "--port", "0", "--postgres", postgres, "--node-name", name, "--snapshot-interval", "0"],
-            name: "entitled-\(name)"
+            binary, ["--host", "127.0.0.1", "--port", "0", "--snapshot-interval", "0"] + arguments, name: name
         )
         do {
             let ready = try process.waitForOutputLine(containing: "listening on", timeout: readyTimeout)
