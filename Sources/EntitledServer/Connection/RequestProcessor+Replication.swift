@@ -1,4 +1,3 @@
-import Dispatch
 import EntitledCore
 import EntitledWire
 import NIOConcurrencyHelpers
@@ -65,19 +64,18 @@ extension RequestProcessor {
     /// go on meanwhile) and calls `completion` with the answer line, in the shape of a standalone
     /// server's (`file` is where the snapshot is kept).
     func takeReplicatedSnapshot(of replicated: any ReplicatedLog, id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer) -> Void) {
-        DispatchQueue.global(qos: .utility).async {
-            var answer = ByteBuffer()
+        Self.answerOffTheLoop(id: id, completion: completion) {
             do throws(JournalError) {
                 let snapshot = try replicated.snapshot()
-                let response = Response.snapshot(
-                    file: snapshot.location, sequence: snapshot.sequence, bytes: snapshot.bytes,
-                    milliseconds: Int64(snapshot.milliseconds), memberships: snapshot.memberships
+                return .success(
+                    Response.snapshot(
+                        file: snapshot.location, sequence: snapshot.sequence, bytes: snapshot.bytes,
+                        milliseconds: Int64(snapshot.milliseconds), memberships: snapshot.memberships
+                    )
                 )
-                ResponseEncoder.write(response, id: id, into: &answer)
             } catch {
-                ResponseEncoder.write(WireError(.unavailable, "the snapshot failed: \(error.reason)"), id: id, into: &answer)
+                return .failure(WireError(.unavailable, "the snapshot failed: \(error.reason)"))
             }
-            completion(answer)
         }
     }
 

@@ -195,19 +195,34 @@ public struct RequestProcessor: Sendable {
             return
         }
         guard let durable else { return }
-        DispatchQueue.global(qos: .utility).async {
-            var answer = ByteBuffer()
+        Self.answerOffTheLoop(id: id, completion: completion) {
             do throws(StorageError) {
                 let report = try durable.snapshot()
-                let response = Response.snapshot(
-                    file: report.file, sequence: report.sequence, bytes: report.bytes,
-                    milliseconds: report.milliseconds, memberships: report.membershipCount
+                return .success(
+                    Response.snapshot(
+                        file: report.file, sequence: report.sequence, bytes: report.bytes,
+                        milliseconds: report.milliseconds, memberships: report.membershipCount
+                    )
                 )
-                ResponseEncoder.write(response, id: id, into: &answer)
             } catch {
                 // A log that takes no writes is the disk's state, not a server fault: the same code as writes get.
                 let code: ErrorCode = if case .writesUnavailable = error { .unavailable } else { .internal }
-                ResponseEncoder.write(WireError(code, "the snapshot failed: \(error.message)"), id: id, into: &answer)
+                return .failure(WireError(code, "the snapshot failed: \(error.message)"))
+            }
+        }
+    }
+
+    /// Runs `work` (which may take seconds: checks go on meanwhile) on a background thread and calls
+    /// `completion` with its answer line: the snapshots of both backends.
+    static func answerOffTheLoop(
+        id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer) -> Void,
+        _ work: @escaping @Sendable () -> Result<Response, WireError>
+    ) {
+        DispatchQueue.global(qos: .utility).async {
+            var answer = ByteBuffer()
+            switch work() {
+            case .success(let response): ResponseEncoder.write(response, id: id, into: &answer)
+            case .failure(let error): ResponseEncoder.write(error, id: id, into: &answer)
             }
             completion(answer)
         }
