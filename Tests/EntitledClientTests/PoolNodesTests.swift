@@ -172,6 +172,40 @@ import Testing
         await pool.close()
     }
 
+    @Test func aWatchPassesOverANodeThatClosesTheConnectionBeforeAnsweringIt() async throws {
+        let real = try RunningEntitled()
+        // As a node that is stopping does: it accepts the connection and closes it, the watch unanswered.
+        let dropping = try FakeLineServer { line in line.contains(#""op":"ping""#) ? .line(#"{"ok":true}"#) : .close }
+        let addresses: [ServerAddress] = [.tcp(host: "127.0.0.1", port: dropping.port), .tcp(host: "127.0.0.1", port: real.port)]
+        let pool = EntitledPool(addresses: addresses)
+        // Each watch starts at a node picked at random: of 16, all but one in 65,536 runs try the dropping
+        // node first for at least one.
+        let users = (0..<16).map { "watcher\($0)" }
+        let received = PushesByUser()
+        let readers = users.map { user in
+            let pushes = pool.watch(user: user)
+            return Task {
+                for try await push in pushes {
+                    received.lines.withLock { $0[user] = push.line }
+                    return
+                }
+            }
+        }
+        let writer = try await EntitledAsyncConnection.connect(to: addresses[1])
+        for _ in 0..<100 {
+            let waiting = received.lines.withLock { received in users.filter { received[$0] == nil } }
+            if waiting.isEmpty { break }
+            for user in waiting { _ = try await writer.send(.grant(user: user, product: "pro")) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for reader in readers { try await reader.value }
+        let lines = received.lines.withLock { $0 }
+        for user in users { #expect(lines[user]?.contains(#""user":"\#(user)""#) == true, "\(user): \(lines[user] ?? "no push")") }
+        #expect(dropping.receivedLines.contains { $0.contains(#""op":"watch""#) }, "some watches tried the dropping node first")
+        await writer.close()
+        await pool.close()
+    }
+
     /// Pings until every connection of the pool is open (pings are answered by the dropping node too).
     private func openEveryConnection(of pool: EntitledPool) async throws {
         for _ in 0..<200 {
@@ -181,4 +215,9 @@ import Testing
         }
         Issue.record("the pool's connections did not all open")
     }
+}
+
+/// The first push each watching user got, filled in by the watches' tasks.
+private final class PushesByUser: Sendable {
+    let lines = Mutex<[String: String]>([:])
 }

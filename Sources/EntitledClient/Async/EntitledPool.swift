@@ -221,18 +221,10 @@ public actor EntitledPool {
             do {
                 // Any node will do: every node pushes every change, wherever it was written.
                 let first = Int.random(in: 0..<addresses.count)
-                connection = try await Self.connect(
-                    toFirstOf: addresses.indices.map { addresses[(first + $0) % addresses.count] }, configuration: configuration
-                ).connection
+                connection = try await Self.openWatch(
+                    request, onFirstOf: addresses.indices.map { addresses[(first + $0) % addresses.count] }, configuration: configuration
+                )
             } catch {
-                continuation.finish(throwing: error)
-                return
-            }
-            do {
-                let answer = try await connection.send(request, timeout: configuration.requestTimeout)
-                if let failure = answer.error { throw EntitledClientError.server(failure) }
-            } catch {
-                await connection.close()
                 continuation.finish(throwing: error)
                 return
             }
@@ -322,6 +314,28 @@ public actor EntitledPool {
             }
             self.failedConnecting(slot: index, error: lastError)
             return .failure(lastError)
+        }
+    }
+
+    /// Opens a connection to the first of `addresses` that accepts the watch `request`. A node that cannot
+    /// be reached, or that is lost before it answered (one stopping closes the connections it accepted
+    /// meanwhile), is passed over for the next; a node's refusal (`server(failure)`) is the answer, since
+    /// every node would give it. Throws the last node's error when none accepted.
+    private static func openWatch(_ request: EntitledRequest, onFirstOf addresses: [ServerAddress], configuration: Configuration)
+        async throws -> EntitledAsyncConnection
+    {
+        var remaining = addresses[...]
+        while true {
+            let (address, connection) = try await connect(toFirstOf: Array(remaining), configuration: configuration)
+            remaining = remaining.drop { $0 != address }.dropFirst()
+            do throws(EntitledClientError) {
+                let answer = try await connection.send(request, timeout: configuration.requestTimeout)
+                if let failure = answer.error { throw EntitledClientError.server(failure) }
+                return connection
+            } catch {
+                await connection.close()
+                guard error.isWorthTryingAnotherNode, !remaining.isEmpty else { throw error }
+            }
         }
     }
 
