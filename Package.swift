@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "entitlectl", targets: ["entitlectl"]),
         .executable(name: "entitled-datadir", targets: ["entitled-datadir"]),
         .executable(name: "entitled-bench", targets: ["entitled-bench"]),
+        .executable(name: "entitled-loadgen", targets: ["entitled-loadgen"]),
         .library(name: "EntitledCore", targets: ["EntitledCore"]),
         .library(name: "EntitledWire", targets: ["EntitledWire"]),
         .library(name: "EntitledServer", targets: ["EntitledServer"]),
@@ -201,6 +202,13 @@ let package = Package(
             path: "Tools/entitled-bench",
             // Published results (the README's table and plot), not sources.
             exclude: ["results", "README.md"]
+        ),
+        // The benchmark's neutral load generator, in C: one thread, epoll, no spinning, request bytes made
+        // in advance; `entitled-bench checks` runs it from beside itself.
+        .executableTarget(
+            name: "entitled-loadgen",
+            path: "Tools/entitled-loadgen",
+            cSettings: [.unsafeFlags(["-O2"])]
         ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
         // Cluster mode against real PostgreSQL servers and real `entitled` processes (skipped, with the

@@ -21,6 +21,10 @@ struct ChecksBenchmark {
             )
         )
 
+        report.settings.generator = options.generator
+        let neutral = try options.generator == .c
+            ? NeutralLoad(binary: Executables.loadGenerator(options.loadgen), directory: workRoot) : nil
+
         let entitledDirectory = workRoot + "/entitled"
         let redisDirectory = workRoot + "/redis"
         try FileManager.default.createDirectory(atPath: redisDirectory, withIntermediateDirectories: true)
@@ -59,7 +63,12 @@ struct ChecksBenchmark {
         let pipelines = options.pipelines.isEmpty ? [1, 16] : options.pipelines
         for connections in connectionCounts {
             for pipeline in pipelines where !(connections == 1 && pipeline > 1 && options.pipelines.isEmpty) {
-                report.scenarios.append(try measure(connections: connections, pipeline: pipeline, entitled: entitled.port, redis: redis.port, redisPath: redisPath))
+                report.scenarios.append(
+                    try measure(
+                        connections: connections, pipeline: pipeline, entitled: (entitled.port, entitled.process.pid),
+                        redis: (redis.port, redis.process.pid), redisPath: redisPath, neutral: neutral
+                    )
+                )
             }
         }
         return report
@@ -72,7 +81,10 @@ struct ChecksBenchmark {
         guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("entitled refused to define pro: \(answer)") }
     }
 
-    private func measure(connections: Int, pipeline: Int, entitled: UInt16, redis: UInt16, redisPath: String) throws -> ScenarioResult {
+    private func measure(
+        connections: Int, pipeline: Int, entitled: (port: UInt16, pid: pid_t), redis: (port: UInt16, pid: pid_t), redisPath: String,
+        neutral: NeutralLoad?
+    ) throws -> ScenarioResult {
         let shape = LoadShape(
             connections: connections, pipeline: pipeline, users: options.users, distribution: options.distribution, mix: options.mix
         )
@@ -82,16 +94,22 @@ struct ChecksBenchmark {
         let redisBenchmarkBinary = options.compareWithRedisBenchmark && options.mix == .checks ? redisBenchmarkBinary(redisPath) : nil
         for run in 1...options.runs {
             // Alternating within each run, so a slow period of the machine touches both servers alike.
-            for (target, port) in [(Target.entitled, entitled), (.redis, redis)] {
-                let outcome = try LoadEngine.measure(
-                    port: port, target: target, shape: shape, threads: options.threads,
-                    spinMicroseconds: options.generatorSpin, warmup: options.warmup,
-                    duration: options.duration, seed: UInt64(run)
-                )
+            for (target, server) in [(Target.entitled, entitled), (.redis, redis)] {
+                let outcome =
+                    try neutral?.measure(
+                        port: server.port, serverPID: server.pid, target: target, shape: shape, warmup: options.warmup,
+                        duration: options.duration, seed: UInt64(run)
+                    )
+                    ?? LoadEngine.measure(
+                        port: server.port, target: target, shape: shape, threads: options.threads,
+                        spinMicroseconds: options.generatorSpin, warmup: options.warmup,
+                        duration: options.duration, seed: UInt64(run)
+                    )
                 let measured = RunResult(outcome)
+                let cpu = measured.serverCPUMicrosecondsPerRequest.map { String(format: ", server CPU %.2f µs/req", $0) } ?? ""
                 progress(
                     "\(connections) conns, pipeline \(pipeline), run \(run)/\(options.runs): \(target.rawValue) "
-                        + "\(Int(measured.requestsPerSecond)) req/s, p99 \(Int(measured.p99Microseconds)) µs"
+                        + "\(Int(measured.requestsPerSecond)) req/s, p99 \(Int(measured.p99Microseconds)) µs\(cpu)"
                 )
                 if target == .entitled {
                     result.entitled.append(measured)
@@ -106,7 +124,7 @@ struct ChecksBenchmark {
             // put either side ahead by that much.
             if let binary = redisBenchmarkBinary {
                 let requests = max(100_000, Int(result.redis[result.redis.count - 1].requestsPerSecond * options.duration))
-                let rate = try redisBenchmark(binary: binary, port: redis, connections: connections, pipeline: pipeline, requests: requests)
+                let rate = try redisBenchmark(binary: binary, port: redis.port, connections: connections, pipeline: pipeline, requests: requests)
                 result.redisBenchmarkRuns.append(rate)
             }
         }

@@ -57,7 +57,19 @@ struct ChecksCommand: ParsableCommand {
     @Option(help: "Durability of both servers' writes: always, everysec or no (entitled --fsync, Redis appendfsync).")
     var fsync = "always"
 
-    @Option(help: "Load generator threads (redis-benchmark uses 1).")
+    @Option(
+        help: """
+            The load generator: c (entitled-loadgen, built beside this tool: one thread, epoll, no spinning, \
+            so it takes little CPU from the server measured) or swift (this tool's own, with --threads and \
+            --generator-spin). Only c reads the servers' CPU time per request.
+            """
+    )
+    var generator: GeneratorKind = .c
+
+    @Option(help: "The entitled-loadgen binary (default: entitled-loadgen next to this executable).")
+    var loadgen: String?
+
+    @Option(help: "Load generator threads of the swift generator (redis-benchmark uses 1).")
     var threads = 1
 
     @Option(
@@ -120,4 +132,5 @@ struct ChecksCommand: ParsableCommand {
 }
 
 extension KeyDistribution: ExpressibleByArgument {}
+extension GeneratorKind: ExpressibleByArgument {}
 extension OperationMix: ExpressibleByArgument {}

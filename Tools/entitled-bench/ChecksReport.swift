@@ -22,6 +22,9 @@ struct ChecksSettings: Codable {
     var distribution: KeyDistribution
     var mix: OperationMix
     var fsync: String
+    /// Which load generator drove both servers (`c` when absent: reports written before there was a choice
+    /// used the swift one).
+    var generator: GeneratorKind? = nil
     var threads: Int
     /// How long the generator polls for answers before it sleeps (`--generator-spin`).
     var generatorSpinMicroseconds: Int
@@ -30,6 +33,14 @@ struct ChecksSettings: Codable {
     var entitledBinary: String
     var redisServer: String
     var redisVersion: String
+}
+
+/// The load generator a run used.
+enum GeneratorKind: String, Codable, CaseIterable, Sendable {
+    /// `entitled-loadgen`: one thread, epoll, no spinning, request bytes made in advance.
+    case c
+    /// This tool's own generator (`LoadEngine`): several threads, a polling client.
+    case swift
 }
 
 /// One load shape, measured `runs` times against each server.
@@ -56,6 +67,13 @@ struct ScenarioResult: Codable {
     var throughputRatio: Double {
         redisMedian.requestsPerSecond > 0 ? entitledMedian.requestsPerSecond / redisMedian.requestsPerSecond : 0
     }
+    /// entitled's median server CPU per request over Redis's (below 1: entitled is cheaper), when both were read.
+    var serverCPURatio: Double? {
+        guard let ours = entitledMedian.serverCPUMicrosecondsPerRequest, let theirs = redisMedian.serverCPUMicrosecondsPerRequest, theirs > 0 else {
+            return nil
+        }
+        return ours / theirs
+    }
 }
 
 /// One measurement of one server.
@@ -68,6 +86,11 @@ struct RunResult: Codable {
     var errors: Int
     var inactive: Int
     var firstError: String?
+    /// The server's CPU time per answered request over the measured window, in microseconds (read from
+    /// /proc/PID/stat): what does not depend on the client's own CPU use.
+    var serverCPUMicrosecondsPerRequest: Double?
+    /// Cores the load generator kept busy over the window (the C generator only).
+    var generatorCores: Double?
 
     init(_ outcome: LoadOutcome) {
         let histogram = outcome.histogram
@@ -79,6 +102,8 @@ struct RunResult: Codable {
         errors = outcome.errors
         inactive = outcome.inactive
         firstError = outcome.firstError
+        if let cpu = outcome.serverCPUSeconds, outcome.answered > 0 { serverCPUMicrosecondsPerRequest = cpu * 1e6 / Double(outcome.answered) }
+        if let cpu = outcome.generatorCPUSeconds, outcome.windowSeconds > 0 { generatorCores = cpu / outcome.windowSeconds }
     }
 
     private init(requestsPerSecond: Double, p50: Double, p99: Double, p999: Double, max: Double, errors: Int, inactive: Int) {
@@ -93,7 +118,7 @@ struct RunResult: Codable {
 
     /// Each figure's median over the runs (errors summed).
     static func medians(of runs: [RunResult]) -> RunResult {
-        RunResult(
+        var result = RunResult(
             requestsPerSecond: median(runs.map(\.requestsPerSecond)),
             p50: median(runs.map(\.p50Microseconds)),
             p99: median(runs.map(\.p99Microseconds)),
@@ -102,6 +127,11 @@ struct RunResult: Codable {
             errors: runs.map(\.errors).reduce(0, +),
             inactive: runs.map(\.inactive).reduce(0, +)
         )
+        let cpu = runs.compactMap(\.serverCPUMicrosecondsPerRequest)
+        if cpu.count == runs.count, !cpu.isEmpty { result.serverCPUMicrosecondsPerRequest = median(cpu) }
+        let generator = runs.compactMap(\.generatorCores)
+        if generator.count == runs.count, !generator.isEmpty { result.generatorCores = median(generator) }
+        return result
     }
 }
 

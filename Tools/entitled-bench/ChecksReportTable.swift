@@ -8,8 +8,11 @@ enum ChecksReportTable {
             "entitled-bench checks  \(report.startedAt)",
             "machine: \(report.machine.cpus) cores, \(report.machine.kernel); \(settings.redisVersion)",
             "load: \(ReportTable.grouped(Double(settings.users))) users, one membership each; \(settings.mix.rawValue), "
-                + "\(settings.distribution.rawValue) keys; fsync \(settings.fsync); \(settings.threads) load thread(s) "
-                + "polling \(settings.generatorSpinMicroseconds) µs before sleeping; medians of \(settings.runs) runs of \(ReportTable.format(settings.durationSeconds, 1)) s"
+                + "\(settings.distribution.rawValue) keys; fsync \(settings.fsync); "
+                + (settings.generator == .c
+                    ? "C load generator (one thread, no spinning)"
+                    : "\(settings.threads) load thread(s) polling \(settings.generatorSpinMicroseconds) µs before sleeping")
+                + "; medians of \(settings.runs) runs of \(ReportTable.format(settings.durationSeconds, 1)) s"
                 + (settings.idleConnections.map { $0 > 0 ? "; \(ReportTable.grouped(Double($0))) idle connections held to each server" : "" } ?? ""),
         ]
         if let entitled = report.residentBytesAfterLoad["entitled"], let redis = report.residentBytesAfterLoad["redis"] {
@@ -20,6 +23,8 @@ enum ChecksReportTable {
         }
         lines.append("")
         var header = ["conns", "pipeline", "entitled req/s", "redis req/s", "ratio", "p50 µs (e/r)", "p99 µs (e/r)", "p99.9 µs (e/r)"]
+        let measuredCPU = report.scenarios.contains { $0.serverCPURatio != nil }
+        if measuredCPU { header += ["server CPU µs/req (e/r)", "CPU ratio", "generator cores"] }
         let validated = report.scenarios.contains { $0.redisBenchmarkRequestsPerSecond != nil }
         if validated { header += ["redis-benchmark req/s", "generator / r-b"] }
         var rows = [header]
@@ -34,6 +39,12 @@ enum ChecksReportTable {
                 "\(Int(e.p99Microseconds)) / \(Int(r.p99Microseconds))",
                 "\(Int(e.p999Microseconds)) / \(Int(r.p999Microseconds))",
             ]
+            if measuredCPU {
+                let cpu = [e, r].map { $0.serverCPUMicrosecondsPerRequest.map { ReportTable.format($0, 2) } ?? "—" }
+                row.append(cpu.joined(separator: " / "))
+                row.append(scenario.serverCPURatio.map { ReportTable.format($0, 2) + "×" } ?? "—")
+                row.append([e, r].map { $0.generatorCores.map { ReportTable.format($0, 2) } ?? "—" }.joined(separator: " / "))
+            }
             if validated {
                 row.append(scenario.redisBenchmarkRequestsPerSecond.map(ReportTable.grouped) ?? "—")
                 row.append(scenario.generatorOverRedisBenchmark.map { ReportTable.format($0, 2) + "×" } ?? "—")
@@ -47,6 +58,14 @@ enum ChecksReportTable {
                     column < 2 ? String(repeating: " ", count: widths[column] - cell.count) + cell : cell + String(repeating: " ", count: widths[column] - cell.count)
                 }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
             )
+        }
+        if measuredCPU {
+            lines += [
+                "",
+                "server CPU: user + system time of the server process over the measured window (/proc/PID/stat) per answered "
+                    + "request; CPU ratio: entitled's over Redis's (below 1.00×: entitled is cheaper); generator cores: what the "
+                    + "load generator itself used meanwhile (e/r)",
+            ]
         }
         if validated {
             lines += [

@@ -26,6 +26,10 @@ struct LoadOutcome: Sendable {
     var inactive = 0
     var firstError: String?
     var windowSeconds = 0.0
+    /// CPU time the server used over the measured window (user and system, all threads), when read.
+    var serverCPUSeconds: Double?
+    /// CPU time the load generator used over the window, when it ran as a process of its own.
+    var generatorCPUSeconds: Double?
 
     var requestsPerSecond: Double { windowSeconds > 0 ? Double(answered) / windowSeconds : 0 }
 

@@ -169,9 +169,26 @@ enum Executables {
 
     /// `entitled` in the folder of this executable (the same build folder), from /proc/self/exe.
     static func defaultEntitled() -> String {
+        besideThisTool("entitled")
+    }
+
+    /// The neutral load generator (`loadgen`, or `entitled-loadgen` beside this tool); a clear error
+    /// naming the fix when it is missing.
+    static func loadGenerator(_ loadgen: String?) throws -> String {
+        let path = loadgen ?? besideThisTool("entitled-loadgen")
+        guard isExecutable(path) else {
+            throw BenchError(
+                "no entitled-loadgen at \(path); build it next to this tool (swift build -c release --product entitled-loadgen, with the same --scratch-path), pass --loadgen PATH, or use --generator swift"
+            )
+        }
+        return path
+    }
+
+    /// `name` in the folder of this executable (the same build folder), from /proc/self/exe.
+    private static func besideThisTool(_ name: String) -> String {
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("entitled").path
+        return URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     /// `name` itself when it contains a slash, else its first executable match on PATH.

@@ -1,0 +1,107 @@
+import Foundation
+import Histogram
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Drives a server with `entitled-loadgen`, the C load generator (one thread, epoll, no spinning), and
+/// reads the server's CPU time over exactly the window the generator measured: the figure that does not
+/// depend on how much CPU the client itself takes on this 2-core machine.
+struct NeutralLoad {
+    /// The generator's executable.
+    let binary: String
+    /// Where request files go.
+    let directory: String
+
+    /// Requests written per file: each connection goes round them from its own starting point.
+    static let requestsPerFile = 65_536
+
+    /// Runs `shape` against the server on `port` (process `serverPID`): warm-up, then the measured window.
+    func measure(port: UInt16, serverPID: pid_t, target: Target, shape: LoadShape, warmup: Double, duration: Double, seed: UInt64) throws -> LoadOutcome {
+        let requestsFile = "\(directory)/requests-\(target.rawValue)-\(seed).bin"
+        try Self.writeRequests(for: target, shape: shape, seed: seed, to: requestsFile)
+        let generator = try ChildProcess.launch(
+            binary,
+            [
+                "--port", String(port), "--connections", String(shape.connections), "--pipeline", String(shape.pipeline),
+                "--warmup", String(warmup), "--duration", String(duration), "--protocol", target.rawValue, "--requests", requestsFile,
+            ],
+            name: "entitled-loadgen"
+        )
+        defer { generator.stop(signal: SIGKILL, timeout: 5) }
+        _ = try generator.waitForOutputLine(containing: "measuring", timeout: warmup + 30)
+        let serverBefore = ProcessCPU.seconds(of: serverPID)
+        let generatorBefore = ProcessCPU.seconds(of: generator.pid)
+        _ = try generator.waitForOutputLine(containing: "done", timeout: duration + 30)
+        let serverAfter = ProcessCPU.seconds(of: serverPID)
+        let generatorAfter = ProcessCPU.seconds(of: generator.pid)
+        guard generator.waitForExit(timeout: 30), generator.exitDescription == "exit 0" else {
+            throw BenchError("entitled-loadgen ended with \(generator.exitDescription): \(generator.errorOutput.text)")
+        }
+        var outcome = try Self.parse(generator.output.text)
+        if let before = serverBefore, let after = serverAfter { outcome.serverCPUSeconds = after - before }
+        if let before = generatorBefore, let after = generatorAfter { outcome.generatorCPUSeconds = after - before }
+        try? FileManager.default.removeItem(atPath: requestsFile)
+        return outcome
+    }
+
+    /// The requests of `shape` for `target`, drawn as the Swift generator draws them (`KeyChooser`, the
+    /// same key shapes), in the generator's file format: a kind byte, the request, a NUL.
+    static func writeRequests(for target: Target, shape: LoadShape, seed: UInt64, to path: String) throws {
+        var chooser = KeyChooser(users: shape.users, distribution: shape.distribution, seed: seed)
+        let requests = LoadRequests(target: target)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(requestsPerFile * 64)
+        for _ in 0..<requestsPerFile {
+            let kind: RequestKind = chooser.percent() < shape.mix.grantPercent ? .grant : .check
+            bytes.append(kind == .grant ? UInt8(ascii: "g") : UInt8(ascii: "c"))
+            requests.append(kind, user: chooser.next(), to: &bytes)
+            bytes.append(0)
+        }
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            throw BenchError("cannot write the request file \(path)")
+        }
+    }
+
+    /// The generator's report (see Tools/entitled-loadgen/main.c).
+    static func parse(_ text: String) throws -> LoadOutcome {
+        var outcome = LoadOutcome()
+        var sawWindow = false
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", maxSplits: 1)
+            guard fields.count == 2 else { continue }
+            let value = fields[1]
+            switch fields[0] {
+            case "window_ns":
+                outcome.windowSeconds = Double(UInt64(value) ?? 0) / 1e9
+                sawWindow = true
+            case "answered": outcome.answered = Int(value) ?? 0
+            case "errors": outcome.errors = Int(value) ?? 0
+            case "inactive": outcome.inactive = Int(value) ?? 0
+            case "first_error": outcome.firstError = String(value)
+            case "latency":
+                let pair = value.split(separator: " ")
+                guard pair.count == 2, let nanoseconds = UInt64(pair[0]), let count = UInt64(pair[1]) else { continue }
+                _ = outcome.histogram.record(max(1, nanoseconds), count: count)
+            default: continue
+            }
+        }
+        guard sawWindow else { throw BenchError("entitled-loadgen printed no report: \(text.suffix(500))") }
+        return outcome
+    }
+}
+
+/// CPU time a process has used, user and system, all threads.
+enum ProcessCPU {
+    /// Seconds of CPU `pid` has used so far, from /proc/PID/stat; `nil` where it cannot be read.
+    static func seconds(of pid: pid_t) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else {
+            return nil
+        }
+        // After the command name in parentheses (which may hold spaces): utime is field 14, stime 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
