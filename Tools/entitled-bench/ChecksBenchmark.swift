@@ -71,6 +71,7 @@ struct ChecksBenchmark {
                 )
             }
         }
+        report.ratios = report.scenarios.map(ScenarioRatios.init)
         return report
     }
 

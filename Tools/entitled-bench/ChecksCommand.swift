@@ -99,6 +99,9 @@ struct ChecksCommand: ParsableCommand {
     @Option(help: "Write a plot of both latency distributions (SVG) to this file.")
     var plot: String?
 
+    @Option(help: "Write a chart of entitled's ratios to Redis per load, throughput and server CPU per request (SVG), to this file.")
+    var chart: String?
+
     func validate() throws {
         guard (1...50_000_000).contains(users) else { throw ValidationError("--users must be 1 to 50000000") }
         guard connections.allSatisfy({ (1...10_000).contains($0) }) else { throw ValidationError("--connections must be 1 to 10000") }
@@ -126,6 +129,14 @@ struct ChecksCommand: ParsableCommand {
                 print("plot: \(plot)")
             } catch {
                 throw BenchError("cannot write the plot \(plot): \(error)")
+            }
+        }
+        if let chart {
+            do {
+                try RatioChart.svg(report).write(toFile: chart, atomically: true, encoding: .utf8)
+                print("chart: \(chart)")
+            } catch {
+                throw BenchError("cannot write the chart \(chart): \(error)")
             }
         }
     }

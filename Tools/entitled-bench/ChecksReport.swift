@@ -12,6 +12,32 @@ struct ChecksReport: Codable {
     /// Resident memory of each server after loading, in bytes.
     var residentBytesAfterLoad: [String: Int] = [:]
     var scenarios: [ScenarioResult] = []
+    /// Per load, the medians' ratios (entitled over Redis): what the chart shows, spelled out for readers of
+    /// the JSON file.
+    var ratios: [ScenarioRatios] = []
+}
+
+/// entitled over Redis at one load.
+struct ScenarioRatios: Codable {
+    var connections: Int
+    var pipeline: Int
+    /// Throughput: above 1, entitled answered more requests per second.
+    var throughput: Double
+    /// Server CPU time per request: below 1, entitled spent less.
+    var serverCPUPerRequest: Double?
+    /// p50 and p99 latency: below 1, entitled answered sooner.
+    var p50: Double
+    var p99: Double
+
+    init(_ scenario: ScenarioResult) {
+        connections = scenario.connections
+        pipeline = scenario.pipeline
+        throughput = scenario.throughputRatio
+        serverCPUPerRequest = scenario.serverCPURatio
+        let (e, r) = (scenario.entitledMedian, scenario.redisMedian)
+        p50 = r.p50Microseconds > 0 ? e.p50Microseconds / r.p50Microseconds : 0
+        p99 = r.p99Microseconds > 0 ? e.p99Microseconds / r.p99Microseconds : 0
+    }
 }
 
 struct ChecksSettings: Codable {
