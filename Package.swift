@@ -89,11 +89,15 @@ let package = Package(
         ),
         // Linux's epoll, eventfd and accept4 for the server's event loops.
         .systemLibrary(name: "CEpoll"),
+        // io_uring for the event loops (Debian's liburing-dev): sends and receives of a whole loop turn in
+        // one system call. The loops fall back to plain system calls where the kernel refuses a ring.
+        .target(name: "CURing", linkerSettings: [.linkedLibrary("uring")]),
         // The socket server: event loops on epoll, framing, connections, dispatch to the store.
         .target(
             name: "EntitledServer",
             dependencies: [
                 "CEpoll",
+                "CURing",
                 "EntitledCore",
                 "EntitledStorage",
                 "EntitledWire",

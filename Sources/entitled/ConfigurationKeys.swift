@@ -60,6 +60,7 @@ struct ConfigurationKey: Sendable, Hashable {
         .init(name: "tls-key", kind: .text),
         .init(name: "auth", kind: .text),
         .init(name: "insecure-no-auth", kind: .flag),
+        .init(name: "no-io-uring", kind: .flag),
         .init(name: "socket-mode", kind: .text),
         .init(name: "metrics-port", kind: .integer),
         .init(name: "metrics-host", kind: .text),

@@ -103,6 +103,12 @@ struct EntitledCommand: AsyncParsableCommand {
     @Flag(help: "Listen on a TCP address other machines can reach without --auth. Anyone who can connect can then change every entitlement.")
     var insecureNoAuth = false
 
+    @Flag(
+        name: .customLong("no-io-uring"),
+        help: "Send with one system call per connection instead of one io_uring submission per loop turn (used by default where the kernel allows it)."
+    )
+    var noIoUring = false
+
     @Option(help: ArgumentHelp("The Unix socket file's permissions, in octal: 600 (the default) lets only this user connect, 660 its group too.", valueName: "mode"))
     var socketMode: String?
 
@@ -163,6 +169,7 @@ struct EntitledCommand: AsyncParsableCommand {
         give("tls-key", tlsKey.map(ConfigContent.string))
         give("auth", authFile.map(ConfigContent.string))
         give("insecure-no-auth", insecureNoAuth ? .bool(true) : nil)
+        give("no-io-uring", noIoUring ? .bool(true) : nil)
         give("socket-mode", socketMode.map(ConfigContent.string))
         give("metrics-port", metricsPort.map(ConfigContent.int))
         give("metrics-host", metricsHost.map(ConfigContent.string))

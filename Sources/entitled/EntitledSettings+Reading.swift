@@ -62,6 +62,7 @@ extension EntitledSettings {
             tlsKey = sources.text("tls-key")
             authFile = sources.text("auth")
             insecureNoAuth = try sources.flag("insecure-no-auth")
+            noIoUring = try sources.flag("no-io-uring")
             socketMode = sources.text("socket-mode") ?? socketMode
             metricsPort = try sources.integer("metrics-port")
             metricsHost = sources.text("metrics-host") ?? metricsHost

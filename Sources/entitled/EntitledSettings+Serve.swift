@@ -61,7 +61,7 @@ extension EntitledSettings {
                 "tcp": "\(tcpDisabled ? "off" : "\(host):\(port)")", "socket": "\(socketPath.map { "\($0) (mode \(socketMode))" } ?? "off")",
                 "dataDir": "\(postgres == nil ? dataDir : "none (cluster)")", "fsync": "\(postgres == nil ? fsync.rawValue : "n/a (cluster)")",
                 "postgres": "\(postgres.flatMap { try? PostgresLocation(url: $0).description } ?? (postgres == nil ? "off" : "invalid"))", "snapshotInterval": "\(snapshotInterval)s",
-                "eventLoops": "\(eventLoops)", "busyPoll": "\(busyPoll)µs", "maxLineLength": "\(maxLineLength)",
+                "eventLoops": "\(eventLoops)", "busyPoll": "\(busyPoll)µs", "ioUring": "\(noIoUring ? "off" : "on where the kernel allows")", "maxLineLength": "\(maxLineLength)",
                 "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
                 "shutdownTimeout": "\(shutdownTimeout)s", "minSeqWait": "\(minSeqWait)ms",
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
@@ -89,6 +89,7 @@ extension EntitledSettings {
         configuration.accessTokenFile = authFile
         configuration.tls = tls
         configuration.allowsUnauthenticatedRemoteClients = insecureNoAuth
+        configuration.usesIoUring = !noIoUring
         configuration.unixSocketMode = UInt16(socketMode, radix: 8) ?? ServerConfiguration.defaultUnixSocketMode
         if accessTokens == nil, insecureNoAuth {
             logger.warning("serving without authentication on \(host): anyone who can connect can change every entitlement")

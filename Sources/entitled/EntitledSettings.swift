@@ -29,6 +29,7 @@ struct EntitledSettings: Sendable {
     var tlsKey: String?
     var authFile: String?
     var insecureNoAuth = false
+    var noIoUring = false
     var socketMode = String(ServerConfiguration.defaultUnixSocketMode, radix: 8)
     var metricsPort: Int?
     var metricsHost = "127.0.0.1"

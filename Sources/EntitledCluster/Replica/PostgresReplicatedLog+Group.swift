@@ -60,7 +60,14 @@ extension PostgresReplicatedLog {
         } catch {
             _ = collector.close()
             let reason = timedOut.withLockedValue { $0 } ? "the database did not answer within \(Self.seconds(timeout)) s" : "\(DatabaseFailure(error))"
-            state.withLockedValue { $0.groupsFailed += 1 }
+            // A failed group ends this connection (the error goes up to the work loop, which reconnects):
+            // `stats` says so before any writer is answered, so a client told `unavailable` never reads
+            // `"connected":true` after it.
+            state.withLockedValue {
+                $0.groupsFailed += 1
+                $0.connected = false
+                $0.lastError = reason
+            }
             switch phase {
             case .undecided:
                 try? await tables.rollback()

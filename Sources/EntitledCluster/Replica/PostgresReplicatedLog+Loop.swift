@@ -36,15 +36,16 @@ extension PostgresReplicatedLog {
 
     /// Marks the node disconnected, and refuses the writes that were waiting for a group.
     func noteDisconnected(reason: String) {
-        let (queued, wasConnected) = state.withLockedValue { state -> ([PendingWrite], Bool) in
+        let (queued, logsLoss) = state.withLockedValue { state -> ([PendingWrite], Bool) in
             defer {
                 state.connected = false
+                state.lossLogged = true
                 state.lastError = reason
                 state.queue = []
             }
-            return (state.queue, state.connected)
+            return (state.queue, !state.lossLogged)
         }
-        if wasConnected {
+        if logsLoss {
             logger.error("lost the database; checks go on from memory, writes are refused until it is back", metadata: ["reason": "\(reason)"])
         }
         for write in queued {
@@ -86,6 +87,7 @@ extension PostgresReplicatedLog {
         try await catchUp(tables)
         state.withLockedValue {
             $0.connected = true
+            $0.lossLogged = false
             $0.lastError = nil
         }
         while !isStopping {

@@ -32,6 +32,9 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
         var queue: [PendingWrite] = []
         var captures: [ImageCapture] = []
         var connected = false
+        /// Whether the loss of the current connection was logged (a failed group marks the node
+        /// disconnected before the work loop gets to log it).
+        var lossLogged = false
         var stopping = false
         /// A group whose fate the loop must learn before it takes other writes.
         var unresolved: UnresolvedGroup?

@@ -238,6 +238,7 @@ extension EntitledServer {
             maximumLineLength: configuration.maximumLineLength,
             maximumRequestsPerTurn: configuration.maximumRequestsPerTurn,
             minimumSequenceWaitMilliseconds: UInt64(configuration.minimumSequenceWaitMilliseconds),
+            usesIoUring: configuration.usesIoUring,
             tls: configuration.tls,
             accessTokens: accessTokens,
             reloadAccessTokens: { [weak self] in

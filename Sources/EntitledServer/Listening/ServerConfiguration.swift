@@ -49,6 +49,10 @@ public struct ServerConfiguration: Sendable {
     /// The most milliseconds a read with `minSeq` waits for the store to apply that change before it is
     /// answered `stale` (`--min-seq-wait`). Its connection answers nothing else meanwhile.
     public var minimumSequenceWaitMilliseconds = ServerConfiguration.defaultMinimumSequenceWaitMilliseconds
+    /// Send each loop turn's answers through io_uring, one system call for all of its connections
+    /// (`--io-uring`). Where the kernel refuses a ring the loops send as they do without it, and say so in
+    /// the log at start.
+    public var usesIoUring = true
 
     public static let defaultPort = 7117
     /// Two seconds: far longer than a node of a healthy cluster lags (a few milliseconds), short enough

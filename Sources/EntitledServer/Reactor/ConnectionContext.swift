@@ -8,6 +8,8 @@ struct ConnectionContext: Sendable {
     let maximumRequestsPerTurn: Int
     /// The most milliseconds a read with `minSeq` waits for its change (`--min-seq-wait`).
     let minimumSequenceWaitMilliseconds: UInt64
+    /// Whether the loops send through io_uring (`ServerConfiguration.usesIoUring`).
+    let usesIoUring: Bool
     /// The certificate for TLS on TCP connections; `nil` serves plain TCP.
     let tls: ServerTLS?
     /// The tokens clients authenticate with; `nil` when the server requires no authentication.

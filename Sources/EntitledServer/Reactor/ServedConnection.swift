@@ -45,7 +45,7 @@ final class ServedConnection {
     private var isQueuedForResume = false
     /// Complete lines wait in `input` because the last turn answered `maximumRequestsPerTurn` of them:
     /// they are answered next turn, before anything more is read.
-    private var hasUnansweredLines = false
+    private(set) var hasUnansweredLines = false
     /// When the client last sent something (the loop's coarse clock, milliseconds), for the idle timeout.
     private(set) var lastActivity: UInt64
     /// `context.maximumRequestsPerTurn`, kept here: `context` is read through the unowned `loop`, whose
@@ -53,6 +53,9 @@ final class ServedConnection {
     private let maximumRequestsPerTurn: Int
     /// The loop's counters (kept here for the same reason).
     let statistics: LoopStatistics
+    /// Whether answers wait for the end of the loop turn, which sends every connection's through its
+    /// io_uring in one system call (`ServingLoop.flushThroughRing`), rather than going at once.
+    let sendsAtTurnEnd: Bool
     /// Answers still waiting (for the log or a snapshot), oldest first, each with the ready answers of
     /// the requests that came after it.
     private(set) var waiting = CircularBuffer<WaitingAnswer>()
@@ -129,6 +132,7 @@ final class ServedConnection {
         self.lastActivity = loop.turnStarted
         self.maximumRequestsPerTurn = loop.context.maximumRequestsPerTurn
         self.statistics = loop.statistics
+        self.sendsAtTurnEnd = loop.hasRing
         let allocator = ByteBufferAllocator()
         input = allocator.buffer(capacity: Self.readSize)
         pending = allocator.buffer(capacity: 4096)
@@ -157,13 +161,18 @@ final class ServedConnection {
         }
     }
 
+    /// The client sent something at `turnStarted`: the idle sweep counts from then.
+    func markActive(at turnStarted: UInt64) {
+        lastActivity = turnStarted
+    }
+
     private func readAndAnswer(turnStarted: UInt64) {
         if hasUnansweredLines {
             // Lines read earlier come first: reading more now would let a client that pipelines faster
             // than its share is answered grow `input` without bound.
             return
         }
-        lastActivity = turnStarted
+        markActive(at: turnStarted)
         if let tls {
             readTLS(tls)
             return
@@ -256,7 +265,9 @@ final class ServedConnection {
     /// Writes the answers of the lines just read now if none of them waits, else at the end of the turn;
     /// stops reading while too many of them wait for a client that does not read.
     func sendAnswers() {
-        if !waiting.isEmpty || closeWhenAnswered || isQueuedForFlush {
+        // With a ring the answers wait for the end of the turn, to go out with the other connections' in one
+        // system call.
+        if !waiting.isEmpty || closeWhenAnswered || isQueuedForFlush || sendsAtTurnEnd {
             scheduleFlush()
         } else if pending.readableBytes > 0 || tls?.hasOutput == true {
             flush()

@@ -32,6 +32,38 @@ final class ServingLoop: @unchecked Sendable {
     /// This loop's counters: written on its thread only.
     let statistics: LoopStatistics
     private let epoll: Epoll
+    /// Where a turn's answers are sent from in one system call; `nil` where the kernel refused a ring (or
+    /// `ServerConfiguration.usesIoUring` is off): then each connection sends its own.
+    private var ring: SubmissionRing?
+    /// Whether this loop sends through a ring (read on the loop's thread).
+    var hasRing: Bool { ring != nil }
+    /// Where the ring receives into: one slot per connection epoll reported readable this turn.
+    private let receiveArena = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: ServingLoop.eventCapacity * ServingLoop.receiveSlotSize, alignment: 64
+    )
+    /// The connections whose receive is queued in the ring this turn, by tag.
+    private var receiving: [ServedConnection] = []
+    /// The most events one `epoll_wait` reports.
+    static let eventCapacity = 256
+    /// A ring receive's most bytes: a turn's request lines of one connection fit (about 60 bytes a check);
+    /// a connection that fills it reads the rest at once with plain reads.
+    static let receiveSlotSize = 4096
+
+    private func receiveSlot(_ index: Int) -> UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(rebasing: receiveArena[(index * Self.receiveSlotSize)..<((index + 1) * Self.receiveSlotSize)])
+    }
+
+    /// Submits the receives queued during this turn's events in one system call, then lets each
+    /// connection answer what it got.
+    private func completeReceives() {
+        guard let ring else { return }
+        ring.submitAndWait()
+        while let completion = ring.nextCompletion() {
+            let index = Int(completion.tag)
+            receiving[index].receiveCompleted(completion.result, into: receiveSlot(index), turnStarted: turnStarted)
+        }
+        receiving.removeAll(keepingCapacity: true)
+    }
     /// An eventfd other threads write to wake the loop when they post a task.
     private let wakeDescriptor: Int32
     /// How long the loop keeps polling once it has run out of work, before it sleeps (0: never).
@@ -107,6 +139,7 @@ final class ServingLoop: @unchecked Sendable {
 
     deinit {
         close(wakeDescriptor)
+        receiveArena.deallocate()
     }
 
     // MARK: Any thread
@@ -228,7 +261,17 @@ final class ServingLoop: @unchecked Sendable {
     private func run() {
         // For `top -H` and /proc: an unnamed thread shows its creator's name (a Swift concurrency worker's).
         nameCurrentThread("entitled-loop\(index)")
-        let capacity = 256
+        if context.usesIoUring {
+            // Made here: only the thread that made a ring may submit to it.
+            do {
+                ring = try SubmissionRing()
+            } catch {
+                if index == 0 { logger.notice("receiving and sending with one system call per connection", metadata: ["reason": "\(error)"]) }
+            }
+        }
+        if index == 0, ring != nil { logger.debug("receiving and sending through io_uring: one system call for each per loop turn") }
+        let capacity = Self.eventCapacity
+        receiving.reserveCapacity(capacity)
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
         while !stopping {
@@ -243,9 +286,14 @@ final class ServingLoop: @unchecked Sendable {
                 } else if let listener = listeners[descriptor] {
                     accept(from: listener)
                 } else if Int(descriptor) < connections.count, let connection = connections[Int(descriptor)] {
-                    connection.handle(events: flags, turnStarted: turnStarted)
+                    if let ring, connection.queueReceive(events: flags, in: ring, into: receiveSlot(receiving.count), tag: UInt64(receiving.count)) {
+                        receiving.append(connection)
+                    } else {
+                        connection.handle(events: flags, turnStarted: turnStarted)
+                    }
                 }
             }
+            if !receiving.isEmpty { completeReceives() }
             runPostedTasks()
             runDueTimers()
             if !parkedReads.isEmpty { expireParkedReads() }
@@ -529,10 +577,34 @@ final class ServingLoop: @unchecked Sendable {
     private func flushConnections() {
         while !toFlush.isEmpty {
             swap(&toFlush, &flushing)
-            for connection in flushing {
-                connection.flush()
+            if let ring {
+                flushThroughRing(ring)
+            } else {
+                for connection in flushing {
+                    connection.flush()
+                }
             }
             flushing.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Sends the answers of every connection in `flushing` with one `io_uring_enter` (per `ring.capacity`
+    /// connections); a connection a plain send cannot serve (TLS, nothing to send) flushes as it would
+    /// without a ring.
+    private func flushThroughRing(_ ring: SubmissionRing) {
+        var start = 0
+        while start < flushing.count {
+            var index = start
+            while index < flushing.count, !ring.isFull {
+                let connection = flushing[index]
+                if !connection.queueSend(in: ring, tag: UInt64(index)) { connection.flush() }
+                index += 1
+            }
+            ring.submitAndWait()
+            while let completion = ring.nextCompletion() {
+                flushing[Int(completion.tag)].sendCompleted(completion.result)
+            }
+            start = index
         }
     }
 
