@@ -123,21 +123,19 @@ struct ChecksCommand: ParsableCommand {
         if let json {
             try writeJSON(report, to: json)
         }
-        if let plot {
-            do {
-                try LatencyPlot.svg(report).write(toFile: plot, atomically: true, encoding: .utf8)
-                print("plot: \(plot)")
-            } catch {
-                throw BenchError("cannot write the plot \(plot): \(error)")
-            }
-        }
-        if let chart {
-            do {
-                try RatioChart.svg(report).write(toFile: chart, atomically: true, encoding: .utf8)
-                print("chart: \(chart)")
-            } catch {
-                throw BenchError("cannot write the chart \(chart): \(error)")
-            }
+        if let plot { try write(LatencyPlot.svg(report), to: plot, naming: "plot") }
+        if let chart { try write(RatioChart.svg(report), to: chart, naming: "chart") }
+    }
+}
+
+extension ChecksCommand {
+    /// Writes an SVG `what` (the plot, the chart) to `path`, and says where.
+    fileprivate func write(_ svg: String, to path: String, naming what: String) throws {
+        do {
+            try svg.write(toFile: path, atomically: true, encoding: .utf8)
+            print("\(what): \(path)")
+        } catch {
+            throw BenchError("cannot write the \(what) \(path): \(error)")
         }
     }
 }
