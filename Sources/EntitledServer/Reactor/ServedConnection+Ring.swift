@@ -31,21 +31,23 @@ extension ServedConnection {
         flush()
     }
 
-    /// Does what `handle(events:turnStarted:)` does before reading, then queues the read in `ring` (into
-    /// `slot`) and returns `true`; `receiveCompleted` then does the rest. Returns `false` with nothing
-    /// done when a plain read is wanted (TLS, reading paused, lines still unanswered, lingering, closed):
-    /// `handle` then does it all.
-    func queueReceive(events: UInt32, in ring: SubmissionRing, into slot: UnsafeMutableRawBufferPointer, tag: UInt64) -> Bool {
-        guard tls == nil, isReading, !isClosed, !hasUnansweredLines,
-            events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
-        else { return false }
+    /// Handles what epoll reported (`events`) as `handle(events:turnStarted:)` does, except that the read,
+    /// when there is one a plain receive can do, is queued in `ring` (into `slot`): then it returns `true`
+    /// and `receiveCompleted` does the rest once the ring has run it. Returns `false` when it handled
+    /// everything itself (TLS, reading paused, lines still unanswered, lingering, closed).
+    func handleQueueingReceive(events: UInt32, in ring: SubmissionRing, into slot: UnsafeMutableRawBufferPointer, tag: UInt64, turnStarted: UInt64) -> Bool {
+        var remaining = events
         if events & EPOLLOUT.rawValue != 0 {
             flush()
-            // Flushing may close it, or stop its reading (lines it had held back were answered).
-            guard !isClosed, isReading, !hasUnansweredLines else {
-                if !isClosed { handle(events: events & ~EPOLLOUT.rawValue, turnStarted: loop.turnStarted) }
-                return false
-            }
+            if isClosed { return false }
+            remaining &= ~EPOLLOUT.rawValue
+        }
+        // Flushing may have stopped its reading, or answered lines it had held back.
+        guard tls == nil, isReading, !hasUnansweredLines,
+            remaining & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+        else {
+            handle(events: remaining, turnStarted: turnStarted)
+            return false
         }
         ring.queueReceive(on: descriptor, into: slot, tag: tag)
         return true

@@ -286,8 +286,11 @@ final class ServingLoop: @unchecked Sendable {
                 } else if let listener = listeners[descriptor] {
                     accept(from: listener)
                 } else if Int(descriptor) < connections.count, let connection = connections[Int(descriptor)] {
-                    if let ring, connection.queueReceive(events: flags, in: ring, into: receiveSlot(receiving.count), tag: UInt64(receiving.count)) {
-                        receiving.append(connection)
+                    if let ring {
+                        let slot = receiveSlot(receiving.count)
+                        if connection.handleQueueingReceive(events: flags, in: ring, into: slot, tag: UInt64(receiving.count), turnStarted: turnStarted) {
+                            receiving.append(connection)
+                        }
                     } else {
                         connection.handle(events: flags, turnStarted: turnStarted)
                     }
