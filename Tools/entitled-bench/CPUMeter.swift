@@ -66,7 +66,7 @@ struct CPUMeter {
     }
 
     /// User plus system ticks of a process, all threads (`self` or a pid), from /proc/<pid>/stat.
-    private static func processTicks(_ process: String) -> Int? {
+    static func processTicks(_ process: String) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),
             let close = text.lastIndex(of: ")")
         else { return nil }

@@ -96,12 +96,6 @@ struct NeutralLoad {
 enum ProcessCPU {
     /// Seconds of CPU `pid` has used so far, from /proc/PID/stat; `nil` where it cannot be read.
     static func seconds(of pid: pid_t) -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else {
-            return nil
-        }
-        // After the command name in parentheses (which may hold spaces): utime is field 14, stime 15.
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        CPUMeter.processTicks("\(pid)").map { Double($0) / Double(sysconf(Int32(_SC_CLK_TCK))) }
     }
 }
