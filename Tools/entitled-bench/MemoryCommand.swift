@@ -17,7 +17,7 @@ struct MemoryCommand: ParsableCommand {
 
             The table shows, per server, RSS before and after, (after − before)/users and after/users, and \
             entitled's ratio to Redis; also Redis's own used_memory (INFO memory) per user. The figure that \
-            counts for the goal (memory per user no more than Redis holding the same fields in one hash per \
+            counts for the goal (memory per user at most 0.8× Redis holding the same fields in one hash per \
             user) is (after − before)/users: the memory a user costs, without the empty process.
 
             Both servers are stopped and the temporary directories removed at the end, also after an error or \

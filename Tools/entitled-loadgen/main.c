@@ -6,12 +6,16 @@
 // It is built with the package (`swift build -c release` puts it beside entitled-bench, which runs it).
 //
 // Usage: entitled-loadgen --port P --connections N --pipeline D --warmup S --duration S
-//                         --protocol entitled|redis --requests FILE
+//                         --protocol entitled|redis --requests FILE [--first-user N]
 // FILE holds the requests one after another, each as a kind byte ('c' check, 'g' grant) followed by the
 // request's bytes and a NUL. Connection i starts at request i * (count / N) and goes round the file.
 // Each connection sends --pipeline requests in one write and the next batch once all are answered. Every
 // answer is one line (both servers answer these requests so), matched to the oldest request in flight on
 // its connection (both servers answer in order).
+// A request may hold the placeholder "############" (twelve '#'): each time it is sent, the placeholder is
+// replaced by the next number of one counter shared by all connections, zero-padded to twelve digits
+// (starting at --first-user, default 0). Durable-write runs use it so that every request is a new user:
+// Redis writes nothing to its log for an SADD that adds nothing.
 //
 // Output (stdout, line by line): "measuring" once the warm-up is over (the caller reads the server's CPU
 // time then), "done" when the measured window ends, then "window_ns N", "answered N",
@@ -39,8 +43,13 @@ enum { ANSWER_SUCCESS, ANSWER_INACTIVE, ANSWER_FAILURE };
 typedef struct {
     const char *bytes;
     uint32_t length;
+    int32_t placeholder;   // offset of "############" in the request, or -1
     char kind;
 } Request;
+
+#define PLACEHOLDER "############"
+#define PLACEHOLDER_LENGTH 12
+static uint64_t next_user;
 
 typedef struct {
     int fd;
@@ -123,6 +132,14 @@ static void send_requests(Connection *c, int count) {
             if (!send_buffer) fail("out of memory");
         }
         memcpy(send_buffer + length, r->bytes, r->length);
+        if (r->placeholder >= 0) {
+            char *digits = send_buffer + length + r->placeholder;
+            uint64_t user = next_user++;
+            for (int d = PLACEHOLDER_LENGTH - 1; d >= 0; d--) {
+                digits[d] = (char)('0' + user % 10);
+                user /= 10;
+            }
+        }
         length += r->length;
         int slot = (c->head + c->count) % pipeline_depth;
         c->sent_at[slot] = at;
@@ -246,6 +263,8 @@ static void load_requests(const char *path) {
         requests[request_count].kind = bytes[at];
         requests[request_count].bytes = bytes + at + 1;
         requests[request_count].length = (uint32_t)(nul - (bytes + at + 1));
+        const char *mark = memmem(requests[request_count].bytes, requests[request_count].length, PLACEHOLDER, PLACEHOLDER_LENGTH);
+        requests[request_count].placeholder = mark ? (int32_t)(mark - requests[request_count].bytes) : -1;
         request_count++;
         at = (size_t)(nul - bytes) + 1;
     }
@@ -268,13 +287,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--duration")) duration = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--protocol")) protocol_redis = !strcmp(argv[i + 1], "redis");
         else if (!strcmp(argv[i], "--requests")) path = argv[i + 1];
+        else if (!strcmp(argv[i], "--first-user")) next_user = strtoull(argv[i + 1], NULL, 10);
         else {
             fprintf(stderr, "entitled-loadgen: unknown option %s\n", argv[i]);
             return 1;
         }
     }
     if (port <= 0 || connections <= 0 || pipeline_depth <= 0 || !path || duration <= 0 || warmup < 0) {
-        fprintf(stderr, "usage: entitled-loadgen --port P --connections N --pipeline D --warmup S --duration S --protocol entitled|redis --requests FILE\n");
+        fprintf(stderr, "usage: entitled-loadgen --port P --connections N --pipeline D --warmup S --duration S --protocol entitled|redis --requests FILE [--first-user N]\n");
         return 1;
     }
     load_requests(path);
