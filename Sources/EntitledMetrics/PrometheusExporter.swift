@@ -68,7 +68,8 @@ public final class PrometheusExporter: Sendable {
     private static let counterNames = [
         "entitled_invalid_requests_total", "entitled_connections_accepted_total", "entitled_connections_refused_total",
         "entitled_connections_closed_idle_total", "entitled_log_written_bytes_total", "entitled_log_syncs_total",
-        "entitled_snapshots_written_total", "entitled_log_outages_total",
+        "entitled_snapshots_written_total", "entitled_log_outages_total", "entitled_log_groups_total",
+        "entitled_log_group_changes_total",
     ]
     private static let gaugeNames = [
         "entitled_start_time_seconds", "entitled_uptime_seconds", "entitled_connections_open", "entitled_store_users",
@@ -121,6 +122,9 @@ public final class PrometheusExporter: Sendable {
             ("entitled_log_syncs_total", UInt64(statistics.persistence?.logSyncs ?? 0)),
             ("entitled_snapshots_written_total", UInt64(statistics.persistence?.snapshotsWritten ?? 0)),
             ("entitled_log_outages_total", UInt64(statistics.persistence?.logOutages ?? 0)),
+            // Their ratio is the mean group size: changes per write-and-sync of the log.
+            ("entitled_log_groups_total", UInt64(statistics.persistence?.groupCommit?.groups ?? 0)),
+            ("entitled_log_group_changes_total", UInt64(statistics.persistence?.groupCommit?.changes ?? 0)),
         ]
         for (name, value) in counts { advance(metrics.counters[name], key: name, to: value) }
         if let replication = statistics.replication {

@@ -158,4 +158,40 @@ import Testing
         #expect(restarted["requests"]?["byOp"]?["grant"]?.intValue == 0)
         await connection.close()
     }
+
+    @Test func aRealServerReportsItsGroupCommitsBatchesSyncsAndWaits() async throws {
+        let server = try RunningEntitled()
+        defer { server.stop() }
+        // Forty writers at once, each on its own connection: the log acknowledges them in batches.
+        let port = server.port
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<40 {
+                group.addTask {
+                    let connection = try await EntitledAsyncConnection.local(port: port)
+                    let answer = try await connection.send(line: #"{"op":"grant","user":"writer-\#(writer)","product":"pro"}"#)
+                    #expect(answer.isOK)
+                    await connection.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        let connection = try await EntitledAsyncConnection.local(port: server.port)
+        let persistence = try #require(try await connection.send(line: #"{"op":"stats"}"#)["persistence"])
+        let group = try #require(persistence["groupCommit"])
+        let groups = try #require(group["groups"]?.intValue)
+        #expect(group["changes"]?.intValue == 40, "every acknowledged grant was in one batch")
+        #expect((1...40).contains(groups))
+        #expect(groups == persistence["logSyncs"]?.intValue, "with fsync always, one sync per batch")
+        let meanSize = try #require(group["meanSize"]?.doubleValue)
+        #expect(abs(meanSize - 40.0 / Double(groups)) < 0.05)
+        #expect((group["largest"]?.intValue ?? 0) >= Int(meanSize.rounded(.down)))
+        let meanSync = try #require(group["meanSyncMicros"]?.doubleValue)
+        let maxSync = try #require(group["maxSyncMicros"]?.doubleValue)
+        #expect(meanSync > 0 && maxSync >= meanSync)
+        let meanWait = try #require(group["meanWaitMicros"]?.doubleValue)
+        #expect(meanWait >= meanSync * 0.99, "a change waits at least for its batch's sync")
+        #expect((group["maxWaitMicros"]?.doubleValue ?? 0) >= meanWait)
+        #expect(group["handedOff"]?.intValue != nil)
+        await connection.close()
+    }
 }

@@ -47,6 +47,50 @@ import Testing
         #expect(log.statistics.syncs == 2)
         #expect(log.statistics.records == 51)
         #expect(log.acknowledgedSequence == 51)
+
+        // What `stats` reports of it: two groups, of one and fifty, and the fifty waited at least as long
+        // as the first sync was held open.
+        let group = log.statistics.groupCommit
+        #expect(group.groups == 2)
+        #expect(group.changes == 51)
+        #expect(group.largestGroup == 50)
+        #expect(group.meanGroupSize == 25.5)
+        #expect(group.longestSyncNanoseconds > 0)
+        #expect(group.longestWaitNanoseconds >= group.longestSyncNanoseconds)
+        #expect(group.oldestWaitNanoseconds >= group.longestWaitNanoseconds)
+        log.close()
+    }
+
+    @Test func aLoopThatFindsTheLogBeingWrittenHandsItsCommitOffAndIsCounted() throws {
+        let directory = NSTemporaryDirectory() + "/group-commit-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let syncStarted = DispatchSemaphore(value: 0)
+        let releaseSync = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var held = false
+        let log = LogWriter(directory: directory, policy: .always, logger: .init(label: "test"), beforeSync: {
+            if !held {
+                held = true
+                syncStarted.signal()
+                releaseSync.wait()
+            }
+        })
+        try log.start(nextSequence: 1)
+        let store = EntitlementStore(journal: log)
+        let first = try store.grant(Grant(subject: .user("first"), productId: "p")).sequence
+        let committer = Thread { _ = log.commitIfIdle(through: first) }
+        committer.start()
+        #expect(syncStarted.wait(timeout: .now() + 10) == .success)
+
+        // The log is being written by the other thread: this commit does not wait for it.
+        let second = try store.grant(Grant(subject: .user("second"), productId: "p")).sequence
+        #expect(log.commitIfIdle(through: second) == nil)
+        #expect(log.statistics.groupCommit.handedOff == 1)
+        let acknowledged = DispatchSemaphore(value: 0)
+        log.whenAcknowledged(second) { _ in acknowledged.signal() }
+        releaseSync.signal()
+        #expect(acknowledged.wait(timeout: .now() + 10) == .success)
+        #expect(log.statistics.groupCommit.changes == 2)
         log.close()
     }
 }

@@ -62,6 +62,12 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
+    /// The number as a `Double` (integers and fractions alike).
+    public var doubleValue: Double? {
+        if case .number(let text) = self { return Double(text) }
+        return nil
+    }
+
     public var arrayValue: [JSONValue]? {
         if case .array(let values) = self { return values }
         return nil

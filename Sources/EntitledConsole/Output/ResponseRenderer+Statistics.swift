@@ -39,6 +39,14 @@ extension ResponseRenderer {
                 "fsync \(persistence["fsync"]?.stringValue ?? "?"); last change \(count(persistence["lastChange"])), "
                     + "\(plural(since, "change")) since the snapshot (\(Self.bytes(count(persistence["logBytesSinceSnapshot"]))))"
             )
+            if let group = persistence["groupCommit"], count(group["groups"]) > 0 {
+                row(
+                    "commits",
+                    "\(plural(count(group["groups"]), "group")) of \(Self.number(group["meanSize"])) changes on average "
+                        + "(largest \(count(group["largest"]))); sync \(Self.number(group["meanSyncMicros"])) µs on average, "
+                        + "oldest change waited \(Self.number(group["meanWaitMicros"])) µs on average, \(Self.number(group["maxWaitMicros"])) µs at most"
+                )
+            }
             if let unwritable = persistence["unwritable"], !unwritable.isNull {
                 // The one state an operator must act on (or wait out): said in red, with the server's reason.
                 let since = unwritable["since"]?.stringValue.map { " since " + time($0) } ?? ""

@@ -110,7 +110,15 @@ extension ServerStatistics.Persistence {
             unwritable: status.outage.map {
                 Unwritable(kind: $0.kind.rawValue, reason: $0.reason, since: $0.since, resumesByItself: $0.resumesByItself, retries: $0.retries)
             },
-            logOutages: status.logOutages
+            logOutages: status.logOutages,
+            groupCommit: GroupCommit(
+                groups: status.groupCommit.groups, changes: status.groupCommit.changes, meanSize: status.groupCommit.meanGroupSize,
+                largest: status.groupCommit.largestGroup,
+                meanSyncMicros: status.groupCommit.meanSyncMicroseconds(syncs: status.logSyncs),
+                maxSyncMicros: Double(status.groupCommit.longestSyncNanoseconds) / 1_000,
+                meanWaitMicros: status.groupCommit.meanOldestWaitMicroseconds,
+                maxWaitMicros: Double(status.groupCommit.longestWaitNanoseconds) / 1_000, handedOff: status.groupCommit.handedOff
+            )
         )
     }
 }

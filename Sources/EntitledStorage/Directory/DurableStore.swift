@@ -277,7 +277,8 @@ public final class DurableStore: Sendable {
             logBytesWritten: logCounters.bytes,
             logSyncs: logCounters.syncs,
             outage: log.currentOutage,
-            logOutages: logCounters.outages
+            logOutages: logCounters.outages,
+            groupCommit: logCounters.groupCommit
         )
     }
 

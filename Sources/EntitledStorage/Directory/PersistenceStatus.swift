@@ -30,6 +30,8 @@ public struct PersistenceStatus: Sendable, Hashable {
     public var outage: LogOutage?
     /// Times the log failed since the start.
     public var logOutages: Int
+    /// How the log's batches of writes (group commit) have gone since the start.
+    public var groupCommit = GroupCommitStatistics()
 
     /// Whether the server takes writes.
     public var writable: Bool { outage == nil }

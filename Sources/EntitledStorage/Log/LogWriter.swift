@@ -32,6 +32,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private var pending: [UInt8] = []
     /// When the oldest record in `pending` was recorded.
     private var pendingSince = ContinuousClock.now
+    /// How many records `pending` holds.
+    private var pendingRecords = 0
     private var spare: [UInt8] = []
     private var pendingLastSequence: UInt64 = 0
     /// Where in `pending` a new segment must start (a snapshot was captured there), and its first sequence.
@@ -77,6 +79,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         public var writerWakeUps = 0
         /// Failures of the disk (each undone and, for a full disk, tried again until it took writes).
         public var outages = 0
+        /// Batch sizes, sync times and waits.
+        public var groupCommit = GroupCommitStatistics()
         /// Times writes resumed after a full disk.
         public var resumes = 0
     }
@@ -169,6 +173,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
             if writerIsIdle { condition.broadcast() }
         }
         pending.append(contentsOf: encoded)
+        pendingRecords += 1
         pendingLastSequence = sequence
         counters.records += 1
         // No wake-up for the records after it: whoever needs the change acknowledged calls
@@ -214,7 +219,12 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// that the writer hears of it only after no reader can see the change any more.
     public func commitIfIdle(through sequence: UInt64) -> Result<Void, JournalError>? {
         if let settled = settled(sequence) { return settled }
-        guard ioLock.tryLock() else { return nil }
+        guard ioLock.tryLock() else {
+            condition.lock()
+            counters.groupCommit.handedOff += 1
+            condition.unlock()
+            return nil
+        }
         flushPendingHoldingIOLock(closing: false)
         ioLock.unlock()
         // Still open only while memory is being put back after a failure: the caller then waits.
@@ -409,6 +419,9 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private func flushPendingHoldingIOLock(closing: Bool) {
         condition.lock()
         swap(&pending, &spare)
+        let batchRecords = pendingRecords
+        pendingRecords = 0
+        let batchSince = pendingSince
         let batchLastSequence = pendingLastSequence
         let batchRotations = rotations
         rotations.removeAll()
@@ -434,10 +447,13 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
             if !spare.isEmpty { unsyncedWrites = true }
             let syncDue = policy == .everysec && ContinuousClock.now - lastSync >= .seconds(1)
             var synced = false
+            var syncTime = Duration.zero
             if unsyncedWrites, policy == .always || syncDue || closing {
                 beforeSync?()
+                let syncStarted = ContinuousClock.now
                 try syncSegment()
                 lastSync = ContinuousClock.now
+                syncTime = lastSync - syncStarted
                 unsyncedWrites = false
                 synced = true
             }
@@ -448,6 +464,19 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                 counters.bytes += spare.count
             }
             if synced { counters.syncs += 1 }
+            if batchRecords > 0 {
+                let wait = Self.nanoseconds(ContinuousClock.now - batchSince)
+                counters.groupCommit.groups += 1
+                counters.groupCommit.changes += batchRecords
+                counters.groupCommit.largestGroup = max(counters.groupCommit.largestGroup, batchRecords)
+                counters.groupCommit.oldestWaitNanoseconds &+= wait
+                counters.groupCommit.longestWaitNanoseconds = max(counters.groupCommit.longestWaitNanoseconds, wait)
+            }
+            if synced {
+                let sync = Self.nanoseconds(syncTime)
+                counters.groupCommit.syncNanoseconds &+= sync
+                counters.groupCommit.longestSyncNanoseconds = max(counters.groupCommit.longestSyncNanoseconds, sync)
+            }
             condition.unlock()
             if !spare.isEmpty {
                 acknowledgedEnd = segment.map { ($0.firstSequence, $0.path, $0.end) }
@@ -456,6 +485,11 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         } catch {
             fail(error)
         }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
     }
 
     private func acknowledge(through sequence: UInt64) {
@@ -484,6 +518,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         outage = failure
         rollbackPending = true
         pending.removeAll()
+        pendingRecords = 0
         rotations.removeAll()
         pendingLastSequence = acknowledged
         counters.outages += 1

@@ -65,6 +65,11 @@ extension ResponseEncoder {
             buffer.writeJSONTimestamp(unwritable.since)
             buffer.writeString(",\"resumesByItself\":\(unwritable.resumesByItself),\"retries\":\(unwritable.retries)}")
         }
+        if let group = persistence.groupCommit {
+            buffer.writeString(
+                ",\"groupCommit\":{\"groups\":\(group.groups),\"changes\":\(group.changes),\"meanSize\":\(Self.micros(group.meanSize)),\"largest\":\(group.largest),\"meanSyncMicros\":\(Self.micros(group.meanSyncMicros)),\"maxSyncMicros\":\(Self.micros(group.maxSyncMicros)),\"meanWaitMicros\":\(Self.micros(group.meanWaitMicros)),\"maxWaitMicros\":\(Self.micros(group.maxWaitMicros)),\"handedOff\":\(group.handedOff)}"
+            )
+        }
         buffer.writeString(",\"snapshotsWritten\":\(persistence.snapshotsWritten),\"snapshot\":")
         guard let file = persistence.snapshotFile else {
             buffer.writeStaticString("null}")

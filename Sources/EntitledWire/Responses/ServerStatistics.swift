@@ -100,6 +100,44 @@ public struct ServerStatistics: Sendable {
         public var unwritable: Unwritable?
         /// Times the log failed since the start (each failed change undone).
         public var logOutages: Int
+        /// The log's group commit; `nil` from servers that do not report it.
+        public var groupCommit: GroupCommit?
+
+        /// How the log's batches of writes have gone: `persistence.groupCommit` of `stats`.
+        public struct GroupCommit: Sendable, Hashable {
+            /// Batches that acknowledged writes (one write and, with `always`, one `fdatasync` each).
+            public var groups: Int
+            /// Changes those batches acknowledged.
+            public var changes: Int
+            /// Changes per batch, on average.
+            public var meanSize: Double
+            /// The most changes one batch acknowledged.
+            public var largest: Int
+            /// The average and the longest acknowledging `fdatasync`, in microseconds.
+            public var meanSyncMicros: Double
+            public var maxSyncMicros: Double
+            /// How long each batch's oldest change waited from being recorded to being acknowledged, on
+            /// average and at most, in microseconds.
+            public var meanWaitMicros: Double
+            public var maxWaitMicros: Double
+            /// Commits an event loop left to the log's writer thread because another thread was writing.
+            public var handedOff: Int
+
+            public init(
+                groups: Int, changes: Int, meanSize: Double, largest: Int, meanSyncMicros: Double, maxSyncMicros: Double,
+                meanWaitMicros: Double, maxWaitMicros: Double, handedOff: Int
+            ) {
+                self.groups = groups
+                self.changes = changes
+                self.meanSize = meanSize
+                self.largest = largest
+                self.meanSyncMicros = meanSyncMicros
+                self.maxSyncMicros = maxSyncMicros
+                self.meanWaitMicros = meanWaitMicros
+                self.maxWaitMicros = maxWaitMicros
+                self.handedOff = handedOff
+            }
+        }
 
         /// Whether the server takes writes.
         public var writable: Bool { unwritable == nil }
@@ -127,8 +165,10 @@ public struct ServerStatistics: Sendable {
         public init(
             fsync: String, lastChange: UInt64, changesSinceSnapshot: UInt64, logBytesSinceSnapshot: Int, logBytesWritten: Int,
             logSyncs: Int, snapshotFile: String?, snapshotChange: UInt64, snapshotBytes: Int?, snapshotWrittenAt: Timestamp?,
-            snapshotMilliseconds: Int64?, snapshotsWritten: Int, unwritable: Unwritable? = nil, logOutages: Int = 0
+            snapshotMilliseconds: Int64?, snapshotsWritten: Int, unwritable: Unwritable? = nil, logOutages: Int = 0,
+            groupCommit: GroupCommit? = nil
         ) {
+            self.groupCommit = groupCommit
             self.fsync = fsync
             self.lastChange = lastChange
             self.changesSinceSnapshot = changesSinceSnapshot
