@@ -78,13 +78,16 @@ struct RequestDecoderFuzzTests {
         }
         let seconds = (clock.now - start) / .seconds(1)
         let rate = Int(Double(iterations) / max(seconds, 0.001))
-        print("RequestDecoder fuzz: \(iterations) inputs in \(String(format: "%.1f", seconds)) s (\(rate)/s), \(settings)")
+        print(
+            "RequestDecoder fuzz: \(iterations) inputs in \(String(format: "%.1f", seconds)) s (\(rate)/s), \(properties.compactChecks) read by the compact check decoder too, \(settings)"
+        )
 
         // The inputs reached every operation and every refusal the decoder makes: a generator that
         // drifted into producing only noise would otherwise pass unnoticed. (Not when told to try fewer
         // inputs than that takes.)
         guard iterations >= FuzzSettings.minimumIterations else { return }
         #expect(properties.acceptedOperations == Set(Request.Operation.allCases), "\(settings)")
+        #expect(properties.compactChecks > 0, "no input took the compact check decoder's path (\(settings))")
         #expect(
             properties.refusalCodes.isSuperset(of: [.badJSON, .badRequest, .unknownOp, .unauthorized, .forbidden]),
             "\(properties.refusalCodes) (\(settings))"

@@ -102,6 +102,10 @@ public struct RequestProcessor: Sendable {
     /// As `respond(to:access:into:)`, and notes the request's operation and error code in `note`.
     @inline(__always)
     public func respond(to line: ByteBuffer, access: ConnectionAccess, into output: inout ByteBuffer, noting note: inout Note) -> Answer {
+        if let check = CompactCheckDecoder.decode(line: line, permitting: access.permissions) {
+            answerCheck(check.query, id: check.id, into: &output, noting: &note)
+            return .written
+        }
         let decoded = RequestDecoder.decode(line: line, permitting: access.permissions)
         let request: Request
         switch decoded.result {
@@ -117,16 +121,7 @@ public struct RequestProcessor: Sendable {
             return .afterSequence(decoded.minimumSequence, id: decoded.id)
         }
         if case .check(let query) = request {
-            // The hot path, answered straight from the store's result: no `Response` or `Outcome` to
-            // build and copy (callgrind counted several hundred instructions a check in their copies).
-            note.operation = .check
-            do throws(StoreError) {
-                ResponseEncoder.write(.access(try store.check(query)), id: decoded.id, into: &output)
-            } catch {
-                let wireError = Self.wireError(error)
-                note.error = wireError.code
-                ResponseEncoder.write(wireError, id: decoded.id, into: &output)
-            }
+            answerCheck(query, id: decoded.id, into: &output, noting: &note)
             return .written
         }
         note.operation = request.op
@@ -164,6 +159,20 @@ public struct RequestProcessor: Sendable {
             var success = ByteBufferAllocator().buffer(capacity: 768)
             ResponseEncoder.write(outcome.response, id: decoded.id, sequence: sequence, into: &success)
             return .afterLog(sequence: sequence, success: success, id: decoded.id, notice: outcome.notice)
+        }
+    }
+
+    /// The hot path, answered straight from the store's result: no `Response` or `Outcome` to build and
+    /// copy (callgrind counted several hundred instructions a check in their copies).
+    @inline(__always)
+    private func answerCheck(_ query: AccessQuery, id: ByteBuffer?, into output: inout ByteBuffer, noting note: inout Note) {
+        note.operation = .check
+        do throws(StoreError) {
+            ResponseEncoder.write(.access(try store.check(query)), id: id, into: &output)
+        } catch {
+            let wireError = Self.wireError(error)
+            note.error = wireError.code
+            ResponseEncoder.write(wireError, id: id, into: &output)
         }
     }
 

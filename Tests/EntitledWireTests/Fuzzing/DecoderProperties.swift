@@ -14,6 +14,8 @@ struct DecoderProperties {
     /// inputs reached every operation and every kind of refusal.
     private(set) var acceptedOperations: Set<Request.Operation> = []
     private(set) var refusalCodes: Set<ErrorCode> = []
+    /// Lines `CompactCheckDecoder` read (each checked against the general decoder).
+    private(set) var compactChecks = 0
 
     private static let documentedCodes = Set(ErrorCode.allCases.map(\.rawValue))
 
@@ -54,6 +56,27 @@ struct DecoderProperties {
         }
         if permissions != .everything {
             problems += permissionViolations(of: line, permitting: permissions, decoded: decoded)
+        }
+        problems += compactCheckViolations(of: line, permitting: permissions, decoded: decoded)
+        return problems
+    }
+
+    /// A line the compact check decoder reads must be the very check the general decoder reads, with
+    /// the same id: the fast path may only skip work, never answer differently.
+    private mutating func compactCheckViolations(
+        of line: [UInt8], permitting permissions: OperationPermissions, decoded: DecodedRequest
+    ) -> [String] {
+        guard let compact = CompactCheckDecoder.decode(line: ByteBuffer(bytes: line), permitting: permissions) else { return [] }
+        compactChecks += 1
+        guard case .success(.check(let query)) = decoded.result else {
+            return ["the compact check decoder read a check the general decoder reads as \(decoded.result)"]
+        }
+        var problems: [String] = []
+        if query.subject != compact.query.subject || query.filter != compact.query.filter || query.moment != compact.query.moment {
+            problems.append("the compact check decoder read \(compact.query), the general one \(query)")
+        }
+        if compact.id != decoded.id || decoded.minimumSequence != 0 {
+            problems.append("the compact check decoder read id \(String(describing: compact.id)), the general one \(String(describing: decoded.id))")
         }
         return problems
     }
