@@ -6,7 +6,7 @@
 /// the entry itself rather than behind another pointer.
 struct SubjectIndex: Sendable {
     /// `>= 0`: the subject's one slot. `< 0`: `-(value + 1)` is the subject's position in `groups`.
-    private var entries: [String: Int32] = [:]
+    private var entries = StringSlotTable()
     private var groups: [[Int32]] = []
     /// Positions in `groups` no subject uses any more, for reuse.
     private var freeGroups: [Int] = []
