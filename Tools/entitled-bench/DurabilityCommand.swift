@@ -66,6 +66,18 @@ struct DurabilityCommand: ParsableCommand {
     @Option(help: "Also write the full results, every run included, as JSON to this file.")
     var json: String?
 
+    @Option(
+        help: """
+            The load generator of the durable writes: c (entitled-loadgen, built beside this tool: one thread, epoll, \
+            no spinning, so it takes little CPU from the server measured; it also reads the servers' CPU time per \
+            write) or swift (this tool's own).
+            """
+    )
+    var generator: GeneratorKind = .c
+
+    @Option(help: "The entitled-loadgen binary (default: entitled-loadgen next to this executable).")
+    var loadgen: String?
+
     @Flag(name: .customLong("validate"), help: "Also measure redis-benchmark's SADD, same connections, on a fresh Redis in each run: the load generator must drive Redis at least as fast.")
     var compareWithRedisBenchmark = false
 
@@ -134,7 +146,8 @@ struct DurabilityCommand: ParsableCommand {
             report.writes = WriteBenchmark(
                 entitled: entitledPath, redis: redisPath, redisSkipped: redisSkipped, workDirectory: workRoot,
                 connections: counts, runs: runs, duration: duration, warmup: warmup, settle: settle,
-                redisBenchmark: compareWithRedisBenchmark ? redisPath.flatMap { RedisBenchmarkRun.binary(besideRedisServer: $0) } : nil
+                redisBenchmark: compareWithRedisBenchmark ? redisPath.flatMap { RedisBenchmarkRun.binary(besideRedisServer: $0) } : nil,
+                neutral: generator == .c ? NeutralLoad(binary: try Executables.loadGenerator(loadgen), directory: workRoot) : nil
             ).run()
         }
         if !skipSnapshot {
@@ -155,16 +168,16 @@ struct DurabilityCommand: ParsableCommand {
         }
     }
 
-    /// The issue's goals, judged on this run's numbers.
+    /// The goals (issues 3, 5 and 22), judged on this run's numbers.
     static func goals(of report: BenchReport) -> [Goal] {
         var goals: [Goal] = []
         if let writes = report.writes, let most = report.settings.connections.max() {
             let ratio = writes.ratios.first { $0.connections == most }
             goals.append(
                 Goal(
-                    name: "durable writes at \(most) conns vs Redis", target: "≥ 1.00×",
+                    name: "durable writes at \(most) conns vs Redis", target: "≥ 1.50×",
                     measured: ratio.map { ReportTable.format($0.entitledOverRedis, 2) + "×" } ?? "—",
-                    met: ratio.map { $0.entitledOverRedis >= 1 }
+                    met: ratio.map { $0.entitledOverRedis >= 1.5 }
                 )
             )
         }
@@ -200,11 +213,11 @@ struct DurabilityCommand: ParsableCommand {
                 let ratio = without.latency.p99Ms > 0 ? during.latency.p99Ms / without.latency.p99Ms : nil
                 goals.append(
                     Goal(
-                        name: "check p99 during snapshot vs without", target: "≤ 2.00×",
+                        name: "check p99 during snapshot vs without", target: "≤ 1.30×",
                         measured: ratio.map {
                             "\(ReportTable.format($0, 2))× (\(ReportTable.format(during.latency.p99Ms, 3)) / \(ReportTable.format(without.latency.p99Ms, 3)) ms)"
                         } ?? "—",
-                        met: ratio.map { $0 <= 2 && during.errors == 0 && during.inactive == 0 }
+                        met: ratio.map { $0 <= 1.3 && during.errors == 0 && during.inactive == 0 }
                     )
                 )
                 goals.append(

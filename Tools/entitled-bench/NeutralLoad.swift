@@ -21,10 +21,45 @@ struct NeutralLoad {
     func measure(port: UInt16, serverPID: pid_t, target: Target, shape: LoadShape, warmup: Double, duration: Double, seed: UInt64) throws -> LoadOutcome {
         let requestsFile = "\(directory)/requests-\(target.rawValue)-\(seed).bin"
         try Self.writeRequests(for: target, shape: shape, seed: seed, to: requestsFile)
+        return try run(
+            port: port, serverPID: serverPID, target: target, connections: shape.connections, pipeline: shape.pipeline,
+            warmup: warmup, duration: duration, requestsFile: requestsFile
+        )
+    }
+
+    /// Durable writes: every request a grant (entitled) or `SADD` (Redis) of a user never seen before,
+    /// one in flight per connection. The generator numbers the users itself (the request's placeholder),
+    /// so that no write repeats one: Redis logs nothing for an `SADD` that adds nothing.
+    func measureNewUsers(port: UInt16, serverPID: pid_t, target: Target, connections: Int, warmup: Double, duration: Double) throws -> LoadOutcome {
+        let requestsFile = "\(directory)/new-users-\(target.rawValue).bin"
+        var bytes: [UInt8] = [UInt8(ascii: "g")]
+        var request: [UInt8] = []
+        LoadRequests(target: target).append(.grant, user: 0, to: &request)
+        // The user number LoadRequests writes (twelve zeros) becomes the generator's placeholder.
+        let zeros = Array(repeating: UInt8(ascii: "0"), count: 12)
+        guard let at = request.indices.first(where: { request[$0...].starts(with: zeros) }) else {
+            throw BenchError("the grant request has no user number to number")
+        }
+        request.replaceSubrange(at..<(at + 12), with: Array("############".utf8))
+        bytes += request
+        bytes.append(0)
+        guard FileManager.default.createFile(atPath: requestsFile, contents: Data(bytes)) else {
+            throw BenchError("cannot write the request file \(requestsFile)")
+        }
+        return try run(
+            port: port, serverPID: serverPID, target: target, connections: connections, pipeline: 1, warmup: warmup,
+            duration: duration, requestsFile: requestsFile
+        )
+    }
+
+    private func run(
+        port: UInt16, serverPID: pid_t, target: Target, connections: Int, pipeline: Int, warmup: Double, duration: Double,
+        requestsFile: String
+    ) throws -> LoadOutcome {
         let generator = try ChildProcess.launch(
             binary,
             [
-                "--port", String(port), "--connections", String(shape.connections), "--pipeline", String(shape.pipeline),
+                "--port", String(port), "--connections", String(connections), "--pipeline", String(pipeline),
                 "--warmup", String(warmup), "--duration", String(duration), "--protocol", target.rawValue, "--requests", requestsFile,
             ],
             name: "entitled-loadgen"

@@ -66,6 +66,9 @@ struct WriteRun: Codable {
     var errors = 0
     var firstError: String?
     var latency: LatencySummary?
+    /// The server's CPU time (user and system, every thread) over the measured window, per request:
+    /// read only with the c generator.
+    var serverCPUMicrosecondsPerRequest: Double?
     /// p50 and p99 as redis-benchmark reported them: its runs have no `latency`.
     var reportedP50Ms: Double?
     var reportedP99Ms: Double?
@@ -90,6 +93,7 @@ struct WriteMedian: Codable {
     let requestsPerSecond: Double
     let p50Ms: Double
     let p99Ms: Double
+    var serverCPUMicrosecondsPerRequest: Double?
     let runsCounted: Int
 }
 
@@ -103,6 +107,8 @@ struct GeneratorRatio: Codable {
 struct WriteRatio: Codable {
     let connections: Int
     let entitledOverRedis: Double
+    /// entitled's server CPU per write over Redis's (c generator only).
+    var serverCPUEntitledOverRedis: Double?
 }
 
 // MARK: Snapshot and recovery

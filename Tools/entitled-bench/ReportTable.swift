@@ -16,7 +16,7 @@ enum ReportTable {
         if let snapshot = report.snapshot { out += renderSnapshot(snapshot, settings) }
         if !report.goals.isEmpty {
             out.append("")
-            out.append("Goals (issues 3 and 5)")
+            out.append("Goals (issues 3, 5 and 22)")
             for goal in report.goals {
                 let verdict = goal.met.map { $0 ? "met" : "MISSED" } ?? "not measured"
                 out.append("  " + pad(goal.name, 48) + pad(goal.target, 10) + pad(goal.measured, 32) + verdict)
@@ -31,8 +31,12 @@ enum ReportTable {
             "  \(settings.runs) run(s) of \(format(settings.durationSeconds, 1)) s (+\(format(settings.warmupSeconds, 1)) s warm-up), median shown."
         )
         out.append("  entitled --fsync always: grant of a new user;  redis appendonly yes, appendfsync always: SADD ents:<user> pro")
+        out.append("  CPU µs: the server's CPU time (user and system, every thread) per write over the measured window (c generator)")
         out.append("")
-        out.append("  " + pad("system", 22) + lpad("conns", 6) + lpad("req/s", 11) + lpad("p50 ms", 9) + lpad("p99 ms", 9) + "   runs (req/s)")
+        out.append(
+            "  " + pad("system", 22) + lpad("conns", 6) + lpad("req/s", 11) + lpad("p50 ms", 9) + lpad("p99 ms", 9) + lpad("CPU µs", 8)
+                + "   runs (req/s)"
+        )
         for measurement in writes.measurements {
             let name = "\(measurement.system) \(measurement.operation)"
             let runs = measurement.runs.map { run in
@@ -42,14 +46,18 @@ enum ReportTable {
             if let median = measurement.median {
                 out.append(
                     "  " + pad(name, 22) + lpad("\(measurement.connections)", 6) + lpad(grouped(median.requestsPerSecond), 11)
-                        + lpad(format(median.p50Ms, 3), 9) + lpad(format(median.p99Ms, 3), 9) + "   " + runs
+                        + lpad(format(median.p50Ms, 3), 9) + lpad(format(median.p99Ms, 3), 9)
+                        + lpad(median.serverCPUMicrosecondsPerRequest.map { format($0, 2) } ?? "—", 8) + "   " + runs
                 )
             } else {
                 out.append("  " + pad(name, 22) + lpad("\(measurement.connections)", 6) + lpad("—", 11) + "   " + runs)
             }
         }
         for ratio in writes.ratios {
-            out.append("  " + pad("entitled / redis", 22) + lpad("\(ratio.connections)", 6) + lpad(format(ratio.entitledOverRedis, 2) + "×", 11))
+            out.append(
+                "  " + pad("entitled / redis", 22) + lpad("\(ratio.connections)", 6) + lpad(format(ratio.entitledOverRedis, 2) + "×", 11)
+                    + lpad("", 18) + lpad(ratio.serverCPUEntitledOverRedis.map { format($0, 2) + "×" } ?? "", 8)
+            )
         }
         for ratio in writes.generatorRatios {
             out.append(

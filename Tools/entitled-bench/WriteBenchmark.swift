@@ -22,6 +22,8 @@ struct WriteBenchmark {
     /// With a path, each run also measures redis-benchmark's SADD on a fresh Redis: the yardstick for the
     /// load generator, which must drive Redis at least as fast.
     let redisBenchmark: String?
+    /// The c generator; `nil` drives the servers with this tool's own (Swift) generator.
+    let neutral: NeutralLoad?
 
     func run() -> WriteSection {
         var section = WriteSection(redisSkipped: redisSkipped)
@@ -60,6 +62,8 @@ struct WriteBenchmark {
                 requestsPerSecond: median(done.map(\.requestsPerSecond)),
                 p50Ms: median(done.compactMap(\.p50Ms)),
                 p99Ms: median(done.compactMap(\.p99Ms)),
+                serverCPUMicrosecondsPerRequest: done.compactMap(\.serverCPUMicrosecondsPerRequest).isEmpty
+                    ? nil : median(done.compactMap(\.serverCPUMicrosecondsPerRequest)),
                 runsCounted: done.count
             )
         }
@@ -68,7 +72,12 @@ struct WriteBenchmark {
                 section.measurements.first { $0.system == system && $0.connections == count }?.median?.requestsPerSecond
             }
             if let ours = rate("entitled"), let theirs = rate("redis"), theirs > 0 {
-                section.ratios.append(WriteRatio(connections: count, entitledOverRedis: ours / theirs))
+                let cpu = { (system: String) in
+                    section.measurements.first { $0.system == system && $0.connections == count }?.median?.serverCPUMicrosecondsPerRequest
+                }
+                var ratio = WriteRatio(connections: count, entitledOverRedis: ours / theirs)
+                if let ours = cpu("entitled"), let theirs = cpu("redis"), theirs > 0 { ratio.serverCPUEntitledOverRedis = ours / theirs }
+                section.ratios.append(ratio)
             }
             if let generator = rate("redis"), let yardstick = rate("redis-benchmark"), yardstick > 0 {
                 section.generatorRatios.append(GeneratorRatio(connections: count, generatorOverRedisBenchmark: generator / yardstick))
@@ -119,11 +128,22 @@ struct WriteBenchmark {
                 result.reportedP50Ms = measured.p50Ms
                 result.reportedP99Ms = measured.p99Ms
             } else {
-                let meter = CPUMeter(serverPID: entitledServer?.process.pid ?? redisServer?.process.pid)
+                let serverPID = entitledServer?.process.pid ?? redisServer?.process.pid
+                let meter = CPUMeter(serverPID: serverPID)
                 defer { result.otherCPUCores = meter.otherCores() }
-                let outcome = try LoadEngine.measureNewUsers(
-                    port: port, target: target, connections: count, warmup: warmup, duration: duration
-                )
+                let outcome: LoadOutcome
+                if let neutral, let serverPID {
+                    outcome = try neutral.measureNewUsers(
+                        port: port, serverPID: serverPID, target: target, connections: count, warmup: warmup, duration: duration
+                    )
+                    if let seconds = outcome.serverCPUSeconds, outcome.answered > 0 {
+                        result.serverCPUMicrosecondsPerRequest = seconds * 1e6 / Double(outcome.answered)
+                    }
+                } else {
+                    outcome = try LoadEngine.measureNewUsers(
+                        port: port, target: target, connections: count, warmup: warmup, duration: duration
+                    )
+                }
                 result.requests = outcome.answered
                 result.requestsPerSecond = outcome.requestsPerSecond
                 result.errors = outcome.errors
