@@ -52,8 +52,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
+        // A cache prefetch hint for the check path (EntitledCore's StringSlotTable): Swift cannot spell it.
+        .target(name: "CPrefetch"),
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
-        .target(name: "EntitledCore", swiftSettings: hotPathSettings),
+        .target(name: "EntitledCore", dependencies: ["CPrefetch"], swiftSettings: hotPathSettings),
         // Durability: the append-only log, snapshots and recovery of an EntitlementStore in a data directory.
         .target(
             name: "EntitledStorage",

@@ -74,4 +74,16 @@ import Testing
         #expect(StringSlotTable.hash("") != StringSlotTable.hash("\u{0}"))
         #expect(StringSlotTable.hash("000000012345") == StringSlotTable.hash(String("000000012345")))
     }
+
+    @Test func prefetchingAnyBytesChangesNothing() {
+        var table = StringSlotTable()
+        Array("u1".utf8).withUnsafeBytes { table.prefetch(utf8: $0) }  // empty: nothing to load
+        for number in 0..<1_000 { table[Self.key(number)] = Int32(number) }
+        for bytes in [[], Array("u1".utf8), Array(repeating: UInt8(0xFF), count: 300)] as [[UInt8]] {
+            bytes.withUnsafeBytes { table.prefetch(utf8: $0) }
+        }
+        #expect(table.count == 1_000)
+        #expect(table[Self.key(1)] == 1)
+        #expect(table[Self.key(999)] == 999)
+    }
 }

@@ -35,6 +35,41 @@ struct ProtocolOverTCPTests {
         }
     }
 
+    /// A pipelined batch has its checks' users prefetched before it is answered
+    /// (`ServedConnection.prefetchPipelinedChecks`): lines that only look like checks, a user without its
+    /// closing quote, escapes and a partial last line must be answered exactly as when sent one by one.
+    @Test func checksThatLookAlikeInOnePipelinedWriteAreAnsweredAsWhenSentOneByOne() async throws {
+        try await withTestServer { server in
+            let connection = try server.rawSocket()
+            try connection.send(#"{"op":"grant","user":"u1","product":"prod_pro"}"# + "\n")
+            #expect(try connection.readResponse().isOK)
+            let lines = [
+                #"{"op":"check","user":"u1","product":"prod_pro","id":1}"#,
+                #"{"op":"check","user":"u1"#,  // no closing quote: bad JSON
+                #"{"op":"check","user":""}"#,
+                #"{"op":"check","user":"u\u0031","product":"prod_pro","id":4}"#,  // "u1", escaped
+                #"{"op":"check","user":"u1","product":"prod_pro","bogus":1}"#,
+                #"{"op":"check","user":"nobody","product":"prod_pro","id":6}"#,
+                #"{"op":"check","user":"u1","product":"prod_pro","id":7}"#,
+            ]
+            var oneByOne: [String] = []
+            for line in lines {
+                try connection.send(line + "\n")
+                oneByOne.append(try connection.readResponse().line)
+            }
+            try connection.send(lines.joined(separator: "\n") + "\n" + #"{"op":"check","user":"u1","product":"prod_pro","id":8"#)
+            for (index, expected) in oneByOne.enumerated() {
+                #expect(try connection.readResponse().line == expected, "line \(index + 1)")
+            }
+            try connection.send("}\n")  // the partial last line, completed
+            let last = try connection.readResponse()
+            #expect(last.active == true)
+            #expect(last["id"]?.intValue == 8)
+            #expect(oneByOne[0].contains(#""active":true"#) && oneByOne[3].contains(#""active":true"#))
+            #expect(oneByOne[5].contains(#""active":false"#))
+        }
+    }
+
     @Test func aRequestSplitAcrossManyTCPReadsIsAnsweredOnce() async throws {
         try await withTestServer { server in
             let connection = try server.rawSocket()

@@ -243,6 +243,13 @@ struct StoreState: Sendable {
         }
     }
 
+    /// Starts loading the first entry a check of the user spelled by `utf8` reads (`EntitlementStore.prefetchingUsers`).
+    /// `mutating` for the reason `forEachVisibleAccess` is; it writes nothing.
+    @inline(__always)
+    mutating func prefetchUser(utf8: UnsafeRawBufferPointer) {
+        ownedSlotsByUser.prefetch(utf8: utf8)
+    }
+
     /// The code of `product`, or `nil` when no membership or catalog entry ever named it.
     func productCode(of product: String) -> ProductCode? {
         productCodes.code(of: product)

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// A hash table from strings (user and device ids) to 32-bit numbers: what `SubjectIndex` keeps.
 ///
 /// Written by hand instead of `[String: Int32]`, because a check looks a subject up here first and
@@ -39,6 +41,17 @@ struct StringSlotTable: Sendable {
         let value = entries[index].value
         removeEntry(at: index)
         return value
+    }
+
+    /// Starts loading the entry where a lookup of the key spelled by `utf8` begins, so that a lookup
+    /// made a little later finds it in the cache. Only a hint: it changes nothing.
+    /// `mutating` only so that callers reach it through their state's address: a non-mutating call on a
+    /// table inside `StoreState` copied (retained and released) its arrays on every call.
+    @inline(__always)
+    mutating func prefetch(utf8: UnsafeRawBufferPointer) {
+        guard count > 0 else { return }
+        let index = Int(truncatingIfNeeded: Self.hash(utf8)) & (entries.count - 1)
+        entries.withUnsafeBufferPointer { entitled_prefetch($0.baseAddress! + index) }
     }
 
     // MARK: Probing

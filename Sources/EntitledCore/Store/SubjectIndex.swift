@@ -22,6 +22,12 @@ struct SubjectIndex: Sendable {
         entries[key] != nil
     }
 
+    /// Starts loading what a lookup of the key spelled by `utf8` reads first (`StringSlotTable.prefetch`).
+    @inline(__always)
+    mutating func prefetch(utf8: UnsafeRawBufferPointer) {
+        entries.prefetch(utf8: utf8)
+    }
+
     /// Calls `body` with each slot of `key`, oldest first, until it returns `false`; returns whether it
     /// never did.
     @inline(__always)

@@ -50,7 +50,7 @@ final class ServedConnection {
     private(set) var lastActivity: UInt64
     /// `context.maximumRequestsPerTurn`, kept here: `context` is read through the unowned `loop`, whose
     /// strong retain and release cost about 25 instructions a read, once more per check.
-    private let maximumRequestsPerTurn: Int
+    let maximumRequestsPerTurn: Int
     /// The loop's counters (kept here for the same reason).
     let statistics: LoopStatistics
     /// Whether answers wait for the end of the loop turn, which sends every connection's through its
@@ -221,6 +221,7 @@ final class ServedConnection {
         // The clock read that ends one request's latency starts the next one's: a pipelined batch costs
         // one read a request rather than two (about 50 instructions each).
         var clock: UInt64 = 0
+        if !closeWhenAnswered, parked == nil { prefetchPipelinedChecks(upTo: min(budget, maximumRequestsPerTurn)) }
         // A parked request holds back the lines after it: they are answered once it is.
         while !closeWhenAnswered, parked == nil {
             if budget == 0 {
