@@ -286,7 +286,10 @@ final class ServingLoop: @unchecked Sendable {
                 } else if let listener = listeners[descriptor] {
                     accept(from: listener)
                 } else if Int(descriptor) < connections.count, let connection = connections[Int(descriptor)] {
-                    if let ring {
+                    // The ring pays off when it batches several connections; a turn that serves one (a lone
+                    // client) reads it with one plain `read`, which costs less than a ring submission
+                    // (measured at 1 x 1: p50 57.5 against 58.7 µs, three runs each).
+                    if let ring, ready > 1 {
                         let slot = receiveSlot(receiving.count)
                         if connection.handleQueueingReceive(events: flags, in: ring, into: slot, tag: UInt64(receiving.count), turnStarted: turnStarted) {
                             receiving.append(connection)
@@ -580,7 +583,7 @@ final class ServingLoop: @unchecked Sendable {
     private func flushConnections() {
         while !toFlush.isEmpty {
             swap(&toFlush, &flushing)
-            if let ring {
+            if let ring, flushing.count > 1 {  // one connection: a plain send, as for reads above
                 flushThroughRing(ring)
             } else {
                 for connection in flushing {
