@@ -2,9 +2,11 @@
 
 Usage: commit_cutting_proxy.py TARGET_PORT ARM_FILE
 Prints the port it listens on (127.0.0.1), then forwards every connection to 127.0.0.1:TARGET_PORT.
-While ARM_FILE exists, the first client message that holds the query COMMIT is forwarded to the
-server, and 0.3 s later (the server has committed by then) both sides of that connection are closed,
-so the client never learns the outcome; ARM_FILE is then removed and the proxy goes on forwarding.
+While ARM_FILE exists, the first client message that holds the query COMMIT of a transaction that wrote
+changes (an INSERT INTO the changes table since that connection's previous COMMIT: a group of writes, not
+a transaction of the node's own reads) is forwarded to the server, and 0.3 s later (the server has
+committed by then) both sides of that connection are closed, so the client never learns the outcome;
+ARM_FILE is then removed and the proxy goes on forwarding.
 """
 import os
 import signal
@@ -28,6 +30,7 @@ lock = threading.Lock()
 def pump(source, destination, watch_commit, cut):
     """Forwards source to destination. `cut` is shared by a connection's two pumps: once set, the
     server's answers are dropped, so the client never sees the COMMIT's outcome."""
+    wrote_changes = False
     try:
         while True:
             data = source.recv(65536)
@@ -35,12 +38,15 @@ def pump(source, destination, watch_commit, cut):
                 break
             if cut.is_set() and not watch_commit:
                 continue
+            if watch_commit and b".changes (" in data and b"INSERT INTO" in data:
+                wrote_changes = True
             if watch_commit and b"COMMIT\x00" in data:
                 with lock:
                     armed = os.path.exists(arm_file)
-                    if armed:
+                    if armed and wrote_changes:
                         os.remove(arm_file)
                         cut.set()
+                wrote_changes = False
             destination.sendall(data)
             if watch_commit and cut.is_set():
                 time.sleep(0.3)
