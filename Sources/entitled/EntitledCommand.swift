@@ -60,7 +60,7 @@ struct EntitledCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("busy-poll"),
-        help: "Microseconds an event loop keeps polling for work before it sleeps (0, the default: sleep at once). Saves a thread wake-up per round trip for clients that send one request at a time, at the cost of up to that much CPU each time a loop runs out of work."
+        help: "The longest, in microseconds, an event loop keeps polling for work before it sleeps (default 50; 0: never). The loop adapts within it: it polls only while requests keep arriving within that time, saving a thread wake-up per round trip, and sleeps at once while traffic is sparse."
     )
     var busyPoll: Int?
 

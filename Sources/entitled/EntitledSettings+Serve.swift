@@ -61,7 +61,7 @@ extension EntitledSettings {
                 "tcp": "\(tcpDisabled ? "off" : "\(host):\(port)")", "socket": "\(socketPath.map { "\($0) (mode \(socketMode))" } ?? "off")",
                 "dataDir": "\(postgres == nil ? dataDir : "none (cluster)")", "fsync": "\(postgres == nil ? fsync.rawValue : "n/a (cluster)")",
                 "postgres": "\(postgres.flatMap { try? PostgresLocation(url: $0).description } ?? (postgres == nil ? "off" : "invalid"))", "snapshotInterval": "\(snapshotInterval)s",
-                "eventLoops": "\(eventLoops)", "busyPoll": "\(busyPoll)µs", "ioUring": "\(noIoUring ? "off" : "on where the kernel allows")", "maxLineLength": "\(maxLineLength)",
+                "eventLoops": "\(eventLoops)", "busyPoll": busyPoll == 0 ? "off" : "adaptive up to \(busyPoll)µs", "ioUring": "\(noIoUring ? "off" : "on where the kernel allows")", "maxLineLength": "\(maxLineLength)",
                 "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
                 "shutdownTimeout": "\(shutdownTimeout)s", "minSeqWait": "\(minSeqWait)ms",
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",

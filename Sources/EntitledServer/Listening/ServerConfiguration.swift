@@ -15,11 +15,11 @@ public struct ServerConfiguration: Sendable {
     public var maximumLineLength: Int
     /// How many event loop threads serve connections.
     public var eventLoops: Int
-    /// How long, in microseconds, an event loop that ran out of work keeps asking for more before it
+    /// The longest, in microseconds, an event loop that ran out of work keeps asking for more before it
     /// sleeps; 0 sleeps at once. A request that arrives meanwhile is served without waking a sleeping
-    /// thread, which is most of a lone client's round trip on a virtual machine (measured here: 65 µs
-    /// against 26 µs at one connection). The price is CPU: up to this long each time a loop runs out of
-    /// work, so a loop with a steady trickle of requests stays busy; an idle server spins once and sleeps.
+    /// thread, which is most of a lone client's round trip on a virtual machine. The loop adapts within
+    /// it (`AdaptivePoll`): it polls only while its recent sleeps ended within this time, so the price
+    /// (CPU spent polling) is paid only where requests stream in; with sparse traffic it sleeps at once.
     public var busyPollMicroseconds: Int
     /// The most client connections open at once; one more is answered `busy` and closed.
     public var maximumConnections = ServerConfiguration.defaultMaximumConnections
@@ -82,9 +82,10 @@ public struct ServerConfiguration: Sendable {
     /// need the other cores: on a 2-core machine one loop answers more checks than two.
     public static let defaultEventLoops = max(1, ProcessorCount.online / 2)
     public static let largestEventLoopCount = 256
-    /// Off by default: spinning trades CPU that other processes on the host may need for latency, which
-    /// is a choice for whoever deploys it.
-    public static let defaultBusyPollMicroseconds = 0
+    /// 50 µs, adaptive (`AdaptivePoll`): a loop polls only while its sleeps keep ending within that
+    /// time, so a server whose requests stream in skips the thread wake-ups, and one with sparse traffic
+    /// sleeps at once as it would without polling.
+    public static let defaultBusyPollMicroseconds = 50
     /// The longest busy poll accepted (10 ms): beyond that a loop would rather sleep.
     public static let largestBusyPollMicroseconds = 10_000
 

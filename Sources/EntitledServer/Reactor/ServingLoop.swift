@@ -67,7 +67,8 @@ final class ServingLoop: @unchecked Sendable {
     /// An eventfd other threads write to wake the loop when they post a task.
     private let wakeDescriptor: Int32
     /// How long the loop keeps polling once it has run out of work, before it sleeps (0: never).
-    private let busyPollNanoseconds: UInt64
+    /// How long the loop polls before it sleeps.
+    private var poll: AdaptivePoll
     private let logger: Logger
 
     // Loop thread only.
@@ -128,7 +129,7 @@ final class ServingLoop: @unchecked Sendable {
         self.index = index
         self.statistics = statistics
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
-        self.busyPollNanoseconds = busyPollNanoseconds
+        self.poll = AdaptivePoll(limitNanoseconds: busyPollNanoseconds)
         self.context = context
         self.logger = logger
         self.epoll = try Epoll()
@@ -321,17 +322,23 @@ final class ServingLoop: @unchecked Sendable {
     }
 
     /// Waits for the next events. With a busy poll, a loop that would sleep asks again and again, without
-    /// sleeping, until something is ready or the poll's time is up: a request arriving meanwhile costs no
-    /// thread wake-up, which on a virtual machine is most of a lone client's round trip.
+    /// sleeping, until something is ready or the poll's time (`AdaptivePoll.window`) is up: a request
+    /// arriving meanwhile costs no thread wake-up, which on a virtual machine is most of a lone client's
+    /// round trip. How long the loop then slept teaches the window.
     private func waitForEvents(into events: UnsafeMutableBufferPointer<epoll_event>) -> Int {
         let timeout = waitTimeout()
-        guard timeout != 0, busyPollNanoseconds > 0 else { return epoll.wait(into: events, milliseconds: timeout) }
-        let started = monotonicNanoseconds()
-        repeat {
-            let ready = epoll.wait(into: events, milliseconds: 0)
-            if ready > 0 { return ready }
-        } while monotonicNanoseconds() &- started < busyPollNanoseconds
-        return epoll.wait(into: events, milliseconds: waitTimeout())
+        guard timeout != 0, poll.limit > 0 else { return epoll.wait(into: events, milliseconds: timeout) }
+        if poll.window > 0 {
+            let started = monotonicNanoseconds()
+            repeat {
+                let ready = epoll.wait(into: events, milliseconds: 0)
+                if ready > 0 { return ready }
+            } while monotonicNanoseconds() &- started < poll.window
+        }
+        let sleepStarted = monotonicNanoseconds()
+        let ready = epoll.wait(into: events, milliseconds: waitTimeout())
+        poll.slept(nanoseconds: monotonicNanoseconds() &- sleepStarted, woken: ready > 0)
+        return ready
     }
 
     private func waitTimeout() -> Int32 {
