@@ -32,19 +32,16 @@ typealias ProductCode = Int32
 /// The product ids seen so far (in memberships or the catalog), each with its code. Codes are never
 /// reused or forgotten, so a code stays valid for the life of the store.
 struct ProductCodes: Sendable {
-    private var codes: [String: ProductCode] = [:]
+    private var names = InternedNames()
 
     /// The code of `product`, if it was ever seen.
     @inline(__always)
     func code(of product: String) -> ProductCode? {
-        codes[product]
+        names.number(of: product)
     }
 
     /// The code of `product`, giving it the next one if it is new.
     mutating func intern(_ product: String) -> ProductCode {
-        if let code = codes[product] { return code }
-        let code = ProductCode(codes.count)
-        codes[product] = code
-        return code
+        names.intern(product)
     }
 }

@@ -75,12 +75,16 @@ final class RareMembershipFields: Sendable {
 }
 
 /// Strings that repeat across memberships (product and plan ids: a store has a few dozen), each kept
-/// once and named by its position.
+/// once and named by its position, which never changes.
 struct InternedNames: Sendable {
     private var names: [String] = []
     private var numbers: [String: Int32] = [:]
 
     subscript(number: Int32) -> String { names[Int(number)] }
+
+    /// The number of `name`, if it was ever interned.
+    @inline(__always)
+    func number(of name: String) -> Int32? { numbers[name] }
 
     mutating func intern(_ name: String) -> Int32 {
         if let number = numbers[name] { return number }
