@@ -66,8 +66,7 @@ final class ServingLoop: @unchecked Sendable {
     }
     /// An eventfd other threads write to wake the loop when they post a task.
     private let wakeDescriptor: Int32
-    /// How long the loop keeps polling once it has run out of work, before it sleeps (0: never).
-    /// How long the loop polls before it sleeps.
+    /// How long the loop keeps polling once it has run out of work, before it sleeps (adapted each time).
     private var poll: AdaptivePoll
     private let logger: Logger
 
