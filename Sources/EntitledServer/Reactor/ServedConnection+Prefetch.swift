@@ -20,7 +20,7 @@ extension ServedConnection {
             else { return }  // one line (or none): nothing to overlap
             let prefix = Self.checkOfUser.utf8Start
             let prefixCount = Self.checkOfUser.utf8CodeUnitCount
-            context.processor.store.prefetchingUsers { prefetchUser in
+            processor.store.prefetchingUsers { prefetchUser in
                 var start = 0
                 var remaining = lines
                 while remaining > 0, start < bytes.count,

@@ -53,6 +53,10 @@ final class ServedConnection {
     let maximumRequestsPerTurn: Int
     /// The loop's counters (kept here for the same reason).
     let statistics: LoopStatistics
+    /// `context.processor`, kept here for the same reason: every line is answered through it.
+    let processor: RequestProcessor
+    /// `context.maximumLineLength`, kept here for the same reason: every line is measured against it.
+    let maximumLineLength: Int
     /// Whether answers wait for the end of the loop turn, which sends every connection's through its
     /// io_uring in one system call (`ServingLoop.flushThroughRing`), rather than going at once.
     let sendsAtTurnEnd: Bool
@@ -132,6 +136,8 @@ final class ServedConnection {
         self.lastActivity = loop.turnStarted
         self.maximumRequestsPerTurn = loop.context.maximumRequestsPerTurn
         self.statistics = loop.statistics
+        self.processor = loop.context.processor
+        self.maximumLineLength = loop.context.maximumLineLength
         self.sendsAtTurnEnd = loop.hasRing
         let allocator = ByteBufferAllocator()
         input = allocator.buffer(capacity: Self.readSize)
@@ -239,14 +245,14 @@ final class ServedConnection {
             guard let length = found else {
                 searchedBytes = input.readableBytes
                 // One byte of slack: the line may still end in "\r\n".
-                if input.readableBytes - 1 > context.maximumLineLength { refuseLongLine() }
+                if input.readableBytes - 1 > maximumLineLength { refuseLongLine() }
                 break
             }
             searchedBytes = 0
             let contentLength =
                 length > 0 && input.getInteger(at: input.readerIndex + length - 1, as: UInt8.self) == UInt8(ascii: "\r")
                 ? length - 1 : length
-            if contentLength > context.maximumLineLength {
+            if contentLength > maximumLineLength {
                 refuseLongLine()
                 break
             }
@@ -369,9 +375,9 @@ final class ServedConnection {
         let answer: RequestProcessor.Answer
         var note = RequestProcessor.Note()
         if waiting.isEmpty {
-            answer = context.processor.respond(to: line, access: access, into: &pending, noting: &note)
+            answer = processor.respond(to: line, access: access, into: &pending, noting: &note)
         } else {
-            let processor = context.processor
+            let processor = self.processor
             let access = self.access
             answer = waiting.modify(waiting.index(before: waiting.endIndex)) { last in
                 processor.respond(to: line, access: access, into: &last.trailing, noting: &note)
