@@ -74,6 +74,8 @@ struct NeutralLoad {
         guard generator.waitForExit(timeout: 30), generator.exitDescription == "exit 0" else {
             throw BenchError("entitled-loadgen ended with \(generator.exitDescription): \(generator.errorOutput.text)")
         }
+        // The report's last lines may still be in the pipe when the process has exited: read to its end.
+        generator.output.waitUntilFinished(timeout: 10)
         var outcome = try Self.parse(generator.output.text)
         if let before = serverBefore, let after = serverAfter { outcome.serverCPUSeconds = after - before }
         if let before = generatorBefore, let after = generatorAfter { outcome.generatorCPUSeconds = after - before }
