@@ -32,11 +32,15 @@ import Testing
         }
         for step in 0..<200_000 {
             let key = Self.key(next(step < 100_000 ? 20_000 : 5_000))
-            switch next(10) {
+            switch next(12) {
             case 0..<5:
                 let value = Int32(next(1_000_000))
                 table[key] = value
                 model[key] = value
+            case 10, 11:
+                let value = Int32(next(1_000_000))
+                #expect(table.insertIfAbsent(key, value) == model[key], "step \(step), \(key)")
+                if model[key] == nil { model[key] = value }
             case 5..<8:
                 #expect(table.removeValue(forKey: key) == model.removeValue(forKey: key), "step \(step), \(key)")
             default:

@@ -37,6 +37,26 @@ struct StringSlotTable: Sendable {
         }
     }
 
+    /// Gives `key` the number `value` unless it has one, and returns the number it had (`nil`: it had none
+    /// and now has `value`). One hash and one probe for both the lookup and the insert: a grant of a new
+    /// user's membership asks this once.
+    mutating func insertIfAbsent(_ key: String, _ value: Int32) -> Int32? {
+        if (count + 1) * 4 > entries.count * 3 { grow() }
+        let hash = Self.hash(key)
+        let tag = UInt32(truncatingIfNeeded: hash >> 32) | 1
+        let mask = entries.count - 1
+        var index = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let entryTag = entries[index].tag
+            if entryTag == 0 { break }
+            if entryTag == tag, entries[index].key == key { return entries[index].value }
+            index = (index + 1) & mask
+        }
+        entries[index] = Entry(key: key, value: value, tag: tag)
+        count += 1
+        return nil
+    }
+
     /// Removes `key` and returns its number, if it had one.
     mutating func removeValue(forKey key: String) -> Int32? {
         guard let index = find(key) else { return nil }

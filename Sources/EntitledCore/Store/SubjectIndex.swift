@@ -48,10 +48,7 @@ struct SubjectIndex: Sendable {
     mutating func add(_ slot: Int, to key: String) {
         precondition(slot < Self.slotLimit, "a store holds at most \(Self.slotLimit) memberships")
         let slot = Int32(slot)
-        guard let entry = entries[key] else {
-            entries[key] = slot
-            return
-        }
+        guard let entry = entries.insertIfAbsent(key, slot) else { return }
         if entry < 0 {
             groups[Int(-(entry + 1))].append(slot)
             return
