@@ -30,6 +30,22 @@ import Testing
 
     static let clusterNode = #"{"ok":true,"server":"entitled 0.1.0","startedAt":"2026-11-22T10:50:45.993Z","uptimeSeconds":3,"connections":{"open":1,"accepted":1,"refused":0,"closedIdle":0},"requests":{"total":2,"invalid":0,"byOp":{"grant":2}},"errors":{"total":1,"byCode":{"unavailable":1}},"latencyMicros":{},"store":{"users":1,"devices":0,"memberships":1,"entitlements":0},"replication":{"source":"postgres://entitled@db:5432/app","node":"node-b","connected":false,"writable":false,"appliedSequence":41,"knownSequence":44,"lagChanges":3,"secondsSinceContact":12.5,"snapshotSequence":30,"groupsCommitted":7,"writesCommitted":9,"groupsFailed":1,"reconnects":2,"changesReplicated":25,"lastError":"connection refused"}}"#
 
+    @Test func statsShowsTheGroupCommitsBatchesSyncsAndWaits() throws {
+        let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
+        let withGroups = Self.refusingWrites.replacingOccurrences(
+            of: #""writable":false,"#,
+            with: #""writable":false,"groupCommit":{"groups":7631,"changes":290648,"meanSize":38.1,"largest":50,"meanSyncMicros":143.1,"maxSyncMicros":5139.1,"meanWaitMicros":294.1,"maxWaitMicros":6368.4,"handedOff":0},"#
+        )
+        let text = renderer.render(command: "stats", response: try response(withGroups))
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("commits") }, "\(text)")
+        #expect(line.contains("7,631 groups") || line.contains("7631 groups"), "\(line)")
+        #expect(line.contains("38.1 changes each on average (largest 50)"), "\(line)")
+        #expect(line.contains("sync 143.1 µs on average"), "\(line)")
+        #expect(line.contains("294.1 µs on average, 6368.4 µs at most"), "\(line)")
+        // A server that wrote nothing yet has no such row.
+        #expect(!renderer.render(command: "stats", response: try response(Self.refusingWrites)).contains("commits"))
+    }
+
     @Test func statsOfAClusterNodeShowsItsReplicaInsteadOfTheLog() throws {
         let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
         let text = renderer.render(command: "stats", response: try response(Self.clusterNode))

@@ -42,7 +42,7 @@ extension ResponseRenderer {
             if let group = persistence["groupCommit"], count(group["groups"]) > 0 {
                 row(
                     "commits",
-                    "\(plural(count(group["groups"]), "group")) of \(Self.number(group["meanSize"])) changes on average "
+                    "\(plural(count(group["groups"]), "group")), \(Self.number(group["meanSize"])) changes each on average "
                         + "(largest \(count(group["largest"]))); sync \(Self.number(group["meanSyncMicros"])) µs on average, "
                         + "oldest change waited \(Self.number(group["meanWaitMicros"])) µs on average, \(Self.number(group["maxWaitMicros"])) µs at most"
                 )
