@@ -41,12 +41,24 @@ struct WriteSection: Codable {
     /// The load generator's Redis rate over redis-benchmark's (with --validate): at least 1 means the
     /// generator is not what limits the numbers.
     var generatorRatios: [GeneratorRatio] = []
+    /// With --ceiling: what both servers do with no sync at all, over Redis's durable rate.
+    var ceilings: [WriteCeiling] = []
+}
+
+/// The most any way of syncing could give (with --ceiling): each server's rate with no sync at all
+/// (entitled `--fsync no`, Redis `appendfsync no`) over Redis's rate with `appendfsync always`, measured
+/// in the same runs. A durable rate can only be lower than its server's unsynced rate, so
+/// `entitledUnsyncedOverRedis` bounds `WriteRatio.entitledOverRedis` from above.
+struct WriteCeiling: Codable {
+    let connections: Int
+    let entitledUnsyncedOverRedis: Double
+    let redisUnsyncedOverRedis: Double
 }
 
 /// One system at one concurrency, over all runs.
 struct WriteMeasurement: Codable {
-    /// `entitled`, `redis` (both driven by this tool's load generator) or `redis-benchmark` (Redis driven
-    /// by redis-benchmark).
+    /// `entitled`, `redis` (both driven by this tool's load generator), `redis-benchmark` (Redis driven
+    /// by redis-benchmark), or with --ceiling `entitled-nosync` and `redis-nosync` (no sync at all).
     let system: String
     /// `grant` or `SADD`.
     let operation: String

@@ -59,6 +59,13 @@ enum ReportTable {
                     + lpad("", 18) + lpad(ratio.serverCPUEntitledOverRedis.map { format($0, 2) + "×" } ?? "", 8)
             )
         }
+        for ceiling in writes.ceilings {
+            out.append(
+                "  " + pad("ceiling (no sync)", 22) + lpad("\(ceiling.connections)", 6)
+                    + lpad(format(ceiling.entitledUnsyncedOverRedis, 2) + "×", 11)
+                    + "   entitled with no sync / Redis always; Redis with no sync / Redis always: \(format(ceiling.redisUnsyncedOverRedis, 2))×"
+            )
+        }
         for ratio in writes.generatorRatios {
             out.append(
                 "  " + pad("generator / r-bench", 22) + lpad("\(ratio.connections)", 6)

@@ -24,6 +24,8 @@ struct WriteBenchmark {
     let redisBenchmark: String?
     /// The c generator; `nil` drives the servers with this tool's own (Swift) generator.
     let neutral: NeutralLoad?
+    /// Also measures both servers with no sync at all (`WriteCeiling`).
+    var ceiling = false
 
     func run() -> WriteSection {
         var section = WriteSection(redisSkipped: redisSkipped)
@@ -34,6 +36,10 @@ struct WriteBenchmark {
             }
             if redis != nil, redisBenchmark != nil {
                 section.measurements.append(WriteMeasurement(system: "redis-benchmark", operation: "SADD", connections: count))
+            }
+            if ceiling, redis != nil {
+                section.measurements.append(WriteMeasurement(system: "entitled-nosync", operation: "grant", connections: count))
+                section.measurements.append(WriteMeasurement(system: "redis-nosync", operation: "SADD", connections: count))
             }
         }
         // Runs interleave the systems and concurrencies, so a slow phase of the machine (another
@@ -79,6 +85,11 @@ struct WriteBenchmark {
                 if let ours = cpu("entitled"), let theirs = cpu("redis"), theirs > 0 { ratio.serverCPUEntitledOverRedis = ours / theirs }
                 section.ratios.append(ratio)
             }
+            if let durable = rate("redis"), durable > 0, let ours = rate("entitled-nosync"), let theirs = rate("redis-nosync") {
+                section.ceilings.append(
+                    WriteCeiling(connections: count, entitledUnsyncedOverRedis: ours / durable, redisUnsyncedOverRedis: theirs / durable)
+                )
+            }
             if let generator = rate("redis"), let yardstick = rate("redis-benchmark"), yardstick > 0 {
                 section.generatorRatios.append(GeneratorRatio(connections: count, generatorOverRedisBenchmark: generator / yardstick))
             }
@@ -103,13 +114,14 @@ struct WriteBenchmark {
             directory = made
             let port: UInt16
             let target: Target
-            if system == "entitled" {
-                let server = try EntitledProcess.start(binary: entitled, dataDirectory: made, fsync: "always")
+            let synced = !system.hasSuffix("-nosync")
+            if system.hasPrefix("entitled") {
+                let server = try EntitledProcess.start(binary: entitled, dataDirectory: made, fsync: synced ? "always" : "no")
                 entitledServer = server
                 port = server.port
                 target = .entitled
             } else {
-                let server = try RedisProcess.start(binary: redis ?? "redis-server", directory: made)
+                let server = try RedisProcess.start(binary: redis ?? "redis-server", directory: made, appendfsync: synced ? "always" : "no")
                 redisServer = server
                 port = server.port
                 target = .redis
