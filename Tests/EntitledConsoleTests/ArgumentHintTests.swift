@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func theCommandNameIsMatchedWithoutRegardToCaseAfterLeadingSpace() {
-        #expect(ArgumentHint.hint(forLine: "  SHOW user:u1") == "SUBJECT [SUBJECT] [at=TIME]")
+        #expect(ArgumentHint.hint(forLine: "  SHOW user:u1") == "SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID")
     }
 
     @Test func noHintWhileTheNameIsStillBeingTyped() {

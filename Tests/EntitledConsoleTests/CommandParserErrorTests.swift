@@ -56,7 +56,10 @@ import Testing
     @Test func aMissingSubjectIsRefusedByEveryCommandThatNeedsOne() {
         let reason = "a SUBJECT is required: user:ID, device:ID or both"
         #expect(usageError("check prod_pro")?.message == "\(reason)\nusage: check SUBJECT [SUBJECT] [PRODUCT | entitlement:NAME] [at=TIME]")
-        #expect(usageError("show")?.message == "\(reason)\nusage: show SUBJECT [SUBJECT] [at=TIME]")
+        #expect(
+            usageError("show")?.message
+                == "a SUBJECT (user:ID, device:ID or both), transaction=ID or original=ID is required\nusage: show SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID"
+        )
         #expect(usageError("grant prod_pro 30d")?.message.hasPrefix(reason + "\n") == true)
         #expect(usageError("claim")?.message == "\(reason)\nusage: claim device:ID user:ID [reason=TEXT]")
         #expect(usageError("customer")?.message == "\(reason)\nusage: customer SUBJECT [SUBJECT]")
@@ -80,6 +83,14 @@ import Testing
         #expect(usageError("check user:u1 foo=bar") == .unknownOption(try spec("check"), option: "foo", suggestion: nil))
         #expect(usageError("grant user:u1 prod_pro foo=bar") == .unknownOption(try spec("grant"), option: "foo", suggestion: nil))
         #expect(usageError("show user:u1 source=stripe") == .unusedOption(try spec("show"), option: "source"))
+        #expect(
+            usageError("show user:u1 transaction=1000")
+                == .badArguments(try spec("show"), reason: "give one of a SUBJECT, transaction=ID and original=ID")
+        )
+        #expect(
+            usageError("show transaction=1000 at=2027-01-01")
+                == .badArguments(try spec("show"), reason: "at=TIME goes with a SUBJECT, not with transaction=ID or original=ID")
+        )
         #expect(usageError("claim device:d1 user:u1 foo=bar") == .unknownOption(try spec("claim"), option: "foo", suggestion: nil))
     }
 

@@ -270,6 +270,14 @@ import Testing
         )
     }
 
+    @Test func showFindsTheMembershipsOfAStoreTransaction() throws {
+        #expect(
+            try sentRequest("show transaction=2000000456")
+                == SentRequest(command: "show", line: #"{"op":"memberships","transactionId":"2000000456"}"#)
+        )
+        #expect(try sentRequest("show original=2000000123")?.line == #"{"op":"memberships","originalTransactionId":"2000000123"}"#)
+    }
+
     // MARK: define
 
     @Test func defineSendsTheProductsAsAnArrayInTheTypedOrder() throws {

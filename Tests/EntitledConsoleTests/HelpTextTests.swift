@@ -12,7 +12,7 @@ import Testing
                   claim     A user logs in on a device: the device's guest memberships become the user's.
                   revoke    Take a membership back (refund, chargeback, manual); it stays listed as revoked.
                   event     Apply a store's event to a membership: a renewal, a cancellation, a billing issue, a refund...
-                  show      List the memberships a subject can see, newest first, as a table.
+                  show      List the memberships a subject can see, or those of a store transaction, newest first, as a table.
                   customer  Show what a subject is entitled to, entitlement by entitlement (RevenueCat's CustomerInfo).
                   history   Show the audit trail of a subject's memberships or of an entitlement, newest first.
                   define    Set the products that unlock an entitlement, replacing the ones it had.

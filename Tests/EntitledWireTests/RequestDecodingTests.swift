@@ -107,14 +107,48 @@ import Testing
             Issue.record("not memberships")
             return
         }
-        #expect(subject == .user("alice", device: "phone"))
+        #expect(subject == .visible(to: .user("alice", device: "phone")))
         #expect(moment == Self.december21)
 
         guard case .memberships(let deviceOnly, nil) = try request(#"{"op":"memberships","device":"phone"}"#) else {
             Issue.record("not memberships without a moment")
             return
         }
-        #expect(deviceOnly == .device("phone"))
+        #expect(deviceOnly == .visible(to: .device("phone")))
+    }
+
+    @Test func membershipsDecodesATransactionOrAnOriginalTransaction() throws {
+        guard case .memberships(let byTransaction, nil) = try request(#"{"op":"memberships","transactionId":"2000000456"}"#) else {
+            Issue.record("not memberships by transaction")
+            return
+        }
+        #expect(byTransaction == .transaction("2000000456"))
+        guard case .memberships(let byOriginal, nil) = try request(#"{"op":"memberships","originalTransactionId":"2000000123","minSeq":5}"#)
+        else {
+            Issue.record("not memberships by original transaction")
+            return
+        }
+        #expect(byOriginal == .originalTransaction("2000000123"))
+    }
+
+    @Test func membershipsRefusesSeveralSelectorsAndAMomentWithATransaction() throws {
+        let several = #"memberships takes one of "user"/"device", "transactionId" and "originalTransactionId", not several"#
+        for line in [
+            #"{"op":"memberships","user":"alice","transactionId":"t1"}"#,
+            #"{"op":"memberships","device":"phone","originalTransactionId":"t1"}"#,
+            #"{"op":"memberships","transactionId":"t1","originalTransactionId":"t1"}"#,
+        ] {
+            try expectBadRequest(line, mentioning: several)
+        }
+        try expectBadRequest(
+            #"{"op":"memberships","originalTransactionId":"t1","at":"2026-12-21T00:00:00Z"}"#,
+            mentioning: #"field "at" goes with "user" or "device", not with "originalTransactionId""#
+        )
+        // A null selector is an absent one.
+        try expectBadRequest(
+            #"{"op":"memberships","transactionId":null}"#,
+            mentioning: #"memberships needs "user" or "device" (or both), "transactionId" or "originalTransactionId""#
+        )
     }
 
     @Test func defineDecodesTheEntitlementAndItsProducts() throws {

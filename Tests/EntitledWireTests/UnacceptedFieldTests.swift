@@ -100,7 +100,7 @@ import Testing
 
     @Test func theAcceptedFieldsAreWhatEachOperationReads() throws {
         #expect(Request.Operation.check.acceptedFieldNames == ["user", "device", "product", "entitlement", "at", "minSeq"])
-        #expect(Request.Operation.memberships.acceptedFieldNames == ["user", "device", "at", "minSeq"])
+        #expect(Request.Operation.memberships.acceptedFieldNames == ["user", "device", "at", "transactionId", "originalTransactionId", "minSeq"])
         #expect(Request.Operation.customer.acceptedFieldNames == ["user", "device", "minSeq"])
         #expect(Request.Operation.ping.acceptedFieldNames == [])
         #expect(Request.Operation.define.acceptedFieldNames == ["entitlement", "reason", "products"])

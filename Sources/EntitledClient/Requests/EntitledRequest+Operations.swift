@@ -80,6 +80,24 @@ extension EntitledRequest {
         )
     }
 
+    /// The memberships holding the store transaction `transactionId` (a grant's or an event's), newest
+    /// first; `minSeq` as for `check`.
+    public static func memberships(transactionId: String, minSeq: UInt64? = nil) -> EntitledRequest {
+        EntitledRequest(
+            op: "memberships",
+            [("transactionId", .string(transactionId)), ("minSeq", minSeq.map { JSONValue.number(String($0)) })]
+        )
+    }
+
+    /// The memberships of the subscription whose first transaction is `originalTransactionId`, newest
+    /// first; `minSeq` as for `check`.
+    public static func memberships(originalTransactionId: String, minSeq: UInt64? = nil) -> EntitledRequest {
+        EntitledRequest(
+            op: "memberships",
+            [("originalTransactionId", .string(originalTransactionId)), ("minSeq", minSeq.map { JSONValue.number(String($0)) })]
+        )
+    }
+
     /// Sets the products that unlock an entitlement; `reason` is kept in the audit trail. `products` must
     /// not be empty (`bad_request`): `undefine` removes an entitlement.
     public static func define(entitlement: String, products: [String], reason: String? = nil) -> EntitledRequest {

@@ -152,10 +152,27 @@ public enum CommandParser {
                 )
             )
         case "show":
-            let subject = try arguments.takeSubject()
+            let subject = try arguments.takeOptionalSubject()
+            let transaction = try arguments.takeValue(key: "transaction")
+            let original = try arguments.takeValue(key: "original")
             let at = try arguments.takeTime(key: "at")
             try arguments.finish()
-            return .request(command: "show", .memberships(user: subject.user, device: subject.device, at: at))
+            // A transaction's memberships are shown as they are now: the server refuses `at` with one.
+            let atWithTransaction = "at=TIME goes with a SUBJECT, not with transaction=ID or original=ID"
+            switch (subject, transaction, original) {
+            case (let subject?, nil, nil):
+                return .request(command: "show", .memberships(user: subject.user, device: subject.device, at: at))
+            case (nil, nil, nil):
+                throw arguments.failure("a SUBJECT (user:ID, device:ID or both), transaction=ID or original=ID is required")
+            case (nil, let transaction?, nil):
+                guard at == nil else { throw arguments.failure(atWithTransaction) }
+                return .request(command: "show", .memberships(transactionId: transaction))
+            case (nil, nil, let original?):
+                guard at == nil else { throw arguments.failure(atWithTransaction) }
+                return .request(command: "show", .memberships(originalTransactionId: original))
+            default:
+                throw arguments.failure("give one of a SUBJECT, transaction=ID and original=ID")
+            }
         case "customer":
             let subject = try arguments.takeSubject()
             try arguments.finish()

@@ -93,11 +93,15 @@ extension CommandSpec {
         ),
         CommandSpec(
             name: "show",
-            arguments: "SUBJECT [SUBJECT] [at=TIME]",
-            summary: "List the memberships a subject can see, newest first, as a table.",
-            details: subjectDetails + ["at=TIME computes each status at TIME instead of now."],
+            arguments: "SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID",
+            summary: "List the memberships a subject can see, or those of a store transaction, newest first, as a table.",
+            details: subjectDetails + [
+                "at=TIME computes each status at TIME instead of now.",
+                "transaction=ID lists the memberships holding the store's transaction ID (a purchase or a renewal);",
+                "original=ID those of the subscription that transaction ID started (its originalTransactionId).",
+            ],
             example: "show user:u1 device:d1",
-            options: ["at"]
+            options: ["at", "transaction", "original"]
         ),
         CommandSpec(
             name: "customer",

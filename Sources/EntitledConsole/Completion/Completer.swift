@@ -52,7 +52,7 @@ public enum Completer {
         case "undefine":
             return arguments.isEmpty ? Array(knowledge.entitlements) : options(["reason="])
         case "show", "customer":
-            return subjects + (spec.name == "show" ? options(["at="]) : [])
+            return subjects + (spec.name == "show" ? options(["at=", "transaction=", "original="]) : [])
         case "history":
             let hasEntitlement = arguments.contains { $0.lowercased().hasPrefix("entitlement:") }
             let targets = hasUser || hasDevice ? [] : hasEntitlement ? [] : knowledge.entitlements.map { "entitlement:" + $0 } + ["entitlement:"]

@@ -170,6 +170,19 @@ extension EntitlementStore {
         }
     }
 
+    /// The memberships holding the store transaction `id` (a grant's `transactionId`, or an event's),
+    /// newest first. Erased memberships are not found.
+    public func memberships(withTransactionID id: String) -> [Membership] {
+        lock.withReadLock { state.slots(ofTransaction: id).reversed().map { state.memberships[$0] } }
+    }
+
+    /// The memberships of the subscription whose first transaction is `id` (their transactions'
+    /// `originalTransactionId`), newest first. Normally one: a store's renewals, upgrades and refunds of
+    /// a subscription all apply to the membership its first grant created.
+    public func memberships(withOriginalTransactionID id: String) -> [Membership] {
+        lock.withReadLock { state.slots(ofOriginalTransaction: id).reversed().map { state.memberships[$0] } }
+    }
+
     /// The membership with this id, if there is one.
     public func membership(withID id: MembershipID) -> Membership? {
         lock.withReadLock { state.membership(withID: id) }

@@ -21,6 +21,9 @@ struct StoreState: Sendable {
     /// The devices in either device index: kept as changes happen, since counting the union of two
     /// dictionaries of a million devices would hold the store's lock for tens of milliseconds per `stats`.
     private(set) var deviceCount = 0
+    /// The slots of the memberships holding each store transaction id, and each original transaction id.
+    private var slotsByTransaction = TransactionIndex()
+    private var slotsByOriginalTransaction = TransactionIndex()
     /// Each grant's idempotency key, with the slot of the membership it created.
     private(set) var idempotencyKeys = ShardedDictionary<String, UInt32>()
     /// The revisions of the memberships that have any, oldest first (see `MembershipRevision`).
@@ -146,6 +149,9 @@ struct StoreState: Sendable {
             let earliest = revisions[UInt32(slot)]?.last?.effectiveAt ?? memberships[slot].createdAt
             let effectiveAt = min(max(event.time, earliest), max(context.recordedAt, earliest))
             record(.event(event), of: slot, sequence: sequence, context: context, effectiveAt: effectiveAt)
+            // Transactions are only ever appended (a refund marks one): index the new ones.
+            let known = memberships[slot].hasLifecycle ? memberships[slot].lifecycle.transactions.count : 0
+            indexTransactions(of: result, at: slot, from: known)
             memberships[slot] = result
             access[slot] = AccessRecord(result, product: productCodes.intern(result.productId))
         }
@@ -191,6 +197,7 @@ struct StoreState: Sendable {
         }
         precondition(slot <= Int(UInt32.max), "a store holds at most \(UInt32.max) memberships")
         slotByID[bits] = UInt32(slot)
+        indexTransactions(of: membership, at: slot, from: 0)
         if let user = membership.user {
             ownedSlotsByUser.add(slot, to: user)
         } else if let device = membership.device {
@@ -199,6 +206,24 @@ struct StoreState: Sendable {
         }
         return slot
     }
+
+    /// Adds the transactions of `membership` (at `slot`) from the `first`-th on to the transaction indexes.
+    private mutating func indexTransactions(of membership: Membership, at slot: Int, from first: Int) {
+        guard membership.hasLifecycle else { return }
+        let transactions = membership.lifecycle.transactions
+        guard first < transactions.count else { return }
+        for transaction in transactions[first...] {
+            slotsByTransaction.add(transaction.id, slot: UInt32(slot))
+            slotsByOriginalTransaction.add(transaction.originalTransactionId, slot: UInt32(slot))
+        }
+    }
+
+    /// The slots of the memberships holding the store transaction `id`, oldest first.
+    func slots(ofTransaction id: String) -> [Int] { slotsByTransaction.slots(of: id) }
+
+    /// The slots of the memberships whose transactions belong to the subscription that transaction `id`
+    /// started, oldest first.
+    func slots(ofOriginalTransaction id: String) -> [Int] { slotsByOriginalTransaction.slots(of: id) }
 
     /// Whether `device` bought a guest membership, claimed or not. (A claim moves the device from one
     /// index to the other; no change removes a device from both.)
@@ -267,6 +292,12 @@ struct StoreState: Sendable {
     mutating func erase(slot: Int) {
         let membership = memberships[slot]
         if let bits = membership.id.bits { slotByID[bits] = nil }
+        if membership.hasLifecycle {
+            for transaction in membership.lifecycle.transactions {
+                slotsByTransaction.remove(transaction.id, slot: UInt32(slot))
+                slotsByOriginalTransaction.remove(transaction.originalTransactionId, slot: UInt32(slot))
+            }
+        }
         if let user = membership.user { ownedSlotsByUser.remove(slot, from: user) }
         if let device = membership.device {
             let known = knowsDevice(device)

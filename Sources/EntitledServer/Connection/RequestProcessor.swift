@@ -271,7 +271,11 @@ public struct RequestProcessor: Sendable {
                 let recorded = try store.revoke(id, reason: reason, actor: actor)
                 let notice = !recorded.isReplay && watchHub.hasWatchers ? AccessNotice(cause: "revoke", memberships: [recorded.value], sequence: recorded.sequence) : nil
                 return .success(Outcome(.membership(recorded.value, moment: store.now()), sequence: recorded.sequence, notice: notice))
-            case .memberships(let subject, let moment):
+            case .memberships(.transaction(let id), _):
+                return .success(Outcome(.memberships(store.memberships(withTransactionID: id), moment: store.now())))
+            case .memberships(.originalTransaction(let id), _):
+                return .success(Outcome(.memberships(store.memberships(withOriginalTransactionID: id), moment: store.now())))
+            case .memberships(.visible(let subject), let moment):
                 // A moment in the past lists the memberships as they were then, as `check` sees them.
                 let now = store.now()
                 if let moment, moment < now {

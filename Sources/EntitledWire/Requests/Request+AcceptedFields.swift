@@ -28,7 +28,8 @@ extension Request.Operation {
         case .revoke:
             return always | RequestField.membership.bit | RequestField.reason.bit
         case .memberships:
-            return always | RequestField.user.bit | RequestField.device.bit | RequestField.at.bit | RequestField.minSeq.bit
+            return always | RequestField.user.bit | RequestField.device.bit | RequestField.transactionId.bit
+                | RequestField.originalTransactionId.bit | RequestField.at.bit | RequestField.minSeq.bit
         case .define:
             return always | RequestField.entitlement.bit | RequestField.products.bit | RequestField.reason.bit
         case .event:

@@ -21,8 +21,8 @@ public enum Request: Sendable {
     case check(AccessQuery)
     case claim(device: String, user: String, reason: String?)
     case revoke(MembershipID, reason: String?)
-    /// List what `subject` sees; statuses are computed at `moment` (now if `nil`).
-    case memberships(Subject, moment: Timestamp?)
+    /// List the memberships `selection` names; statuses are computed at `moment` (now if `nil`).
+    case memberships(MembershipSelection, moment: Timestamp?)
     case define(entitlement: String, products: [String], reason: String?)
     case catalog
     /// Write a snapshot of the whole state now (an admin operation).

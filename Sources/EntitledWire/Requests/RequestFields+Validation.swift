@@ -41,7 +41,7 @@ extension RequestFields {
             let id = try required(.membership, text(of: membership), for: operation)
             return .revoke(MembershipID(rawValue: id), reason: try text(.reason, text(of: reason)))
         case .memberships:
-            return .memberships(try subject(for: operation), moment: try time(.at, text(of: at)))
+            return .memberships(try membershipSelection(), moment: try time(.at, text(of: at)))
         case .define:
             return .define(
                 entitlement: try required(.entitlement, text(of: entitlement), for: operation),
@@ -248,6 +248,30 @@ extension RequestFields {
             throw .badRequest("\(operation.rawValue) needs \"user\" or \"device\" (or both)")
         }
         return subject
+    }
+
+    /// A `memberships` request's selection: a subject, a transaction or an original transaction, one of them.
+    private func membershipSelection() throws(WireError) -> MembershipSelection {
+        let transaction = try identifier(.transactionId, text(of: transactionId))
+        let original = try identifier(.originalTransactionId, text(of: originalTransactionId))
+        let subject = Subject(user: try identifier(.user, text(of: user)), device: try identifier(.device, text(of: device)))
+        switch (subject, transaction, original) {
+        case (let subject?, nil, nil):
+            return .visible(to: subject)
+        case (nil, let transaction?, nil):
+            // A transaction's memberships are listed as they are now: their history is per subject.
+            if at != nil { throw .badRequest("field \"at\" goes with \"user\" or \"device\", not with \"transactionId\"") }
+            return .transaction(transaction)
+        case (nil, nil, let original?):
+            if at != nil { throw .badRequest("field \"at\" goes with \"user\" or \"device\", not with \"originalTransactionId\"") }
+            return .originalTransaction(original)
+        case (nil, nil, nil):
+            throw .badRequest("memberships needs \"user\" or \"device\" (or both), \"transactionId\" or \"originalTransactionId\"")
+        default:
+            throw .badRequest(
+                "memberships takes one of \"user\"/\"device\", \"transactionId\" and \"originalTransactionId\", not several"
+            )
+        }
     }
 
     private func productList(for operation: Request.Operation) throws(WireError) -> [String] {

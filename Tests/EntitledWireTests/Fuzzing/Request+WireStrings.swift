@@ -34,7 +34,11 @@ extension Request {
             return [("device", device), ("user", user)] + optional("reason", reason)
         case .revoke(let membership, let reason):
             return [("membership", membership.rawValue)] + optional("reason", reason)
-        case .memberships(let who, _), .customer(let who), .history(.subject(let who), _), .watch(.subject(let who)),
+        case .memberships(.transaction(let id), _):
+            return [("transactionId", id)]
+        case .memberships(.originalTransaction(let id), _):
+            return [("originalTransactionId", id)]
+        case .memberships(.visible(let who), _), .customer(let who), .history(.subject(let who), _), .watch(.subject(let who)),
             .unwatch(.subject(let who)):
             return subject(who)
         case .history(.entitlement(let entitlement), _):
