@@ -45,6 +45,7 @@ struct ConfigurationKey: Sendable, Hashable {
         .init(name: "socket", kind: .text),
         .init(name: "data-dir", kind: .text),
         .init(name: "fsync", kind: .text),
+        .init(name: "transfer-rule", kind: .text),
         .init(name: "snapshot-interval", kind: .integer),
         .init(name: "max-line-length", kind: .integer),
         .init(name: "event-loops", kind: .integer),

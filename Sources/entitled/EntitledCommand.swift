@@ -1,5 +1,6 @@
 import ArgumentParser
 import Configuration
+import EntitledCore
 import EntitledServer
 import EntitledStorage
 // FoundationEssentials, not Foundation (see ConfigurationFile.swift): `ProcessInfo`'s environment.
@@ -48,6 +49,9 @@ struct EntitledCommand: AsyncParsableCommand {
 
     @Option(help: "When the log is forced to disk: always (the default: before each acknowledgement, group commit), everysec (once a second; a machine crash can lose about 1 s) or no (left to the OS).")
     var fsync: FsyncPolicy?
+
+    @Option(help: "What a grant does with a purchase (its originalTransactionId) that another user's membership holds, as on a restore on another account: transfer (the default: the membership moves to the grant's user, recorded in both users' history) or keep (it stays; the grant is refused with conflict).")
+    var transferRule: TransferRule?
 
     @Option(help: "Seconds between snapshots of the whole state (written only when something changed); 0 turns periodic snapshots off. A final snapshot is written at graceful shutdown either way. Default: 60.")
     var snapshotInterval: Int?
@@ -154,6 +158,7 @@ struct EntitledCommand: AsyncParsableCommand {
         give("socket", socketPath.map(ConfigContent.string))
         give("data-dir", dataDir.map(ConfigContent.string))
         give("fsync", fsync.map { .string($0.rawValue) })
+        give("transfer-rule", transferRule.map { .string($0.rawValue) })
         give("snapshot-interval", snapshotInterval.map(ConfigContent.int))
         give("max-line-length", maxLineLength.map(ConfigContent.int))
         give("event-loops", eventLoops.map(ConfigContent.int))
@@ -185,4 +190,5 @@ struct EntitledCommand: AsyncParsableCommand {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension FsyncPolicy: ExpressibleByArgument {}
+extension TransferRule: ExpressibleByArgument {}
 extension LogFormat: ExpressibleByArgument {}

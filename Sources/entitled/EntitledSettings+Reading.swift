@@ -76,6 +76,7 @@ extension EntitledSettings {
             let givenFsync: FsyncPolicy? = try sources.choice("fsync")
             fsync = givenFsync ?? fsync
             fsyncGiven = givenFsync != nil
+            transferRule = try sources.choice("transfer-rule") ?? transferRule
             logLevel = try sources.choice("log-level") ?? logLevel
             logFormat = try sources.choice("log-format") ?? logFormat
             try validate()

@@ -63,7 +63,7 @@ extension EntitledSettings {
                 "postgres": "\(postgres.flatMap { try? PostgresLocation(url: $0).description } ?? (postgres == nil ? "off" : "invalid"))", "snapshotInterval": "\(snapshotInterval)s",
                 "eventLoops": "\(eventLoops)", "busyPoll": busyPoll == 0 ? "off" : "adaptive up to \(busyPoll)µs", "ioUring": "\(noIoUring ? "off" : "on where the kernel allows")", "maxLineLength": "\(maxLineLength)",
                 "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
-                "shutdownTimeout": "\(shutdownTimeout)s", "minSeqWait": "\(minSeqWait)ms",
+                "shutdownTimeout": "\(shutdownTimeout)s", "minSeqWait": "\(minSeqWait)ms", "transferRule": "\(transferRule.rawValue)",
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
                 "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
                 "config": "\(config ?? "none")",
@@ -98,8 +98,10 @@ extension EntitledSettings {
         let tlsEnabled = tls != nil
         // Set once the metrics port is bound, before the server is ready: the ready line names it.
         let metricsAddress = NIOLockedValueBox<String?>(nil)
+        var processor = backend.processor
+        processor.transferRule = transferRule
         let server = EntitledServer(
-            processor: backend.processor,
+            processor: processor,
             configuration: configuration,
             logger: logger,
             onReady: { addresses in

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EntitledCore
 import EntitledServer
 import EntitledStorage
 import Logging
@@ -14,6 +15,8 @@ struct EntitledSettings: Sendable {
     var socketPath: String?
     var dataDir = "./entitled-data"
     var fsync: FsyncPolicy = .always
+    /// What a grant does with a purchase another user holds (`--transfer-rule`).
+    var transferRule: TransferRule = .transfer
     var snapshotInterval = 60
     var maxLineLength = ServerConfiguration.defaultMaximumLineLength
     var eventLoops = ServerConfiguration.defaultEventLoops

@@ -105,7 +105,7 @@ import Testing
             #expect(trail.map(\.actionName) == ["define"])
             #expect(trail.first?.context.reason == "launch")
             #expect(durable.store.erasures(limit: 10).isEmpty)
-            // Undefined now, and the snapshot it writes is version 3, read back the same.
+            // Undefined now, and the snapshot it writes (in the current version) is read back the same.
             _ = try durable.store.undefine(entitlement: "pro")
             _ = try durable.snapshot()
             #expect(try SnapshotFile.read(SnapshotFormat.fileName(sequence: 2), in: directory).catalogRevisions.map(\.isRemoval) == [false, true])

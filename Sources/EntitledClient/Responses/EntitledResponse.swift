@@ -56,6 +56,13 @@ public struct EntitledResponse: Sendable, Hashable {
     /// membership is that grant's, and nothing new was created.
     public var isIdempotentReplay: Bool { body["idempotentReplay"]?.boolValue == true }
 
+    /// For a `grant` that moved a purchase another owner held (the server's transfer rule): the user, or
+    /// for a guest purchase the device, it was taken from; `nil` otherwise.
+    public var transferredFrom: (user: String?, device: String?)? {
+        guard let from = body["transferredFrom"] else { return nil }
+        return (from["user"]?.stringValue, from["device"]?.stringValue)
+    }
+
     /// What an `event` did: applied, or ignored and why; `nil` for other responses.
     public var eventOutcome: EventOutcome? {
         guard let applied = body["applied"]?.boolValue else { return nil }

@@ -21,8 +21,13 @@ public struct ResponseRenderer: Sendable {
             var lines = [membershipTable([membership])] + lifecycleNotes(membership)
             if response.isIdempotentReplay {
                 lines.append(
-                    style.yellow("replayed: ") + "a grant with this key was made before; this is its membership, nothing new was created"
+                    style.yellow("replayed: ")
+                        + "this purchase (its key or its original transaction) was granted before; this is its membership, nothing new was created"
                 )
+            }
+            if let from = response.transferredFrom {
+                let owner = from.user.map { "user:" + $0 } ?? from.device.map { "device:" + $0 } ?? "its owner"
+                lines.append(style.yellow("transferred: ") + "the purchase was \(owner)'s; the transfer rule moved it to this user")
             }
             return lines.joined(separator: "\n")
         case "event":

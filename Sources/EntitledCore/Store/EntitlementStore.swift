@@ -97,6 +97,10 @@ public final class EntitlementStore: Sendable {
                 guard existing.user == result.user, existing.device == result.device else {
                     throw .inconsistentReplay("change \(sequence) moves membership \(result.id) to another subject with an event")
                 }
+            case .transfer(let id, _):
+                guard state.membership(withID: id) != nil else {
+                    throw .inconsistentReplay("change \(sequence) transfers membership \(id), which does not exist")
+                }
             case .claim, .revoke, .define, .undefine, .erase:
                 break
             }
@@ -217,9 +221,20 @@ extension EntitlementStore {
     /// Creates a membership for `grant` and returns it. It is visible to every read that starts after
     /// this returns. A grant with the `idempotencyKey` of an earlier one creates nothing and returns the
     /// earlier grant's membership as it is now (`Recorded.isReplay`).
+    ///
+    /// A grant whose transaction belongs to a subscription a membership already holds (the same
+    /// `originalTransactionId`) reports a purchase the store knows: it creates nothing. When that
+    /// membership is the grant's subject's, it is returned as it is (`Recorded.isReplay`); when another
+    /// owner holds it (a restore on another account), `transfers` decides: `.transfer` moves it to the
+    /// grant's user (`Recorded.transferredFrom` says from whom), `.keep` refuses. The product, expiry and
+    /// terms of such a grant are not applied: the membership's own are the store's record of the purchase.
     /// - Throws: `StoreError.idempotencyKeyReused` when that earlier grant asked for something else;
-    ///   `StoreError.changesUnavailable` when the journal takes no more changes.
-    public func grant(_ grant: Grant, by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<Membership> {
+    ///   `StoreError.purchaseOwnedElsewhere` when the transfer rule keeps the purchase with its owner (or
+    ///   the grant names no user to move it to); `StoreError.changesUnavailable` when the journal takes
+    ///   no more changes.
+    public func grant(
+        _ grant: Grant, by author: ChangeAuthor = .local, transfers rule: TransferRule = .transfer
+    ) throws(StoreError) -> Recorded<Membership> {
         try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
             if let key = grant.idempotencyKey, let slot = state.slot(forIdempotencyKey: key) {
                 // Compared as the earlier grant created it: a claim or a product change since does not
@@ -228,6 +243,9 @@ extension EntitlementStore {
                     throw .idempotencyKeyReused(key: key, membership: state.memberships[slot].id)
                 }
                 return Recorded(state.memberships[slot], sequence: lastSequence, isReplay: true)
+            }
+            if let transaction = grant.transaction, let slot = state.slots(ofOriginalTransaction: transaction.originalTransactionId).last {
+                return try grantKnownPurchase(grant, heldAt: slot, by: author, rule: rule)
             }
             // Read the clock under the lock, so that creation order and `createdAt` order agree.
             let createdAt = clock()
@@ -258,6 +276,29 @@ extension EntitlementStore {
             try commit(.create(membership, idempotencyKey: grant.idempotencyKey), context: context)
             return Recorded(membership, sequence: lastSequence)
         }
+    }
+
+    /// A grant of a purchase the membership at `slot` holds (see `grant`); the caller holds the write lock.
+    private func grantKnownPurchase(
+        _ grant: Grant, heldAt slot: Int, by author: ChangeAuthor, rule: TransferRule
+    ) throws(StoreError) -> Recorded<Membership> {
+        let existing = state.memberships[slot]
+        let original = grant.transaction?.originalTransactionId ?? ""
+        let sameOwner =
+            grant.subject.user.map { existing.user == $0 } ?? (existing.user == nil && existing.device == grant.subject.device)
+        if sameOwner { return Recorded(existing, sequence: lastSequence, isReplay: true) }
+        guard let user = grant.subject.user else {
+            // A guest (device-only) grant cannot take a purchase over: a device is no account to restore to.
+            throw .purchaseOwnedElsewhere(originalTransactionId: original, membership: existing.id, rule: nil)
+        }
+        guard rule == .transfer else {
+            throw .purchaseOwnedElsewhere(originalTransactionId: original, membership: existing.id, rule: rule)
+        }
+        let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
+        try commit(.transfer(existing.id, toUser: user), context: context)
+        var recorded = Recorded(state.memberships[slot], sequence: lastSequence)
+        recorded.transferredFrom = Subject(user: existing.user, device: existing.user == nil ? existing.device : nil)
+        return recorded
     }
 
     /// Gives every unclaimed membership bought on `device` to `user` (the SDKs' `logIn(appUserId:)`) and

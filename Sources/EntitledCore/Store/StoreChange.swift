@@ -19,6 +19,10 @@ public enum StoreChange: Hashable, Sendable {
     /// result is recorded, not recomputed at replay, so that replaying an old log gives the same state
     /// even after the rules for applying events change.
     case event(LifecycleEvent, result: Membership)
+    /// A membership moves to `toUser`: a purchase its owner made was reported for another user and the
+    /// transfer rule gave it to them (`TransferRule.transfer`). A guest membership leaves its device's
+    /// unclaimed list as a claim would take it.
+    case transfer(MembershipID, toUser: String)
 }
 
 /// Where the store records each change, in order, before the change takes effect in memory.
@@ -51,6 +55,9 @@ public struct Recorded<Value: Sendable>: Sendable {
     /// Whether the write changed nothing because an earlier one already did it: a grant retried with its
     /// idempotency key, a revoke of a revoked membership.
     public var isReplay: Bool
+    /// A grant that moved an existing membership to its user (`TransferRule.transfer`): whom it was taken
+    /// from (a user, or for a guest purchase its device).
+    public var transferredFrom: Subject?
 
     public init(_ value: Value, sequence: UInt64, isReplay: Bool = false) {
         self.value = value

@@ -9,6 +9,9 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A grant reused the idempotency key of an earlier grant that asked for something else (another
     /// product, subject, plan or source): a client bug, not a retry.
     case idempotencyKeyReused(key: String, membership: MembershipID)
+    /// A grant reported a purchase (its `originalTransactionId`) that a membership of another owner holds,
+    /// and the transfer rule keeps it there (or the grant names no user to transfer it to).
+    case purchaseOwnedElsewhere(originalTransactionId: String, membership: MembershipID, rule: TransferRule?)
     /// A lifecycle event dated further ahead of the store's clock than `Limits.maximumEventLead`: applied,
     /// it would make every real event after it look out of order.
     case eventFromTheFuture(eventTime: Timestamp, now: Timestamp)
@@ -23,7 +26,7 @@ public enum StoreError: Error, Hashable, Sendable {
     public var code: Code {
         switch self {
         case .unknownMembership, .unknownEntitlement, .nothingToUndefine: return .notFound
-        case .idempotencyKeyReused: return .conflict
+        case .idempotencyKeyReused, .purchaseOwnedElsewhere: return .conflict
         case .eventFromTheFuture: return .invalid
         case .changesUnavailable: return .unavailable
         case .inconsistentReplay: return .internal
@@ -41,6 +44,10 @@ public enum StoreError: Error, Hashable, Sendable {
             return "the catalog has no entitlement \"\(name)\": nothing to remove (catalog lists the entitlements)"
         case .idempotencyKeyReused(let key, let membership):
             return "the idempotency key \"\(key)\" was used by an earlier grant that created membership \(membership) for another product, subject, plan or source; use a new key for a new grant"
+        case .purchaseOwnedElsewhere(let original, let membership, let rule?):
+            return "the purchase with originalTransactionId \"\(original)\" belongs to membership \(membership) of another user, and the server's transfer rule is \"\(rule.rawValue)\": it stays there"
+        case .purchaseOwnedElsewhere(let original, let membership, nil):
+            return "the purchase with originalTransactionId \"\(original)\" belongs to membership \(membership) of another owner; only a grant to a user can take it over (transfer rule)"
         case .eventFromTheFuture(let eventTime, let now):
             return "the event's eventTime \(eventTime.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)); events are dated when they happened"
         case .changesUnavailable(let reason):

@@ -20,6 +20,9 @@ extension StoreState {
         /// The slots of other users' memberships bought on the device (claimed from it, or bought there
         /// logged in): they stay with their owner, without the device.
         var detached: [Int] = []
+        /// The slots of memberships the user owned until a transfer gave them to another user: they stay
+        /// with their new owner, without the user in their history.
+        var transferredAway: [Int] = []
         /// The audit entries that go with the erased memberships.
         var historyEntries = 0
     }
@@ -33,6 +36,7 @@ extension StoreState {
         if let user { erased.formUnion(ownedSlotsByUserList(user)) }
         if let device { erased.formUnion(unclaimedSlotsList(device)) }
         plan.erased = erased.sorted()
+        if let user { plan.transferredAway = formerlyOwnedSlotsList(user).filter { !erased.contains($0) }.sorted() }
         if let device {
             for slot in 0..<memberships.count where !erased.contains(slot) && memberships[slot].device == device {
                 plan.detached.append(slot)
@@ -47,6 +51,7 @@ extension StoreState {
     mutating func applyErasure(_ plan: ErasurePlan, user: String?, device: String?, sequence: UInt64, context: ChangeContext) {
         for slot in plan.erased { erase(slot: slot) }
         for slot in plan.detached { detachDevice(ofSlot: slot) }
+        if let user { for slot in plan.transferredAway { forgetFormerOwner(user, ofSlot: slot) } }
         // A key names its membership by slot only, so the keys are searched. An erased membership's key
         // goes. A detached one stays with its owner, and so does its key, or the owner's retried grant
         // would create a second membership; unless the key holds an erased id (a key is often made from a

@@ -1,11 +1,11 @@
 /// The past: memberships as they were at a moment, and audit trails.
 extension StoreState {
     /// The slots of every membership `subject` can see now or could see at some moment: what its user
-    /// owns (ownership never moves once given), and what was bought on its device as a guest purchase,
-    /// claimed since or not. Oldest first, without duplicates.
+    /// owns or owned before a transfer, and what was bought on its device as a guest purchase, claimed
+    /// since or not. Oldest first, without duplicates.
     func slotsEverVisible(to subject: Subject) -> [Int] {
         var slots: [Int] = []
-        if let user = subject.user { slots += ownedSlotsByUserList(user) }
+        if let user = subject.user { slots += ownedSlotsByUserList(user) + formerlyOwnedSlotsList(user) }
         if let device = subject.device {
             slots += unclaimedSlotsList(device)
             slots += claimedSlotsList(device)

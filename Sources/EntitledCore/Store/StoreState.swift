@@ -18,6 +18,9 @@ struct StoreState: Sendable {
     /// The slots of the guest memberships bought on each device that a user claimed: the device saw them
     /// until the claim, which checks of the past and the device's audit trail need.
     private var claimedSlotsByDevice = SubjectIndex()
+    /// The slots of the memberships each user owned before a transfer gave them to another user: the
+    /// user saw them until then, which checks of the past and the user's audit trail need.
+    private var formerlyOwnedSlotsByUser = SubjectIndex()
     /// The devices in either device index: kept as changes happen, since counting the union of two
     /// dictionaries of a million devices would hold the store's lock for tens of milliseconds per `stats`.
     private(set) var deviceCount = 0
@@ -63,10 +66,19 @@ struct StoreState: Sendable {
         catalogRevisions = image.catalogRevisions
         erasures = image.erasures
         // In slot order, so that each device's claimed slots are oldest first, as `SubjectIndex` keeps them.
-        for slot in revisions.map(\.key).sorted() where revisions[slot]!.contains(where: { $0.action == .claim }) {
-            if let device = memberships[Int(slot)].device {
+        for slot in revisions.map(\.key).sorted() {
+            let slotRevisions = revisions[slot]!
+            let membership = memberships[Int(slot)]
+            // A claim, or a transfer of a guest membership, took it from its device's unclaimed list.
+            let claimed = slotRevisions.contains {
+                $0.action == .claim || ($0.action == .transfer && $0.before?.user == nil && $0.before?.device != nil)
+            }
+            if claimed, let device = membership.device {
                 if !knowsDevice(device) { deviceCount += 1 }
                 claimedSlotsByDevice.add(Int(slot), to: device)
+            }
+            for revision in slotRevisions where revision.action == .transfer {
+                if let former = revision.before?.user { noteFormerOwner(former, ofSlot: Int(slot)) }
             }
         }
         newestChangeTime = max(
@@ -142,6 +154,20 @@ struct StoreState: Sendable {
             applyErasure(
                 plannedErasure ?? erasurePlan(user: user, device: device), user: user, device: device, sequence: sequence, context: context
             )
+        case .transfer(let id, let user):
+            guard let slot = slot(of: id), memberships[slot].user != user else { return }
+            record(.transfer, of: slot, sequence: sequence, context: context, effectiveAt: context.recordedAt)
+            let membership = memberships[slot]
+            if let previous = membership.user {
+                ownedSlotsByUser.remove(slot, from: previous)
+                noteFormerOwner(previous, ofSlot: slot)
+            } else if let device = membership.device {
+                // A guest purchase leaves its device's unclaimed list as a claim would take it.
+                unclaimedSlotsByDevice.remove(slot, from: device)
+                claimedSlotsByDevice.add(slot, to: device)
+            }
+            memberships[slot].user = user
+            ownedSlotsByUser.add(slot, to: user)
         case .event(let event, let result):
             guard let slot = slot(of: result.id) else { return }
             // Effective at the event's time, kept within the membership's own history so that its
@@ -175,6 +201,26 @@ struct StoreState: Sendable {
             sequence: sequence, context: context, action: action, effectiveAt: effectiveAt, before: before
         )
         revisions.modify(UInt32(slot), default: []) { $0.append(revision) }
+    }
+
+    /// Remembers that `user` owned the membership at `slot` before a transfer (once per user and slot).
+    private mutating func noteFormerOwner(_ user: String, ofSlot slot: Int) {
+        guard !formerlyOwnedSlotsByUser.slots(of: user).contains(slot) else { return }
+        formerlyOwnedSlotsByUser.add(slot, to: user)
+    }
+
+    /// The slots of the memberships `user` owned before a transfer gave them to another user.
+    func formerlyOwnedSlotsList(_ user: String) -> [Int] { formerlyOwnedSlotsByUser.slots(of: user) }
+
+    /// Forgets that `user` owned the membership at `slot` before a transfer, and takes the user's id out
+    /// of its revisions (an erasure of that user: the membership stays with its new owner).
+    mutating func forgetFormerOwner(_ user: String, ofSlot slot: Int) {
+        formerlyOwnedSlotsByUser.remove(slot, from: user)
+        guard var slotRevisions = revisions[UInt32(slot)] else { return }
+        for index in slotRevisions.indices where slotRevisions[index].before?.user == user {
+            slotRevisions[index].before?.user = nil
+        }
+        revisions[UInt32(slot)] = slotRevisions
     }
 
     /// The slot of the membership a grant with `key` created, if any did.
@@ -292,6 +338,9 @@ struct StoreState: Sendable {
     mutating func erase(slot: Int) {
         let membership = memberships[slot]
         if let bits = membership.id.bits { slotByID[bits] = nil }
+        for revision in revisions[UInt32(slot)] ?? [] where revision.action == .transfer {
+            if let former = revision.before?.user { formerlyOwnedSlotsByUser.remove(slot, from: former) }
+        }
         if membership.hasLifecycle {
             for transaction in membership.lifecycle.transactions {
                 slotsByTransaction.remove(transaction.id, slot: UInt32(slot))

@@ -89,6 +89,7 @@ extension RequestProcessor {
         for replicated in applied {
             let cause: String
             let memberships: [Membership]
+            var formerOwner: Subject?
             switch replicated.change {
             case .create(let membership, _):
                 cause = "grant"
@@ -105,11 +106,15 @@ extension RequestProcessor {
                 cause = "claim"
                 let subject = Subject(user: user, device: device)
                 memberships = (subject.map { store.memberships(visibleTo: $0) } ?? []).filter { $0.user == user && $0.device == device }
+            case .transfer(let id, _):
+                cause = "transfer"
+                memberships = store.membership(withID: id).map { [$0] } ?? []
+                formerOwner = store.formerOwner(of: id)
             case .define, .undefine, .erase:
                 continue
             }
             if !memberships.isEmpty {
-                notices.append(AccessNotice(cause: cause, memberships: memberships, sequence: replicated.sequence))
+                notices.append(AccessNotice(cause: cause, memberships: memberships, sequence: replicated.sequence, formerOwner: formerOwner))
             }
         }
         return notices

@@ -16,6 +16,8 @@ public struct RequestProcessor: Sendable {
     /// With it, every write is decided and committed through it (`submit`), and the changes other nodes
     /// made are announced to this node's watchers.
     public let replicated: (any ReplicatedLog)?
+    /// What a grant does with a purchase another user's membership holds (`--transfer-rule`).
+    public var transferRule = TransferRule.transfer
     /// Where changes are announced to the connections that watch them.
     let watchHub = WatchHub()
     /// The connections whose `minSeq` read waits for a change.
@@ -256,10 +258,17 @@ public struct RequestProcessor: Sendable {
             case .check(let query):
                 return .success(Outcome(.access(try store.check(query))))
             case .grant(let grant, let reason):
-                let recorded = try store.grant(grant, by: ChangeAuthor(actor: actor, reason: reason))
+                let recorded = try store.grant(grant, by: ChangeAuthor(actor: actor, reason: reason), transfers: transferRule)
                 let membership = recorded.value
                 guard !recorded.isReplay else {
                     return .success(Outcome(.replayedGrant(membership, moment: store.now()), sequence: recorded.sequence))
+                }
+                if let previous = recorded.transferredFrom {
+                    let notice =
+                        watchHub.hasWatchers
+                        ? AccessNotice(cause: "transfer", memberships: [membership], sequence: recorded.sequence, formerOwner: previous) : nil
+                    let response = Response.transferredGrant(membership, moment: store.now(), from: previous)
+                    return .success(Outcome(response, sequence: recorded.sequence, notice: notice))
                 }
                 let notice = watchHub.hasWatchers ? AccessNotice(cause: "grant", memberships: [membership], sequence: recorded.sequence) : nil
                 return .success(Outcome(.membership(membership, moment: membership.createdAt), sequence: recorded.sequence, notice: notice))

@@ -45,9 +45,15 @@ struct ConnectionWatches {
     /// Whether a change of `membership` concerns these watches: every subject is watched, or its user or
     /// the device it was bought on is.
     func covers(_ membership: Membership) -> Bool {
+        covers(owner: Subject(user: membership.user, device: membership.device))
+    }
+
+    /// Whether a membership of `owner` (its user and device) concerns these watches.
+    func covers(owner: Subject?) -> Bool {
         if everything { return true }
+        guard let owner else { return false }
         return subjects.contains { subject in
-            (subject.user != nil && subject.user == membership.user) || (subject.device != nil && subject.device == membership.device)
+            (subject.user != nil && subject.user == owner.user) || (subject.device != nil && subject.device == owner.device)
         }
     }
 }

@@ -46,10 +46,12 @@ extension ServedConnection {
     }
 
     /// Pushes a line for each of `memberships` this connection still watches, after change `sequence`.
-    func deliver(cause: String, memberships: [Membership], sequence: UInt64) {
+    func deliver(cause: String, memberships: [Membership], sequence: UInt64, formerOwner: Subject? = nil) {
         guard !isClosed, let watches else { return }
         let now = context.processor.store.now()
-        for membership in memberships where watches.covers(membership) {
+        // A transfer's former owner is told too: the membership, now another user's, is gone from it.
+        let watchesFormerOwner = formerOwner.map { watches.covers(owner: $0) } ?? false
+        for membership in memberships where watchesFormerOwner || watches.covers(membership) {
             ResponseEncoder.writePush(cause: cause, membership: membership, at: now, sequence: sequence, into: &pending)
             scheduleTimer(for: membership, now: now)
         }

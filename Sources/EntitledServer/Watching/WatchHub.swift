@@ -65,13 +65,18 @@ final class WatchHub: Sendable {
                 deliver(to: registry.everything)
                 if let user = membership.user { deliver(to: registry.byUser[user]) }
                 if let device = membership.device { deliver(to: registry.byDevice[device]) }
+                if let former = notice.formerOwner?.user { deliver(to: registry.byUser[former]) }
+                if let former = notice.formerOwner?.device { deliver(to: registry.byDevice[former]) }
             }
             return deliveries
         }
         let cause = notice.cause
         let sequence = notice.sequence
+        let formerOwner = notice.formerOwner
         for (connection, memberships) in deliveries.values {
-            connection.value.loop.execute { connection.value.deliver(cause: cause, memberships: memberships, sequence: sequence) }
+            connection.value.loop.execute {
+                connection.value.deliver(cause: cause, memberships: memberships, sequence: sequence, formerOwner: formerOwner)
+            }
         }
     }
 }

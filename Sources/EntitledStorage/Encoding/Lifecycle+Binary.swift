@@ -78,6 +78,8 @@ extension BinaryWriter {
         case .event(let event):
             write(UInt8(4))
             write(event)
+        case .transfer:
+            write(UInt8(5))  // from format version 4
         }
         write(revision.effectiveAt.millisecondsSinceEpoch)
         if let before = revision.before {
@@ -156,6 +158,7 @@ extension BinaryReader {
         case 2: action = .claim
         case 3: action = .revoke
         case 4: action = .event(try readLifecycleEvent())
+        case 5: action = .transfer
         case let code: throw Malformed(offset: actionOffset, problem: "unknown revision action \(code)")
         }
         let effectiveAt = Timestamp(millisecondsSinceEpoch: try readInt64())

@@ -2,7 +2,7 @@ import EntitledCore
 
 // The payload of a log record (Protocol/STORAGE.md §4).
 //
-// Format version 3: sequence: u64, kind: u8, context (recordedAt: time, actor: string, reason: string?),
+// Format version 4: sequence: u64, kind: u8, context (recordedAt: time, actor: string, reason: string?),
 // then the kind's fields:
 //   1 create: membership, idempotencyKey: string?
 //   2 claim:  device: string, user: string
@@ -11,7 +11,8 @@ import EntitledCore
 //   5 event:  event, result: membership
 //   6 undefine: entitlement: string                      (from version 3)
 //   7 erase:  user: string?, device: string?              (from version 3)
-// Format version 2 (still read): the same without kinds 6 and 7.
+//   8 transfer: membership id: string, user: string       (from version 4)
+// Format version 3 (still read): the same without kind 8; version 2 also without kinds 6 and 7.
 // Format version 1 (still read): sequence: u64, kind: u8 (1 to 4), then the kind's fields, with no
 // context, no idempotency key, and version 1 memberships.
 
@@ -23,7 +24,7 @@ struct LoggedChange: Hashable {
 }
 
 extension BinaryWriter {
-    /// Writes `logged` in the current format version (3).
+    /// Writes `logged` in the current format version (4).
     mutating func write(_ logged: LoggedChange) {
         write(logged.sequence)
         let kind: UInt8
@@ -35,6 +36,7 @@ extension BinaryWriter {
         case .event: kind = 5
         case .undefine: kind = 6
         case .erase: kind = 7
+        case .transfer: kind = 8
         }
         write(kind)
         write(logged.context)
@@ -61,12 +63,15 @@ extension BinaryWriter {
         case .erase(let user, let device):
             write(user)
             write(device)
+        case .transfer(let id, let user):
+            write(id)
+            write(user)
         }
     }
 }
 
 extension BinaryReader {
-    /// Reads a record payload written in format `version` (1 to 3).
+    /// Reads a record payload written in format `version` (1 to 4).
     ///
     /// - Parameter undatedTime: the time given to a version 1 claim or define, which recorded none (the
     ///   caller passes the newest time it has seen before the record).
@@ -108,6 +113,8 @@ extension BinaryReader {
             let device = try readOptionalString()
             guard user != nil || device != nil else { throw Malformed(offset: kindOffset, problem: "an erase names neither a user nor a device") }
             change = .erase(user: user, device: device)
+        case 8 where version >= 4:
+            change = .transfer(MembershipID(rawValue: try readString()), toUser: try readString())
         default:
             throw Malformed(offset: kindOffset, problem: "unknown change kind \(kind)")
         }

@@ -24,6 +24,9 @@ public enum Response: Sendable {
     case snapshot(file: String, sequence: UInt64, bytes: Int, milliseconds: Int64, memberships: Int)
     /// `grant` retried with an idempotency key: the first grant's membership, and `idempotentReplay`.
     case replayedGrant(Membership, moment: Timestamp)
+    /// `grant` of a purchase another owner held, moved to the grant's user by the transfer rule: the
+    /// membership, and `transferredFrom` (the user, or for a guest purchase the device, it was taken from).
+    case transferredGrant(Membership, moment: Timestamp, from: Subject)
     /// `event`: the membership after it, whether it was applied, and why not.
     case event(Membership, moment: Timestamp, outcome: EventOutcome)
     /// `customer`: the CustomerInfo view.

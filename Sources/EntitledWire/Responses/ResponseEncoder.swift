@@ -53,6 +53,18 @@ public enum ResponseEncoder {
             buffer.writeStaticString(",\"membership\":")
             write(membership, at: moment, into: &buffer)
             buffer.writeStaticString(",\"idempotentReplay\":true")
+        case .transferredGrant(let membership, let moment, let previous):
+            buffer.writeStaticString(",\"membership\":")
+            write(membership, at: moment, into: &buffer)
+            buffer.writeStaticString(",\"transferredFrom\":{")
+            if let user = previous.user {
+                buffer.writeStaticString("\"user\":")
+                buffer.writeJSONString(user)
+            } else if let device = previous.device {
+                buffer.writeStaticString("\"device\":")
+                buffer.writeJSONString(device)
+            }
+            buffer.writeStaticString("}")
         case .event(let membership, let moment, let outcome):
             buffer.writeStaticString(",\"membership\":")
             write(membership, at: moment, into: &buffer)

@@ -37,6 +37,8 @@ public struct MembershipRevision: Hashable, Sendable {
         case revoke
         /// Changed by a lifecycle event.
         case event(LifecycleEvent)
+        /// Moved to another user by a grant reporting the same purchase for them (`TransferRule.transfer`).
+        case transfer
 
         /// The action's name in the protocol (an event's is its type, e.g. `renewal`).
         public var name: String {
@@ -45,6 +47,7 @@ public struct MembershipRevision: Hashable, Sendable {
             case .claim: "claim"
             case .revoke: "revoke"
             case .event(let event): event.kind.name
+            case .transfer: "transfer"
             }
         }
     }
