@@ -95,6 +95,31 @@ extension ClusterTests {
         #expect(push != nil)
     }
 
+    @Test func aTransferOnOneNodeMovesThePurchaseOnEveryNodeAndTellsTheFormerOwnersWatcher() throws {
+        let url = try freshDatabase(on: SharedPostgres.server())
+        let first = try ClusterNode(name: "first", url: url)
+        let second = try ClusterNode(name: "second", url: url)
+        let watch = try first.connect()
+        defer { watch.close() }
+        #expect(try watch.send(.watch(user: "alice")).isOK)
+        let bought = try first.ok(#"{"op":"grant","user":"alice","product":"p1","duration":"30d","transactionId":"tx-1"}"#)
+        #expect(try watch.nextPush(timeout: 10)?["cause"]?.stringValue == "grant")
+        let moved = try second.ok(#"{"op":"grant","user":"bob","product":"p1","duration":"30d","transactionId":"tx-1"}"#)
+        #expect(moved.membership?.id == bought.membership?.id)
+        #expect(moved.transferredFrom?.user == "alice")
+        let seq = try #require(moved.sequence)
+        for node in [first, second] {
+            #expect(try node.ok(#"{"op":"check","user":"bob","minSeq":\#(seq)}"#)["active"]?.boolValue == true, "\(node.name)")
+            #expect(try node.ok(#"{"op":"check","user":"alice","minSeq":\#(seq)}"#)["active"]?.boolValue == false, "\(node.name)")
+            let trail = try node.ok(#"{"op":"history","user":"alice"}"#).history?.map(\.action)
+            #expect(trail == ["transfer", "grant"], "\(node.name)")
+        }
+        // Alice's watcher, on the node that did not make the transfer, hears of it.
+        let push = try watch.nextPush(timeout: 10)
+        #expect(push?["cause"]?.stringValue == "transfer")
+        #expect(push?["membership"]?["user"]?.stringValue == "bob")
+    }
+
     @Test func aNewNodeStartsFromTheSnapshotInTheDatabaseAndTheChangesAfterIt() throws {
         let server = try SharedPostgres.server()
         let url = try freshDatabase(on: server)

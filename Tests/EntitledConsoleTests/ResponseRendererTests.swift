@@ -125,7 +125,17 @@ import Testing
             try render("grant", ProtocolLines.replayedGrant) == """
                 ID                 PRODUCT      STATUS    ACTIVE  EXPIRES                                RENEWS  SOURCE               OWNER
                 mem_92dpedc461kg5  prod_plus_m  trialing  yes     2026-12-22T07:02:38.862Z (in 29 days)  yes     app_store (sandbox)  user:user_7 on device:dev_7
-                replayed: a grant with this key was made before; this is its membership, nothing new was created
+                replayed: this purchase (its key or its original transaction) was granted before; this is its membership, nothing new was created
+                """
+        )
+    }
+
+    @Test func aTransferredGrantSaysWhoseThePurchaseWas() throws {
+        #expect(
+            try render("grant", ProtocolLines.transferredGrant) == """
+                ID                 PRODUCT               STATUS  ACTIVE  EXPIRES                                RENEWS  SOURCE     OWNER
+                mem_02jvebs5y1bhz  prod_premium_monthly  active  yes     2026-12-26T11:39:02.621Z (in 33 days)  yes     app_store  user:user_10
+                transferred: the purchase was user:user_9's; the transfer rule moved it to this user
                 """
         )
     }

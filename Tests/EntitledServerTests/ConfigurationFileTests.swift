@@ -407,7 +407,7 @@ import Darwin
             "ENTITLED_MAX_LINE_LENGTH": "1000", "ENTITLED_EVENT_LOOPS": "1", "ENTITLED_BUSY_POLL": "0",
             "ENTITLED_LOG_LEVEL": "info", "ENTITLED_IDLE_TIMEOUT": "7", "ENTITLED_MAX_REQUESTS_PER_TURN": "3",
             "ENTITLED_SHUTDOWN_TIMEOUT": "2", "ENTITLED_SOCKET": directory.path + "/e.sock", "ENTITLED_SOCKET_MODE": "660",
-            "ENTITLED_MIN_SEQ_WAIT": "750",
+            "ENTITLED_MIN_SEQ_WAIT": "750", "ENTITLED_TRANSFER_RULE": "keep",
         ]
         let (settings, log) = try Self.startingSettings(arguments: ["--port", "0"], environment: environment, in: directory)
         #expect(!log.contains("ignoring unknown"))
@@ -418,6 +418,7 @@ import Darwin
         #expect(settings["maxRequestsPerTurn"] == "3")
         #expect(settings["shutdownTimeout"] == "2.0s")
         #expect(settings["minSeqWait"] == "750ms")
+        #expect(settings["transferRule"] == "keep")
         #expect(settings["snapshotInterval"] == "0s")
         #expect(settings["socket"] == "\(directory.path)/e.sock (mode 660)")
     }

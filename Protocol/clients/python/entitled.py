@@ -692,12 +692,20 @@ class Client:
         *,
         user: str | None = None,
         device: str | None = None,
+        transaction_id: str | None = None,
+        original_transaction_id: str | None = None,
         at: str | _dt.datetime | None = None,
         min_seq: int | None = None,
         **extra: Any,
     ) -> list[dict]:
-        """Every membership the subject sees, newest first (with min_seq: as for check)."""
-        return self._call("memberships", dict(user=user, device=device, at=at, min_seq=min_seq), extra)["memberships"]
+        """Every membership the subject sees, newest first (with min_seq: as for check); or, instead of a
+        subject, the memberships holding a store transaction (transaction_id) or those of the subscription
+        a transaction started (original_transaction_id)."""
+        fields = dict(
+            user=user, device=device, transaction_id=transaction_id, original_transaction_id=original_transaction_id,
+            at=at, min_seq=min_seq,
+        )
+        return self._call("memberships", fields, extra)["memberships"]
 
     def define(
         self, entitlement: str, products: Iterable[str], *, reason: str | None = None, **extra: Any

@@ -430,6 +430,19 @@ class Access(ServerTestCase):
         self.assertEqual(c.memberships(user="bob"), [])
 
 
+    def test_a_purchase_is_found_by_its_transaction_and_moves_on_a_restore(self) -> None:
+        c = self.client()
+        first = c.grant("pro", user="ann", duration="30d", transaction_id="tx-900")
+        self.assertEqual([m["id"] for m in c.memberships(transaction_id="tx-900")], [first["membership"]["id"]])
+        self.assertEqual([m["id"] for m in c.memberships(original_transaction_id="tx-900")], [first["membership"]["id"]])
+        moved = c.request("grant", user="ben", product="pro", transactionId="tx-901", originalTransactionId="tx-900")
+        self.assertEqual(moved["membership"]["id"], first["membership"]["id"])
+        self.assertEqual(moved["transferredFrom"], {"user": "ann"})
+        self.assertEqual(c.memberships(user="ann"), [])
+        with self.assertRaises(EntitledError) as caught:
+            c.memberships(user="ann", transaction_id="tx-900")
+        self.assertEqual(caught.exception.code, "bad_request")
+
     def test_define_needs_products_and_undefine_removes(self) -> None:
         c = self.client()
         with self.assertRaises(EntitledError) as caught:

@@ -94,7 +94,7 @@ public struct HistoryEntry: Sendable, Hashable {
     public var time: String
     /// Who made it (`local` for a change made without authentication).
     public var actor: String
-    /// `grant`, `claim`, `revoke`, an event type (`renewal`, `refund`, ...), `define`, `undefine` or `erase`.
+    /// `grant`, `claim`, `revoke`, `transfer`, an event type (`renewal`, `refund`, ...), `define`, `undefine` or `erase`.
     public var action: String
     public var reason: String?
     /// The number of the change in the server's log, when it is kept.
