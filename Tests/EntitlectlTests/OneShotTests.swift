@@ -205,7 +205,7 @@ import Testing
         let replay = try ConsoleRun.run(port + grantWords)
         #expect(replay.status == 0)
         #expect(try membershipID(in: replay.standardOutput) == id)
-        #expect(replay.standardOutput.hasSuffix("\nreplayed: a grant with this key was made before; this is its membership, nothing new was created\n"))
+        #expect(replay.standardOutput.hasSuffix("\nreplayed: this purchase (its key or its original transaction) was granted before; this is its membership, nothing new was created\n"))
 
         let issue = try ConsoleRun.run(port + ["event", id, "billing_issue", "id=evt_1", "grace=2099-01-01", "reason=card declined"])
         #expect(issue.status == 0, "\(issue.standardError)")
