@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "entitled-datadir", targets: ["entitled-datadir"]),
         .executable(name: "entitled-bench", targets: ["entitled-bench"]),
         .executable(name: "entitled-loadgen", targets: ["entitled-loadgen"]),
+        .executable(name: "entitled-stores", targets: ["entitled-stores"]),
         .library(name: "EntitledCore", targets: ["EntitledCore"]),
         .library(name: "EntitledWire", targets: ["EntitledWire"]),
         .library(name: "EntitledServer", targets: ["EntitledServer"]),
@@ -50,6 +51,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
         // Cluster mode's system of record: PostgreSQL's wire protocol, SCRAM authentication, LISTEN/NOTIFY.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // entitled-stores: the stores' notifications over HTTP, kept out of `entitled` and its check path.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // Hummingbird's header types (Stripe-Signature), named directly.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Already built for postgres-nio: the stores' signatures (HMAC-SHA256, ECDSA P-256).
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // A cache prefetch hint for the check path (EntitledCore's StringSlotTable): Swift cannot spell it.
@@ -165,6 +172,30 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
+        // The stores' notifications: verifying them and turning them into protocol requests, sent through
+        // the client. Knows nothing of HTTP.
+        .target(
+            name: "EntitledStores",
+            dependencies: [
+                "EntitledClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `entitled-stores`: the HTTP receiver (Hummingbird) in front of EntitledStores.
+        .executableTarget(
+            name: "entitled-stores",
+            dependencies: [
+                "EntitledStores",
+                "EntitledClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            exclude: ["STORES.md"]
+        ),
         // The system's libedit (Debian libedit-dev), with fixed-signature shims for its variadic functions.
         .systemLibrary(
             name: "CLibEdit",
@@ -217,6 +248,11 @@ let package = Package(
             cSettings: [.unsafeFlags(["-O2"])]
         ),
         .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
+        // The stores' notifications, verified and mapped, against real entitled and entitled-stores processes.
+        .testTarget(
+            name: "EntitledStoresTests",
+            dependencies: ["EntitledStores", "EntitledClient", "EntitledTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // Cluster mode against real PostgreSQL servers and real `entitled` processes (skipped, with the
         // reason, where PostgreSQL cannot be had). Fixtures: the proxy that loses a COMMIT's answer.
         .testTarget(

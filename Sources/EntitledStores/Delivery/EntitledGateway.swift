@@ -1,0 +1,30 @@
+import EntitledClient
+
+/// Where a receiver sends its protocol requests: an `entitled` server. A failure to reach it, or a server
+/// that cannot take writes now (`unavailable`), is `EntitledUnavailable`; every other answer, error
+/// answers included, is returned for the caller to read.
+public protocol EntitledGateway: Sendable {
+    func send(_ request: EntitledRequest) async throws(EntitledUnavailable) -> EntitledResponse
+}
+
+/// The gateway over an `EntitledPool`: reconnects by itself, with a backoff.
+public struct PoolGateway: EntitledGateway {
+    public let pool: EntitledPool
+
+    public init(pool: EntitledPool) {
+        self.pool = pool
+    }
+
+    public func send(_ request: EntitledRequest) async throws(EntitledUnavailable) -> EntitledResponse {
+        let response: EntitledResponse
+        do {
+            response = try await pool.send(request)
+        } catch {
+            throw EntitledUnavailable("entitled at \(pool.address) did not answer: \(error.message)")
+        }
+        if let failure = response.error, failure.code == "unavailable" {
+            throw EntitledUnavailable("entitled cannot take writes now: \(failure.message)")
+        }
+        return response
+    }
+}

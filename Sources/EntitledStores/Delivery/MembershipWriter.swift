@@ -1,0 +1,76 @@
+import EntitledClient
+
+/// The writes a receiver makes for one notification, through its gateway: finding the membership of a
+/// purchase, granting it, applying events to it; and what they did, for the notification's outcome.
+struct MembershipWriter {
+    let gateway: any EntitledGateway
+    /// What the notification did so far.
+    private(set) var applied = 0
+    private(set) var duplicates = 0
+    private(set) var outOfOrder = 0
+
+    init(gateway: any EntitledGateway) {
+        self.gateway = gateway
+    }
+
+    /// The newest membership holding the subscription started by transaction `original`, if any.
+    func membership(ofOriginalTransaction original: String) async throws(ReceiveFailure) -> MembershipInfo? {
+        try await read(.memberships(originalTransactionId: original)).memberships?.first
+    }
+
+    /// The newest membership holding transaction `id`, if any.
+    func membership(ofTransaction id: String) async throws(ReceiveFailure) -> MembershipInfo? {
+        try await read(.memberships(transactionId: id)).memberships?.first
+    }
+
+    /// Sends `grant` and returns the membership it created, found (the purchase was reported before) or
+    /// moved (the transfer rule). A grant the server refuses is refused (`malformed`, with its message),
+    /// except a purchase another user keeps (`conflict`): then `nil`.
+    mutating func grant(_ grant: EntitledRequest) async throws(ReceiveFailure) -> MembershipInfo? {
+        let response = try await send(grant)
+        if let failure = response.error {
+            if failure.code == "conflict" { return nil }
+            throw .refused(NotificationRefusal(.malformed, "entitled refused the grant: \(failure.message)"))
+        }
+        if response.isIdempotentReplay { duplicates += 1 } else { applied += 1 }
+        return response.membership
+    }
+
+    /// Applies an `event` request and counts what it did; returns the membership after it.
+    @discardableResult
+    mutating func apply(_ event: EntitledRequest) async throws(ReceiveFailure) -> MembershipInfo? {
+        let response = try await send(event)
+        if let failure = response.error {
+            throw .refused(NotificationRefusal(.malformed, "entitled refused the event: \(failure.message)"))
+        }
+        switch response.eventOutcome {
+        case .applied?: applied += 1
+        case .ignored(let reason)? where reason == "duplicate": duplicates += 1
+        default: outOfOrder += 1
+        }
+        return response.membership
+    }
+
+    /// The notification's outcome from what its writes did.
+    var outcome: NotificationOutcome {
+        if applied > 0 { return .applied(changes: applied) }
+        if outOfOrder > 0 { return .ignored("older than what entitled has applied for this purchase") }
+        return .duplicate
+    }
+
+    private func read(_ request: EntitledRequest) async throws(ReceiveFailure) -> EntitledResponse {
+        let response = try await send(request)
+        if let failure = response.error {
+            throw .refused(NotificationRefusal(.malformed, "entitled refused a lookup: \(failure.message)"))
+        }
+        return response
+    }
+
+    private func send(_ request: EntitledRequest) async throws(ReceiveFailure) -> EntitledResponse {
+        do {
+            return try await gateway.send(request)
+        } catch {
+            throw .unavailable(error)
+        }
+    }
+}

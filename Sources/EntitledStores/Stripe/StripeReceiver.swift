@@ -1,0 +1,182 @@
+import EntitledClient
+
+/// Stripe's webhook events, verified and applied (https://docs.stripe.com/api/events):
+///
+/// - `customer.subscription.created|updated|deleted|paused|resumed`: the subscription is a membership whose
+///   original transaction is the subscription id (`sub_...`) and whose transactions are its invoices.
+///   A subscription not seen before is granted (to `metadata[<user key>]`, else the customer id; product
+///   = the first item's price's product; expiry = its `current_period_end`); then its state becomes
+///   events: a later period end a `renewal`, `past_due` a `billing_issue` with a grace period, back to
+///   `active` a `billing_recovered`, `cancel_at_period_end` a `cancellation` (and back, `uncancellation`),
+///   `canceled`/`unpaid`/`incomplete_expired` an `expiration`, `paused` a `pause`, paused to active a
+///   `resume`, another product a `product_change`. A subscription whose metadata names another user is
+///   granted to that user: the server's transfer rule decides.
+/// - `charge.refunded` (fully refunded): a `refund` of the membership holding the charge's invoice.
+///
+/// Every write is idempotent: the event's id (with the kind of change) is the event id, a grant names the
+/// subscription, so a redelivered event changes nothing. Order: `entitled` ignores an event older than the
+/// newest it applied to the membership; all writes of one Stripe event carry its `created` time, so events
+/// of the same second apply in the order they arrive.
+public struct StripeReceiver: Sendable {
+    public struct Settings: Sendable, Hashable {
+        /// The endpoint's signing secrets (`whsec_...`): several while one replaces another.
+        public var secrets: [String]
+        /// The subscription metadata key that holds the app's user id.
+        public var userMetadataKey: String
+        /// How long access continues after a failed renewal (`past_due`), from the end of the paid period.
+        public var gracePeriodDays: Int
+        /// How far the signature's time may be from now, in seconds.
+        public var tolerance: Int64
+
+        public init(secrets: [String], userMetadataKey: String = "app_user_id", gracePeriodDays: Int = 7, tolerance: Int64 = StripeSignature.defaultTolerance) {
+            self.secrets = secrets
+            self.userMetadataKey = userMetadataKey
+            self.gracePeriodDays = gracePeriodDays
+            self.tolerance = tolerance
+        }
+    }
+
+    public let settings: Settings
+    let gateway: any EntitledGateway
+
+    public init(settings: Settings, gateway: any EntitledGateway) {
+        self.settings = settings
+        self.gateway = gateway
+    }
+
+    /// Verifies and applies one webhook request; `now` in Unix seconds.
+    public func receive(body: [UInt8], signature: String?, now: Int64) async throws(ReceiveFailure) -> NotificationOutcome {
+        do {
+            try StripeSignature.verify(header: signature, body: body, secrets: settings.secrets, now: now, tolerance: settings.tolerance)
+        } catch {
+            throw .refused(error)
+        }
+        guard let event = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)) else {
+            throw .refused(NotificationRefusal(.malformed, "the body is not JSON"))
+        }
+        guard let id = event["id"]?.stringValue, let type = event["type"]?.stringValue, let created = event["created"]?.intValue,
+            let object = event["data"]?["object"]
+        else { throw .refused(NotificationRefusal(.malformed, "not a Stripe event: id, type, created or data.object is missing")) }
+        let context = EventContext(id: id, type: type, time: ProtocolTime.string(milliseconds: Int64(created) * 1000), created: Int64(created))
+        switch type {
+        case "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
+            "customer.subscription.paused", "customer.subscription.resumed":
+            let subscription: StripeSubscription
+            do {
+                subscription = try StripeSubscription(object, userMetadataKey: settings.userMetadataKey)
+            } catch {
+                throw .refused(error)
+            }
+            return try await subscriptionChanged(subscription, context)
+        case "charge.refunded":
+            return try await chargeRefunded(object, context)
+        default:
+            return .ignored("Stripe event type \(type) is not one this receiver acts on")
+        }
+    }
+
+    struct EventContext {
+        var id: String
+        var type: String
+        var time: String
+        var created: Int64
+
+        func eventID(_ kind: String) -> String { "\(id):\(kind)" }
+        var reason: String { "stripe \(type) \(id)" }
+    }
+
+    private func subscriptionChanged(_ subscription: StripeSubscription, _ event: EventContext) async throws(ReceiveFailure) -> NotificationOutcome {
+        var writer = MembershipWriter(gateway: gateway)
+        var found = try await writer.membership(ofOriginalTransaction: subscription.id)
+        if found == nil, ["incomplete", "incomplete_expired"].contains(subscription.status) {
+            return .ignored("subscription \(subscription.id) is \(subscription.status): no access before its first payment")
+        }
+        if found == nil || found?.user != subscription.user {
+            // A new subscription, or one whose metadata now names another user (the transfer rule decides).
+            let granted = try await writer.grant(
+                .grant(
+                    user: subscription.user, product: subscription.product, source: "stripe",
+                    expiresAt: ProtocolTime.string(milliseconds: subscription.periodEnd * 1000),
+                    willRenew: !subscription.cancelsAtPeriodEnd, periodType: subscription.status == "trialing" ? "trial" : nil,
+                    environment: subscription.isLive ? nil : "sandbox", transactionId: subscription.latestInvoice ?? subscription.id,
+                    originalTransactionId: subscription.latestInvoice == nil ? nil : subscription.id, reason: event.reason
+                )
+            )
+            found = granted ?? found
+        }
+        guard let membership = found else {
+            return .unmatched("subscription \(subscription.id) belongs to another user, and the transfer rule keeps it there")
+        }
+        for request in events(for: subscription, membership: membership, event) {
+            try await writer.apply(request)
+        }
+        return writer.outcome
+    }
+
+    /// The events that bring `membership` to the state `subscription` describes.
+    func events(for subscription: StripeSubscription, membership: MembershipInfo, _ event: EventContext) -> [EntitledRequest] {
+        var events: [EntitledRequest] = []
+        func add(_ type: String, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil) {
+            events.append(
+                .event(
+                    membership: membership.id, type: type, eventId: event.eventID(type), eventTime: event.time,
+                    expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) },
+                    gracePeriodExpiresAt: grace.map { ProtocolTime.string(milliseconds: $0) }, product: product,
+                    transactionId: transaction, reason: event.reason
+                )
+            )
+        }
+        let currentEnd = membership.expiresAt.flatMap(ProtocolTime.milliseconds) ?? 0
+        let periodEnd = subscription.periodEnd * 1000
+        var willRenew = membership.willRenew
+        if subscription.product != membership.productId { add("product_change", product: subscription.product) }
+        switch subscription.status {
+        case "active", "trialing":
+            if membership.pausedAt != nil {
+                add("resume", expiresAt: periodEnd)
+            } else if periodEnd > currentEnd {
+                add("renewal", expiresAt: periodEnd, transaction: subscription.latestInvoice)
+                willRenew = true
+            } else if membership.billingIssueDetectedAt != nil {
+                add("billing_recovered")
+            }
+            if subscription.cancelsAtPeriodEnd, willRenew {
+                add("cancellation")
+            } else if !subscription.cancelsAtPeriodEnd, !willRenew {
+                add("uncancellation")
+            }
+        case "past_due":
+            // Stripe has moved the period on and is retrying the charge: access goes on for the grace
+            // period after the end of the period that was paid for.
+            if membership.billingIssueDetectedAt == nil {
+                let graceFrom = currentEnd > 0 ? currentEnd : event.created * 1000
+                add("billing_issue", grace: graceFrom + Int64(settings.gracePeriodDays) * 86_400_000)
+            }
+        case "canceled", "unpaid", "incomplete_expired":
+            if membership.status != "expired", membership.revokedAt == nil { add("expiration") }
+        case "paused":
+            if membership.pausedAt == nil { add("pause") }
+        default:
+            break
+        }
+        return events
+    }
+
+    private func chargeRefunded(_ charge: JSONValue, _ event: EventContext) async throws(ReceiveFailure) -> NotificationOutcome {
+        guard let chargeID = charge["id"]?.stringValue else { throw .refused(NotificationRefusal(.malformed, "data.object is not a charge (no id)")) }
+        guard charge["refunded"]?.boolValue == true else {
+            return .ignored("charge \(chargeID) is refunded in part only: access stays")
+        }
+        guard let invoice = StripeSubscription.idOf(charge["invoice"]) else {
+            return .unmatched("charge \(chargeID) names no invoice, so no subscription")
+        }
+        var writer = MembershipWriter(gateway: gateway)
+        guard let membership = try await writer.membership(ofTransaction: invoice) else {
+            return .unmatched("no membership holds invoice \(invoice) of charge \(chargeID)")
+        }
+        try await writer.apply(
+            .event(membership: membership.id, type: "refund", eventId: event.eventID("refund"), eventTime: event.time, transactionId: invoice, reason: event.reason)
+        )
+        return writer.outcome
+    }
+}

@@ -1,0 +1,78 @@
+import Crypto
+
+/// Stripe's `Stripe-Signature` header: `t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, with
+/// several `v1` while Stripe rolls the endpoint's secret, and several secrets here while the receiver's
+/// configuration rolls it. (https://docs.stripe.com/webhooks#verify-manually)
+public enum StripeSignature {
+    /// The tolerance Stripe's own libraries use: a captured request replayed later is refused.
+    public static let defaultTolerance: Int64 = 300
+
+    /// Checks `header` against `body` with each of `secrets` (the endpoint's `whsec_...` signing
+    /// secrets), in constant time per comparison, and that its time is within `tolerance` seconds of
+    /// `now` (Unix seconds).
+    public static func verify(
+        header: String?, body: [UInt8], secrets: [String], now: Int64, tolerance: Int64 = defaultTolerance
+    ) throws(NotificationRefusal) {
+        guard let header, !header.isEmpty else { throw NotificationRefusal(.badSignature, "no Stripe-Signature header") }
+        var timestamp: Int64?
+        var signatures: [[UInt8]] = []
+        for part in header.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            let key = pair[0].trimmingSpaces
+            let value = pair[1].trimmingSpaces
+            if key == "t" { timestamp = Int64(value) }
+            // v0 (test mode's old scheme) and unknown schemes are skipped, as Stripe's libraries do.
+            if key == "v1", let bytes = hexBytes(value) { signatures.append(bytes) }
+        }
+        guard let timestamp else { throw NotificationRefusal(.badSignature, "the Stripe-Signature header has no t=") }
+        guard !signatures.isEmpty else { throw NotificationRefusal(.badSignature, "the Stripe-Signature header has no v1= signature") }
+        let signed = Array("\(timestamp).".utf8) + body
+        let verified = secrets.contains { secret in
+            let key = SymmetricKey(data: Array(secret.utf8))
+            return signatures.contains { HMAC<SHA256>.isValidAuthenticationCode($0, authenticating: signed, using: key) }
+        }
+        guard verified else { throw NotificationRefusal(.badSignature, "the Stripe-Signature does not match the body with the configured signing secret") }
+        // After the signature: an unsigned time says nothing.
+        guard abs(now - timestamp) <= tolerance else {
+            throw NotificationRefusal(.staleTimestamp, "the Stripe-Signature time \(timestamp) is more than \(tolerance) s from now (\(now))")
+        }
+    }
+
+    /// The header Stripe would send for `body` signed with `secret` at `timestamp` (for tests and tools).
+    public static func header(body: [UInt8], secret: String, timestamp: Int64) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Array("\(timestamp).".utf8) + body, using: SymmetricKey(data: Array(secret.utf8)))
+        return "t=\(timestamp),v1=" + code.map { byte in String(byte, radix: 16).leftPadded }.joined()
+    }
+
+    static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0, !digits.isEmpty else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+}
+
+extension String {
+    fileprivate var leftPadded: String { count == 1 ? "0" + self : self }
+}

@@ -1,0 +1,48 @@
+import EntitledClient
+
+/// What a receiver reads of a Stripe subscription object (`data.object` of `customer.subscription.*`).
+/// (https://docs.stripe.com/api/subscriptions/object)
+struct StripeSubscription {
+    var id: String
+    /// The app's user: `metadata[<key>]`, else the Stripe customer id.
+    var user: String
+    /// The first item's price's product.
+    var product: String
+    /// `trialing`, `active`, `past_due`, `canceled`, `unpaid`, `incomplete`, `incomplete_expired`, `paused`.
+    var status: String
+    /// The end of the period paid for, in Unix seconds: the first item's `current_period_end` (API versions
+    /// from 2025-03-31 on), else the subscription's own (earlier versions).
+    var periodEnd: Int64
+    var cancelsAtPeriodEnd: Bool
+    /// The newest invoice: the transaction of the period, which a refund of its charge names.
+    var latestInvoice: String?
+    var isLive: Bool
+
+    init(_ object: JSONValue, userMetadataKey: String) throws(NotificationRefusal) {
+        guard let id = object["id"]?.stringValue, id.hasPrefix("sub_") else {
+            throw NotificationRefusal(.malformed, "data.object is not a subscription (no sub_ id)")
+        }
+        guard let status = object["status"]?.stringValue else { throw NotificationRefusal(.malformed, "subscription \(id) has no status") }
+        guard let customer = Self.idOf(object["customer"]) else { throw NotificationRefusal(.malformed, "subscription \(id) has no customer") }
+        let item = object["items"]?["data"]?.arrayValue?.first
+        guard let product = Self.idOf(item?["price"]?["product"]) ?? Self.idOf(item?["plan"]?["product"]) else {
+            throw NotificationRefusal(.malformed, "subscription \(id) has no item with a price's product")
+        }
+        guard let periodEnd = (item?["current_period_end"] ?? object["current_period_end"])?.intValue else {
+            throw NotificationRefusal(.malformed, "subscription \(id) has no current_period_end")
+        }
+        self.id = id
+        self.user = object["metadata"]?[userMetadataKey]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? customer
+        self.product = product
+        self.status = status
+        self.periodEnd = Int64(periodEnd)
+        self.cancelsAtPeriodEnd = object["cancel_at_period_end"]?.boolValue ?? false
+        self.latestInvoice = Self.idOf(object["latest_invoice"])
+        self.isLive = object["livemode"]?.boolValue ?? true
+    }
+
+    /// An id, given as a string or as an expanded object with an `id`.
+    static func idOf(_ value: JSONValue?) -> String? {
+        value?.stringValue ?? value?["id"]?.stringValue
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import EntitledClient
+import EntitledStores
+import Foundation
+import Logging
+
+/// `entitled-stores`: receives the stores' server notifications over HTTP, verifies them, and applies them
+/// to an `entitled` server. See STORES.md beside this file.
+@main
+struct StoresCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "entitled-stores",
+        abstract: "Receives the stores' server notifications (App Store, Google Play, Stripe, Whop) and applies them to entitled.",
+        discussion: """
+            Every option can also come from the environment (ENTITLED_STORES_ and the option's name upper-cased, \
+            - as _: ENTITLED_STORES_STRIPE_SECRET) or from a JSON file (--config, keys named as the options: \
+            {"listen": "0.0.0.0:7118", "stripe-secret": ["whsec_..."]}). The command line wins over the \
+            environment, which wins over the file. A store whose secrets are not given is not served (404).
+            """
+    )
+
+    @Option(help: "A JSON file of settings, keys named as the long options.")
+    var config: String?
+
+    @Option(help: "The address to listen on for the stores' HTTP requests (default: \(StoresSettings.defaultListen)).")
+    var listen: String?
+
+    @Option(help: "The entitled server: HOST:PORT, [IPv6]:PORT or unix:/path/to/socket (default: 127.0.0.1:7117).")
+    var entitled: String?
+
+    @Option(help: "A file whose first line is the token of an entitled role that may write (for a server with --auth).")
+    var tokenFile: String?
+
+    @Option(help: "Stripe: the endpoint's signing secret (whsec_...). Repeat it while one secret replaces another. Prefer the environment or the file to the command line, which other users can see.")
+    var stripeSecret: [String] = []
+
+    @Option(help: "Stripe: the subscription metadata key that holds the app's user id; without it the customer id is the user (default: app_user_id).")
+    var stripeUserKey: String?
+
+    @Option(help: "Stripe: days of access after a failed renewal (past_due) while Stripe retries the charge (default: 7).")
+    var stripeGraceDays: Int?
+
+    @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default: info).")
+    var logLevel: String?
+
+    func run() async throws {
+        let settings: StoresSettings
+        do {
+            settings = try StoresSettings(command: self, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        try await StoresService(settings: settings).run()
+    }
+}

@@ -1,0 +1,149 @@
+import EntitledClient
+import EntitledStores
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The HTTP receiver: one route per store (`POST /apple`, `/google`, `/stripe`, `/whop`), `GET /metrics`
+/// and `GET /health`. A store's notification is answered 200 only once everything it says is acknowledged
+/// by `entitled`; 4xx when it is refused (with a one-line reason); 503 when `entitled` cannot take it, so
+/// that the store delivers it again.
+struct StoresService {
+    let settings: StoresSettings
+
+    func run() async throws {
+        var logger = Logger(label: "entitled-stores")
+        logger.logLevel = settings.logLevel
+        for variable in settings.unknownVariables {
+            logger.warning("ignoring unknown environment variable \(variable): it names no setting of entitled-stores")
+        }
+        let pool = EntitledPool(
+            address: settings.entitled,
+            configuration: EntitledPool.Configuration(connections: 2, requestTimeout: .seconds(10), connectTimeout: .seconds(5), token: settings.token)
+        )
+        let gateway = PoolGateway(pool: pool)
+        let metrics = StoreMetrics()
+        let router = Router()
+        router.add(middleware: UnknownRouteReason())
+        let stripe = settings.stripe.map { StripeReceiver(settings: $0, gateway: gateway) }
+        let notificationLogger = logger
+        router.post("stripe") { request, _ -> Response in
+            guard let stripe else { return Self.notServed("stripe", "--stripe-secret", metrics) }
+            return await Self.receive("stripe", request, metrics: metrics, logger: notificationLogger) { body, request throws(ReceiveFailure) in
+                try await stripe.receive(
+                    body: body, signature: request.headers[HTTPField.Name("Stripe-Signature")!], now: Int64(Date().timeIntervalSince1970)
+                )
+            }
+        }
+        for (store, setting) in [("apple", "App Store"), ("google", "Google Play"), ("whop", "Whop")] {
+            router.post(RouterPath(stringLiteral: store)) { _, _ -> Response in
+                metrics.received(store)
+                metrics.refused(store, .notFound)
+                return Self.text(404, "\(setting) notifications are not served by this receiver")
+            }
+        }
+        router.get("metrics") { _, _ -> Response in Self.text(200, metrics.text, contentType: "text/plain; version=0.0.4") }
+        router.get("health") { _, _ -> Response in Self.text(200, "ok") }
+
+        let stores = settings.storesOn.isEmpty ? "none" : settings.storesOn.joined(separator: ", ")
+        logger.info(
+            "starting entitled-stores",
+            metadata: [
+                "listen": "\(settings.listenHost):\(settings.listenPort)", "entitled": "\(settings.entitled)",
+                "token": "\(settings.token == nil ? "none" : "from the token file")", "stores": "\(stores)",
+            ]
+        )
+        if settings.storesOn.isEmpty {
+            logger.warning("no store is configured: every notification is answered 404 (give --stripe-secret, ...)")
+        }
+        let entitled = settings.entitled
+        let app = Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(settings.listenHost, port: settings.listenPort), serverName: "entitled-stores"
+            ),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                print("entitled-stores listening on http://\(channel.localAddress?.ipAddress ?? "?"):\(port) (stores: \(stores); entitled \(entitled))")
+                fflush(nil)  // scripts and tests wait for this line
+            },
+            logger: logger
+        )
+        try await app.runService()
+    }
+
+    /// Reads the body (at most `NotificationRefusal.maximumBodyBytes`), runs `handle` and answers.
+    static func receive(
+        _ store: String, _ request: Request, metrics: StoreMetrics, logger: Logger,
+        _ handle: ([UInt8], Request) async throws(ReceiveFailure) -> NotificationOutcome
+    ) async -> Response {
+        metrics.received(store)
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: NotificationRefusal.maximumBodyBytes)
+        } catch {
+            return refuse(store, NotificationRefusal(.tooLarge, "the body is larger than \(NotificationRefusal.maximumBodyBytes) bytes"), metrics: metrics, logger: logger)
+        }
+        do {
+            let outcome = try await handle(Array(buffer: body), request)
+            metrics.finished(store, outcome)
+            switch outcome {
+            case .applied(let changes):
+                logger.info("applied a \(store) notification", metadata: ["changes": "\(changes)"])
+                return text(200, "applied")
+            case .duplicate:
+                logger.info("a \(store) notification was applied before: nothing changed")
+                return text(200, "duplicate")
+            case .ignored(let reason):
+                logger.info("ignored a \(store) notification: \(reason)")
+                return text(200, "ignored: \(reason)")
+            case .unmatched(let reason):
+                logger.warning("unmatched \(store) notification: \(reason)")
+                return text(200, "unmatched: \(reason)")
+            }
+        } catch {
+            switch error {
+            case .refused(let refusal):
+                return refuse(store, refusal, metrics: metrics, logger: logger)
+            case .unavailable(let unavailable):
+                metrics.unavailable(store)
+                logger.error("could not apply a \(store) notification: \(unavailable.reason); answered 503, the store delivers it again")
+                return text(503, "entitled is unavailable: \(unavailable.reason); deliver again later")
+            }
+        }
+    }
+
+    static func refuse(_ store: String, _ refusal: NotificationRefusal, metrics: StoreMetrics, logger: Logger) -> Response {
+        metrics.refused(store, refusal.kind)
+        logger.warning("refused a \(store) notification: \(refusal)")
+        return text(refusal.status, refusal.reason)
+    }
+
+    static func notServed(_ store: String, _ option: String, _ metrics: StoreMetrics) -> Response {
+        metrics.received(store)
+        metrics.refused(store, .notFound)
+        return text(404, "\(store) notifications are not served: this receiver has no \(option)")
+    }
+
+    static func text(_ status: Int, _ body: String, contentType: String = "text/plain; charset=utf-8") -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = contentType
+        let line = body.hasSuffix("\n") ? body : body + "\n"
+        return Response(status: .init(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: line)))
+    }
+}
+
+/// Answers a request no route takes with a one-line reason rather than an empty 404.
+struct UnknownRouteReason<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
+            return StoresService.text(
+                Int(error.status.code), "no route \(request.method) \(request.uri.path); routes: POST /apple, /google, /stripe, /whop; GET /metrics, /health"
+            )
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import EntitledClient
+import EntitledStores
+import Foundation
+import Logging
+
+/// The receiver's settings, from the command line, then the environment (`ENTITLED_STORES_*`), then the
+/// configuration file, then the defaults.
+struct StoresSettings {
+    static let defaultListen = "127.0.0.1:7118"
+    /// The keys of the file and the variables, as the long options name them.
+    static let keys: Set<String> = ["listen", "entitled", "token-file", "stripe-secret", "stripe-user-key", "stripe-grace-days", "log-level"]
+
+    var listenHost = "127.0.0.1"
+    var listenPort = 7118
+    var entitled = ServerAddress.standard
+    var token: String?
+    var stripe: StripeReceiver.Settings?
+    var logLevel = Logger.Level.info
+    /// `ENTITLED_STORES_*` variables that name no setting: warned about at start.
+    var unknownVariables: [String] = []
+
+    /// Why the settings cannot be used; the message names the option, variable or key.
+    struct Failure: Error {
+        var message: String
+    }
+
+    init(command: StoresCommand, environment: [String: String]) throws(Failure) {
+        let file = try Self.readFile(command.config ?? environment["ENTITLED_STORES_CONFIG"])
+        var unknown: [String] = []
+        for name in environment.keys where name.hasPrefix("ENTITLED_STORES_") && name != "ENTITLED_STORES_CONFIG" {
+            let key = name.dropFirst("ENTITLED_STORES_".count).lowercased().replacingOccurrences(of: "_", with: "-")
+            if !Self.keys.contains(key) { unknown.append(name) }
+        }
+        unknownVariables = unknown.sorted()
+        func variable(_ key: String) -> String? {
+            environment["ENTITLED_STORES_" + key.uppercased().replacingOccurrences(of: "-", with: "_")].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        /// A text setting: the command line's, the environment's, the file's.
+        func text(_ key: String, _ given: String?) throws(Failure) -> String? {
+            if let given { return given }
+            if let value = variable(key) { return value }
+            guard let value = file[key] else { return nil }
+            guard let text = value.stringValue ?? value.intValue.map(String.init) else {
+                throw Failure(message: "the configuration file's \"\(key)\" must be a string")
+            }
+            return text
+        }
+        func number(_ key: String, _ given: Int?, in range: ClosedRange<Int>) throws(Failure) -> Int? {
+            let raw: String?
+            if let given { raw = String(given) } else if let value = variable(key) { raw = value } else {
+                raw = file[key].map { $0.intValue.map(String.init) ?? $0.stringValue ?? "?" }
+            }
+            guard let raw else { return nil }
+            guard let value = Int(raw), range.contains(value) else {
+                throw Failure(message: "\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(raw)")
+            }
+            return value
+        }
+
+        if let listen = try text("listen", command.listen) {
+            guard let (host, port) = Self.hostAndPort(listen) else {
+                throw Failure(message: "listen must be HOST:PORT (such as 127.0.0.1:7118), not \(listen)")
+            }
+            listenHost = host
+            listenPort = port
+        }
+        if let address = try text("entitled", command.entitled) {
+            guard let parsed = Self.serverAddress(address) else {
+                throw Failure(message: "entitled must be HOST:PORT, [IPv6]:PORT or unix:/path, not \(address)")
+            }
+            entitled = parsed
+        }
+        if let path = try text("token-file", command.tokenFile) {
+            guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw Failure(message: "cannot read the token file \(path)")
+            }
+            let first = contents.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let token = first.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !token.isEmpty else { throw Failure(message: "the token file \(path) is empty: its first line must hold the token") }
+            self.token = token
+        }
+        var secrets = command.stripeSecret
+        if secrets.isEmpty, let value = variable("stripe-secret") {
+            secrets = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        if secrets.isEmpty, let value = file["stripe-secret"] {
+            if let one = value.stringValue { secrets = [one] } else if let many = value.arrayValue?.compactMap(\.stringValue), !many.isEmpty {
+                secrets = many
+            } else {
+                throw Failure(message: "the configuration file's \"stripe-secret\" must be a string or an array of strings")
+            }
+        }
+        if !secrets.isEmpty {
+            var stripe = StripeReceiver.Settings(secrets: secrets)
+            stripe.userMetadataKey = try text("stripe-user-key", command.stripeUserKey) ?? stripe.userMetadataKey
+            stripe.gracePeriodDays = try number("stripe-grace-days", command.stripeGraceDays, in: 0...365) ?? stripe.gracePeriodDays
+            self.stripe = stripe
+        }
+        if let level = try text("log-level", command.logLevel) {
+            guard let parsed = Logger.Level(rawValue: level) else {
+                throw Failure(message: "log-level must be trace, debug, info, notice, warning, error or critical, not \(level)")
+            }
+            logLevel = parsed
+        }
+    }
+
+    /// The stores served, for the start log.
+    var storesOn: [String] { stripe == nil ? [] : ["stripe"] }
+
+    private static func readFile(_ path: String?) throws(Failure) -> [String: JSONValue] {
+        guard let path else { return [:] }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Failure(message: "cannot read the configuration file \(path)")
+        }
+        guard let json = try? JSONValue(parsing: String(decoding: data, as: UTF8.self)), let members = json.objectMembers else {
+            throw Failure(message: "the configuration file \(path) is not a JSON object")
+        }
+        var values: [String: JSONValue] = [:]
+        for (key, value) in members {
+            guard keys.contains(key) else {
+                throw Failure(message: "the configuration file \(path) has an unknown key \"\(key)\"; keys: \(keys.sorted().joined(separator: ", "))")
+            }
+            guard values.updateValue(value, forKey: key) == nil else {
+                throw Failure(message: "the configuration file \(path) has the key \"\(key)\" twice")
+            }
+        }
+        return values
+    }
+
+    static func hostAndPort(_ text: String) -> (String, Int)? {
+        var host: Substring
+        var portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else { return nil }
+        return (String(host), port)
+    }
+
+    static func serverAddress(_ text: String) -> ServerAddress? {
+        if text.hasPrefix("unix:") {
+            let path = String(text.dropFirst(5))
+            return path.isEmpty ? nil : .unixSocket(path: path)
+        }
+        if text.hasPrefix("/") { return .unixSocket(path: text) }
+        return hostAndPort(text).map { .tcp(host: $0.0, port: $0.1) }
+    }
+}
+
+extension StoresSettings.Failure {
+    init(_ message: String) { self.message = message }
+}
