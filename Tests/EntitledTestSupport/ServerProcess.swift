@@ -26,8 +26,15 @@ public final class ServerProcess {
     ///   that spawns it, so a SIGHUP sent to a server started plainly stays pending instead of acting: a
     ///   test of what a signal does would pass whatever the server did. The server is then exec'd by a
     ///   few lines of Python that clear the mask first (same process, same pid).
-    public init(arguments: [String], workingDirectory: String, environment: [String: String] = [:], unblockedSignals: Bool = false) {
-        if unblockedSignals {
+    /// - Parameter executable: the package's executable to run (`entitled-stores` for the receiver).
+    public init(
+        arguments: [String], workingDirectory: String, environment: [String: String] = [:], unblockedSignals: Bool = false,
+        executable: String = "entitled"
+    ) {
+        if executable != "entitled" {
+            process.executableURL = Self.builtExecutable(named: executable)
+            process.arguments = arguments
+        } else if unblockedSignals {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [
                 "python3", "-c",

@@ -1,0 +1,106 @@
+import Foundation
+
+/// A real `entitled-stores` process on a free loopback port, in front of an `entitled` at `entitled`
+/// (`HOST:PORT`), stopped when this is released.
+public final class RunningStores {
+    public let directory: TemporaryDirectory
+    public private(set) var port = 0
+    private var process: ServerProcess?
+    private let arguments: [String]
+    private let environment: [String: String]
+
+    /// - Parameters:
+    ///   - environment: `ENTITLED_STORES_*` variables (secrets go there, as in production).
+    ///   - arguments: further options.
+    public init(entitled: String, environment: [String: String] = [:], arguments: [String] = []) throws {
+        directory = try TemporaryDirectory()
+        self.arguments = ["--entitled", entitled, "--log-level", "warning"] + arguments
+        self.environment = environment
+        try start(port: 0)
+    }
+
+    deinit {
+        _ = process?.stop()
+    }
+
+    /// Starts it again on the port it had.
+    public func restart() throws {
+        _ = process?.stop()
+        process = nil
+        try start(port: port)
+    }
+
+    private func start(port requested: Int) throws {
+        let process = ServerProcess(
+            arguments: ["--listen", "127.0.0.1:\(requested)"] + arguments, workingDirectory: directory.path,
+            environment: environment, executable: "entitled-stores"
+        )
+        try process.startAndWaitUntilReady()
+        guard let match = process.readyLine.firstMatch(of: /listening on http:\/\/127\.0\.0\.1:(\d+)/), let bound = Int(match.1) else {
+            throw TestSupportFailure(description: "entitled-stores did not say where it listens: \(process.readyLine); stderr: \(process.standardErrorText())")
+        }
+        port = bound
+        self.process = process
+    }
+
+    /// What it logged so far (stopping it first).
+    public func stopAndReadLog() -> String {
+        guard let process else { return "" }
+        _ = process.stop()
+        self.process = nil
+        return process.standardErrorText()
+    }
+
+    /// Sends one HTTP/1.1 request and returns the status and body (`Connection: close`).
+    public func post(_ path: String, body: [UInt8], headers: [String: String] = [:]) throws -> HTTPReply {
+        try HTTPReply.exchange(port: port, method: "POST", path: path, body: body, headers: headers)
+    }
+
+    public func get(_ path: String) throws -> HTTPReply {
+        try HTTPReply.exchange(port: port, method: "GET", path: path, body: [], headers: [:])
+    }
+}
+
+/// An HTTP answer: the status code and the body as text.
+public struct HTTPReply: Sendable {
+    public var status: Int
+    public var body: String
+
+    /// A blocking HTTP/1.1 exchange over a fresh loopback connection: enough for tests, not a client.
+    static func exchange(port: Int, method: String, path: String, body: [UInt8], headers: [String: String]) throws -> HTTPReply {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestSupportFailure(description: "socket: errno \(errno)") }
+        defer { close(descriptor) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestSupportFailure(description: "connect to 127.0.0.1:\(port): errno \(errno)") }
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let request = Array((head + "\r\n").utf8) + body
+        var sent = 0
+        while sent < request.count {
+            let count = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw TestSupportFailure(description: "send: errno \(errno)") }
+            sent += count
+        }
+        var reply: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 { reply += chunk[..<count] } else { break }
+        }
+        let text = String(decoding: reply, as: UTF8.self)
+        guard let statusLine = text.split(separator: "\r\n").first, let code = statusLine.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+            throw TestSupportFailure(description: "no HTTP answer: \(text.prefix(200))")
+        }
+        let bodyText = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
+        return HTTPReply(status: code, body: bodyText)
+    }
+}
