@@ -57,6 +57,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // Already built for postgres-nio: the stores' signatures (HMAC-SHA256, ECDSA P-256).
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        // The App Store's signed notifications: their X.509 chains, verified up to Apple's root.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // A cache prefetch hint for the check path (EntitledCore's StringSlotTable): Swift cannot spell it.
@@ -179,6 +182,8 @@ let package = Package(
             dependencies: [
                 "EntitledClient",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -251,7 +256,10 @@ let package = Package(
         // The stores' notifications, verified and mapped, against real entitled and entitled-stores processes.
         .testTarget(
             name: "EntitledStoresTests",
-            dependencies: ["EntitledStores", "EntitledClient", "EntitledTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "EntitledStores", "EntitledClient", "EntitledTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
         ),
         // Cluster mode against real PostgreSQL servers and real `entitled` processes (skipped, with the
         // reason, where PostgreSQL cannot be had). Fixtures: the proxy that loses a COMMIT's answer.

@@ -31,6 +31,15 @@ struct StoresCommand: AsyncParsableCommand {
     @Option(help: "A file whose first line is the token of an entitled role that may write (for a server with --auth).")
     var tokenFile: String?
 
+    @Option(help: "App Store: the PEM file of the root certificate the notifications' chains must lead to (Apple Root CA - G3, from https://www.apple.com/certificateauthority/).")
+    var appleRootCa: String?
+
+    @Option(help: "App Store: the app's bundle id; notifications for another app are refused. Needed with --apple-root-ca.")
+    var appleBundleId: String?
+
+    @Option(help: "App Store: the app's Apple id (appAppleId), checked when a notification carries one.")
+    var appleAppId: Int?
+
     @Option(help: "Stripe: the endpoint's signing secret (whsec_...). Repeat it while one secret replaces another. Prefer the environment or the file to the command line, which other users can see.")
     var stripeSecret: [String] = []
 

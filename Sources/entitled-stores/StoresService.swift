@@ -36,7 +36,19 @@ struct StoresService {
                 )
             }
         }
-        for (store, setting) in [("apple", "App Store"), ("google", "Google Play"), ("whop", "Whop")] {
+        let apple: AppleReceiver?
+        do {
+            apple = try settings.apple.map { settings throws(NotificationRefusal) in try AppleReceiver(settings: settings, gateway: gateway) }
+        } catch {
+            throw StoresSettings.Failure(message: "the App Store root certificate file cannot be used: \(error.reason)")
+        }
+        router.post("apple") { request, _ -> Response in
+            guard let apple else { return Self.notServed("apple", "--apple-root-ca and --apple-bundle-id", metrics) }
+            return await Self.receive("apple", request, metrics: metrics, logger: notificationLogger) { body, _ throws(ReceiveFailure) in
+                try await apple.receive(body: body)
+            }
+        }
+        for (store, setting) in [("google", "Google Play"), ("whop", "Whop")] {
             router.post(RouterPath(stringLiteral: store)) { _, _ -> Response in
                 metrics.received(store)
                 metrics.refused(store, .notFound)

@@ -8,20 +8,25 @@ import Logging
 struct StoresSettings {
     static let defaultListen = "127.0.0.1:7118"
     /// The keys of the file and the variables, as the long options name them.
-    static let keys: Set<String> = ["listen", "entitled", "token-file", "stripe-secret", "stripe-user-key", "stripe-grace-days", "log-level"]
+    static let keys: Set<String> = [
+        "listen", "entitled", "token-file", "apple-root-ca", "apple-bundle-id", "apple-app-id", "stripe-secret", "stripe-user-key",
+        "stripe-grace-days", "log-level",
+    ]
 
     var listenHost = "127.0.0.1"
     var listenPort = 7118
     var entitled = ServerAddress.standard
     var token: String?
+    var apple: AppleReceiver.Settings?
     var stripe: StripeReceiver.Settings?
     var logLevel = Logger.Level.info
     /// `ENTITLED_STORES_*` variables that name no setting: warned about at start.
     var unknownVariables: [String] = []
 
     /// Why the settings cannot be used; the message names the option, variable or key.
-    struct Failure: Error {
+    struct Failure: Error, CustomStringConvertible {
         var message: String
+        var description: String { message }
     }
 
     init(command: StoresCommand, environment: [String: String]) throws(Failure) {
@@ -96,6 +101,23 @@ struct StoresSettings {
             stripe.gracePeriodDays = try number("stripe-grace-days", command.stripeGraceDays, in: 0...365) ?? stripe.gracePeriodDays
             self.stripe = stripe
         }
+        let appleRoot = try text("apple-root-ca", command.appleRootCa)
+        let appleBundle = try text("apple-bundle-id", command.appleBundleId)
+        switch (appleRoot, appleBundle) {
+        case (let path?, let bundle?):
+            guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw Failure(message: "cannot read the App Store root certificate file \(path)")
+            }
+            apple = AppleReceiver.Settings(
+                rootCertificatesPEM: pem, bundleID: bundle, appAppleID: try number("apple-app-id", command.appleAppId, in: 1...Int.max)
+            )
+        case (nil, nil):
+            break
+        case (nil, _):
+            throw Failure(message: "apple-bundle-id needs apple-root-ca: the root certificate the notifications must lead to")
+        case (_, nil):
+            throw Failure(message: "apple-root-ca needs apple-bundle-id: the app whose notifications are accepted")
+        }
         if let level = try text("log-level", command.logLevel) {
             guard let parsed = Logger.Level(rawValue: level) else {
                 throw Failure(message: "log-level must be trace, debug, info, notice, warning, error or critical, not \(level)")
@@ -105,7 +127,7 @@ struct StoresSettings {
     }
 
     /// The stores served, for the start log.
-    var storesOn: [String] { stripe == nil ? [] : ["stripe"] }
+    var storesOn: [String] { (apple == nil ? [] : ["apple"]) + (stripe == nil ? [] : ["stripe"]) }
 
     private static func readFile(_ path: String?) throws(Failure) -> [String: JSONValue] {
         guard let path else { return [:] }
