@@ -49,6 +49,12 @@ struct StoresCommand: AsyncParsableCommand {
     @Option(help: "Stripe: days of access after a failed renewal (past_due) while Stripe retries the charge (default: 7).")
     var stripeGraceDays: Int?
 
+    @Option(help: "Whop: the webhook secret. Repeat it while one secret replaces another. Prefer the environment or the file.")
+    var whopSecret: [String] = []
+
+    @Option(help: "Whop: the membership metadata key that holds the app's user id; without it the Whop user id is the user (default: app_user_id).")
+    var whopUserKey: String?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default: info).")
     var logLevel: String?
 

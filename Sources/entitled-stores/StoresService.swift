@@ -48,7 +48,18 @@ struct StoresService {
                 try await apple.receive(body: body)
             }
         }
-        for (store, setting) in [("google", "Google Play"), ("whop", "Whop")] {
+        let whop = settings.whop.map { WhopReceiver(settings: $0, gateway: gateway) }
+        router.post("whop") { request, _ -> Response in
+            guard let whop else { return Self.notServed("whop", "--whop-secret", metrics) }
+            return await Self.receive("whop", request, metrics: metrics, logger: notificationLogger) { body, request throws(ReceiveFailure) in
+                var headers: [String: String] = [:]
+                for name in ["webhook-id", "webhook-timestamp", "webhook-signature"] {
+                    headers[name] = request.headers[HTTPField.Name(name)!]
+                }
+                return try await whop.receive(body: body, headers: headers, now: Int64(Date().timeIntervalSince1970))
+            }
+        }
+        for (store, setting) in [("google", "Google Play")] {
             router.post(RouterPath(stringLiteral: store)) { _, _ -> Response in
                 metrics.received(store)
                 metrics.refused(store, .notFound)

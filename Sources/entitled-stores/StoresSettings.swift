@@ -10,7 +10,7 @@ struct StoresSettings {
     /// The keys of the file and the variables, as the long options name them.
     static let keys: Set<String> = [
         "listen", "entitled", "token-file", "apple-root-ca", "apple-bundle-id", "apple-app-id", "stripe-secret", "stripe-user-key",
-        "stripe-grace-days", "log-level",
+        "stripe-grace-days", "whop-secret", "whop-user-key", "log-level",
     ]
 
     var listenHost = "127.0.0.1"
@@ -19,6 +19,7 @@ struct StoresSettings {
     var token: String?
     var apple: AppleReceiver.Settings?
     var stripe: StripeReceiver.Settings?
+    var whop: WhopReceiver.Settings?
     var logLevel = Logger.Level.info
     /// `ENTITLED_STORES_*` variables that name no setting: warned about at start.
     var unknownVariables: [String] = []
@@ -84,17 +85,24 @@ struct StoresSettings {
             guard !token.isEmpty else { throw Failure(message: "the token file \(path) is empty: its first line must hold the token") }
             self.token = token
         }
-        var secrets = command.stripeSecret
-        if secrets.isEmpty, let value = variable("stripe-secret") {
-            secrets = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        if secrets.isEmpty, let value = file["stripe-secret"] {
-            if let one = value.stringValue { secrets = [one] } else if let many = value.arrayValue?.compactMap(\.stringValue), !many.isEmpty {
-                secrets = many
-            } else {
-                throw Failure(message: "the configuration file's \"stripe-secret\" must be a string or an array of strings")
+        /// Secrets: the command line's (repeated), the variable's (comma-separated), the file's (one or a list).
+        func secrets(_ key: String, _ given: [String]) throws(Failure) -> [String] {
+            if !given.isEmpty { return given }
+            if let value = variable(key) {
+                return value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             }
+            guard let value = file[key] else { return [] }
+            if let one = value.stringValue { return [one] }
+            if let many = value.arrayValue?.compactMap(\.stringValue), !many.isEmpty { return many }
+            throw Failure(message: "the configuration file's \"\(key)\" must be a string or an array of strings")
         }
+        let whopSecrets = try secrets("whop-secret", command.whopSecret)
+        if !whopSecrets.isEmpty {
+            var whop = WhopReceiver.Settings(secrets: whopSecrets)
+            whop.userMetadataKey = try text("whop-user-key", command.whopUserKey) ?? whop.userMetadataKey
+            self.whop = whop
+        }
+        let secrets = try secrets("stripe-secret", command.stripeSecret)
         if !secrets.isEmpty {
             var stripe = StripeReceiver.Settings(secrets: secrets)
             stripe.userMetadataKey = try text("stripe-user-key", command.stripeUserKey) ?? stripe.userMetadataKey
@@ -127,7 +135,7 @@ struct StoresSettings {
     }
 
     /// The stores served, for the start log.
-    var storesOn: [String] { (apple == nil ? [] : ["apple"]) + (stripe == nil ? [] : ["stripe"]) }
+    var storesOn: [String] { (apple == nil ? [] : ["apple"]) + (stripe == nil ? [] : ["stripe"]) + (whop == nil ? [] : ["whop"]) }
 
     private static func readFile(_ path: String?) throws(Failure) -> [String: JSONValue] {
         guard let path else { return [:] }

@@ -1,0 +1,175 @@
+import EntitledClient
+import Foundation
+
+/// Whop's webhooks (`POST /whop`), verified (`StandardWebhookSignature`) and applied. A Whop membership is
+/// an `entitled` membership whose original transaction is the Whop membership id (`mem_...`), owned by
+/// the app's user (`metadata[<user key>]`, else the Whop user id), with the product's id and access until
+/// its `renewal_period_end` (none: lifetime):
+///
+/// - `membership.went_valid` (API v1: `membership.activated`): granted if new; a later period end a
+///   `renewal`; one that had ended a `resume`.
+/// - `membership.went_invalid` (`membership.deactivated`): an `expiration`.
+/// - `payment.refunded` (`refund.created`): a `refund` of the payment's membership.
+///
+/// The `webhook-id` (with the kind of change) is the event id, the event's time (`timestamp`, else the
+/// webhook's) the event time.
+public struct WhopReceiver: Sendable {
+    public struct Settings: Sendable, Hashable {
+        /// The webhook secrets: several while one replaces another.
+        public var secrets: [String]
+        /// The membership metadata key that holds the app's user id.
+        public var userMetadataKey: String
+
+        public init(secrets: [String], userMetadataKey: String = "app_user_id") {
+            self.secrets = secrets
+            self.userMetadataKey = userMetadataKey
+        }
+    }
+
+    public let settings: Settings
+    let gateway: any EntitledGateway
+
+    public init(settings: Settings, gateway: any EntitledGateway) {
+        self.settings = settings
+        self.gateway = gateway
+    }
+
+    /// Verifies and applies one webhook request; `headers` by lower-case name; `now` in Unix seconds.
+    public func receive(body: [UInt8], headers: [String: String], now: Int64) async throws(ReceiveFailure) -> NotificationOutcome {
+        let messageID: String
+        let sentAt: Int64
+        do {
+            messageID = try StandardWebhookSignature.verify(
+                id: headers["webhook-id"], timestamp: headers["webhook-timestamp"], signature: headers["webhook-signature"], body: body,
+                secrets: settings.secrets, now: now
+            )
+            sentAt = Int64(headers["webhook-timestamp"] ?? "") ?? now
+        } catch {
+            throw .refused(error)
+        }
+        guard let event = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)), let data = event["data"],
+            let type = event["type"]?.stringValue ?? event["action"]?.stringValue
+        else { throw .refused(NotificationRefusal(.malformed, "not a Whop webhook: type (or action) or data is missing")) }
+        let time = ProtocolTime.string(milliseconds: (Self.seconds(event["timestamp"]) ?? sentAt) * 1000)
+        let context = Context(id: messageID, type: type, time: time)
+        switch type {
+        case "membership.went_valid", "membership.activated":
+            return try await wentValid(try membership(data), context)
+        case "membership.went_invalid", "membership.deactivated":
+            return try await wentInvalid(try membership(data), context)
+        case "payment.refunded", "refund.created":
+            return try await refunded(data, context)
+        default:
+            return .ignored("Whop event type \(type) is not one this receiver acts on")
+        }
+    }
+
+    struct Context {
+        var id: String
+        var type: String
+        var time: String
+
+        func eventID(_ kind: String) -> String { "\(id):\(kind)" }
+        var reason: String { "whop \(type) \(id)" }
+    }
+
+    /// What a receiver reads of a Whop membership object.
+    struct WhopMembership {
+        var id: String
+        var user: String
+        var product: String
+        /// Milliseconds; `nil` for lifetime access.
+        var periodEnd: Int64?
+        var cancelsAtPeriodEnd: Bool
+    }
+
+    private func membership(_ data: JSONValue) throws(ReceiveFailure) -> WhopMembership {
+        guard let id = Self.id(data["id"]) ?? Self.id(data["membership"]), id.hasPrefix("mem_") else {
+            throw .refused(NotificationRefusal(.malformed, "data is not a Whop membership (no mem_ id)"))
+        }
+        guard let whopUser = Self.id(data["user"]) ?? data["user_id"]?.stringValue else {
+            throw .refused(NotificationRefusal(.malformed, "Whop membership \(id) names no user"))
+        }
+        guard let product = Self.id(data["product"]) ?? data["product_id"]?.stringValue else {
+            throw .refused(NotificationRefusal(.malformed, "Whop membership \(id) names no product"))
+        }
+        let user = data["metadata"]?[settings.userMetadataKey]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? whopUser
+        return WhopMembership(
+            id: id, user: user, product: product, periodEnd: Self.seconds(data["renewal_period_end"] ?? data["expires_at"]).map { $0 * 1000 },
+            cancelsAtPeriodEnd: data["cancel_at_period_end"]?.boolValue ?? false
+        )
+    }
+
+    private func wentValid(_ whop: WhopMembership, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        var writer = MembershipWriter(gateway: gateway)
+        var found = try await writer.membership(ofOriginalTransaction: whop.id)
+        if found == nil || found?.user != whop.user {
+            let granted = try await writer.grant(
+                .grant(
+                    user: whop.user, product: whop.product, source: "whop", expiresAt: whop.periodEnd.map { ProtocolTime.string(milliseconds: $0) },
+                    willRenew: whop.periodEnd == nil ? nil : !whop.cancelsAtPeriodEnd, transactionId: whop.id, reason: context.reason
+                )
+            )
+            found = granted ?? found
+        }
+        guard let membership = found else { return .unmatched("Whop membership \(whop.id) belongs to another user, and the transfer rule keeps it there") }
+        let currentEnd = membership.expiresAt.flatMap(ProtocolTime.milliseconds)
+        if let periodEnd = whop.periodEnd {
+            // A membership that went invalid had its access end then: valid again with a period end past
+            // that is a renewal too.
+            if membership.pausedAt != nil {
+                try await writer.apply(event(membership, "resume", expiresAt: periodEnd, context))
+            } else if periodEnd > (currentEnd ?? .max) {
+                try await writer.apply(event(membership, "renewal", expiresAt: periodEnd, context))
+            }
+        }
+        return writer.outcome
+    }
+
+    private func wentInvalid(_ whop: WhopMembership, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        var writer = MembershipWriter(gateway: gateway)
+        guard let membership = try await writer.membership(ofOriginalTransaction: whop.id) else {
+            return .unmatched("no membership holds Whop membership \(whop.id)")
+        }
+        if membership.isActive { try await writer.apply(event(membership, "expiration", context)) }
+        return writer.outcome
+    }
+
+    private func refunded(_ data: JSONValue, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        let payment = data["payment"] ?? data
+        guard let membershipID = Self.id(payment["membership"]) ?? payment["membership_id"]?.stringValue else {
+            return .unmatched("the refunded payment names no Whop membership")
+        }
+        var writer = MembershipWriter(gateway: gateway)
+        guard let membership = try await writer.membership(ofOriginalTransaction: membershipID) else {
+            return .unmatched("no membership holds Whop membership \(membershipID)")
+        }
+        try await writer.apply(event(membership, "refund", context))
+        return writer.outcome
+    }
+
+    private func event(_ membership: MembershipInfo, _ type: String, expiresAt: Int64? = nil, _ context: Context) -> EntitledRequest {
+        .event(
+            membership: membership.id, type: type, eventId: context.eventID(type), eventTime: context.time,
+            expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) }, reason: context.reason
+        )
+    }
+
+    /// An id given as a string or as an object with an `id`.
+    static func id(_ value: JSONValue?) -> String? {
+        value?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? value?["id"]?.stringValue
+    }
+
+    /// Unix seconds, given as a number or as an ISO 8601 time (Whop's API v1 writes times as text).
+    static func seconds(_ value: JSONValue?) -> Int64? {
+        guard let value, !value.isNull else { return nil }
+        if let number = value.intValue { return Int64(number) }
+        guard let text = value.stringValue else { return nil }
+        if let number = Int64(text) { return number }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970) }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text).map { Int64($0.timeIntervalSince1970) }
+    }
+}
