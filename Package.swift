@@ -60,6 +60,8 @@ let package = Package(
         // The App Store's signed notifications: their X.509 chains, verified up to Apple's root.
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // Google Play's OAuth token and Developer API calls.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // A cache prefetch hint for the check path (EntitledCore's StringSlotTable): Swift cannot spell it.
@@ -184,6 +186,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                // RS256: Google's service-account assertions and Pub/Sub push tokens.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -259,7 +264,10 @@ let package = Package(
             dependencies: [
                 "EntitledStores", "EntitledClient", "EntitledTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            // The stand-in for Google's OAuth and Play Developer API endpoints, run by python3.
+            exclude: ["Fixtures"]
         ),
         // Cluster mode against real PostgreSQL servers and real `entitled` processes (skipped, with the
         // reason, where PostgreSQL cannot be had). Fixtures: the proxy that loses a COMMIT's answer.

@@ -44,8 +44,9 @@ public struct NotificationRefusal: Error, Hashable, Sendable, CustomStringConver
     public var description: String { "\(kind.rawValue): \(reason)" }
 }
 
-/// A verified notification that could not be applied because `entitled` could not take it (unreachable,
-/// or refusing writes): answered 503 so that the store delivers it again later.
+/// A verified notification that could not be applied now: `entitled` could not take it (unreachable, or
+/// refusing writes), or the store's own API could not be asked (Google Play). Answered 503 so that the
+/// store delivers it again later.
 public struct EntitledUnavailable: Error, Hashable, Sendable, CustomStringConvertible {
     public var reason: String
 

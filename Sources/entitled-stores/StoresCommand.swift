@@ -40,6 +40,27 @@ struct StoresCommand: AsyncParsableCommand {
     @Option(help: "App Store: the app's Apple id (appAppleId), checked when a notification carries one.")
     var appleAppId: Int?
 
+    @Option(help: "Google Play: the app's package name; notifications for another app are refused.")
+    var googlePackage: String?
+
+    @Option(help: "Google Play: the service account's JSON key file, for the Play Developer API (needed with --google-package).")
+    var googleServiceAccount: String?
+
+    @Option(help: "Google Play: the audience of the Pub/Sub push subscription's authentication; with it, every push must carry Google's token for it.")
+    var googlePushAudience: String?
+
+    @Option(help: "Google Play: the service account the push subscription authenticates as (checked with --google-push-audience).")
+    var googlePushEmail: String?
+
+    @Option(help: "Google Play: the Play Developer API's base URL (default: https://androidpublisher.googleapis.com).")
+    var googleApiUrl: String?
+
+    @Option(help: "Google Play: the OAuth token endpoint (default: the key's token_uri).")
+    var googleTokenUrl: String?
+
+    @Option(help: "Google Play: Google's signing keys for push tokens (default: https://www.googleapis.com/oauth2/v3/certs).")
+    var googleCertsUrl: String?
+
     @Option(help: "Stripe: the endpoint's signing secret (whsec_...). Repeat it while one secret replaces another. Prefer the environment or the file to the command line, which other users can see.")
     var stripeSecret: [String] = []
 

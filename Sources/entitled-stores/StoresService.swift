@@ -59,11 +59,16 @@ struct StoresService {
                 return try await whop.receive(body: body, headers: headers, now: Int64(Date().timeIntervalSince1970))
             }
         }
-        for (store, setting) in [("google", "Google Play")] {
-            router.post(RouterPath(stringLiteral: store)) { _, _ -> Response in
-                metrics.received(store)
-                metrics.refused(store, .notFound)
-                return Self.text(404, "\(setting) notifications are not served by this receiver")
+        let google: GooglePlayReceiver?
+        do {
+            google = try settings.google.map { settings throws(NotificationRefusal) in try GooglePlayReceiver(settings: settings, gateway: gateway) }
+        } catch {
+            throw StoresSettings.Failure(message: "the Google service account key cannot be used: \(error.reason)")
+        }
+        router.post("google") { request, _ -> Response in
+            guard let google else { return Self.notServed("google", "--google-package and --google-service-account", metrics) }
+            return await Self.receive("google", request, metrics: metrics, logger: notificationLogger) { body, request throws(ReceiveFailure) in
+                try await google.receive(body: body, authorization: request.headers[.authorization], now: Int64(Date().timeIntervalSince1970))
             }
         }
         router.get("metrics") { _, _ -> Response in Self.text(200, metrics.text, contentType: "text/plain; version=0.0.4") }
@@ -133,7 +138,7 @@ struct StoresService {
             case .unavailable(let unavailable):
                 metrics.unavailable(store)
                 logger.error("could not apply a \(store) notification: \(unavailable.reason); answered 503, the store delivers it again")
-                return text(503, "entitled is unavailable: \(unavailable.reason); deliver again later")
+                return text(503, "unavailable: \(unavailable.reason); deliver again later")
             }
         }
     }

@@ -9,7 +9,8 @@ struct StoresSettings {
     static let defaultListen = "127.0.0.1:7118"
     /// The keys of the file and the variables, as the long options name them.
     static let keys: Set<String> = [
-        "listen", "entitled", "token-file", "apple-root-ca", "apple-bundle-id", "apple-app-id", "stripe-secret", "stripe-user-key",
+        "listen", "entitled", "token-file", "apple-root-ca", "apple-bundle-id", "apple-app-id", "google-package", "google-service-account",
+        "google-push-audience", "google-push-email", "google-api-url", "google-token-url", "google-certs-url", "stripe-secret", "stripe-user-key",
         "stripe-grace-days", "whop-secret", "whop-user-key", "log-level",
     ]
 
@@ -18,6 +19,7 @@ struct StoresSettings {
     var entitled = ServerAddress.standard
     var token: String?
     var apple: AppleReceiver.Settings?
+    var google: GooglePlayReceiver.Settings?
     var stripe: StripeReceiver.Settings?
     var whop: WhopReceiver.Settings?
     var logLevel = Logger.Level.info
@@ -96,6 +98,28 @@ struct StoresSettings {
             if let many = value.arrayValue?.compactMap(\.stringValue), !many.isEmpty { return many }
             throw Failure(message: "the configuration file's \"\(key)\" must be a string or an array of strings")
         }
+        let googlePackage = try text("google-package", command.googlePackage)
+        let googleKey = try text("google-service-account", command.googleServiceAccount)
+        switch (googlePackage, googleKey) {
+        case (let package?, let path?):
+            guard let json = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw Failure(message: "cannot read the Google service account key file \(path)")
+            }
+            var google = GooglePlayReceiver.Settings(
+                packageName: package, serviceAccountJSON: json, pushAudience: try text("google-push-audience", command.googlePushAudience),
+                pushEmail: try text("google-push-email", command.googlePushEmail)
+            )
+            if let url = try text("google-api-url", command.googleApiUrl) { google.apiURL = url.hasSuffix("/") ? String(url.dropLast()) : url }
+            google.tokenURL = try text("google-token-url", command.googleTokenUrl)
+            if let url = try text("google-certs-url", command.googleCertsUrl) { google.certificatesURL = url }
+            self.google = google
+        case (nil, nil):
+            break
+        case (nil, _):
+            throw Failure(message: "google-service-account needs google-package: the app whose notifications are accepted")
+        case (_, nil):
+            throw Failure(message: "google-package needs google-service-account: the key that reads purchases from the Play Developer API")
+        }
         let whopSecrets = try secrets("whop-secret", command.whopSecret)
         if !whopSecrets.isEmpty {
             var whop = WhopReceiver.Settings(secrets: whopSecrets)
@@ -135,7 +159,9 @@ struct StoresSettings {
     }
 
     /// The stores served, for the start log.
-    var storesOn: [String] { (apple == nil ? [] : ["apple"]) + (stripe == nil ? [] : ["stripe"]) + (whop == nil ? [] : ["whop"]) }
+    var storesOn: [String] {
+        (apple == nil ? [] : ["apple"]) + (google == nil ? [] : ["google"]) + (stripe == nil ? [] : ["stripe"]) + (whop == nil ? [] : ["whop"])
+    }
 
     private static func readFile(_ path: String?) throws(Failure) -> [String: JSONValue] {
         guard let path else { return [:] }

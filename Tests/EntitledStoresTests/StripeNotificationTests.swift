@@ -143,7 +143,7 @@ import EntitledStores
         entitled.kill()
         let down = try deliver(body)
         #expect(down.status == 503)
-        #expect(down.body.hasPrefix("entitled is unavailable"))
+        #expect(down.body.hasPrefix("unavailable: entitled at 127.0.0.1:"))
         try entitled.restart()
         // The store's retry, with a fresh signature, as Stripe signs each attempt.
         var retried = try deliver(body)

@@ -67,7 +67,7 @@ public struct HTTPReply: Sendable {
     public var body: String
 
     /// A blocking HTTP/1.1 exchange over a fresh loopback connection: enough for tests, not a client.
-    static func exchange(port: Int, method: String, path: String, body: [UInt8], headers: [String: String]) throws -> HTTPReply {
+    public static func exchange(port: Int, method: String, path: String, body: [UInt8], headers: [String: String]) throws -> HTTPReply {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestSupportFailure(description: "socket: errno \(errno)") }
         defer { close(descriptor) }

@@ -1,0 +1,258 @@
+import AsyncHTTPClient
+import EntitledClient
+import Foundation
+
+/// Google Play's real-time developer notifications (`POST /google`), pushed by Pub/Sub: the push's bearer
+/// token is verified when an audience is configured (`GooglePushVerifier`); the notification itself carries
+/// no expiry, so the purchase's state is fetched from the Play Developer API
+/// (`purchases.subscriptionsv2.get`, `purchases.products.get`) with the service account's OAuth token, and
+/// the membership is brought to it:
+///
+/// - a subscription is the membership whose original transaction is its purchase token (or the
+///   `linkedPurchaseToken` it replaced) and whose transactions are its order ids; one not seen before is
+///   granted to `externalAccountIdentifiers.obfuscatedExternalAccountId` (product, expiry, auto-renewal, a
+///   test purchase as sandbox). `ACTIVE` with a later expiry: `renewal`; `IN_GRACE_PERIOD`: `billing_issue`
+///   until the line item's expiry; `ON_HOLD`: `billing_issue` without grace (access ends); back to
+///   `ACTIVE`: `billing_recovered`; auto-renewal off or `CANCELED`: `cancellation`, on again
+///   `uncancellation`; `PAUSED`: `pause`, then `resume`; `EXPIRED`: `expiration`; another product:
+///   `product_change`.
+/// - a one-time product purchased (`purchaseState` 0): a lifetime grant.
+/// - a voided purchase (`voidedPurchaseNotification`, a refund or chargeback): `refund`.
+/// - a `testNotification`: 200, logged.
+///
+/// The Pub/Sub message id (with the kind of change) is the event id, the notification's `eventTimeMillis`
+/// the event time.
+public struct GooglePlayReceiver: Sendable {
+    public struct Settings: Sendable, Hashable {
+        /// The app's package name: notifications for another app are refused.
+        public var packageName: String
+        /// The service account's JSON key (its contents).
+        public var serviceAccountJSON: String
+        /// With an audience, the push's bearer token must be Google's, for it.
+        public var pushAudience: String?
+        /// With an audience, the push's service account, when given.
+        public var pushEmail: String?
+        /// The Play Developer API, the OAuth token endpoint (default: the key's `token_uri`), and Google's
+        /// signing keys; other URLs for a test's stand-in.
+        public var apiURL: String
+        public var tokenURL: String?
+        public var certificatesURL: String
+
+        public init(
+            packageName: String, serviceAccountJSON: String, pushAudience: String? = nil, pushEmail: String? = nil,
+            apiURL: String = "https://androidpublisher.googleapis.com", tokenURL: String? = nil,
+            certificatesURL: String = "https://www.googleapis.com/oauth2/v3/certs"
+        ) {
+            self.packageName = packageName
+            self.serviceAccountJSON = serviceAccountJSON
+            self.pushAudience = pushAudience
+            self.pushEmail = pushEmail
+            self.apiURL = apiURL.hasSuffix("/") ? String(apiURL.dropLast()) : apiURL
+            self.tokenURL = tokenURL
+            self.certificatesURL = certificatesURL
+        }
+    }
+
+    public let settings: Settings
+    let gateway: any EntitledGateway
+    let http: GoogleHTTP
+    let tokens: GoogleAccessTokens
+    let push: GooglePushVerifier?
+
+    public init(settings: Settings, gateway: any EntitledGateway, httpClient: HTTPClient = .shared) throws(NotificationRefusal) {
+        self.settings = settings
+        self.gateway = gateway
+        let http = GoogleHTTP(client: httpClient)
+        self.http = http
+        let account = try GoogleServiceAccount(json: settings.serviceAccountJSON)
+        tokens = GoogleAccessTokens(account: account, tokenURL: settings.tokenURL, http: http)
+        push = settings.pushAudience.map { GooglePushVerifier(audience: $0, email: settings.pushEmail, certificatesURL: settings.certificatesURL, http: http) }
+    }
+
+    public func receive(body: [UInt8], authorization: String?, now: Int64) async throws(ReceiveFailure) -> NotificationOutcome {
+        if let push { try await push.verify(authorization: authorization, now: now) }
+        guard let envelope = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)), let message = envelope["message"],
+            let messageID = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue, let encoded = message["data"]?.stringValue
+        else { throw .refused(NotificationRefusal(.malformed, "not a Pub/Sub push: message.messageId or message.data is missing")) }
+        guard let decoded = Data(base64Encoded: encoded), let notification = try? JSONValue(parsing: String(decoding: decoded, as: UTF8.self)) else {
+            throw .refused(NotificationRefusal(.malformed, "message.data is not base64 of a JSON developer notification"))
+        }
+        let package = notification["packageName"]?.stringValue
+        guard package == settings.packageName else {
+            throw .refused(NotificationRefusal(.wrongApp, "the notification is for package \(package ?? "(none)"), not \(settings.packageName)"))
+        }
+        let eventMillis = notification["eventTimeMillis"].flatMap { $0.stringValue.flatMap { Int64($0) } ?? $0.intValue.map(Int64.init) } ?? now * 1000
+        let context = Context(messageID: messageID, time: ProtocolTime.string(milliseconds: eventMillis), now: now)
+        if notification["testNotification"] != nil { return .ignored("a test notification") }
+        if let subscription = notification["subscriptionNotification"], let token = subscription["purchaseToken"]?.stringValue {
+            return try await subscriptionChanged(token: token, type: subscription["notificationType"]?.intValue ?? 0, context)
+        }
+        if let product = notification["oneTimeProductNotification"], let token = product["purchaseToken"]?.stringValue,
+            let sku = product["sku"]?.stringValue
+        {
+            return try await productPurchased(token: token, sku: sku, context)
+        }
+        if let voided = notification["voidedPurchaseNotification"], let token = voided["purchaseToken"]?.stringValue {
+            return try await purchaseVoided(token: token, orderID: voided["orderId"]?.stringValue, context)
+        }
+        return .ignored("a developer notification of a kind this receiver does not act on")
+    }
+
+    struct Context {
+        var messageID: String
+        var time: String
+        var now: Int64
+
+        func eventID(_ kind: String) -> String { "\(messageID):\(kind)" }
+        var reason: String { "google_play \(messageID)" }
+    }
+
+    /// Fetches `path` of the Play Developer API for the app; `nil` when Google does not know the purchase.
+    private func fetch(_ path: String, _ context: Context) async throws(ReceiveFailure) -> JSONValue? {
+        do throws(GoogleHTTP.Unavailable) {
+            let token = try await tokens.token(now: context.now)
+            let url = "\(settings.apiURL)/androidpublisher/v3/applications/\(settings.packageName)/purchases/\(path)"
+            let reply = try await http.get(url, bearer: token)
+            if reply.status == 404 || reply.status == 410 { return nil }
+            guard reply.status == 200, let json = reply.json else {
+                throw GoogleHTTP.Unavailable(reason: "the Play Developer API answered \(reply.status): check the service account's access to the app")
+            }
+            return json
+        } catch {
+            throw .unavailable(EntitledUnavailable(error.reason))
+        }
+    }
+
+    private func subscriptionChanged(token: String, type: Int, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        guard let purchase = try await fetch("subscriptionsv2/tokens/\(Self.pathEscaped(token))", context) else {
+            return .unmatched("Google Play does not know the purchase token of this notification")
+        }
+        guard let item = purchase["lineItems"]?.arrayValue?.first, let product = item["productId"]?.stringValue else {
+            throw .refused(NotificationRefusal(.malformed, "the subscription purchase has no line item with a productId"))
+        }
+        let state = purchase["subscriptionState"]?.stringValue ?? ""
+        let expiry = item["expiryTime"]?.stringValue.flatMap(Self.milliseconds)
+        let autoRenews = item["autoRenewingPlan"]?["autoRenewEnabled"]?.boolValue ?? false
+        let order = purchase["latestOrderId"]?.stringValue ?? token
+        var writer = MembershipWriter(gateway: gateway)
+        var found = try await writer.membership(ofOriginalTransaction: token)
+        if found == nil, let linked = purchase["linkedPurchaseToken"]?.stringValue {
+            found = try await writer.membership(ofOriginalTransaction: linked)
+        }
+        let user = purchase["externalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
+        if found == nil || (user != nil && found?.user != user) {
+            if found == nil, state == "SUBSCRIPTION_STATE_PENDING" { return .ignored("the subscription's payment is pending: no access yet") }
+            guard let user else {
+                return .unmatched("no membership holds this purchase, and it names no obfuscatedExternalAccountId")
+            }
+            let granted = try await writer.grant(
+                .grant(
+                    user: user, product: product, source: "play_store", expiresAt: expiry.map { ProtocolTime.string(milliseconds: $0) },
+                    willRenew: autoRenews, environment: purchase["testPurchase"] != nil ? "sandbox" : nil, transactionId: order,
+                    originalTransactionId: order == token ? nil : token, reason: context.reason
+                )
+            )
+            found = granted ?? found
+        }
+        guard let membership = found else { return .unmatched("this purchase belongs to another user, and the transfer rule keeps it there") }
+        for request in events(membership: membership, state: state, product: product, expiry: expiry, autoRenews: autoRenews, order: order, context) {
+            try await writer.apply(request)
+        }
+        return writer.outcome
+    }
+
+    func events(
+        membership: MembershipInfo, state: String, product: String, expiry: Int64?, autoRenews: Bool, order: String, _ context: Context
+    ) -> [EntitledRequest] {
+        var events: [EntitledRequest] = []
+        func add(_ type: String, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil) {
+            events.append(
+                .event(
+                    membership: membership.id, type: type, eventId: context.eventID(type), eventTime: context.time,
+                    expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) }, gracePeriodExpiresAt: grace.map { ProtocolTime.string(milliseconds: $0) },
+                    product: product, transactionId: transaction, reason: context.reason
+                )
+            )
+        }
+        let currentEnd = membership.expiresAt.flatMap(ProtocolTime.milliseconds) ?? 0
+        var willRenew = membership.willRenew
+        if product != membership.productId { add("product_change", product: product) }
+        switch state {
+        case "SUBSCRIPTION_STATE_ACTIVE", "SUBSCRIPTION_STATE_CANCELED":
+            if membership.pausedAt != nil {
+                add("resume", expiresAt: expiry)
+            } else if let expiry, expiry > currentEnd {
+                let known = membership.transactions.contains { $0.id == order }
+                add("renewal", expiresAt: expiry, transaction: known ? nil : order)
+                willRenew = true
+            } else if membership.billingIssueDetectedAt != nil {
+                add("billing_recovered")
+            }
+            let renews = state == "SUBSCRIPTION_STATE_ACTIVE" && autoRenews
+            if !renews, willRenew { add("cancellation") } else if renews, !willRenew { add("uncancellation") }
+        case "SUBSCRIPTION_STATE_IN_GRACE_PERIOD":
+            if membership.billingIssueDetectedAt == nil { add("billing_issue", grace: expiry) }
+        case "SUBSCRIPTION_STATE_ON_HOLD":
+            if membership.billingIssueDetectedAt == nil || membership.gracePeriodExpiresAt != nil { add("billing_issue") }
+        case "SUBSCRIPTION_STATE_PAUSED":
+            if membership.pausedAt == nil { add("pause") }
+        case "SUBSCRIPTION_STATE_EXPIRED":
+            if membership.status != "expired", membership.revokedAt == nil { add("expiration") }
+        default:
+            break
+        }
+        return events
+    }
+
+    private func productPurchased(token: String, sku: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        guard let purchase = try await fetch("products/\(Self.pathEscaped(sku))/tokens/\(Self.pathEscaped(token))", context) else {
+            return .unmatched("Google Play does not know the purchase token of this notification")
+        }
+        guard purchase["purchaseState"]?.intValue == 0 else { return .ignored("the one-time purchase is not purchased (pending or canceled)") }
+        var writer = MembershipWriter(gateway: gateway)
+        if try await writer.membership(ofOriginalTransaction: token) != nil { return .duplicate }
+        guard let user = purchase["obfuscatedExternalAccountId"]?.stringValue else {
+            return .unmatched("the one-time purchase names no obfuscatedExternalAccountId")
+        }
+        let order = purchase["orderId"]?.stringValue ?? token
+        _ = try await writer.grant(
+            .grant(
+                user: user, product: sku, source: "play_store", environment: purchase["purchaseType"]?.intValue == 0 ? "sandbox" : nil,
+                transactionId: order, originalTransactionId: order == token ? nil : token, reason: context.reason
+            )
+        )
+        return writer.outcome
+    }
+
+    private func purchaseVoided(token: String, orderID: String?, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        var writer = MembershipWriter(gateway: gateway)
+        var membership = try await writer.membership(ofOriginalTransaction: token)
+        if membership == nil, let orderID { membership = try await writer.membership(ofTransaction: orderID) }
+        guard let membership else { return .unmatched("no membership holds the voided purchase") }
+        try await writer.apply(
+            .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: orderID, reason: context.reason)
+        )
+        return writer.outcome
+    }
+
+    static func pathEscaped(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// Milliseconds of an RFC 3339 time as Google writes them (`2026-12-01T10:00:00.123Z`, nanoseconds too).
+    static func milliseconds(_ text: String) -> Int64? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var trimmed = text
+        // Nanoseconds: ISO8601DateFormatter reads at most milliseconds.
+        if let dot = text.firstIndex(of: "."), let end = text[dot...].firstIndex(where: { !$0.isNumber && $0 != "." }) {
+            let digits = text[text.index(after: dot)..<end]
+            if digits.count > 3 { trimmed = String(text[..<text.index(dot, offsetBy: 4)]) + String(text[end...]) }
+        }
+        if let date = formatter.date(from: trimmed) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: trimmed).map { Int64($0.timeIntervalSince1970 * 1000) }
+    }
+}

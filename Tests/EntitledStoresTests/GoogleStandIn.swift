@@ -1,0 +1,51 @@
+import EntitledTestSupport
+import Foundation
+
+/// The stand-in for Google's OAuth, Play Developer API and signing-key endpoints (Fixtures/google_standin.py),
+/// as a child process on a free loopback port.
+final class GoogleStandIn {
+    let process = Process()
+    private(set) var port = 0
+
+    init() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/google_standin.py")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        guard let match = String(decoding: line, as: UTF8.self).firstMatch(of: /listening on (\d+)/), let port = Int(match.1) else {
+            throw TestSupportFailure(description: "the Google stand-in did not start: \(String(decoding: line, as: UTF8.self))")
+        }
+        self.port = port
+    }
+
+    deinit {
+        // SIGKILL: a child of the test runner inherits its blocked signals, SIGTERM included (the script
+        // clears its mask too, but a kill cannot be blocked at all).
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    /// Merges `values` into the stand-in's state (subscriptions, products, jwks, fail).
+    func set(_ values: [String: Any]) throws {
+        let body = try JSONSerialization.data(withJSONObject: values)
+        _ = try HTTPReply.exchange(port: port, method: "POST", path: "/state", body: Array(body), headers: ["Content-Type": "application/json"])
+    }
+
+    /// How many OAuth tokens were asked for, and the last assertion.
+    func tokenRequests() throws -> (count: Int, assertion: String?) {
+        let reply = try HTTPReply.exchange(port: port, method: "GET", path: "/state", body: [], headers: [:])
+        let json = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]
+        return (json?["token_requests"] as? Int ?? -1, json?["last_assertion"] as? String)
+    }
+}
