@@ -154,6 +154,29 @@ import Testing
     }
 }
 
+extension AppleNotificationTests {
+    @Test func anUnreachableEntitledAnswers503AndApplesRetryAppliesOnce() throws {
+        let now = AppleFixtures.nowMilliseconds - 60_000
+        let body = apple.notification(
+            "SUBSCRIBED", uuid: "u-1", signedDate: now,
+            transaction: AppleFixtures.transaction("6000000001", original: "6000000001", expires: now + 86_400_000)
+        )
+        entitled.kill()
+        let down = try deliver(body)
+        #expect(down.status == 503)
+        try entitled.restart()
+        var retried = try deliver(body)
+        for _ in 0..<50 where retried.status == 503 {
+            Thread.sleep(forTimeInterval: 0.1)  // the pool's reconnect backoff
+            retried = try deliver(body)
+        }
+        #expect(retried.body == "applied\n")
+        #expect(try deliver(body).body == "duplicate\n")
+        let client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
+        #expect(try client.send(.memberships(originalTransactionId: "6000000001")).memberships?.count == 1)
+    }
+}
+
 extension String {
     /// Base64url made base64 with padding, for reading a JWS part in a test.
     var padded: String {

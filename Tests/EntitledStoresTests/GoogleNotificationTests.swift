@@ -190,6 +190,26 @@ import _CryptoExtras
     }
 }
 
+extension GoogleNotificationTests {
+    @Test func anUnreachableEntitledAnswers503AndPubSubsRetryAppliesOnce() throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+        try google.set(["subscriptions": ["token-u": Self.subscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.7777", expiry: "2099-01-01T00:00:00Z")]])
+        let subscribed = ["subscriptionNotification": ["version": "1.0", "notificationType": 4, "purchaseToken": "token-u", "subscriptionId": "premium_monthly"]]
+        entitled.kill()
+        #expect(try push("u-1", subscribed, eventTime: now, token: try pushToken()).status == 503)
+        try entitled.restart()
+        var retried = try push("u-1", subscribed, eventTime: now, token: try pushToken())
+        for _ in 0..<50 where retried.status == 503 {
+            Thread.sleep(forTimeInterval: 0.1)  // the pool's reconnect backoff
+            retried = try push("u-1", subscribed, eventTime: now, token: try pushToken())
+        }
+        #expect(retried.body == "applied\n")
+        #expect(try push("u-1", subscribed, eventTime: now, token: try pushToken()).body == "duplicate\n")
+        let client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
+        #expect(try client.send(.memberships(originalTransactionId: "token-u")).memberships?.count == 1)
+    }
+}
+
 extension String {
     /// Base64url made base64 with padding.
     var paddedBase64: String {

@@ -91,4 +91,20 @@ import Testing
         #expect(membership.expiresAt == nil)
         #expect(membership.isActive)
     }
+
+    @Test func anUnreachableEntitledAnswers503AndWhopsRetryAppliesOnce() throws {
+        let valid = Self.body("membership.went_valid", data: Self.membership(periodEnd: "2099-01-01T00:00:00Z", user: "user_whop_u"), timestamp: "2026-01-01T00:00:00Z")
+        entitled.kill()
+        #expect(try deliver(valid, id: "msg_u").status == 503)
+        try entitled.restart()
+        var retried = try deliver(valid, id: "msg_u")
+        for _ in 0..<50 where retried.status == 503 {
+            Thread.sleep(forTimeInterval: 0.1)  // the pool's reconnect backoff
+            retried = try deliver(valid, id: "msg_u")
+        }
+        #expect(retried.body == "applied\n")
+        #expect(try deliver(valid, id: "msg_u").body == "duplicate\n")
+        let client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
+        #expect(try client.send(.memberships(user: "user_whop_u")).memberships?.count == 1)
+    }
 }
