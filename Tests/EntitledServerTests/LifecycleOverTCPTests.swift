@@ -122,8 +122,9 @@ struct LifecycleOverTCPTests {
             let writer = try await server.connect()
             // Watched before the grant exists: the grant's push arms the timer.
             _ = try await watcher.send(line: #"{"op":"watch","device":"d1"}"#)
-            // Two seconds ahead: the watches must be set before it, even on a machine busy with other tests.
-            let expiry = server.store.now().adding(TimeSpan(milliseconds: 2_000))
+            // Five seconds ahead: the watches must be set before it, even on a machine busy with other tests
+            // (two were not always enough in a full run, which starts many servers and receivers at once).
+            let expiry = server.store.now().adding(TimeSpan(milliseconds: 5_000))
             _ = try await writer.send(line: #"{"op":"grant","device":"d1","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
             // Already active before the watch: the watch arms its timer.
             let other = try await server.connect()

@@ -165,11 +165,7 @@ extension AppleNotificationTests {
         let down = try deliver(body)
         #expect(down.status == 503)
         try entitled.restart()
-        var retried = try deliver(body)
-        for _ in 0..<50 where retried.status == 503 {
-            Thread.sleep(forTimeInterval: 0.1)  // the pool's reconnect backoff
-            retried = try deliver(body)
-        }
+        let retried = try stores.retryingWhileUnavailable { try deliver(body) }
         #expect(retried.body == "applied\n")
         #expect(try deliver(body).body == "duplicate\n")
         let client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))

@@ -198,11 +198,7 @@ extension GoogleNotificationTests {
         entitled.kill()
         #expect(try push("u-1", subscribed, eventTime: now, token: try pushToken()).status == 503)
         try entitled.restart()
-        var retried = try push("u-1", subscribed, eventTime: now, token: try pushToken())
-        for _ in 0..<50 where retried.status == 503 {
-            Thread.sleep(forTimeInterval: 0.1)  // the pool's reconnect backoff
-            retried = try push("u-1", subscribed, eventTime: now, token: try pushToken())
-        }
+        let retried = try stores.retryingWhileUnavailable { try push("u-1", subscribed, eventTime: now, token: try pushToken()) }
         #expect(retried.body == "applied\n")
         #expect(try push("u-1", subscribed, eventTime: now, token: try pushToken()).body == "duplicate\n")
         let client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))

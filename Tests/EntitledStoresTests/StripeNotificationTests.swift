@@ -146,11 +146,7 @@ import EntitledStores
         #expect(down.body.hasPrefix("unavailable: entitled at 127.0.0.1:"))
         try entitled.restart()
         // The store's retry, with a fresh signature, as Stripe signs each attempt.
-        var retried = try deliver(body)
-        for _ in 0..<50 where retried.status == 503 {
-            Thread.sleep(forTimeInterval: 0.1)  // the pool's reconnect backoff
-            retried = try deliver(body)
-        }
+        let retried = try stores.retryingWhileUnavailable { try deliver(body) }
         #expect(retried.status == 200)
         #expect(retried.body == "applied\n")
         #expect(try deliver(body).body == "duplicate\n")

@@ -97,11 +97,7 @@ import Testing
         entitled.kill()
         #expect(try deliver(valid, id: "msg_u").status == 503)
         try entitled.restart()
-        var retried = try deliver(valid, id: "msg_u")
-        for _ in 0..<50 where retried.status == 503 {
-            Thread.sleep(forTimeInterval: 0.1)  // the pool's reconnect backoff
-            retried = try deliver(valid, id: "msg_u")
-        }
+        let retried = try stores.retryingWhileUnavailable { try deliver(valid, id: "msg_u") }
         #expect(retried.body == "applied\n")
         #expect(try deliver(valid, id: "msg_u").body == "duplicate\n")
         let client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))

@@ -56,6 +56,17 @@ public final class RunningStores {
         try HTTPReply.exchange(port: port, method: "POST", path: path, body: body, headers: headers)
     }
 
+    /// Sends again, as a store retries, while the answer is 503 (the receiver's connection pool waits out
+    /// its reconnect backoff after `entitled` came back): at most 50 times, 0.1 s apart.
+    public func retryingWhileUnavailable(_ send: () throws -> HTTPReply) throws -> HTTPReply {
+        var reply = try send()
+        for _ in 0..<50 where reply.status == 503 {
+            Thread.sleep(forTimeInterval: 0.1)
+            reply = try send()
+        }
+        return reply
+    }
+
     public func get(_ path: String) throws -> HTTPReply {
         try HTTPReply.exchange(port: port, method: "GET", path: path, body: [], headers: [:])
     }
