@@ -9,6 +9,9 @@ public enum NotificationOutcome: Hashable, Sendable {
     /// It names a purchase no membership holds and gives no user to create it for: kept by the store's
     /// redelivery, counted, and logged.
     case unmatched(String)
+    /// It names a purchase no membership holds yet, identified by `originalTransaction`: the receiver keeps
+    /// it (`UnmatchedNotifications`) and applies it once a grant names that transaction.
+    case awaitingPurchase(originalTransaction: String, reason: String)
 
     /// The metrics' name of the outcome.
     public var name: String {
@@ -16,7 +19,7 @@ public enum NotificationOutcome: Hashable, Sendable {
         case .applied: "applied"
         case .duplicate: "duplicate"
         case .ignored: "ignored"
-        case .unmatched: "unmatched"
+        case .unmatched, .awaitingPurchase: "unmatched"
         }
     }
 }

@@ -1,9 +1,11 @@
+import Crypto
 import EntitledClient
 import EntitledStores
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// The HTTP receiver: one route per store (`POST /apple`, `/google`, `/stripe`, `/whop`), `GET /metrics`
 /// and `GET /health`. A store's notification is answered 200 only once everything it says is acknowledged
@@ -24,6 +26,12 @@ struct StoresService {
         )
         let gateway = PoolGateway(pool: pool)
         let metrics = StoreMetrics()
+        let unmatched: UnmatchedNotifications
+        do {
+            unmatched = try UnmatchedNotifications(directory: settings.stateDirectory + "/unmatched")
+        } catch {
+            throw StoresSettings.Failure(message: "cannot use the state directory \(settings.stateDirectory): \(error)")
+        }
         let router = Router()
         router.add(middleware: UnknownRouteReason())
         let stripe = settings.stripe.map { StripeReceiver(settings: $0, gateway: gateway) }
@@ -44,7 +52,7 @@ struct StoresService {
         }
         router.post("apple") { request, _ -> Response in
             guard let apple else { return Self.notServed("apple", "--apple-root-ca and --apple-bundle-id", metrics) }
-            return await Self.receive("apple", request, metrics: metrics, logger: notificationLogger) { body, _ throws(ReceiveFailure) in
+            return await Self.receive("apple", request, metrics: metrics, logger: notificationLogger, unmatched: unmatched) { body, _ throws(ReceiveFailure) in
                 try await apple.receive(body: body)
             }
         }
@@ -86,11 +94,15 @@ struct StoresService {
             logger.warning("no store is configured: every notification is answered 404 (give --stripe-secret, ...)")
         }
         let entitled = settings.entitled
+        let retrier = UnmatchedRetrier(
+            unmatched: unmatched, apple: apple, interval: .seconds(settings.unmatchedRetrySeconds), metrics: metrics, logger: logger
+        )
         let app = Application(
             router: router,
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.listenHost, port: settings.listenPort), serverName: "entitled-stores"
             ),
+            services: [retrier],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 print("entitled-stores listening on http://\(channel.localAddress?.ipAddress ?? "?"):\(port) (stores: \(stores); entitled \(entitled))")
@@ -103,7 +115,7 @@ struct StoresService {
 
     /// Reads the body (at most `NotificationRefusal.maximumBodyBytes`), runs `handle` and answers.
     static func receive(
-        _ store: String, _ request: Request, metrics: StoreMetrics, logger: Logger,
+        _ store: String, _ request: Request, metrics: StoreMetrics, logger: Logger, unmatched: UnmatchedNotifications? = nil,
         _ handle: ([UInt8], Request) async throws(ReceiveFailure) -> NotificationOutcome
     ) async -> Response {
         metrics.received(store)
@@ -115,7 +127,19 @@ struct StoresService {
             return refuse(store, NotificationRefusal(.tooLarge, "the body is larger than \(NotificationRefusal.maximumBodyBytes) bytes"), metrics: metrics, logger: logger)
         }
         do {
-            let outcome = try await handle(Array(buffer: body), request)
+            let bytes = Array(buffer: body)
+            let outcome = try await handle(bytes, request)
+            if case .awaitingPurchase(let original, let reason) = outcome {
+                // Kept before the store hears 200: a crash then cannot lose it.
+                do {
+                    let id = SHA256.hash(data: bytes).prefix(16).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+                    try unmatched?.keep(store: store, id: id, originalTransaction: original, reason: reason, body: bytes, now: Int64(Date().timeIntervalSince1970 * 1000))
+                } catch {
+                    metrics.unavailable(store)
+                    logger.error("could not keep an unmatched \(store) notification: \(error); answered 503")
+                    return text(503, "unavailable: the notification could not be kept; deliver again later")
+                }
+            }
             metrics.finished(store, outcome)
             switch outcome {
             case .applied(let changes):
@@ -130,6 +154,9 @@ struct StoresService {
             case .unmatched(let reason):
                 logger.warning("unmatched \(store) notification: \(reason)")
                 return text(200, "unmatched: \(reason)")
+            case .awaitingPurchase(let original, let reason):
+                logger.warning("kept a \(store) notification until a grant names original transaction \(original): \(reason)")
+                return text(200, "unmatched: \(reason); kept until a grant names original transaction \(original)")
             }
         } catch {
             switch error {

@@ -7,11 +7,12 @@ import Logging
 /// configuration file, then the defaults.
 struct StoresSettings {
     static let defaultListen = "127.0.0.1:7118"
+    static let defaultStateDirectory = "./entitled-stores-data"
     /// The keys of the file and the variables, as the long options name them.
     static let keys: Set<String> = [
         "listen", "entitled", "token-file", "apple-root-ca", "apple-bundle-id", "apple-app-id", "google-package", "google-service-account",
         "google-push-audience", "google-push-email", "google-api-url", "google-token-url", "google-certs-url", "stripe-secret", "stripe-user-key",
-        "stripe-grace-days", "whop-secret", "whop-user-key", "log-level",
+        "stripe-grace-days", "whop-secret", "whop-user-key", "state-dir", "unmatched-retry-seconds", "log-level",
     ]
 
     var listenHost = "127.0.0.1"
@@ -23,6 +24,8 @@ struct StoresSettings {
     var stripe: StripeReceiver.Settings?
     var whop: WhopReceiver.Settings?
     var logLevel = Logger.Level.info
+    var stateDirectory = StoresSettings.defaultStateDirectory
+    var unmatchedRetrySeconds = 30
     /// `ENTITLED_STORES_*` variables that name no setting: warned about at start.
     var unknownVariables: [String] = []
 
@@ -32,7 +35,7 @@ struct StoresSettings {
         var description: String { message }
     }
 
-    init(command: StoresCommand, environment: [String: String]) throws(Failure) {
+    init(command: ServeCommand, environment: [String: String]) throws(Failure) {
         let file = try Self.readFile(command.config ?? environment["ENTITLED_STORES_CONFIG"])
         var unknown: [String] = []
         for name in environment.keys where name.hasPrefix("ENTITLED_STORES_") && name != "ENTITLED_STORES_CONFIG" {
@@ -150,6 +153,8 @@ struct StoresSettings {
         case (_, nil):
             throw Failure(message: "apple-root-ca needs apple-bundle-id: the app whose notifications are accepted")
         }
+        stateDirectory = try text("state-dir", command.stateDir) ?? stateDirectory
+        unmatchedRetrySeconds = try number("unmatched-retry-seconds", command.unmatchedRetrySeconds, in: 1...86_400) ?? unmatchedRetrySeconds
         if let level = try text("log-level", command.logLevel) {
             guard let parsed = Logger.Level(rawValue: level) else {
                 throw Failure(message: "log-level must be trace, debug, info, notice, warning, error or critical, not \(level)")

@@ -22,7 +22,8 @@ import Testing
         let rootFile = directory.path + "/root.pem"
         try chain.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
         stores = try RunningStores(
-            entitled: "127.0.0.1:\(entitled.port)", arguments: ["--apple-root-ca", rootFile, "--apple-bundle-id", AppleFixtures.bundleID]
+            entitled: "127.0.0.1:\(entitled.port)",
+            arguments: ["--apple-root-ca", rootFile, "--apple-bundle-id", AppleFixtures.bundleID, "--unmatched-retry-seconds", "1"]
         )
         client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
         rootDirectory = directory
@@ -155,6 +156,47 @@ import Testing
 }
 
 extension AppleNotificationTests {
+    /// `entitled-stores unmatched` on the receiver's state directory: what it prints.
+    func listUnmatched() throws -> String {
+        let process = ServerProcess(
+            arguments: ["unmatched", "--state-dir", stores.directory.path + "/entitled-stores-data"], workingDirectory: stores.directory.path,
+            executable: "entitled-stores"
+        )
+        #expect(try process.runToExit() == 0)
+        return process.standardOutputText()
+    }
+
+    @Test func aNotificationForAPurchaseNotYetGrantedIsKeptListedAndAppliedOnceItIs() throws {
+        let now = AppleFixtures.nowMilliseconds - 60_000
+        #expect(try listUnmatched().hasPrefix("no notification is waiting"))
+        // Bought before the app set appAccountToken: no user to grant it to.
+        let anonymous = AppleFixtures.transaction("7000000002", original: "7000000001", expires: now + 30 * 86_400_000, token: nil)
+        let renewal = apple.notification("DID_RENEW", uuid: "k-1", signedDate: now, transaction: anonymous)
+        let reply = try deliver(renewal)
+        #expect(reply.status == 200)
+        #expect(reply.body.hasSuffix("kept until a grant names original transaction 7000000001\n"))
+        // Delivered again: still one kept.
+        #expect(try deliver(renewal).status == 200)
+        let listed = try listUnmatched()
+        #expect(listed.contains("apple  original transaction 7000000001"))
+        #expect(listed.contains("1 notification waiting"))
+
+        // The app's backend grants the purchase it restored: the kept renewal is applied to it.
+        let granted = try client.send(
+            .grant(user: "restored_user", product: "premium.monthly", duration: "7d", transactionId: "7000000001")
+        )
+        #expect(granted.isOK)
+        var renewed: MembershipInfo?
+        for _ in 0..<100 {
+            renewed = try client.send(.memberships(user: "restored_user")).memberships?.first
+            if renewed?.renewsCount == 1 { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(renewed?.renewsCount == 1)
+        #expect(renewed?.transactions.map(\.id) == ["7000000001", "7000000002"])
+        #expect(try listUnmatched().hasPrefix("no notification is waiting"))
+    }
+
     @Test func anUnreachableEntitledAnswers503AndApplesRetryAppliesOnce() throws {
         let now = AppleFixtures.nowMilliseconds - 60_000
         let body = apple.notification(

@@ -8,7 +8,8 @@ import Foundation
 /// - the purchase is the membership holding the transaction's `originalTransactionId`; one not seen before
 ///   is granted to the transaction's `appAccountToken` (the app's user) with its product, expiry, trial
 ///   (`offerType` 1), auto-renew status and environment (`Sandbox` stays sandbox). A notification for an
-///   unknown purchase without an `appAccountToken` is unmatched. A token naming another user than the
+///   unknown purchase without an `appAccountToken` is kept until a grant names its original transaction
+///   (`NotificationOutcome.awaitingPurchase`). A token naming another user than the
 ///   membership's is a restore on another account: the server's transfer rule decides.
 /// - `SUBSCRIBED` (a resubscription) and `DID_RENEW`: `renewal`; `DID_CHANGE_RENEWAL_STATUS`:
 ///   `cancellation` / `uncancellation`; `DID_FAIL_TO_RENEW`: `billing_issue`, with the renewal info's
@@ -98,7 +99,10 @@ public struct AppleReceiver: Sendable {
         var granted = false  // whether this notification created the membership
         if membership == nil || (transaction.appAccountToken != nil && membership?.user != transaction.appAccountToken) {
             guard let user = transaction.appAccountToken else {
-                return .unmatched("no membership holds original transaction \(transaction.originalTransactionId), and it names no appAccountToken")
+                return .awaitingPurchase(
+                    originalTransaction: transaction.originalTransactionId,
+                    reason: "no membership holds original transaction \(transaction.originalTransactionId), and it names no appAccountToken"
+                )
             }
             let renews = notification.renewal?["autoRenewStatus"]?.intValue.map { $0 == 1 }
             let moved = try await writer.grant(

@@ -1,0 +1,46 @@
+import EntitledStores
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Tries the kept notifications again every `interval`: each one whose purchase a grant has named since is
+/// applied (and removed); the others stay. A notification that can never apply (its verification fails
+/// now) is removed with an error in the log.
+struct UnmatchedRetrier: Service {
+    let unmatched: UnmatchedNotifications
+    let apple: AppleReceiver?
+    let interval: Duration
+    let metrics: StoreMetrics
+    let logger: Logger
+
+    func run() async throws {
+        // Cancelled at a graceful shutdown, so a stop does not wait for the next round.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                await retryOnce()
+            }
+        }
+    }
+
+    func retryOnce() async {
+        for entry in unmatched.entries() {
+            guard entry.store == "apple", let apple else { continue }
+            do {
+                let outcome = try await apple.receive(body: entry.body)
+                if case .awaitingPurchase = outcome { continue }
+                unmatched.remove(entry)
+                metrics.finished(entry.store, outcome)
+                logger.info("applied a kept \(entry.store) notification: its purchase (original transaction \(entry.originalTransaction)) was granted")
+            } catch {
+                switch error {
+                case .unavailable:
+                    return  // entitled is down: the next round tries again
+                case .refused(let refusal):
+                    unmatched.remove(entry)
+                    logger.error("dropped a kept \(entry.store) notification that no longer verifies: \(refusal)")
+                }
+            }
+        }
+    }
+}
