@@ -125,6 +125,12 @@ import _CryptoExtras
         #expect(current.renewState == "billing_issue")
         #expect(current.gracePeriodExpiresAt == "2099-02-08T00:00:00Z")
 
+        // A notification older than the last one applied, delivered late, changes nothing.
+        try google.set(["subscriptions": ["token-1": Self.subscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.1111-2222-3333-44444..0", expiry: "2099-02-01T00:00:00Z", autoRenew: false)]])
+        let late = ["subscriptionNotification": ["version": "1.0", "notificationType": 3, "purchaseToken": "token-1", "subscriptionId": "premium_monthly"]]
+        #expect(try push("m-late", late, eventTime: start + 1500, token: try pushToken()).body.hasPrefix("ignored"))
+        #expect(try membership()?.willRenew == true)
+
         // Expired.
         try google.set(["subscriptions": ["token-1": Self.subscription("SUBSCRIPTION_STATE_EXPIRED", order: "GPA.1111-2222-3333-44444..0", expiry: "2099-02-08T00:00:00Z", autoRenew: false)]])
         let expired = ["subscriptionNotification": ["version": "1.0", "notificationType": 13, "purchaseToken": "token-1", "subscriptionId": "premium_monthly"]]

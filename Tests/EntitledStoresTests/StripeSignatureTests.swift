@@ -55,4 +55,12 @@ import Testing
         #expect(old?.status == 400)
         #expect(refusal(StripeSignature.header(body: body, secret: secret, timestamp: now + 301))?.kind == .staleTimestamp)
     }
+
+    @Test func eventsOfOneSecondAreOrderedByTheirIds() {
+        let ids = ["evt_0AAA", "evt_1Zzz", "evt_AB", "evt_Zz9", "evt_bb", "evt_zz"]
+        let breaks = ids.map(StripeReceiver.tieBreak)
+        #expect(breaks == breaks.sorted())
+        #expect(Set(breaks).count == ids.count)
+        #expect(breaks.allSatisfy { (0..<1000).contains($0) })
+    }
 }

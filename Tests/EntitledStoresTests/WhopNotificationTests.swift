@@ -54,6 +54,18 @@ import Testing
         membership = try #require(try client.send(.memberships(user: "app_user_7")).memberships?.first)
         #expect(membership.renewsCount == 1)
 
+        // A renewal payment fails, then a retry succeeds (valid again, same period): billing issue, recovered.
+        let failed = Self.body("payment.failed", data: ["id": "pay_f", "status": "failed", "membership_id": "mem_w1"], timestamp: "2026-01-02T06:00:00Z")
+        #expect(try deliver(failed, id: "msg_f1").body == "applied\n")
+        #expect(try client.send(.memberships(user: "app_user_7")).memberships?.first?.renewState == "billing_issue")
+        // An older event delivered late changes nothing.
+        let late = Self.body("membership.went_invalid", data: Self.membership(periodEnd: "2099-02-01T00:00:00Z", metadata: ["app_user_id": "app_user_7"]), timestamp: "2026-01-01T12:00:00Z")
+        #expect(try deliver(late, id: "msg_late").body.hasPrefix("ignored"))
+        #expect(try client.send(.check(user: "app_user_7")).body["active"]?.boolValue == true)
+        let recovered = Self.body("membership.went_valid", data: Self.membership(periodEnd: "2099-02-01T00:00:00Z", metadata: ["app_user_id": "app_user_7"]), timestamp: "2026-01-02T12:00:00Z")
+        #expect(try deliver(recovered, id: "msg_f2").body == "applied\n")
+        #expect(try client.send(.memberships(user: "app_user_7")).memberships?.first?.renewState == "will_renew")
+
         let invalid = Self.body("membership.went_invalid", data: Self.membership(periodEnd: "2099-02-01T00:00:00Z", metadata: ["app_user_id": "app_user_7"]), timestamp: "2026-01-03T00:00:00Z")
         #expect(try deliver(invalid, id: "msg_3").body == "applied\n")
         #expect(try client.send(.check(user: "app_user_7")).body["active"]?.boolValue == false)
@@ -65,7 +77,10 @@ import Testing
         let refund = Self.body("payment.refunded", data: ["id": "pay_1", "status": "refunded", "membership": ["id": "mem_w1"]], timestamp: "2026-01-05T00:00:00Z")
         #expect(try deliver(refund, id: "msg_5").body == "applied\n")
         #expect(try client.send(.check(user: "app_user_7")).body["active"]?.boolValue == false)
-        #expect(try client.send(.history(user: "app_user_7")).history?.map(\.action) == ["refund", "renewal", "expiration", "renewal", "grant"])
+        #expect(
+            try client.send(.history(user: "app_user_7")).history?.map(\.action)
+                == ["refund", "renewal", "expiration", "billing_recovered", "billing_issue", "renewal", "grant"]
+        )
     }
 
     @Test func aMembershipWithoutTheMetadataKeyBelongsToTheWhopUserAndForgedOnesAreRefused() throws {

@@ -15,8 +15,8 @@ import EntitledClient
 ///
 /// Every write is idempotent: the event's id (with the kind of change) is the event id, a grant names the
 /// subscription, so a redelivered event changes nothing. Order: `entitled` ignores an event older than the
-/// newest it applied to the membership; all writes of one Stripe event carry its `created` time, so events
-/// of the same second apply in the order they arrive.
+/// newest it applied to the membership; all writes of one Stripe event carry its `created` time, with a
+/// millisecond from its id (`tieBreak`), so events of the same second are ordered by id.
 public struct StripeReceiver: Sendable {
     public struct Settings: Sendable, Hashable {
         /// The endpoint's signing secrets (`whsec_...`): several while one replaces another.
@@ -57,7 +57,8 @@ public struct StripeReceiver: Sendable {
         guard let id = event["id"]?.stringValue, let type = event["type"]?.stringValue, let created = event["created"]?.intValue,
             let object = event["data"]?["object"]
         else { throw .refused(NotificationRefusal(.malformed, "not a Stripe event: id, type, created or data.object is missing")) }
-        let context = EventContext(id: id, type: type, time: ProtocolTime.string(milliseconds: Int64(created) * 1000), created: Int64(created))
+        let milliseconds = Int64(created) * 1000 + Self.tieBreak(id)
+        let context = EventContext(id: id, type: type, time: ProtocolTime.string(milliseconds: milliseconds), created: Int64(created))
         switch type {
         case "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
             "customer.subscription.paused", "customer.subscription.resumed":
@@ -73,6 +74,20 @@ public struct StripeReceiver: Sendable {
         default:
             return .ignored("Stripe event type \(type) is not one this receiver acts on")
         }
+    }
+
+    /// Stripe's `created` is in seconds; two events of one second are ordered by their ids: the id's first
+    /// two characters after `evt_` (base 62, in ASCII order) give a millisecond within the second that
+    /// grows with the id, so `entitled`'s ordering by event time applies them in id order whatever order
+    /// they arrive in (ids sharing those characters keep their arrival order).
+    static func tieBreak(_ id: String) -> Int64 {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+        let characters = Array(id.hasPrefix("evt_") ? id.dropFirst(4) : Substring(id))
+        func digit(_ index: Int) -> Int64 {
+            guard index < characters.count, let value = alphabet.firstIndex(of: characters[index]) else { return 0 }
+            return Int64(value)
+        }
+        return (digit(0) * 62 + digit(1)) * 1000 / (62 * 62)
     }
 
     struct EventContext {

@@ -9,6 +9,7 @@ import Foundation
 /// - `membership.went_valid` (API v1: `membership.activated`): granted if new; a later period end a
 ///   `renewal`; one that had ended a `resume`.
 /// - `membership.went_invalid` (`membership.deactivated`): an `expiration`.
+/// - `payment.failed`: a `billing_issue` of the payment's membership (recovered when it goes valid again).
 /// - `payment.refunded` (`refund.created`): a `refund` of the payment's membership.
 ///
 /// The `webhook-id` (with the kind of change) is the event id, the event's time (`timestamp`, else the
@@ -59,6 +60,8 @@ public struct WhopReceiver: Sendable {
             return try await wentInvalid(try membership(data), context)
         case "payment.refunded", "refund.created":
             return try await refunded(data, context)
+        case "payment.failed":
+            return try await paymentFailed(data, context)
         default:
             return .ignored("Whop event type \(type) is not one this receiver acts on")
         }
@@ -121,6 +124,8 @@ public struct WhopReceiver: Sendable {
                 try await writer.apply(event(membership, "resume", expiresAt: periodEnd, context))
             } else if periodEnd > (currentEnd ?? .max) {
                 try await writer.apply(event(membership, "renewal", expiresAt: periodEnd, context))
+            } else if membership.billingIssueDetectedAt != nil {
+                try await writer.apply(event(membership, "billing_recovered", context))
             }
         }
         return writer.outcome
@@ -136,15 +141,25 @@ public struct WhopReceiver: Sendable {
     }
 
     private func refunded(_ data: JSONValue, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        try await applyToPaymentsMembership(data, "refund", context)
+    }
+
+    /// A renewal payment failed: a billing issue; access lasts until the period's end, and a membership
+    /// that goes valid again (a retry succeeded) recovers.
+    private func paymentFailed(_ data: JSONValue, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        try await applyToPaymentsMembership(data, "billing_issue", context)
+    }
+
+    private func applyToPaymentsMembership(_ data: JSONValue, _ type: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
         let payment = data["payment"] ?? data
         guard let membershipID = Self.id(payment["membership"]) ?? payment["membership_id"]?.stringValue else {
-            return .unmatched("the refunded payment names no Whop membership")
+            return .unmatched("the payment names no Whop membership")
         }
         var writer = MembershipWriter(gateway: gateway)
         guard let membership = try await writer.membership(ofOriginalTransaction: membershipID) else {
             return .unmatched("no membership holds Whop membership \(membershipID)")
         }
-        try await writer.apply(event(membership, "refund", context))
+        try await writer.apply(event(membership, type, context))
         return writer.outcome
     }
 
