@@ -32,7 +32,7 @@ struct GoogleHTTP: Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        let form = fields.map { "\($0.0)=\(Self.formEncoded($0.1))" }.joined(separator: "&")
+        let form = fields.map { "\($0.0)=\(Self.escaped($0.1))" }.joined(separator: "&")
         request.body = .bytes(ByteBuffer(string: form))
         return try await execute(request, what: url)
     }
@@ -55,7 +55,9 @@ struct GoogleHTTP: Sendable {
         URL(string: url).map { "\($0.scheme ?? "https")://\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? url
     }
 
-    static func formEncoded(_ text: String) -> String {
+    /// `text` with everything but RFC 3986's unreserved characters percent-encoded: safe in a form value
+    /// and in a URL path segment (purchase tokens, product ids).
+    static func escaped(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text

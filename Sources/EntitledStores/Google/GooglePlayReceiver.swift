@@ -124,7 +124,7 @@ public struct GooglePlayReceiver: Sendable {
     }
 
     private func subscriptionChanged(token: String, type: Int, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        guard let purchase = try await fetch("subscriptionsv2/tokens/\(Self.pathEscaped(token))", context) else {
+        guard let purchase = try await fetch("subscriptionsv2/tokens/\(GoogleHTTP.escaped(token))", context) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
         guard let item = purchase["lineItems"]?.arrayValue?.first, let product = item["productId"]?.stringValue else {
@@ -205,7 +205,7 @@ public struct GooglePlayReceiver: Sendable {
     }
 
     private func productPurchased(token: String, sku: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        guard let purchase = try await fetch("products/\(Self.pathEscaped(sku))/tokens/\(Self.pathEscaped(token))", context) else {
+        guard let purchase = try await fetch("products/\(GoogleHTTP.escaped(sku))/tokens/\(GoogleHTTP.escaped(token))", context) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
         guard purchase["purchaseState"]?.intValue == 0 else { return .ignored("the one-time purchase is not purchased (pending or canceled)") }
@@ -233,12 +233,6 @@ public struct GooglePlayReceiver: Sendable {
             .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: orderID, reason: context.reason)
         )
         return writer.outcome
-    }
-
-    static func pathEscaped(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
     /// Milliseconds of an RFC 3339 time as Google writes them (`2026-12-01T10:00:00.123Z`, nanoseconds too).

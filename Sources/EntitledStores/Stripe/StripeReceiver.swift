@@ -182,7 +182,7 @@ public struct StripeReceiver: Sendable {
         guard charge["refunded"]?.boolValue == true else {
             return .ignored("charge \(chargeID) is refunded in part only: access stays")
         }
-        guard let invoice = StripeSubscription.idOf(charge["invoice"]) else {
+        guard let invoice = charge["invoice"]?.storeID else {
             return .unmatched("charge \(chargeID) names no invoice, so no subscription")
         }
         var writer = MembershipWriter(gateway: gateway)

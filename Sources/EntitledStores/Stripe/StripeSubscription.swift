@@ -23,9 +23,9 @@ struct StripeSubscription {
             throw NotificationRefusal(.malformed, "data.object is not a subscription (no sub_ id)")
         }
         guard let status = object["status"]?.stringValue else { throw NotificationRefusal(.malformed, "subscription \(id) has no status") }
-        guard let customer = Self.idOf(object["customer"]) else { throw NotificationRefusal(.malformed, "subscription \(id) has no customer") }
+        guard let customer = object["customer"]?.storeID else { throw NotificationRefusal(.malformed, "subscription \(id) has no customer") }
         let item = object["items"]?["data"]?.arrayValue?.first
-        guard let product = Self.idOf(item?["price"]?["product"]) ?? Self.idOf(item?["plan"]?["product"]) else {
+        guard let product = item?["price"]?["product"]?.storeID ?? item?["plan"]?["product"]?.storeID else {
             throw NotificationRefusal(.malformed, "subscription \(id) has no item with a price's product")
         }
         guard let periodEnd = (item?["current_period_end"] ?? object["current_period_end"])?.intValue else {
@@ -37,12 +37,7 @@ struct StripeSubscription {
         self.status = status
         self.periodEnd = Int64(periodEnd)
         self.cancelsAtPeriodEnd = object["cancel_at_period_end"]?.boolValue ?? false
-        self.latestInvoice = Self.idOf(object["latest_invoice"])
+        self.latestInvoice = object["latest_invoice"]?.storeID
         self.isLive = object["livemode"]?.boolValue ?? true
-    }
-
-    /// An id, given as a string or as an expanded object with an `id`.
-    static func idOf(_ value: JSONValue?) -> String? {
-        value?.stringValue ?? value?["id"]?.stringValue
     }
 }

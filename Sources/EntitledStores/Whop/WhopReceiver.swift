@@ -87,13 +87,13 @@ public struct WhopReceiver: Sendable {
     }
 
     private func membership(_ data: JSONValue) throws(ReceiveFailure) -> WhopMembership {
-        guard let id = Self.id(data["id"]) ?? Self.id(data["membership"]), id.hasPrefix("mem_") else {
+        guard let id = data["id"]?.storeID ?? data["membership"]?.storeID, id.hasPrefix("mem_") else {
             throw .refused(NotificationRefusal(.malformed, "data is not a Whop membership (no mem_ id)"))
         }
-        guard let whopUser = Self.id(data["user"]) ?? data["user_id"]?.stringValue else {
+        guard let whopUser = data["user"]?.storeID ?? data["user_id"]?.stringValue else {
             throw .refused(NotificationRefusal(.malformed, "Whop membership \(id) names no user"))
         }
-        guard let product = Self.id(data["product"]) ?? data["product_id"]?.stringValue else {
+        guard let product = data["product"]?.storeID ?? data["product_id"]?.stringValue else {
             throw .refused(NotificationRefusal(.malformed, "Whop membership \(id) names no product"))
         }
         let user = data["metadata"]?[settings.userMetadataKey]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? whopUser
@@ -152,7 +152,7 @@ public struct WhopReceiver: Sendable {
 
     private func applyToPaymentsMembership(_ data: JSONValue, _ type: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
         let payment = data["payment"] ?? data
-        guard let membershipID = Self.id(payment["membership"]) ?? payment["membership_id"]?.stringValue else {
+        guard let membershipID = payment["membership"]?.storeID ?? payment["membership_id"]?.stringValue else {
             return .unmatched("the payment names no Whop membership")
         }
         var writer = MembershipWriter(gateway: gateway)
@@ -168,11 +168,6 @@ public struct WhopReceiver: Sendable {
             membership: membership.id, type: type, eventId: context.eventID(type), eventTime: context.time,
             expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) }, reason: context.reason
         )
-    }
-
-    /// An id given as a string or as an object with an `id`.
-    static func id(_ value: JSONValue?) -> String? {
-        value?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? value?["id"]?.stringValue
     }
 
     /// Unix seconds, given as a number or as an ISO 8601 time (Whop's API v1 writes times as text).
