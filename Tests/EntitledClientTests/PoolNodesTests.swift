@@ -131,6 +131,10 @@ import Testing
         let addresses = [first, second].map { ServerAddress.tcp(host: "127.0.0.1", port: $0.port) }
         first.stop()
         second.stop()
+        // Hold the two ports, bound and not listening (a connect there is refused): otherwise a server
+        // another test starts meanwhile may be given a freed port, and answer (seen in a full run).
+        let held = [first.port, second.port].map(holdPort)
+        defer { for descriptor in held where descriptor >= 0 { close(descriptor) } }
         let pool = EntitledPool(addresses: addresses)
         do {
             _ = try await pool.send(.ping)
@@ -220,4 +224,21 @@ import Testing
 /// The first push each watching user got, filled in by the watches' tasks.
 private final class PushesByUser: Sendable {
     let lines = Mutex<[String: String]>([:])
+}
+
+/// A TCP socket bound to 127.0.0.1:`port` without listening, or -1 when the port is taken already.
+private func holdPort(_ port: Int) -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    if bound != 0 {
+        close(descriptor)
+        return -1
+    }
+    return descriptor
 }
