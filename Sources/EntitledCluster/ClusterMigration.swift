@@ -20,7 +20,7 @@ public enum ClusterMigration {
             try await tables.begin()
             let head = try await tables.head(locking: true)
             let snapshot = try await tables.newestSnapshotSequence()
-            guard head == 0, snapshot == 0, try await tables.changes(after: 0, limit: 1).isEmpty else {
+            guard head == 0, snapshot == 0, try await tables.changes(after: 0, limit: 1).rows.isEmpty else {
                 try await tables.rollback()
                 throw ClusterError.notEmpty(
                     "the database at \(location) already holds entitled's state (newest change \(head)); copy into an empty database or schema"
@@ -57,7 +57,7 @@ public enum ClusterMigration {
             }
             // One consistent view: a snapshot written meanwhile cannot remove changes this read needs.
             try await tables.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            let loaded = try await PostgresReplicatedLog.load(tables: tables, clock: { Timestamp.now() }, journal: nil, logger: logger)
+            let loaded = try await PostgresReplicatedLog.load(tables: tables, clock: { Timestamp.now() }, logger: logger)
             try await tables.commit()
             return loaded.store.image()
         } catch let error as ClusterError {

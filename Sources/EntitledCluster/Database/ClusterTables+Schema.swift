@@ -2,7 +2,7 @@ import PostgresNIO
 
 extension ClusterTables {
     /// The schema version this server creates and understands.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     /// Each version's statements, run in order from the database's version to `schemaVersion`: version
     /// N's are at index N - 1. A new version appends its own; released ones are never edited.
@@ -35,7 +35,31 @@ extension ClusterTables {
                     image bytea NOT NULL)
                 """,
                 "INSERT INTO \(schema).meta (key, value) VALUES ('schema_version', '1')",
-            ]
+            ],
+            // Version 2: a group's lock and its catching up in one round trip. The second statement of a
+            // VOLATILE function takes a snapshot of its own, so it sees what the lock's previous holder
+            // committed while this one waited (a single statement would not: its snapshot predates the wait).
+            [
+                """
+                CREATE FUNCTION \(schema).lock_head(after bigint, most integer)
+                RETURNS TABLE (head bigint, xact text, seq bigint, format integer, group_id bigint, record bytea)
+                LANGUAGE plpgsql VOLATILE AS $body$
+                #variable_conflict use_column
+                DECLARE
+                    newest bigint;
+                    transaction text := pg_current_xact_id()::text;
+                BEGIN
+                    SELECT h.seq INTO newest FROM \(schema).head AS h FOR UPDATE;
+                    RETURN QUERY
+                        SELECT newest, transaction, c.seq, c.format, c.group_id, c.record FROM \(schema).changes AS c
+                        WHERE c.seq > after AND c.seq <= newest ORDER BY c.seq LIMIT most;
+                    IF NOT FOUND THEN
+                        RETURN QUERY SELECT newest, transaction, NULL::bigint, NULL::integer, NULL::bigint, NULL::bytea;
+                    END IF;
+                END
+                $body$
+                """
+            ],
         ]
     }
 

@@ -1,26 +1,56 @@
 import EntitledCore
 import NIOConcurrencyHelpers
 
-/// A write queued for a group: how to decide it, whom to tell, and until when.
+/// A write queued for a group: what it asks for, whom to tell, and until when.
 final class PendingWrite: Sendable {
-    let decide: @Sendable () -> Void
+    let write: StoreWrite
     let deadline: ContinuousClock.Instant
-    private let completion: NIOLockedValueBox<(@Sendable (JournalError?) -> Void)?>
+    private let completion: NIOLockedValueBox<(@Sendable (Result<AppliedWrite, WriteFailure>) -> Void)?>
 
-    init(decide: @escaping @Sendable () -> Void, completion: @escaping @Sendable (JournalError?) -> Void, deadline: ContinuousClock.Instant) {
-        self.decide = decide
+    init(write: StoreWrite, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (Result<AppliedWrite, WriteFailure>) -> Void) {
+        self.write = write
         self.deadline = deadline
         self.completion = NIOLockedValueBox(completion)
     }
 
-    /// Tells the writer, once: later calls (a deadline that passed first, then the outcome) do nothing.
-    func complete(_ failure: JournalError?) {
+    /// Tells the writer, once: later calls (the deadline passed first, then the outcome) do nothing.
+    func complete(_ result: Result<AppliedWrite, WriteFailure>) {
         let completion = self.completion.withLockedValue { completion in
             defer { completion = nil }
             return completion
         }
-        completion?(failure)
+        completion?(result)
     }
 
     var isAnswered: Bool { completion.withLockedValue { $0 == nil } }
+}
+
+/// A group of writes decided against one committed state: the writes that make a change, in order, with
+/// their decisions, and the change numbers they take.
+struct DecidedGroup: Sendable {
+    var members: [(write: PendingWrite, decision: WriteDecision)]
+    var first: UInt64
+    var last: UInt64 { first + UInt64(members.count) - 1 }
+    /// The group id its change rows carry.
+    var id: Int64
+}
+
+/// A group whose COMMIT was sent but not answered: it may have committed. Its writers wait (until their
+/// deadline, when they are told the outcome is unknown) for the node to learn its fate for certain.
+struct UnresolvedGroup: Sendable {
+    var decided: DecidedGroup
+    /// The transaction's id (`pg_current_xact_id()`), and the server process that ran it.
+    var transaction: String
+    var backend: DatabaseBackend
+    /// Why the COMMIT went unanswered.
+    var reason: String
+}
+
+/// The store's journal in cluster mode: refuses every change, so that no change can reach a replica
+/// except through a committed group (`EntitlementStore.carryOut`) or the change table (`replay`), neither
+/// of which records.
+final class RefusingJournal: ChangeJournal {
+    func record(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(JournalError) {
+        throw JournalError(reason: "in cluster mode every change goes through the database, and this one did not")
+    }
 }

@@ -1,5 +1,6 @@
 import EntitledCore
 import Logging
+import NIOPosix
 import PostgresNIO
 
 extension PostgresReplicatedLog {
@@ -13,7 +14,9 @@ extension PostgresReplicatedLog {
         clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
         logger: Logger
     ) async throws(ClusterError) -> PostgresReplicatedLog {
-        let connection = try await connect(to: location, options: options, logger: logger)
+        // The replicator and all its connections live on one event loop (see `Replicator`).
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let connection = try await connect(to: location, options: options, on: eventLoop, logger: logger)
         do {
             let tables = ClusterTables(connection: connection, schema: location.schema, logger: logger)
             let found = try await tables.migrate(user: location.user, database: location.database)
@@ -23,17 +26,16 @@ extension PostgresReplicatedLog {
                     metadata: ["schema": "\(location.schema)", "from": "\(found)", "to": "\(ClusterTables.schemaVersion)"]
                 )
             }
-            let collector = GroupCollector()
             let loaded: (store: EntitlementStore, snapshotSequence: UInt64, replayed: Int)
             do {
-                loaded = try await load(tables: tables, clock: clock, journal: collector, logger: logger)
+                loaded = try await load(tables: tables, clock: clock, logger: logger)
             } catch let error as ClusterError {
                 throw error
             } catch {
                 throw ClusterError.database("loading the replica from \(location) failed: \(DatabaseFailure(error))")
             }
             let log = PostgresReplicatedLog(
-                store: loaded.store, collector: collector, location: location, options: options, logger: logger,
+                store: loaded.store, location: location, options: options, logger: logger, eventLoop: eventLoop,
                 known: loaded.store.sequence, snapshot: loaded.snapshotSequence
             )
             logger.info(

@@ -37,7 +37,7 @@ extension PostgresReplicatedLog {
             return true
         }
         guard accepted else { throw ClusterError.connection("the database is unreachable (\(state.withLockedValue { $0.lastError } ?? "stopping"))") }
-        wake.signal()
+        signal()
         // Waited for off the loop's task: the capture is fulfilled by the loop, between groups.
         let image = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<StoreImage, any Error>) in
             DispatchQueue.global().async {
@@ -58,14 +58,7 @@ extension PostgresReplicatedLog {
         }
         let newest = try await tables.newestSnapshotSequence()
         if let interval {
-            var recent = false
-            let seconds = Self.seconds(interval)
-            for try await isRecent in try await connection.query(
-                "SELECT coalesce(max(taken_at) > now() - make_interval(secs => \(seconds)), false) FROM \(unescaped: location.schema).snapshots",
-                logger: logger
-            ).decode(Bool.self) {
-                recent = isRecent
-            }
+            let recent = try await tables.hasSnapshot(youngerThan: Self.seconds(interval))
             if recent || newest >= image.sequence {
                 try await tables.rollback()
                 return nil

@@ -8,11 +8,13 @@ import Glibc
 /// one system call per write (strace under a 50-connection durable write load). Filling a 4 KiB buffer
 /// with one `getentropy`-sized call at a time keeps the same source of randomness at a thirty-second of
 /// the calls. Not thread-safe: the store uses it under its write lock.
-struct BufferedRandomNumberGenerator: RandomNumberGenerator {
+public struct BufferedRandomNumberGenerator: RandomNumberGenerator, Sendable {
     private var buffer = [UInt64](repeating: 0, count: 512)
     private var position = 512
 
-    mutating func next() -> UInt64 {
+    public init() {}
+
+    public mutating func next() -> UInt64 {
         if position == buffer.count {
             refill()
             position = 0

@@ -24,7 +24,7 @@ public final class EntitlementStore: Sendable {
     // Guarded by `lock`: the number of the last change applied.
     nonisolated(unsafe) var lastSequence: UInt64
     // Guarded by `lock` (used under the write lock): random bits for membership ids.
-    nonisolated(unsafe) private var random = BufferedRandomNumberGenerator()
+    nonisolated(unsafe) var random = BufferedRandomNumberGenerator()
     let clock: @Sendable () -> Timestamp
     private let journal: (any ChangeJournal)?
 
@@ -77,8 +77,11 @@ public final class EntitlementStore: Sendable {
     /// Applies a change read back from the log during recovery (it is not recorded again).
     /// - Throws: `StoreError.inconsistentReplay` when `sequence` does not follow the last one or the change
     ///   contradicts the state.
-    public func replay(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(StoreError) {
-        try lock.withWriteLock { () throws(StoreError) in
+    /// - Parameter announcing: build the change's notice for watchers (a cluster replaying another node's
+    ///   change); returned when it touched memberships.
+    @discardableResult
+    public func replay(_ change: StoreChange, context: ChangeContext, sequence: UInt64, announcing: Bool = false) throws(StoreError) -> AccessNotice? {
+        try lock.withWriteLock { () throws(StoreError) -> AccessNotice? in
             guard sequence == lastSequence + 1 else {
                 throw .inconsistentReplay("change \(sequence) follows change \(lastSequence)")
             }
@@ -104,14 +107,17 @@ public final class EntitlementStore: Sendable {
             case .claim, .revoke, .define, .undefine, .erase:
                 break
             }
-            state.apply(change, context: context, sequence: sequence)
             lastSequence = sequence
+            return applyAnnouncing(change, context: context, sequence: sequence, plannedErasure: nil, announcing: announcing)
         }
     }
 
     /// Records and applies `change` made in `context`; the caller holds the write lock. `plannedErasure`
-    /// is the plan of an erasure made under the same lock (`StoreState.apply`).
-    func commit(_ change: StoreChange, context: ChangeContext, plannedErasure: StoreState.ErasurePlan? = nil) throws(StoreError) {
+    /// is the plan of an erasure made under the same lock (`StoreState.apply`). Returns the change's
+    /// notice when `announcing`.
+    func commit(
+        _ change: StoreChange, context: ChangeContext, plannedErasure: StoreState.ErasurePlan? = nil, announcing: Bool = false
+    ) throws(StoreError) -> AccessNotice? {
         let sequence = lastSequence + 1
         if let journal {
             do {
@@ -121,7 +127,23 @@ public final class EntitlementStore: Sendable {
             }
         }
         lastSequence = sequence
-        state.apply(change, context: context, sequence: sequence, plannedErasure: plannedErasure)
+        return applyAnnouncing(change, context: context, sequence: sequence, plannedErasure: plannedErasure, announcing: announcing)
+    }
+
+    /// Applies `change` as number `sequence` (the caller holds the write lock and has set `lastSequence`),
+    /// and builds its notice when `announcing`.
+    func applyAnnouncing(
+        _ change: StoreChange, context: ChangeContext, sequence: UInt64, plannedErasure: StoreState.ErasurePlan?, announcing: Bool
+    ) -> AccessNotice? {
+        guard announcing else {
+            state.apply(change, context: context, sequence: sequence, plannedErasure: plannedErasure)
+            return nil
+        }
+        var plan = plannedErasure
+        if case .erase(let user, let device) = change, plan == nil { plan = state.erasurePlan(user: user, device: device) }
+        let basis = state.noticeBasis(for: change, plannedErasure: plan)
+        state.apply(change, context: context, sequence: sequence, plannedErasure: plan)
+        return state.notice(for: change, sequence: sequence, context: context, basis: basis)
     }
 }
 
@@ -212,132 +234,5 @@ extension EntitlementStore {
     /// How many memberships the store holds, revoked and expired ones included (erased ones not).
     public var membershipCount: Int {
         lock.withReadLock { state.memberships.count - state.erasedCount }
-    }
-}
-
-// MARK: Writes
-
-extension EntitlementStore {
-    /// Creates a membership for `grant` and returns it. It is visible to every read that starts after
-    /// this returns. A grant with the `idempotencyKey` of an earlier one creates nothing and returns the
-    /// earlier grant's membership as it is now (`Recorded.isReplay`).
-    ///
-    /// A grant whose transaction belongs to a subscription a membership already holds (the same
-    /// `originalTransactionId`) reports a purchase the store knows: it creates nothing. When that
-    /// membership is the grant's subject's, it is returned as it is (`Recorded.isReplay`); when another
-    /// owner holds it (a restore on another account), `transfers` decides: `.transfer` moves it to the
-    /// grant's user (`Recorded.transferredFrom` says from whom), `.keep` refuses. The product, expiry and
-    /// terms of such a grant are not applied: the membership's own are the store's record of the purchase.
-    /// - Throws: `StoreError.idempotencyKeyReused` when that earlier grant asked for something else;
-    ///   `StoreError.purchaseOwnedElsewhere` when the transfer rule keeps the purchase with its owner (or
-    ///   the grant names no user to move it to); `StoreError.changesUnavailable` when the journal takes
-    ///   no more changes.
-    public func grant(
-        _ grant: Grant, by author: ChangeAuthor = .local, transfers rule: TransferRule = .transfer
-    ) throws(StoreError) -> Recorded<Membership> {
-        try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
-            if let key = grant.idempotencyKey, let slot = state.slot(forIdempotencyKey: key) {
-                // Compared as the earlier grant created it: a claim or a product change since does not
-                // make a genuine retry a conflict, nor does an erasure of the device since.
-                guard grant.matches(state.membershipAsCreated(atSlot: slot)) || state.isRetryAfterDeviceErasure(grant, ofSlot: slot) else {
-                    throw .idempotencyKeyReused(key: key, membership: state.memberships[slot].id)
-                }
-                return Recorded(state.memberships[slot], sequence: lastSequence, isReplay: true)
-            }
-            if let transaction = grant.transaction, let slot = state.slots(ofOriginalTransaction: transaction.originalTransactionId).last {
-                return try grantKnownPurchase(grant, heldAt: slot, by: author, rule: rule)
-            }
-            // Read the clock under the lock, so that creation order and `createdAt` order agree.
-            let createdAt = clock()
-            let expiresAt: Timestamp?
-            switch grant.expiry {
-            case .lifetime: expiresAt = nil
-            case .at(let moment): expiresAt = moment
-            case .after(let span): expiresAt = createdAt.adding(span)
-            }
-            // Every membership ever made stays in the store (and in its snapshots), so checking against
-            // it keeps ids unique across restarts as well.
-            var id = MembershipID.random(using: &random)
-            while state.containsMembership(withID: id) {
-                id = MembershipID.random(using: &random)
-            }
-            let membership = Membership(
-                id: id,
-                productId: grant.productId,
-                planId: grant.planId,
-                device: grant.subject.device,
-                user: grant.subject.user,
-                createdAt: createdAt,
-                expiresAt: expiresAt,
-                source: grant.source,
-                lifecycle: grant.initialLifecycle(createdAt: createdAt, expiresAt: expiresAt)
-            )
-            let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: createdAt)
-            try commit(.create(membership, idempotencyKey: grant.idempotencyKey), context: context)
-            return Recorded(membership, sequence: lastSequence)
-        }
-    }
-
-    /// A grant of a purchase the membership at `slot` holds (see `grant`); the caller holds the write lock.
-    private func grantKnownPurchase(
-        _ grant: Grant, heldAt slot: Int, by author: ChangeAuthor, rule: TransferRule
-    ) throws(StoreError) -> Recorded<Membership> {
-        let existing = state.memberships[slot]
-        let original = grant.transaction?.originalTransactionId ?? ""
-        let sameOwner =
-            grant.subject.user.map { existing.user == $0 } ?? (existing.user == nil && existing.device == grant.subject.device)
-        if sameOwner { return Recorded(existing, sequence: lastSequence, isReplay: true) }
-        guard let user = grant.subject.user else {
-            // A guest (device-only) grant cannot take a purchase over: a device is no account to restore to.
-            throw .purchaseOwnedElsewhere(originalTransactionId: original, membership: existing.id, rule: nil)
-        }
-        guard rule == .transfer else {
-            throw .purchaseOwnedElsewhere(originalTransactionId: original, membership: existing.id, rule: rule)
-        }
-        let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
-        try commit(.transfer(existing.id, toUser: user), context: context)
-        var recorded = Recorded(state.memberships[slot], sequence: lastSequence)
-        recorded.transferredFrom = Subject(user: existing.user, device: existing.user == nil ? existing.device : nil)
-        return recorded
-    }
-
-    /// Gives every unclaimed membership bought on `device` to `user` (the SDKs' `logIn(appUserId:)`) and
-    /// returns how many moved. Memberships another user already claimed stay with that user, so a repeated
-    /// claim moves nothing, records nothing and returns 0.
-    /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
-    public func claim(device: String, user: String, by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<Int> {
-        let recorded = try claimMemberships(device: device, user: user, by: author)
-        return Recorded(recorded.value.count, sequence: recorded.sequence)
-    }
-
-    /// Revokes a membership and returns it. Revoking a revoked membership changes nothing and returns it
-    /// as it is, with its first revocation time and reason.
-    /// - Parameter reason: free text such as `refund` or `chargeback`; `Revocation.defaultReason` if `nil`.
-    ///   It is also the audit trail's reason.
-    /// - Throws: `StoreError.unknownMembership` when no membership has this id;
-    ///   `StoreError.changesUnavailable` when the journal takes no more changes.
-    public func revoke(_ id: MembershipID, reason: String?, actor: String = ChangeContext.localActor) throws(StoreError) -> Recorded<Membership> {
-        try lock.withWriteLock { () throws(StoreError) -> Recorded<Membership> in
-            guard let existing = state.membership(withID: id) else { throw .unknownMembership(id) }
-            guard existing.revocation == nil else { return Recorded(existing, sequence: lastSequence, isReplay: true) }
-            let revocation = Revocation(revokedAt: clock(), reason: reason ?? Revocation.defaultReason)
-            let context = ChangeContext(actor: actor, reason: reason, recordedAt: revocation.revokedAt)
-            try commit(.revoke(id, revocation), context: context)
-            return Recorded(state.membership(withID: id)!, sequence: lastSequence)
-        }
-    }
-
-    /// Sets the products that unlock `entitlement`, replacing any it had, and returns them as stored
-    /// (sorted, without duplicates). An empty list keeps the entitlement defined with nothing unlocking it
-    /// (the protocol refuses one since version 2: `undefine` removes an entitlement; old logs still hold
-    /// such defines).
-    /// - Throws: `StoreError.changesUnavailable` when the journal takes no more changes.
-    @discardableResult
-    public func define(entitlement: String, products: [String], by author: ChangeAuthor = .local) throws(StoreError) -> Recorded<[String]> {
-        try lock.withWriteLock { () throws(StoreError) -> Recorded<[String]> in
-            let context = ChangeContext(actor: author.actor, reason: author.reason, recordedAt: clock())
-            try commit(.define(entitlement: entitlement, products: products), context: context)
-            return Recorded(state.catalog[entitlement]?.sorted ?? [], sequence: lastSequence)
-        }
     }
 }

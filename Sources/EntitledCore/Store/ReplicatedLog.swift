@@ -1,24 +1,23 @@
 /// A system of record that several nodes share (EntitledCluster's PostgreSQL): the order of every change,
 /// for every node. Each node keeps the whole store in memory as a replica of it.
 ///
-/// A node never decides a write on its own replica alone: the write is queued with `submit`, and runs in
-/// the next group of writes, once the replica has applied every change committed before the group and
-/// while no other node can commit (the system of record's lock). So it decides on the newest state, as a
-/// single server would have, and the changes it makes (recorded by the store's journal, which is the
-/// replicated log's) are committed together with the rest of the group. Reads never wait for it.
+/// A node never decides a write on its own replica alone, nor shows a change before it is committed: the
+/// write is queued with `submit` and decided in the next group of writes, once the replica has applied
+/// every change committed before the group and while no other node can commit (the system of record's
+/// lock), so it decides on the newest state, as a single server would have. The group's changes are
+/// committed together, and only then applied to the replica, in order: no reader, watcher or `minSeq`
+/// waiter ever sees a change that was not committed. Reads never wait for any of it.
 public protocol ReplicatedLog: AnyObject, Sendable {
-    /// Queues `decide` for the next group of writes and calls `completion` (on a thread of the log's)
-    /// once that group's fate is known. `decide` runs on the log's thread, with the replica up to date:
-    /// it makes its changes through the store's write methods, which number them and hand them to the
-    /// journal. `completion` gets `nil` when the group committed, so the write may be acknowledged, or
-    /// the reason it was not: the group's changes are then undone before `completion` runs, or, if the
-    /// outcome is still unknown when the write's time is up, the reason says that it may have been
-    /// applied. A group that changed nothing (a repeated claim) commits nothing and completes at once.
-    func submit(_ decide: @escaping @Sendable () -> Void, completion: @escaping @Sendable (JournalError?) -> Void)
+    /// Queues `write` for the next group of writes and calls `completion` (on a thread of the log's)
+    /// once its fate is known: the write as applied to the replica (its group committed), or why it was
+    /// not acknowledged, saying whether its change was certainly not made (`WriteFailure.Outcome`). A
+    /// write the store refuses (`not_found`, `conflict`) changes nothing and completes with that refusal
+    /// as `WriteFailure.refused`.
+    func submit(_ write: StoreWrite, completion: @escaping @Sendable (Result<AppliedWrite, WriteFailure>) -> Void)
 
-    /// Sets what is told about changes other nodes made, once the replica has applied them, in order,
-    /// in groups. The server announces them to its watchers and releases reads waiting for them (`minSeq`).
-    func setChangeObserver(_ observer: @escaping @Sendable (_ applied: [ReplicatedChange]) -> Void)
+    /// Sets who is told of every change the replica applies, this node's and the other nodes', in order:
+    /// the server tells its watchers and releases the reads waiting for them (`minSeq`).
+    func setObserver(_ observer: any ReplicaObserver)
 
     /// Writes a snapshot of the replica into the system of record, and removes the changes it covers.
     /// Checks and writes go on meanwhile (on every node).
@@ -28,16 +27,42 @@ public protocol ReplicatedLog: AnyObject, Sendable {
     var replicationStatus: ReplicationStatus { get }
 }
 
-/// A change another node made, as this node's replica applied it.
-public struct ReplicatedChange: Sendable {
-    public var sequence: UInt64
-    public var change: StoreChange
-    public var context: ChangeContext
+/// Told of the changes a replica applies, in order, each committed.
+public protocol ReplicaObserver: AnyObject, Sendable {
+    /// Whether notices are wanted (some connection watches): building them costs a few allocations.
+    var wantsNotices: Bool { get }
+    /// The replica has applied every change through `sequence`; `notices` are those of the newly applied
+    /// ones that touched memberships (empty unless `wantsNotices`). Called on the log's thread, before the
+    /// writers of this node's changes among them are answered.
+    func replicaApplied(through sequence: UInt64, notices: [AccessNotice])
+}
 
-    public init(sequence: UInt64, change: StoreChange, context: ChangeContext) {
-        self.sequence = sequence
-        self.change = change
-        self.context = context
+/// Why a write was not acknowledged, and what its writer can know of its change.
+public struct WriteFailure: Error, Sendable, Hashable {
+    /// What the writer may conclude about the change.
+    public enum Outcome: Sendable, Hashable {
+        /// Certainly not made, anywhere: retrying cannot make a duplicate.
+        case notMade
+        /// It may have been made: the writer retries with the same idempotency key (or looks) to find out.
+        case unknown
+    }
+
+    public var outcome: Outcome
+    /// What went wrong, for the writer and the operator.
+    public var reason: String
+    /// The store refused the write (it changed nothing): answered with the refusal's own code.
+    public var refusal: StoreError?
+
+    public init(_ outcome: Outcome, reason: String) {
+        self.outcome = outcome
+        self.reason = reason
+    }
+
+    /// The store refused the write.
+    public static func refused(_ error: StoreError) -> WriteFailure {
+        var failure = WriteFailure(.notMade, reason: error.message)
+        failure.refusal = error
+        return failure
     }
 }
 

@@ -39,9 +39,13 @@ public protocol ChangeJournal: Sendable {
 public struct JournalError: Error, Hashable, Sendable {
     /// What went wrong, for the operator and the client's error message.
     public var reason: String
+    /// Whether the failed change may still be on disk, so that a restart could bring it back (the log
+    /// could not be cut back to its acknowledged changes): its writer must be told the outcome is unknown.
+    public var changeMayRemain: Bool
 
-    public init(reason: String) {
+    public init(reason: String, changeMayRemain: Bool = false) {
         self.reason = reason
+        self.changeMayRemain = changeMayRemain
     }
 }
 

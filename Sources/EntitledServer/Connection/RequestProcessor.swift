@@ -6,59 +6,52 @@ import NIOCore
 
 /// Answers request lines from the store: decode, run, encode. Reads and everything that needs no disk
 /// are answered inline, with no I/O and no thread hop, so the connection handler calls it on its event
-/// loop. A write is applied at once but may be acknowledged only once the log holds it: its answer comes
-/// back as `Answer.afterLog` for the handler to release when the log says so.
+/// loop. A write is handed to the connection, which submits it to the server's `WriteBackend` (the log,
+/// or a cluster's system of record): its answer goes once its change is committed.
 public struct RequestProcessor: Sendable {
     public let store: EntitlementStore
-    /// The data directory behind the store; `nil` keeps everything in memory (tests).
-    public let durable: DurableStore?
-    /// The system of record a node of a cluster shares with the others; `nil` for a standalone server.
-    /// With it, every write is decided and committed through it (`submit`), and the changes other nodes
-    /// made are announced to this node's watchers.
-    public let replicated: (any ReplicatedLog)?
+    /// Where every write goes, and from where its change is published once committed.
+    let writes: any WriteBackend
+    /// Who is told of committed changes: watchers, and reads waiting for a change (`minSeq`).
+    let publication: Publication
     /// What a grant does with a purchase another user's membership holds (`--transfer-rule`).
     public var transferRule = TransferRule.transfer
     /// Where changes are announced to the connections that watch them.
-    let watchHub = WatchHub()
+    var watchHub: WatchHub { publication.watchHub }
     /// The connections whose `minSeq` read waits for a change.
-    let sequenceWaiters = SequenceWaiters()
+    var sequenceWaiters: SequenceWaiters { publication.sequenceWaiters }
 
+    /// A store kept in memory only (tests): a write is committed as soon as it is applied.
     public init(store: EntitlementStore) {
+        let publication = Publication()
         self.store = store
-        self.durable = nil
-        self.replicated = nil
+        self.publication = publication
+        self.writes = LogWriteBackend(store: store, durable: nil, publication: publication)
     }
 
+    /// A single server whose store lives in a data directory: a write is answered once the log holds it.
     public init(durable: DurableStore) {
+        let publication = Publication()
         self.store = durable.store
-        self.durable = durable
-        self.replicated = nil
+        self.publication = publication
+        self.writes = LogWriteBackend(store: durable.store, durable: durable, publication: publication)
     }
 
-    /// A node of a cluster: `store` is its replica of `replicated`, whose journal records the store's
-    /// changes. Sets `replicated`'s change observer: what other nodes change is told to this node's
-    /// watchers and releases the reads waiting for it.
+    /// A node of a cluster: `store` is its replica of `replicated`, which decides, commits and applies
+    /// every write, and tells this node's watchers and `minSeq` waiters of every change it applies.
     public init(store: EntitlementStore, replicated: any ReplicatedLog) {
+        let publication = Publication()
         self.store = store
-        self.durable = nil
-        self.replicated = replicated
-        let watchHub = self.watchHub
-        let sequenceWaiters = self.sequenceWaiters
-        replicated.setChangeObserver { applied in
-            guard let last = applied.last else { return }
-            for notice in Self.notices(for: applied, in: store, watchHub: watchHub) { watchHub.publish(notice) }
-            sequenceWaiters.advanced(to: last.sequence)
-        }
+        self.publication = publication
+        self.writes = ReplicatedWriteBackend(store: store, replicated: replicated, publication: publication)
     }
 
     /// What became of a request's answer.
     public enum Answer: Sendable {
         /// The answer was appended to the output.
         case written
-        /// The request changed the store; `success` is its answer once the log acknowledges change
-        /// `sequence`, and `notice` is then published to watchers. If the log fails instead, the answer
-        /// is an `unavailable` error with `id`, and nothing is published.
-        case afterLog(sequence: UInt64, success: ByteBuffer, id: ByteBuffer?, notice: AccessNotice?)
+        /// A write: the connection submits it to the write backend (`WriteBackend.submit`).
+        case write(StoreWrite, request: Request, id: ByteBuffer?)
         /// A snapshot was asked for: run `takeSnapshot(id:completion:)` and answer with what it gives.
         case afterSnapshot(id: ByteBuffer?)
         /// A `watch` or `unwatch`: the connection keeps its watches, so it answers.
@@ -73,9 +66,10 @@ public struct RequestProcessor: Sendable {
         /// after it) until the store applies change `sequence`, then answers the line again, or answers
         /// `stale` once `--min-seq-wait` has passed.
         case afterSequence(UInt64, id: ByteBuffer?)
-        /// A write on a node of a cluster: the connection runs it with `replicate(_:access:id:completion:)`
-        /// and holds every line after it until its answer comes.
-        case afterReplication(Request, id: ByteBuffer?)
+        /// A request that is not a write, read while this connection's own writes are not yet applied (a
+        /// node of a cluster applies a write only once committed): the connection holds it (and every line
+        /// after it) until they are, then answers it again, so that it sees them.
+        case afterOwnWrites
     }
 
     /// What answering one request was, for the statistics: its operation once the line decoded, and the
@@ -95,16 +89,28 @@ public struct RequestProcessor: Sendable {
 
     /// Answers one request line from a connection with `access`: appends its answer to `output`, or
     /// says how it will be answered.
+    ///
+    /// For tests and tools that answer lines without a connection: a write is submitted here and, with a
+    /// backend that applies it at once, its answer is appended without waiting for the log (a cluster
+    /// node's is not answered: it comes to a connection).
     @discardableResult
     public func respond(to line: ByteBuffer, access: ConnectionAccess = .open, into output: inout ByteBuffer) -> Answer {
         var note = Note()
-        return respond(to: line, access: access, into: &output, noting: &note)
+        let answer = respond(to: line, access: access, into: &output, noting: &note)
+        guard case .write(let write, let request, let id) = answer else { return answer }
+        let submission = writes.submit(WriteRequest(write: write, request: request, id: id), into: &output, delivery: WriteDelivery(connection: nil, token: 0))
+        if case .afterCommit(_, let committed, _) = submission { output.writeImmutableBuffer(committed) }
+        return .written
     }
 
-    /// As `respond(to:access:into:)`, and notes the request's operation and error code in `note`.
+    /// As `respond(to:access:into:)`, and notes the request's operation and error code in `note`. With
+    /// `ownWritesPending` (a cluster node whose connection has writes not yet applied), anything but a
+    /// write is held back (`afterOwnWrites`) instead of being answered.
     @inline(__always)
-    public func respond(to line: ByteBuffer, access: ConnectionAccess, into output: inout ByteBuffer, noting note: inout Note) -> Answer {
-        if let check = CompactCheckDecoder.decode(line: line, permitting: access.permissions) {
+    public func respond(
+        to line: ByteBuffer, access: ConnectionAccess, into output: inout ByteBuffer, noting note: inout Note, ownWritesPending: Bool = false
+    ) -> Answer {
+        if !ownWritesPending, let check = CompactCheckDecoder.decode(line: line, permitting: access.permissions) {
             answerCheck(check.query, id: check.id, into: &output, noting: &note)
             return .written
         }
@@ -117,6 +123,12 @@ public struct RequestProcessor: Sendable {
             ResponseEncoder.write(error, id: decoded.id, into: &output)
             return .written
         }
+        if let write = storeWrite(for: request, access: access) {
+            note.operation = request.op
+            return .write(write, request: request, id: decoded.id)
+        }
+        // A read waits for this connection's own writes, so that it sees them.
+        if ownWritesPending { return .afterOwnWrites }
         // The one comparison `minSeq` costs a request without it; the store is looked at only with it.
         if decoded.minimumSequence != 0, decoded.minimumSequence > store.sequence {
             note.operation = request.op
@@ -128,14 +140,7 @@ public struct RequestProcessor: Sendable {
         }
         note.operation = request.op
         switch request {
-        case .snapshot:
-            guard durable != nil || replicated != nil else {
-                let error = WireError(.internal, "this server keeps no data directory, so it cannot write a snapshot")
-                note.error = error.code
-                ResponseEncoder.write(error, id: decoded.id, into: &output)
-                return .written
-            }
-            return .afterSnapshot(id: decoded.id)
+        case .snapshot: return .afterSnapshot(id: decoded.id)
         case .watch(let target): return .watch(.watch(target), id: decoded.id)
         case .unwatch(let target): return .watch(.unwatch(target), id: decoded.id)
         case .auth(let token): return .auth(token: token, id: decoded.id)
@@ -143,25 +148,14 @@ public struct RequestProcessor: Sendable {
         case .reload: return .reload(id: decoded.id)
         default: break
         }
-        if replicated != nil, request.isWrite { return .afterReplication(request, id: decoded.id) }
-        switch run(request, access: access) {
+        switch read(request, access: access) {
         case .failure(let error):
             note.error = error.code
             ResponseEncoder.write(error, id: decoded.id, into: &output)
-            return .written
-        case .success(let outcome):
-            // A write moved the store on: reads waiting for its change (`minSeq`) may go.
-            if let sequence = outcome.sequence { sequenceWaiters.advanced(to: sequence) }
-            guard let sequence = outcome.sequence, let log = durable?.log, sequence > log.acknowledgedSequence else {
-                ResponseEncoder.write(outcome.response, id: decoded.id, sequence: outcome.sequence, into: &output)
-                if let notice = outcome.notice { watchHub.publish(notice) }
-                return .written
-            }
-            // Room for a membership answer from the start: growing an empty buffer reallocated it twice.
-            var success = ByteBufferAllocator().buffer(capacity: 768)
-            ResponseEncoder.write(outcome.response, id: decoded.id, sequence: sequence, into: &success)
-            return .afterLog(sequence: sequence, success: success, id: decoded.id, notice: outcome.notice)
+        case .success(let response):
+            ResponseEncoder.write(response, id: decoded.id, into: &output)
         }
+        return .written
     }
 
     /// The hot path, answered straight from the store's result: no `Response` or `Outcome` to build and
@@ -178,163 +172,81 @@ public struct RequestProcessor: Sendable {
         }
     }
 
-    /// What running a request gave: the answer, the number of the last change it reflects (for a write,
-    /// to be durable before the answer goes out), and what watchers are told once it is.
-    public struct Outcome: Sendable {
-        public var response: Response
-        public var sequence: UInt64?
-        public var notice: AccessNotice?
-
-        init(_ response: Response, sequence: UInt64? = nil, notice: AccessNotice? = nil) {
-            self.response = response
-            self.sequence = sequence
-            self.notice = notice
-        }
-    }
-
-    /// The answer to a write whose change the log could not record durably. By the time it is given the
-    /// change is undone: no reader sees it, and the log does not hold it.
-    public static func writeLogFailure(_ error: JournalError, id: ByteBuffer?, into output: inout ByteBuffer) {
-        let message = "the change was not made (it is undone, and not on disk): \(error.reason)"
-        ResponseEncoder.write(WireError(.unavailable, message), id: id, into: &output)
-    }
-
-    /// Writes a snapshot on a background thread and calls `completion` with the answer line.
-    public func takeSnapshot(id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer) -> Void) {
-        if let replicated {
-            takeReplicatedSnapshot(of: replicated, id: id, completion: completion)
+    /// Takes a snapshot off the loop (it may take seconds; checks go on meanwhile) and calls `completion`
+    /// with the answer line and its error code, if any.
+    public func takeSnapshot(id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer, ErrorCode?) -> Void) {
+        guard writes.snapshot(id: id, completion: completion) else {
+            let error = WireError(.internal, "this server keeps no data directory, so it cannot write a snapshot")
+            var answer = ByteBuffer()
+            ResponseEncoder.write(error, id: id, into: &answer)
+            completion(answer, error.code)
             return
-        }
-        guard let durable else { return }
-        Self.answerOffTheLoop(id: id, completion: completion) {
-            do throws(StorageError) {
-                let report = try durable.snapshot()
-                return .success(
-                    Response.snapshot(
-                        file: report.file, sequence: report.sequence, bytes: report.bytes,
-                        milliseconds: report.milliseconds, memberships: report.membershipCount
-                    )
-                )
-            } catch {
-                // A log that takes no writes is the disk's state, not a server fault: the same code as writes get.
-                let code: ErrorCode = if case .writesUnavailable = error { .unavailable } else { .internal }
-                return .failure(WireError(code, "the snapshot failed: \(error.message)"))
-            }
         }
     }
 
     /// Runs `work` (which may take seconds: checks go on meanwhile) on a background thread and calls
-    /// `completion` with its answer line: the snapshots of both backends.
+    /// `completion` with its answer line and error code: the snapshots of both backends.
     static func answerOffTheLoop(
-        id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer) -> Void,
+        id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer, ErrorCode?) -> Void,
         _ work: @escaping @Sendable () -> Result<Response, WireError>
     ) {
         DispatchQueue.global(qos: .utility).async {
             var answer = ByteBuffer()
             switch work() {
-            case .success(let response): ResponseEncoder.write(response, id: id, into: &answer)
-            case .failure(let error): ResponseEncoder.write(error, id: id, into: &answer)
+            case .success(let response):
+                ResponseEncoder.write(response, id: id, into: &answer)
+                completion(answer, nil)
+            case .failure(let error):
+                ResponseEncoder.write(error, id: id, into: &answer)
+                completion(answer, error.code)
             }
-            completion(answer)
         }
     }
 
-    /// Runs a decoded request against the store, its changes attributed to `access.actor`. `watch`,
-    /// `unwatch`, `auth`, `stats`, `reload` and `snapshot` are answered by the connection (`respond(to:access:into:)` says
-    /// so) and fail here. Permissions were checked by the decoder.
-    public func run(_ request: Request, access: ConnectionAccess = .open) -> Result<Outcome, WireError> {
-        let actor = access.actor
+    /// Answers a request that reads (writes go to the write backend; `watch`, `unwatch`, `auth`, `stats`,
+    /// `reload` and `snapshot` are answered by the connection: `respond(to:access:into:)` says so).
+    /// Permissions were checked by the decoder.
+    func read(_ request: Request, access: ConnectionAccess = .open) -> Result<Response, WireError> {
         do throws(StoreError) {
             switch request {
             case .ping:
-                return .success(Outcome(.pong))
+                return .success(.pong)
             case .hello:
                 let operations = Request.Operation.allCases
-                let hello = Response.hello(
-                    protocolVersion: protocolVersion, server: "entitled " + EntitledServer.version, operations: operations,
-                    authRequired: access.authenticationRequired
+                return .success(
+                    .hello(
+                        protocolVersion: protocolVersion, server: "entitled " + EntitledServer.version, operations: operations,
+                        authRequired: access.authenticationRequired
+                    )
                 )
-                return .success(Outcome(hello))
             case .check(let query):
-                return .success(Outcome(.access(try store.check(query))))
-            case .grant(let grant, let reason):
-                let recorded = try store.grant(grant, by: ChangeAuthor(actor: actor, reason: reason), transfers: transferRule)
-                let membership = recorded.value
-                guard !recorded.isReplay else {
-                    return .success(Outcome(.replayedGrant(membership, moment: store.now()), sequence: recorded.sequence))
-                }
-                if let previous = recorded.transferredFrom {
-                    let notice =
-                        watchHub.hasWatchers
-                        ? AccessNotice(cause: "transfer", memberships: [membership], sequence: recorded.sequence, formerOwner: previous) : nil
-                    let response = Response.transferredGrant(membership, moment: store.now(), from: previous)
-                    return .success(Outcome(response, sequence: recorded.sequence, notice: notice))
-                }
-                let notice = watchHub.hasWatchers ? AccessNotice(cause: "grant", memberships: [membership], sequence: recorded.sequence) : nil
-                return .success(Outcome(.membership(membership, moment: membership.createdAt), sequence: recorded.sequence, notice: notice))
-            case .claim(let device, let user, let reason):
-                let recorded = try store.claimMemberships(device: device, user: user, by: ChangeAuthor(actor: actor, reason: reason))
-                let notice = recorded.value.isEmpty || !watchHub.hasWatchers ? nil : AccessNotice(cause: "claim", memberships: recorded.value, sequence: recorded.sequence)
-                return .success(Outcome(.claimed(recorded.value.count), sequence: recorded.sequence, notice: notice))
-            case .revoke(let id, let reason):
-                let recorded = try store.revoke(id, reason: reason, actor: actor)
-                let notice = !recorded.isReplay && watchHub.hasWatchers ? AccessNotice(cause: "revoke", memberships: [recorded.value], sequence: recorded.sequence) : nil
-                return .success(Outcome(.membership(recorded.value, moment: store.now()), sequence: recorded.sequence, notice: notice))
+                return .success(.access(try store.check(query)))
             case .memberships(.transaction(let id), _):
-                return .success(Outcome(.memberships(store.memberships(withTransactionID: id), moment: store.now())))
+                return .success(.memberships(store.memberships(withTransactionID: id), moment: store.now()))
             case .memberships(.originalTransaction(let id), _):
-                return .success(Outcome(.memberships(store.memberships(withOriginalTransactionID: id), moment: store.now())))
+                return .success(.memberships(store.memberships(withOriginalTransactionID: id), moment: store.now()))
             case .memberships(.visible(let subject), let moment):
                 // A moment in the past lists the memberships as they were then, as `check` sees them.
                 let now = store.now()
                 if let moment, moment < now {
-                    return .success(Outcome(.memberships(store.memberships(visibleTo: subject, asOf: moment), moment: moment)))
+                    return .success(.memberships(store.memberships(visibleTo: subject, asOf: moment), moment: moment))
                 }
-                return .success(Outcome(.memberships(store.memberships(visibleTo: subject), moment: moment ?? now)))
-            case .define(let entitlement, let products, let reason):
-                let recorded = try store.define(entitlement: entitlement, products: products, by: ChangeAuthor(actor: actor, reason: reason))
-                return .success(Outcome(.defined(entitlement: entitlement, products: recorded.value), sequence: recorded.sequence))
+                return .success(.memberships(store.memberships(visibleTo: subject), moment: moment ?? now))
             case .catalog:
-                return .success(Outcome(.catalog(store.catalog())))
-            case .event(let id, let event, let reason):
-                let recorded = try store.apply(event, to: id, by: ChangeAuthor(actor: actor, reason: reason))
-                let (membership, outcome) = recorded.value
-                let notice = outcome.isApplied && watchHub.hasWatchers ? AccessNotice(cause: event.kind.name, memberships: [membership], sequence: recorded.sequence) : nil
-                let response = Response.event(membership, moment: store.now(), outcome: outcome)
-                return .success(Outcome(response, sequence: recorded.sequence, notice: notice))
+                return .success(.catalog(store.catalog()))
             case .customer(let subject):
-                return .success(Outcome(.customer(store.customerInfo(of: subject))))
+                return .success(.customer(store.customerInfo(of: subject)))
             case .history(.subject(let subject), let limit):
-                return .success(Outcome(.history(store.history(of: subject, limit: limit))))
+                return .success(.history(store.history(of: subject, limit: limit)))
             case .history(.entitlement(let entitlement), let limit):
-                return .success(Outcome(.history(store.history(ofEntitlement: entitlement, limit: limit))))
+                return .success(.history(store.history(ofEntitlement: entitlement, limit: limit)))
             case .history(.erasures, let limit):
                 let entries = store.erasures(limit: limit).map {
                     AuditEntry(sequence: $0.sequence, context: $0.context, change: .erasure(memberships: $0.memberships, historyEntries: $0.historyEntries))
                 }
-                return .success(Outcome(.history(entries)))
-            case .undefine(let entitlement, let reason):
-                let recorded = try store.undefine(entitlement: entitlement, by: ChangeAuthor(actor: actor, reason: reason))
-                return .success(Outcome(.undefined(entitlement: entitlement, products: recorded.value), sequence: recorded.sequence))
-            case .erase(let subject, let reason):
-                let recorded = try store.erase(subject, by: ChangeAuthor(actor: actor, reason: reason))
-                let erasure = recorded.value
-                var notice: AccessNotice?
-                if watchHub.hasWatchers, !erasure.memberships.isEmpty {
-                    // Watchers of the person are told their access ended: each membership as revoked, the
-                    // last time anything says it existed.
-                    let now = store.now()
-                    let ended = erasure.memberships.map { membership in
-                        var ended = membership
-                        if ended.revocation == nil { ended.revocation = Revocation(revokedAt: now, reason: "erased") }
-                        return ended
-                    }
-                    notice = AccessNotice(cause: "erase", memberships: ended, sequence: recorded.sequence)
-                }
-                let response = Response.erased(memberships: erasure.memberships.count, historyEntries: erasure.historyEntries)
-                return .success(Outcome(response, sequence: recorded.sequence, notice: notice))
-            case .snapshot, .watch, .unwatch, .auth, .stats, .reload:
-                return .failure(WireError(.internal, "\(request.op.rawValue) is answered by the connection, not run on the store"))
+                return .success(.history(entries))
+            case .grant, .claim, .revoke, .define, .undefine, .event, .erase, .snapshot, .watch, .unwatch, .auth, .stats, .reload:
+                return .failure(WireError(.internal, "\(request.op.rawValue) is not answered by a read"))
             }
         } catch {
             return .failure(Self.wireError(error))

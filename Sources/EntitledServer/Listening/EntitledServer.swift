@@ -178,9 +178,7 @@ public final class EntitledServer: Service, Sendable {
             throw ServerError.alreadyStopped
         }
         for loop in loops { loop.start() }
-        if let log = processor.durable?.log {
-            log.setResumeBarrier { ServingLoop.waitForCommittedTurns(of: loops) }
-        }
+        processor.writes.serving(loops)
         let acceptor = loops[0]
         for listener in listeners {
             acceptor.execute { acceptor.listen(on: listener) }
@@ -199,8 +197,7 @@ public final class EntitledServer: Service, Sendable {
             defer { state.socketFile = nil }
             return (loops, state.socketFile)
         }
-        // The loops are gone: nothing to wait for, and the log no longer keeps them alive.
-        processor.durable?.log.setResumeBarrier(nil)
+        processor.writes.serving(nil)
         if !loops.isEmpty {
             // Each loop closes its listeners and connections on its own thread; wait for them off the
             // caller's (cooperative) thread.

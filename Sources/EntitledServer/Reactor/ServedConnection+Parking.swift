@@ -2,19 +2,20 @@ import EntitledCore
 import EntitledWire
 import NIOCore
 
-/// A request a connection cannot answer yet: a read whose `minSeq` the store has not reached, or a write
-/// of a cluster's node waiting for its group to commit. The lines after it are not run until it is
-/// answered, so that answers stay in order and a later read sees the write before it.
+/// A request a connection cannot answer yet: a read whose `minSeq` the store has not reached, or, on a
+/// node of a cluster, a read after this connection's writes that are not yet committed. The lines after
+/// it are not run until it is answered, so that answers stay in order and a later read sees the writes
+/// before it.
 struct ParkedRequest {
     enum Reason {
         /// Until the store has applied this change, or `--min-seq-wait` has passed.
         case sequence(UInt64)
-        /// Until the replicated log says what became of the write.
-        case replication
+        /// Until every write this connection submitted before it is answered (`unansweredWrites`).
+        case ownWrites
     }
 
     let reason: Reason
-    /// The request's line, answered again once the store has the change (empty for a write).
+    /// The request's line, answered again once it may be.
     let line: ByteBuffer
     let id: ByteBuffer?
     let operation: Request.Operation
@@ -49,18 +50,19 @@ extension ServedConnection {
         }
     }
 
-    /// Runs a write of a cluster's node through the replicated log and holds the lines after it until
-    /// its answer comes.
-    func parkForReplication(_ request: Request, id: ByteBuffer?, startedAt: UInt64) {
+    /// Holds the read `line` until every write this connection submitted before it is answered: it is
+    /// then answered again, and sees them. No deadline: each of those writes is answered within the write
+    /// timeout.
+    func park(_ line: ByteBuffer, until reason: ParkedRequest.Reason, startedAt: UInt64) {
         parkings += 1
-        let number = parkings
-        parked = ParkedRequest(reason: .replication, line: ByteBuffer(), id: id, operation: request.op, startedAt: startedAt, number: number)
+        parked = ParkedRequest(reason: reason, line: line, id: nil, operation: .check, startedAt: startedAt, number: parkings)
         stopReading()
-        let loop = self.loop
-        let connection = UncheckedConnection(self)
-        context.processor.replicate(request, access: access, id: id) { answer in
-            loop.execute { connection.value.replicationAnswered(answer, number: number) }
-        }
+    }
+
+    /// Called (on this loop) once none of this connection's writes waits for its answer any more.
+    func ownWritesAnswered() {
+        guard !isClosed, let parked, case .ownWrites = parked.reason else { return }
+        answerAgain(parked)
     }
 
     /// Called (on this loop) once the store has applied the change a parked read waits for.
@@ -94,18 +96,6 @@ extension ServedConnection {
         continueAfterPark()
     }
 
-    /// Called (on this loop) with the answer of the write parked as `number`.
-    func replicationAnswered(_ answer: RequestProcessor.ReplicatedAnswer, number: UInt64) {
-        guard !isClosed, let parked, parked.number == number else { return }
-        self.parked = nil
-        appendAnswer { $0.writeImmutableBuffer(answer.line) }
-        var note = RequestProcessor.Note()
-        note.operation = parked.operation
-        note.error = answer.error
-        record(note, startedAt: parked.startedAt)
-        continueAfterPark()
-    }
-
     /// Whether a request is parked: then what ended the input (`end`) is done once it is answered.
     func deferUntilUnparked(_ end: DeferredEnd) -> Bool {
         guard parked != nil else { return false }
@@ -125,7 +115,7 @@ extension ServedConnection {
     /// meanwhile, and reads again.
     private func continueAfterPark() {
         guard parked == nil else {
-            // Parked again at once (a write's answer came, and the same line was a read that waits).
+            // Parked again at once (the line was a read whose `minSeq` the store has not reached).
             sendAnswers()
             return
         }

@@ -22,9 +22,12 @@ import Musl
 /// in bursts, and the latency distribution had two humps (p99 690–753 µs against Redis's 639–734); written
 /// at once it has one, and p99 fell to 501–551 µs (Redis 591–605) with 5% more throughput.
 ///
-/// Answers leave in request order. A write's answer waits until the log acknowledges its change (the
-/// loop commits once per turn), a snapshot's until it is written; answers to later requests queue
-/// behind it in `waiting`.
+/// Answers leave in request order. A write's answer waits until its change is committed (a single
+/// server's loop asks the log once per turn; a cluster node's write is answered when its group commits),
+/// a snapshot's until it is written; answers to later requests queue behind it in `waiting`. On a cluster
+/// node, whose writes reach the store only once committed, a read after a write of the same connection
+/// waits until that write is answered (`+Parking`), so that it sees it; later writes do not wait (they
+/// join the same group).
 ///
 /// Backpressure: while more than `highWaterMark` bytes of answers wait for a client that does not read
 /// them, the connection is not read, so such a client cannot grow the server's memory; reading resumes
@@ -60,10 +63,13 @@ final class ServedConnection {
     /// Whether answers wait for the end of the loop turn, which sends every connection's through its
     /// io_uring in one system call (`ServingLoop.flushThroughRing`), rather than going at once.
     let sendsAtTurnEnd: Bool
-    /// Answers still waiting (for the log or a snapshot), oldest first, each with the ready answers of
+    /// Answers still waiting (for a commit or a snapshot), oldest first, each with the ready answers of
     /// the requests that came after it.
     private(set) var waiting = CircularBuffer<WaitingAnswer>()
     private var nextToken: UInt64 = 0
+    /// Writes submitted to a backend that applies them only once committed (a cluster's), not yet
+    /// answered: a read waits for them.
+    private(set) var unansweredWrites = 0
     /// The request that cannot be answered yet (see `+Parking`): every line after it stays in `input`,
     /// unread by the processor, until it is; the socket is not read meanwhile.
     var parked: ParkedRequest?
@@ -86,9 +92,10 @@ final class ServedConnection {
     /// runtime's generic value witnesses (callgrind: about 6,000 of a durable grant's 29,000 instructions).
     struct WaitingAnswer {
         let token: UInt64
-        /// The answer: a write's success answer from the start, a snapshot's once it is taken.
+        /// The answer: a single server's write's from the start, a cluster's write's or a snapshot's once
+        /// it comes.
         var answer: ByteBuffer?
-        /// For a write, until the log acknowledges it: the change the log must acknowledge. 0 otherwise.
+        /// For a single server's write, until the log commits it: the change the log must commit. 0 otherwise.
         var awaitedSequence: UInt64
         /// For a write: its id, for the answer that reports a failed log.
         var id: ByteBuffer?
@@ -374,28 +381,23 @@ final class ServedConnection {
     func answer(_ line: ByteBuffer, startedAt started: UInt64) -> UInt64 {
         let answer: RequestProcessor.Answer
         var note = RequestProcessor.Note()
+        let ownWritesPending = unansweredWrites > 0
         if waiting.isEmpty {
-            answer = processor.respond(to: line, access: access, into: &pending, noting: &note)
+            answer = processor.respond(to: line, access: access, into: &pending, noting: &note, ownWritesPending: ownWritesPending)
         } else {
             let processor = self.processor
             let access = self.access
             answer = waiting.modify(waiting.index(before: waiting.endIndex)) { last in
-                processor.respond(to: line, access: access, into: &last.trailing, noting: &note)
+                processor.respond(to: line, access: access, into: &last.trailing, noting: &note, ownWritesPending: ownWritesPending)
             }
         }
         switch answer {
         case .written:
             return record(note, startedAt: started)
-        case .afterLog(let sequence, let success, let id, let notice):
-            nextToken += 1
-            waiting.append(
-                WaitingAnswer(
-                    token: nextToken, answer: success, awaitedSequence: sequence, id: id, trailing: ByteBuffer(), notice: notice,
-                    operation: note.operation ?? .grant, startedAt: started
-                )
-            )
-            newestWriteSequence = sequence
-            scheduleCommit()
+        case .write(let write, let request, let id):
+            return submit(WriteRequest(write: write, request: request, id: id), note: note, startedAt: started)
+        case .afterOwnWrites:
+            park(line, until: .ownWrites, startedAt: started)
         case .afterSnapshot(let id):
             nextToken += 1
             let token = nextToken
@@ -407,8 +409,8 @@ final class ServedConnection {
             )
             let loop = self.loop
             let connection = UncheckedConnection(self)
-            context.processor.takeSnapshot(id: id) { answer in
-                loop.execute { connection.value.complete(token, with: answer) }
+            context.processor.takeSnapshot(id: id) { answer, error in
+                loop.execute { connection.value.complete(token, with: answer, error: error) }
             }
         case .watch(let request, let id):
             note.error = handle(request, id: id)
@@ -422,8 +424,6 @@ final class ServedConnection {
             return record(note, startedAt: started)
         case .afterSequence(let sequence, let id):
             park(line, id: id, operation: note.operation ?? .check, startedAt: started, until: sequence)
-        case .afterReplication(let request, let id):
-            parkForReplication(request, id: id, startedAt: started)
         case .reload(let id):
             // Read here, on the loop: the auth file is small, the operation rare and admin-only.
             switch context.reloadAccessTokens() {
@@ -436,6 +436,61 @@ final class ServedConnection {
             return record(note, startedAt: started)
         }
         return monotonicNanoseconds()
+    }
+
+    /// Hands a write to the server's write backend; its answer is written now, or waits in `waiting`
+    /// until its change is committed. Returns the clock when it was done with.
+    private func submit(_ write: WriteRequest, note: RequestProcessor.Note, startedAt started: UInt64) -> UInt64 {
+        nextToken += 1
+        let token = nextToken
+        let delivery = WriteDelivery(connection: UncheckedConnection(self), token: token)
+        var answeredNow: WriteSubmission
+        if waiting.isEmpty {
+            answeredNow = processor.writes.submit(write, into: &pending, delivery: delivery)
+        } else {
+            let writes = processor.writes
+            answeredNow = waiting.modify(waiting.index(before: waiting.endIndex)) { last in
+                writes.submit(write, into: &last.trailing, delivery: delivery)
+            }
+        }
+        switch answeredNow {
+        case .answered(let error):
+            var note = note
+            note.error = error
+            return record(note, startedAt: started)
+        case .afterCommit(let sequence, let success, let notice):
+            waiting.append(
+                WaitingAnswer(
+                    token: token, answer: success, awaitedSequence: sequence, id: write.id, trailing: ByteBuffer(), notice: notice,
+                    operation: note.operation ?? .grant, startedAt: started
+                )
+            )
+            newestWriteSequence = sequence
+            scheduleCommit()
+        case .queued:
+            unansweredWrites += 1
+            waiting.append(
+                WaitingAnswer(
+                    token: token, answer: nil, awaitedSequence: 0, id: write.id, trailing: ByteBuffer(), notice: nil,
+                    operation: note.operation ?? .grant, startedAt: started
+                )
+            )
+        }
+        return monotonicNanoseconds()
+    }
+
+    /// A queued write's answer came (`WriteDelivery`): fills in its place in `waiting`, lets a read that
+    /// waited for this connection's writes go, and releases what is ready.
+    func writeAnswered(_ token: UInt64, answer: ByteBuffer, error: ErrorCode?) {
+        guard !isClosed, let index = waiting.firstIndex(where: { $0.token == token }) else { return }
+        unansweredWrites -= 1
+        let (operation, startedAt) = waiting.modify(index) { element -> (Request.Operation, UInt64) in
+            element.answer = answer
+            return (element.operation, element.startedAt)
+        }
+        statistics.recordRequest(operation, nanoseconds: monotonicNanoseconds() &- startedAt, error: error)
+        releaseReadyAnswers()
+        if unansweredWrites == 0 { ownWritesAnswered() }
     }
 
     /// Counts an answered request, its latency measured from `startedAt` (monotonic ns) to now; returns now.
@@ -472,8 +527,8 @@ final class ServedConnection {
         loop.needsCommit(self)
     }
 
-    /// The log acknowledged (or failed) everything through `through`: release those answers.
-    func committed(through: UInt64, result: Result<Void, JournalError>) {
+    /// The backend committed (or failed) everything through `through`: release those answers.
+    func committed(through: UInt64, result: Result<Void, WriteFailure>) {
         isQueuedForCommit = false
         guard !isClosed else { return }
         // Only a success moves the mark: after a failure the store is put back to the log's last change,
@@ -493,11 +548,12 @@ final class ServedConnection {
                 case .success:
                     if let notice = element.notice { processor.watchHub.publish(notice) }
                     statistics.recordRequest(element.operation, nanoseconds: latency, error: nil)
-                case .failure(let error):
-                    var failure = ByteBuffer()
-                    RequestProcessor.writeLogFailure(error, id: element.id, into: &failure)
-                    element.answer = failure
-                    statistics.recordRequest(element.operation, nanoseconds: latency, error: .unavailable)
+                case .failure(let failure):
+                    var answer = ByteBuffer()
+                    let error = RequestProcessor.wireError(failure)
+                    ResponseEncoder.write(error, id: element.id, into: &answer)
+                    element.answer = answer
+                    statistics.recordRequest(element.operation, nanoseconds: latency, error: error.code)
                 }
                 element.notice = nil
                 return false
@@ -517,13 +573,10 @@ final class ServedConnection {
     }
 
     /// Fills in a waiting answer (a snapshot's), then releases every answer that no longer waits.
-    private func complete(_ token: UInt64, with answer: ByteBuffer) {
+    private func complete(_ token: UInt64, with answer: ByteBuffer, error: ErrorCode?) {
         guard !isClosed, let index = waiting.firstIndex(where: { $0.token == token }) else { return }  // rare: copies are fine
         waiting[index].answer = answer
-        let succeeded = answer.readableBytesView.starts(with: "{\"ok\":true".utf8)
-        // A failed snapshot is `internal`, or `unavailable` while the disk takes no writes. (Rare: a string is fine.)
-        let code: ErrorCode? = succeeded ? nil : String(buffer: answer).contains(#""code":"unavailable""#) ? .unavailable : .internal
-        statistics.recordRequest(.snapshot, nanoseconds: monotonicNanoseconds() &- waiting[index].startedAt, error: code)
+        statistics.recordRequest(.snapshot, nanoseconds: monotonicNanoseconds() &- waiting[index].startedAt, error: error)
         releaseReadyAnswers()
     }
 

@@ -620,11 +620,12 @@ final class ServingLoop: @unchecked Sendable {
         }
     }
 
-    /// Commits the log once for every write read this turn, like Redis's `beforeSleep`. If another loop
-    /// is writing the log at that moment, this one does not wait for it: the log's writer thread writes
-    /// the rest right after, and the answers are released when it calls back (group commit either way).
+    /// Commits once for every write read this turn, like Redis's `beforeSleep`. If another loop is
+    /// writing the log at that moment, this one does not wait for it: the log's writer thread writes the
+    /// rest right after, and the answers are released when it calls back (group commit either way).
     private func commitWrites() {
-        guard !toCommit.isEmpty, let log = context.processor.durable?.log else { return }
+        guard !toCommit.isEmpty else { return }
+        let writes = context.processor.writes
         // Swapped with a spare, as `toFlush` is: copying the array and then emptying it allocated.
         swap(&toCommit, &committing)
         defer { committing.removeAll(keepingCapacity: true) }
@@ -633,15 +634,14 @@ final class ServingLoop: @unchecked Sendable {
             if let sequence = connection.uncommittedSequence { newest = max(newest ?? 0, sequence) }
         }
         guard let through = newest else { return }
-        if let result = log.commitIfIdle(through: through) {
-            for connection in committing { connection.committed(through: through, result: result) }
-            return
-        }
-        let unchecked = UncheckedConnections(committing)  // a copy: the callback comes later
-        log.whenAcknowledged(through) { [self] result in
+        let unchecked = UncheckedConnections(committing)  // a copy: the callback may come later
+        let settled = writes.commit(through: through) { [self] result in
             execute {
                 for connection in unchecked.connections { connection.committed(through: through, result: result) }
             }
+        }
+        if let settled {
+            for connection in committing { connection.committed(through: through, result: settled) }
         }
     }
 }

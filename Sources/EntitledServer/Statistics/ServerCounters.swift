@@ -57,8 +57,8 @@ public final class ServerCounters: Sendable {
             errors: errors,
             latency: latency,
             store: processor.store.sizes,
-            persistence: processor.durable.map { ServerStatistics.Persistence($0.persistenceStatus) },
-            replication: processor.replicated?.replicationStatus
+            persistence: processor.writes.persistenceStatus.map { ServerStatistics.Persistence($0) },
+            replication: processor.writes.replicationStatus
         )
     }
 

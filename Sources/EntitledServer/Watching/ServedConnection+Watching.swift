@@ -103,18 +103,12 @@ extension ServedConnection {
     }
 
     /// Writes whose answers were still waiting when the connection closed happened all the same: their
-    /// watchers are told once the log holds them.
+    /// watchers are told once the backend commits them.
     func publishNoticesOfClosedConnection() {
-        let processor = context.processor
+        let writes = context.processor.writes
         for element in waiting {
             guard let notice = element.notice else { continue }
-            guard element.awaitedSequence > 0, let log = processor.durable?.log else {
-                processor.watchHub.publish(notice)
-                continue
-            }
-            log.whenAcknowledged(element.awaitedSequence) { result in
-                if case .success = result { processor.watchHub.publish(notice) }
-            }
+            writes.publishWhenCommitted(notice)
         }
     }
 }

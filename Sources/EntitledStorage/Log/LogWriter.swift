@@ -243,7 +243,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// The failure of every change after `acknowledged`, once it is settled: not while memory is being
     /// put back (its writers are answered after that). Caller holds `condition`.
     private var settledFailure: JournalError? {
-        if let outage { return rollbackPending ? nil : JournalError(reason: failureReason(outage)) }
+        if let outage { return rollbackPending ? nil : JournalError(reason: failureReason(outage), changeMayRemain: cutFailed) }
         if state == .closed { return JournalError(reason: "the log is closed") }
         return nil
     }
@@ -572,11 +572,12 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         let failed = waiters
         waiters.removeAll()
         let reason = outage.map(failureReason) ?? "the log failed"
+        let mayRemain = cutFailed
         retryDelay = Self.firstRetryDelay
         nextRetry = ContinuousClock.now + retryDelay
         condition.broadcast()
         condition.unlock()
-        for waiter in failed { waiter.callback(.failure(JournalError(reason: reason))) }
+        for waiter in failed { waiter.callback(.failure(JournalError(reason: reason, changeMayRemain: mayRemain))) }
     }
 
     /// On the writer thread, a full disk: opens a new segment after the acknowledged records (a create,

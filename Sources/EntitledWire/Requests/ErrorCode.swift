@@ -20,14 +20,20 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case busy
     /// The server failed; the request may not have been carried out.
     case `internal`
-    /// The server cannot take writes right now (its data directory's disk is full or failed); the
-    /// message gives the reason and whether writes resume by themselves or after a restart. A write
-    /// answered with it was not carried out: nothing of it is visible or kept. Reads go on.
+    /// The write was not carried out, and certainly so: nothing of it is visible or kept anywhere, so a
+    /// retry cannot make a duplicate. The server cannot take writes right now (its data directory's disk
+    /// is full or failed, a cluster's database is unreachable, the node is stopping); the message gives
+    /// the reason and whether writes resume by themselves. Reads go on.
     case unavailable
     /// A read asked with `minSeq` for a change this node's store had not applied within `--min-seq-wait`:
     /// the message says which change it has, which was asked and how long it waited. Retry, or ask
     /// another node.
     case stale
+    /// The write may or may not have been carried out: the server lost sight of it at the moment it was
+    /// being committed (a cluster's COMMIT whose answer was lost and whose fate could not be learned in
+    /// time, a log that could not be cut back). Retry it with the same idempotency key (a replay answers
+    /// `idempotentReplay`), or read to find out; never assume either way.
+    case outcomeUnknown = "outcome_unknown"
 }
 
 extension ErrorCode {
@@ -46,6 +52,7 @@ extension ErrorCode {
         case .internal: 9
         case .unavailable: 10
         case .stale: 11
+        case .outcomeUnknown: 12
         }
     }
 }

@@ -4,10 +4,10 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// A `ReplicatedLog` in the test process, for testing a cluster node's server without a database: it
-/// runs each write's `decide` on one serial queue (a group of one), "commits" it after `commitDelay`, or
-/// fails it on demand (undoing its changes first, as the real log does), and applies changes "another
-/// node" made through `store.replay`, then tells the observer, as the real replicator does. Everything it
-/// does to the store happens on its queue, in order.
+/// decides each write on one serial queue (a group of one), "commits" it after `commitDelay` and only then
+/// applies it to the store and tells the observer, or fails it on demand (nothing applied), and applies
+/// changes "another node" made through `store.replay`, as the real replicator does. Everything it does to
+/// the store happens on its queue, in order.
 final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
     let store: EntitlementStore
     private let queue = DispatchQueue(label: "in-process-replicated-log")
@@ -15,7 +15,7 @@ final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
     // Guarded by `state`.
     private struct State {
         var failuresToCome = 0
-        var observer: (@Sendable ([ReplicatedChange]) -> Void)?
+        var observer: (any ReplicaObserver)?
         var groupsCommitted: UInt64 = 0
         var groupsFailed: UInt64 = 0
         var changesReplicated: UInt64 = 0
@@ -33,36 +33,44 @@ final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
         state.withLockedValue { $0.failuresToCome += count }
     }
 
-    func submit(_ decide: @escaping @Sendable () -> Void, completion: @escaping @Sendable (JournalError?) -> Void) {
+    func submit(_ write: StoreWrite, completion: @escaping @Sendable (Result<AppliedWrite, WriteFailure>) -> Void) {
         queue.async { [self] in
-            let before = EntitlementStore(restoring: store.image())
-            let sequenceBefore = store.sequence
-            decide()
-            guard store.sequence != sequenceBefore else {
-                completion(nil)  // changed nothing: nothing to commit
+            var random = BufferedRandomNumberGenerator()
+            let decision = store.decide(write, using: &random)
+            if let refusal = decision.refusal {
+                completion(.failure(.refused(refusal)))
+                return
+            }
+            guard decision.change != nil else {
+                completion(.success(store.unchangedResult(of: decision)))  // changed nothing: nothing to commit
                 return
             }
             // The round trip to the database: nothing else is decided meanwhile (its lock is held).
             Thread.sleep(forTimeInterval: Double(commitDelay.components.attoseconds) / 1e18 + Double(commitDelay.components.seconds))
-            let fails = state.withLockedValue { state -> Bool in
+            let (fails, observer) = state.withLockedValue { state -> (Bool, (any ReplicaObserver)?) in
                 guard state.failuresToCome > 0 else {
                     state.groupsCommitted += 1
-                    return false
+                    return (false, state.observer)
                 }
                 state.failuresToCome -= 1
                 state.groupsFailed += 1
-                return true
+                return (true, state.observer)
             }
             if fails {
-                store.restore(from: before)
-                completion(JournalError(reason: "the in-process test log failed this group on purpose"))
-            } else {
-                completion(nil)
+                completion(.failure(WriteFailure(.notMade, reason: "the in-process test log failed this group on purpose")))
+                return
+            }
+            do {
+                let applied = try store.carryOut(decision, sequence: store.sequence + 1, announcing: observer?.wantsNotices ?? false)
+                observer?.replicaApplied(through: applied.sequence, notices: applied.notice.map { [$0] } ?? [])
+                completion(.success(applied))
+            } catch {
+                completion(.failure(WriteFailure(.unknown, reason: "\(error)")))
             }
         }
     }
 
-    func setChangeObserver(_ observer: @escaping @Sendable ([ReplicatedChange]) -> Void) {
+    func setObserver(_ observer: any ReplicaObserver) {
         state.withLockedValue { $0.observer = observer }
     }
 
@@ -96,14 +104,17 @@ final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
             let other = EntitlementStore(restoring: store.image(), journal: recorder)
             try write(other)
             let changes = recorder.changes.withLockedValue { $0 }
-            for change in changes {
-                try store.replay(change.change, context: change.context, sequence: change.sequence)
-            }
             let observer = state.withLockedValue { state in
                 state.changesReplicated += UInt64(changes.count)
                 return state.observer
             }
-            observer?(changes)
+            var notices: [AccessNotice] = []
+            for change in changes {
+                if let notice = try store.replay(change.change, context: change.context, sequence: change.sequence, announcing: observer?.wantsNotices ?? false) {
+                    notices.append(notice)
+                }
+            }
+            observer?.replicaApplied(through: store.sequence, notices: notices)
             return store.sequence
         }
     }
@@ -111,9 +122,9 @@ final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
 
 /// Keeps the changes a store records, as another node's log would.
 private final class ChangeRecorder: ChangeJournal {
-    let changes = NIOLockedValueBox<[ReplicatedChange]>([])
+    let changes = NIOLockedValueBox<[(sequence: UInt64, change: StoreChange, context: ChangeContext)]>([])
 
     func record(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(JournalError) {
-        changes.withLockedValue { $0.append(ReplicatedChange(sequence: sequence, change: change, context: context)) }
+        changes.withLockedValue { $0.append((sequence, change, context)) }
     }
 }

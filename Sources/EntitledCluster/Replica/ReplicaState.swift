@@ -1,0 +1,40 @@
+import EntitledCore
+import NIOCore
+
+/// What the replicator and everyone else share, under one lock: the writes waiting for a group, the
+/// snapshots waiting for an image, the way to wake the replicator, and what `stats` shows.
+struct ReplicaState {
+    var queue: [PendingWrite] = []
+    var captures: [ImageCapture] = []
+    /// The replicator waiting for work (`Replicator.waitForWork`), to be woken by a write, a notification
+    /// or a snapshot; `signaled` keeps a wake-up given while it was busy.
+    var waiter: EventLoopPromise<Void>?
+    var signaled = false
+    var observer: (any ReplicaObserver)?
+    var connected = false
+    /// Whether the loss of the current connection was logged.
+    var lossLogged = false
+    var stopping = false
+    /// The writes of groups whose fate is being learned (the sweeper tells them "unknown" at their
+    /// deadline; the replicator tells them the truth if it learns it first).
+    var undecidedFates: [PendingWrite] = []
+    var knownSequence: UInt64 = 0
+    var snapshotSequence: UInt64 = 0
+    var lastContact: ContinuousClock.Instant?
+    var lastError: String?
+    var groupsCommitted: UInt64 = 0
+    var writesCommitted: UInt64 = 0
+    var groupsFailed: UInt64 = 0
+    var reconnects: UInt64 = 0
+    var changesReplicated: UInt64 = 0
+
+    /// Takes the waiter to wake (nil when the replicator is busy: the wake-up is kept).
+    mutating func takeWaiter() -> EventLoopPromise<Void>? {
+        guard let waiter else {
+            signaled = true
+            return nil
+        }
+        self.waiter = nil
+        return waiter
+    }
+}

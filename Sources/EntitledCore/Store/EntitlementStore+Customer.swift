@@ -1,0 +1,19 @@
+extension EntitlementStore {
+    /// The CustomerInfo view of what `subject` sees, at `moment` (now if `nil`).
+    public func customerInfo(of subject: Subject, at moment: Timestamp? = nil) -> CustomerInfo {
+        let moment = moment ?? now()
+        let (memberships, catalog) = lock.withReadLock {
+            (state.visibleSlots(of: subject).map { state.memberships[$0] }, state.catalog.map { (entitlement: $0.key, products: $0.value.sorted) })
+        }
+        return CustomerInfo(memberships: memberships, catalog: catalog, at: moment)
+    }
+}
+
+extension EntitlementStore {
+    /// Every membership that grants access now and stops at a known later time, with that time: what a
+    /// watch of every subject sets its expiry timers from.
+    public func upcomingAccessEnds() -> [(id: MembershipID, at: Timestamp)] {
+        let moment = now().millisecondsSinceEpoch
+        return lock.withReadLock { state.upcomingAccessEnds(after: moment) }
+    }
+}

@@ -1,0 +1,96 @@
+import Dispatch
+import EntitledCore
+import EntitledStorage
+import EntitledWire
+import NIOCore
+
+/// A single server's writes: each is decided and applied to the store at once, on its connection's loop
+/// (no thread hop), and recorded by the log; its answer and its watchers' notice wait until the log has
+/// it (synced, with `--fsync always`), which each loop asks for once per turn (group commit). Without a
+/// data directory (`durable == nil`, tests) a change is committed as soon as it is applied.
+final class LogWriteBackend: WriteBackend {
+    let store: EntitlementStore
+    /// The data directory, when the store is kept in one.
+    let durable: DurableStore?
+    let publication: Publication
+
+    init(store: EntitlementStore, durable: DurableStore?, publication: Publication) {
+        self.store = store
+        self.durable = durable
+        self.publication = publication
+    }
+
+    var appliesBeforeCommit: Bool { true }
+
+    func submit(_ write: WriteRequest, into output: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
+        let applied: AppliedWrite
+        do throws(StoreError) {
+            applied = try store.perform(write.write, announcing: publication.wantsNotices)
+        } catch {
+            // Refused, or the log takes no writes (`unavailable`): either way nothing changed.
+            return .answered(error: RequestProcessor.writeAnswer(to: write, .failure(.refused(error)), now: store.now(), into: &output))
+        }
+        // The store moved on: reads waiting for its change (`minSeq`) may go.
+        if applied.changed { publication.sequenceWaiters.advanced(to: applied.sequence) }
+        guard let log = durable?.log, applied.sequence > log.acknowledgedSequence else {
+            RequestProcessor.writeAnswer(to: write, .success(applied), now: store.now(), into: &output)
+            if let notice = applied.notice { publication.watchHub.publish(notice) }
+            return .answered(error: nil)
+        }
+        // Room for a membership answer from the start: growing an empty buffer reallocated it twice.
+        var answer = ByteBufferAllocator().buffer(capacity: 768)
+        RequestProcessor.writeAnswer(to: write, .success(applied), now: store.now(), into: &answer)
+        return .afterCommit(sequence: applied.sequence, answer: answer, notice: applied.notice)
+    }
+
+    func commit(through sequence: UInt64, completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void) -> Result<Void, WriteFailure>? {
+        guard let log = durable?.log else { return .success(()) }
+        if let result = log.commitIfIdle(through: sequence) { return result.mapError(RequestProcessor.failure) }
+        log.whenAcknowledged(sequence) { result in completion(result.mapError(RequestProcessor.failure)) }
+        return nil
+    }
+
+    func publishWhenCommitted(_ notice: AccessNotice) {
+        guard let log = durable?.log else {
+            publication.watchHub.publish(notice)
+            return
+        }
+        let watchHub = publication.watchHub
+        log.whenAcknowledged(notice.sequence) { result in
+            if case .success = result { watchHub.publish(notice) }
+        }
+    }
+
+    func snapshot(id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer, ErrorCode?) -> Void) -> Bool {
+        guard let durable else { return false }
+        RequestProcessor.answerOffTheLoop(id: id, completion: completion) {
+            do throws(StorageError) {
+                let report = try durable.snapshot()
+                return .success(
+                    Response.snapshot(
+                        file: report.file, sequence: report.sequence, bytes: report.bytes,
+                        milliseconds: report.milliseconds, memberships: report.membershipCount
+                    )
+                )
+            } catch {
+                // A log that takes no writes is the disk's state, not a server fault: the same code as writes get.
+                let code: ErrorCode = if case .writesUnavailable = error { .unavailable } else { .internal }
+                return .failure(WireError(code, "the snapshot failed: \(error.message)"))
+            }
+        }
+        return true
+    }
+
+    var persistenceStatus: PersistenceStatus? { durable?.persistenceStatus }
+    var replicationStatus: ReplicationStatus? { nil }
+
+    func serving(_ loops: [ServingLoop]?) {
+        guard let log = durable?.log else { return }
+        guard let loops else {
+            // The loops are gone: nothing to wait for, and the log no longer keeps them alive.
+            log.setResumeBarrier(nil)
+            return
+        }
+        log.setResumeBarrier { ServingLoop.waitForCommittedTurns(of: loops) }
+    }
+}

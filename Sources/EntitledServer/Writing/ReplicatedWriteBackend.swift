@@ -1,0 +1,65 @@
+import EntitledCore
+import EntitledStorage
+import EntitledWire
+import NIOCore
+
+/// A cluster node's writes: each is queued for the replicated log's next group, decided there against
+/// the newest committed state, and applied to the node's replica only once its group committed. The
+/// replica tells `publication` of every change it applies (this node's and the others'), so watchers and
+/// `minSeq` waiters hear of committed changes only, and of each once.
+final class ReplicatedWriteBackend: WriteBackend {
+    let store: EntitlementStore
+    let replicated: any ReplicatedLog
+    let publication: Publication
+
+    init(store: EntitlementStore, replicated: any ReplicatedLog, publication: Publication) {
+        self.store = store
+        self.replicated = replicated
+        self.publication = publication
+        replicated.setObserver(publication)
+    }
+
+    var appliesBeforeCommit: Bool { false }
+
+    func submit(_ write: WriteRequest, into output: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
+        let store = self.store
+        replicated.submit(write.write) { result in
+            var answer = ByteBuffer()
+            let error = RequestProcessor.writeAnswer(to: write, result, now: store.now(), into: &answer)
+            delivery.deliver(answer, error: error)
+        }
+        return .queued
+    }
+
+    func commit(through sequence: UInt64, completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void) -> Result<Void, WriteFailure>? {
+        // Nothing waits for a commit here: a write is answered once its group committed.
+        .success(())
+    }
+
+    func publishWhenCommitted(_ notice: AccessNotice) {
+        // The replica publishes every change it applies.
+    }
+
+    func snapshot(id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer, ErrorCode?) -> Void) -> Bool {
+        let replicated = self.replicated
+        RequestProcessor.answerOffTheLoop(id: id, completion: completion) {
+            do throws(JournalError) {
+                let snapshot = try replicated.snapshot()
+                return .success(
+                    Response.snapshot(
+                        file: snapshot.location, sequence: snapshot.sequence, bytes: snapshot.bytes,
+                        milliseconds: Int64(snapshot.milliseconds), memberships: snapshot.memberships
+                    )
+                )
+            } catch {
+                return .failure(WireError(.unavailable, "the snapshot failed: \(error.reason)"))
+            }
+        }
+        return true
+    }
+
+    var persistenceStatus: PersistenceStatus? { nil }
+    var replicationStatus: ReplicationStatus? { replicated.replicationStatus }
+
+    func serving(_ loops: [ServingLoop]?) {}
+}

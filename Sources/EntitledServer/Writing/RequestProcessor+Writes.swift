@@ -1,0 +1,92 @@
+import EntitledCore
+import EntitledWire
+import NIOCore
+
+/// Writes as the wire asks for them and answers them: the same for both backends.
+extension RequestProcessor {
+    /// The store's write `request` asks for, attributed to `access.actor`; `nil` for a request that does
+    /// not change the store.
+    func storeWrite(for request: Request, access: ConnectionAccess) -> StoreWrite? {
+        let actor = access.actor
+        switch request {
+        case .grant(let grant, let reason):
+            return .grant(grant, author: ChangeAuthor(actor: actor, reason: reason), transfers: transferRule)
+        case .claim(let device, let user, let reason):
+            return .claim(device: device, user: user, author: ChangeAuthor(actor: actor, reason: reason))
+        case .revoke(let id, let reason):
+            return .revoke(id, reason: reason, actor: actor)
+        case .define(let entitlement, let products, let reason):
+            return .define(entitlement: entitlement, products: products, author: ChangeAuthor(actor: actor, reason: reason))
+        case .undefine(let entitlement, let reason):
+            return .undefine(entitlement: entitlement, author: ChangeAuthor(actor: actor, reason: reason))
+        case .event(let id, let event, let reason):
+            return .event(event, membership: id, author: ChangeAuthor(actor: actor, reason: reason))
+        case .erase(let subject, let reason):
+            return .erase(subject, author: ChangeAuthor(actor: actor, reason: reason))
+        case .ping, .hello, .check, .memberships, .catalog, .snapshot, .customer, .history, .watch, .unwatch, .auth, .stats, .reload:
+            return nil
+        }
+    }
+
+    /// The answer to `request`, a write whose result is `result`, at `now`.
+    static func response(to request: Request, result: WriteResult, now: Timestamp) -> Response {
+        switch result {
+        case .granted(let membership, let isReplay, let formerOwner):
+            if isReplay { return .replayedGrant(membership, moment: now) }
+            if let formerOwner { return .transferredGrant(membership, moment: now, from: formerOwner) }
+            return .membership(membership, moment: membership.createdAt)
+        case .claimed(let memberships):
+            return .claimed(memberships.count)
+        case .revoked(let membership, _):
+            return .membership(membership, moment: now)
+        case .defined(let products):
+            guard case .define(let entitlement, _, _) = request else { preconditionFailure("a definition answers a define") }
+            return .defined(entitlement: entitlement, products: products)
+        case .undefined(let products):
+            guard case .undefine(let entitlement, _) = request else { preconditionFailure("a removal answers an undefine") }
+            return .undefined(entitlement: entitlement, products: products)
+        case .eventApplied(let membership, let outcome):
+            return .event(membership, moment: now, outcome: outcome)
+        case .erased(let erasure):
+            return .erased(memberships: erasure.memberships.count, historyEntries: erasure.historyEntries)
+        }
+    }
+
+    /// Writes the answer line of `write` given what became of it; returns its error code, if it failed.
+    @discardableResult
+    static func writeAnswer(
+        to write: WriteRequest, _ result: Result<AppliedWrite, WriteFailure>, now: Timestamp, into output: inout ByteBuffer
+    ) -> ErrorCode? {
+        switch result {
+        case .success(let applied):
+            ResponseEncoder.write(response(to: write.request, result: applied.result, now: now), id: write.id, sequence: applied.sequence, into: &output)
+            return nil
+        case .failure(let failure):
+            let error = wireError(failure)
+            ResponseEncoder.write(error, id: write.id, into: &output)
+            return error.code
+        }
+    }
+
+    /// The answer to a write that was not acknowledged: the store's refusal, `unavailable` when it was
+    /// certainly not made, `outcome_unknown` when it may have been.
+    static func wireError(_ failure: WriteFailure) -> WireError {
+        if let refusal = failure.refusal { return wireError(refusal) }
+        switch failure.outcome {
+        case .notMade:
+            return WireError(.unavailable, "the write was not made: \(failure.reason); nothing was changed")
+        case .unknown:
+            return WireError(
+                .outcomeUnknown,
+                "the write may or may not have been made: \(failure.reason); retry it with the same idempotencyKey (a replay answers idempotentReplay), or read to find out"
+            )
+        }
+    }
+
+    /// A failure of the log as the writer of a change it did not make durable is told.
+    static func failure(_ error: JournalError) -> WriteFailure {
+        error.changeMayRemain
+            ? WriteFailure(.unknown, reason: error.reason)
+            : WriteFailure(.notMade, reason: "\(error.reason) (it is undone, and not on disk)")
+    }
+}
