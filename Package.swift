@@ -272,11 +272,11 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         // Cluster mode against real PostgreSQL servers and real `entitled` processes (skipped, with the
-        // reason, where PostgreSQL cannot be had). Fixtures: the proxy that loses a COMMIT's answer.
+        // reason, where PostgreSQL cannot be had), with Tools/faults/fault_proxy.py between a node and the
+        // database where a test needs a network that misbehaves.
         .testTarget(
             name: "EntitledClusterTests",
-            dependencies: ["EntitledCluster", "EntitledClient", "EntitledTestSupport"],
-            exclude: ["Fixtures"]
+            dependencies: ["EntitledCluster", "EntitledClient", "EntitledTestSupport"]
         ),
         // Checks of the repository itself: every relative Markdown link resolves.
         .testTarget(name: "RepositoryTests"),

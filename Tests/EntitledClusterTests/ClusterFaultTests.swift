@@ -91,31 +91,14 @@ extension ClusterTests {
     @Test func aCommitWhoseAnswerIsLostIsFoundCommittedAndAcknowledgedOnce() throws {
         let server = try SharedPostgres.server()
         let databaseURL = try freshDatabase(on: server)
-        let temporary = try TemporaryDirectory()
-        let armFile = temporary.path + "/arm"
-        let proxy = Process()
-        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/commit_cutting_proxy.py").path
-        proxy.arguments = ["python3", script, "\(server.port)", armFile]
-        let output = Pipe()
-        proxy.standardOutput = output
-        proxy.standardError = FileHandle.nullDevice
-        try proxy.run()
-        // SIGKILL: the test runner blocks SIGTERM in the threads that spawn children, and they inherit it.
-        defer {
-            kill(proxy.processIdentifier, SIGKILL)
-            proxy.waitUntilExit()
-        }
-        let portLine = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let proxyPort = try #require(Int(portLine))
-        let proxiedURL = databaseURL.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxyPort)/")
-        let node = try ClusterNode(name: "cut", url: proxiedURL)
+        let proxy = try FaultProxy(targetPort: server.port)
+        let node = try ClusterNode(name: "cut", url: proxy.proxied(databaseURL, databasePort: server.port))
         let witness = try ClusterNode(name: "witness", url: databaseURL)
         try node.ok(#"{"op":"grant","user":"warm-up","product":"p1"}"#)
 
-        #expect(FileManager.default.createFile(atPath: armFile, contents: Data()))
+        try proxy.arm("cut")
         let answer = try node.send(#"{"op":"grant","user":"lost-answer","product":"p1","idempotencyKey":"lost-1"}"#)
-        #expect(!FileManager.default.fileExists(atPath: armFile), "the proxy never saw the COMMIT")
+        #expect(try proxy.waitFired(seconds: 1), "the proxy never saw the group's commit")
         // The node reconnects and finds its group committed: the write is acknowledged, not refused.
         #expect(answer.isOK, "\(answer.line)")
         let seq = try #require(answer.sequence)

@@ -4,10 +4,13 @@ Usage: python3 fault_proxy.py TARGET_PORT [TARGET_HOST]
 
 Prints one line, "LISTEN_PORT CONTROL_PORT" (both on 127.0.0.1), then forwards every connection made to
 LISTEN_PORT to TARGET_HOST:TARGET_PORT. It reads PostgreSQL's wire protocol (message frames, not
-bytes), so it knows which client message is the COMMIT of a *group of writes*: a transaction that sent
-an INSERT INTO a `changes` table since the connection's previous COMMIT or ROLLBACK.
+bytes), so it knows which client message commits a *group of writes*: the call of a schema's
+`commit_group` procedure (which commits before it answers), or a COMMIT after an INSERT INTO a `changes`
+table since the connection's previous COMMIT or ROLLBACK.
 
 Commands, one per line on CONTROL_PORT, each answered with one line ("ok", or what was asked):
+
+(Below, "the group's COMMIT" is that message.)
 
   arm cut          at the next group's COMMIT: forward it, drop the server's answer, and close both sides
                    0.3 s later (committed; the client never learns it)
@@ -144,16 +147,20 @@ class Link:
                     if kind == b"P":
                         query = message[5:].split(b"\x00", 2)[1] if b"\x00" in message[5:] else b""
                         text = query.strip().upper()
-                        if b"INSERT INTO" in text and b".CHANGES" in text:
+                        commits_group = False
+                        if text.startswith(b"CALL") and b".COMMIT_GROUP(" in text:
+                            commits_group = True
+                        elif b"INSERT INTO" in text and b".CHANGES" in text:
                             wrote_changes = True
                         elif text in (b"COMMIT", b"ROLLBACK"):
-                            if text == b"COMMIT" and wrote_changes:
-                                armed = control.take_armed()
-                                if armed:
-                                    self.server.sendall(out)
-                                    self.act(armed, buffer)
-                                    return
+                            commits_group = text == b"COMMIT" and wrote_changes
                             wrote_changes = False
+                        if commits_group:
+                            armed = control.take_armed()
+                            if armed:
+                                self.server.sendall(out)
+                                self.act(armed, buffer)
+                                return
                     out += message
                     buffer = buffer[1 + length :]
                 if out:

@@ -137,6 +137,10 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         }
         let milliseconds = connectTimeout.components.seconds * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000
         configuration.options.connectTimeout = .milliseconds(milliseconds)
+        // Every statement of a node is a short lookup or insert. The planner's estimates for the small
+        // `head` table before it is first analysed made PostgreSQL compile the catch-up query with its
+        // JIT: 75 ms a statement (EXPLAIN ANALYZE), where it runs in 0.2 ms.
+        configuration.options.additionalStartupParameters = [("jit", "off")]
         return configuration
     }
 

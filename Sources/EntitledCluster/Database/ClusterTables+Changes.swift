@@ -1,31 +1,49 @@
+import EntitledCore
 import EntitledStorage
 import NIOCore
 import PostgresNIO
 
 /// The change table: what a group of writes locks, reads and appends, and what a follower reads.
 extension ClusterTables {
-    /// Takes the cluster's write lock (inside a transaction) and reads, in the same round trip, the
-    /// newest change number, this transaction's id, and up to `limit` changes after `sequence` (those
-    /// other nodes committed since this replica's newest): `lock_head`, a function of the schema, whose
-    /// second statement sees what the lock's previous holder committed.
-    func lockHead(after sequence: UInt64, limit: Int) async throws -> (head: UInt64, transaction: String, rows: [ChangeRow]) {
+    /// Commits a group in one round trip (`commit_group`, a procedure of the schema, which commits before
+    /// it answers): under the cluster's lock, unless a change committed after `expected` (the replica's
+    /// newest, which the group was decided against) touched the group's `keys` (or either must be alone),
+    /// its records are numbered from the newest change on, stored, the head moved and the commit
+    /// announced. Also returns the changes committed after `expected` (up to `limit`), which the node
+    /// applies before its own.
+    ///
+    /// Called outside any transaction: a procedure may commit only there. Its answer comes after its
+    /// COMMIT, so `.committed` is certain; a failure of the call leaves the outcome unknown.
+    func commitGroup(
+        expected: UInt64, records: [[UInt8]], footprint: GroupFootprint, node: String, group: Int64, limit: Int
+    ) async throws -> GroupCommit {
+        var bindings = PostgresBindings(capacity: 9)
+        bindings.append(Int64(expected))
+        bindings.append(node)
+        bindings.append(group)
+        bindings.append(Array(footprint.keys))
+        bindings.append(footprint.isExclusive)
+        bindings.append(Int32(PortableFormatVersion.change))
+        bindings.append(records.map { ByteBuffer(bytes: $0) })
+        bindings.append(channel)
+        bindings.append(Int32(limit))
         let result = try await query(
-            "SELECT head, xact, seq, format, group_id, record FROM \(unescaped: schema).lock_head(\(Int64(sequence)), \(Int32(limit)))",
-            "lock_head"
+            PostgresQuery(unsafeSQL: "CALL \(schema).commit_group($1, $2, $3, $4, $5, $6, $7, $8, $9)", binds: bindings), "the group's commit"
         )
-        var head: UInt64?
-        var transaction = ""
-        var rows: [ChangeRow] = []
         for row in result.rows {
-            let (lockedHead, xact, seq, format, group, record) = try row.decode((Int64, String, Int64?, Int32?, Int64?, ByteBuffer?).self)
-            head = UInt64(lockedHead)
-            transaction = xact
-            if let seq, let format, let group, let record {
-                rows.append(ChangeRow(sequence: UInt64(seq), format: UInt32(format), group: group, record: Array(record.readableBytesView)))
+            let (outcome, first, seqs, formats, groups, bodies) = try row.decode((String, Int64, [Int64]?, [Int32]?, [Int64]?, [ByteBuffer]?).self)
+            var missing: [ChangeRow] = []
+            if let seqs, let formats, let groups, let bodies {
+                missing.reserveCapacity(seqs.count)
+                for index in seqs.indices {
+                    missing.append(
+                        ChangeRow(sequence: UInt64(seqs[index]), format: UInt32(formats[index]), group: groups[index], record: Array(bodies[index].readableBytesView))
+                    )
+                }
             }
+            return GroupCommit(committed: outcome == "committed", first: UInt64(first), missing: missing)
         }
-        guard let head else { throw ClusterError.corrupt("\(schema).head holds no row: the schema was changed by hand") }
-        return (head, transaction, rows)
+        throw ClusterError.corrupt("\(schema).commit_group answered nothing: the schema was changed by hand")
     }
 
     /// The newest change number and up to `limit` changes after `sequence`, in order, in one round trip.
@@ -52,32 +70,16 @@ extension ClusterTables {
         guard let head else { throw ClusterError.corrupt("\(schema).head holds no row: the schema was changed by hand") }
         return (head, rows)
     }
+}
 
-    /// Inserts a group's changes, sets the head to the last of them and announces it on commit: one
-    /// statement (one round trip) inside the transaction that locked the head.
-    func append(_ records: [(sequence: UInt64, record: [UInt8])], node: String, group: Int64) async throws {
-        guard let last = records.last?.sequence else { return }
-        var bindings = PostgresBindings(capacity: 5 + 2 * records.count)
-        bindings.append(node)
-        bindings.append(group)
-        bindings.append(Int32(PortableFormatVersion.change))
-        bindings.append(Int64(last))
-        bindings.append(channel)
-        var values = ""
-        values.reserveCapacity(records.count * 24)
-        for (index, record) in records.enumerated() {
-            bindings.append(Int64(record.sequence))
-            bindings.append(ByteBuffer(bytes: record.record))
-            values += (index == 0 ? "" : ", ") + "($\(6 + 2 * index), $3, $1, $2, $\(7 + 2 * index))"
-        }
-        let sql = """
-            WITH inserted AS (
-                INSERT INTO \(schema).changes (seq, format, node, group_id, record) VALUES \(values) RETURNING 1),
-            moved AS (UPDATE \(schema).head SET seq = $4 RETURNING seq)
-            SELECT pg_notify($5, seq::text), (SELECT count(*) FROM inserted) FROM moved
-            """
-        _ = try await query(PostgresQuery(unsafeSQL: sql, binds: bindings), "the group's changes")
-    }
+/// What `commit_group` answered.
+struct GroupCommit: Sendable {
+    /// Whether the group committed; otherwise a change committed since its decision touched its keys.
+    var committed: Bool
+    /// The number of the group's first change (committed), or the one after the newest (not).
+    var first: UInt64
+    /// The changes committed after the group's expected newest, before `first`, in order (at most the limit).
+    var missing: [ChangeRow]
 }
 
 /// The format versions cluster mode writes into its tables.

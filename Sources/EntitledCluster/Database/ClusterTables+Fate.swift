@@ -1,13 +1,12 @@
 import NIOCore
 import PostgresNIO
 
-/// What a node asks to learn, for certain, whether a transaction whose COMMIT went unanswered committed.
+/// What a node asks to learn, for certain, whether a group whose commit went unanswered committed.
 ///
-/// Looking for its rows from another connection is not enough: the old backend may still be waiting for a
-/// COMMIT that a stalled network, a pooler or a slow disk delivers later, and commit after the look. So
-/// the old backend is ended first (`pg_terminate_backend`, waiting until it is gone), after which its
-/// transaction can no longer change, and its fate is read from PostgreSQL's own record of it
-/// (`pg_xact_status`).
+/// Looking for its rows from another connection is not enough: the old backend may still be running the
+/// call (its request delayed by a stalled network or a pooler, its commit by a slow disk) and commit after
+/// the look. So the old backend is ended first (`pg_terminate_backend`, waiting until it is gone), after
+/// which nothing it did can change any more; then the group's row says it all.
 extension ClusterTables {
     /// This connection's server process: its pid and start time (together they name it; a pid alone may
     /// be reused by a later process).
@@ -40,18 +39,11 @@ extension ClusterTables {
         return false
     }
 
-    /// PostgreSQL's record of transaction `xid` (as `pg_current_xact_id()` gave it).
-    func status(ofTransaction xid: String) async throws -> TransactionStatus {
-        let result = try await query("SELECT pg_xact_status(\(xid)::xid8)", "the transaction's status")
-        for row in result.rows {
-            switch try row.decode(String?.self) {
-            case "committed": return .committed
-            case "aborted": return .aborted
-            case "in progress": return .inProgress
-            default: return .forgotten
-            }
-        }
-        return .forgotten
+    /// The first change of the group `id`, if it committed (and its row is still kept).
+    func firstChange(ofGroup id: Int64) async throws -> UInt64? {
+        let result = try await query("SELECT first_seq FROM \(unescaped: schema).groups WHERE group_id = \(id)", "the group's row")
+        for row in result.rows { return UInt64(try row.decode(Int64.self)) }
+        return nil
     }
 }
 
@@ -59,13 +51,4 @@ extension ClusterTables {
 struct DatabaseBackend: Sendable, Hashable {
     var pid: Int32
     var started: String
-}
-
-/// What PostgreSQL knows of a transaction.
-enum TransactionStatus: Sendable {
-    case committed, aborted
-    /// Its backend still runs it: it may yet commit.
-    case inProgress
-    /// Too old for PostgreSQL to say (its commit log was truncated).
-    case forgotten
 }

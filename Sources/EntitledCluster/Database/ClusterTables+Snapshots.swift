@@ -60,8 +60,12 @@ extension ClusterTables {
             WITH removed AS (
                 DELETE FROM \(unescaped: schema).changes
                 WHERE seq <= \(Int64(sequence)) AND committed_at < now() - make_interval(secs => \(Double(retention)))
+                RETURNING 1),
+            forgotten AS (
+                DELETE FROM \(unescaped: schema).groups
+                WHERE last_seq <= \(Int64(sequence)) AND committed_at < now() - make_interval(secs => \(Double(retention)))
                 RETURNING 1)
-            SELECT count(*) FROM removed
+            SELECT (SELECT count(*) FROM removed) + 0 * (SELECT count(*) FROM forgotten)
             """,
             "covered changes"
         )

@@ -29,6 +29,7 @@ final class PendingWrite: Sendable {
 /// their decisions, and the change numbers they take.
 struct DecidedGroup: Sendable {
     var members: [(write: PendingWrite, decision: WriteDecision)]
+    /// Given by the database when it commits the group (0 until then).
     var first: UInt64
     var last: UInt64 { first + UInt64(members.count) - 1 }
     /// The group id its change rows carry.
@@ -39,8 +40,7 @@ struct DecidedGroup: Sendable {
 /// deadline, when they are told the outcome is unknown) for the node to learn its fate for certain.
 struct UnresolvedGroup: Sendable {
     var decided: DecidedGroup
-    /// The transaction's id (`pg_current_xact_id()`), and the server process that ran it.
-    var transaction: String
+    /// The server process that ran the call.
     var backend: DatabaseBackend
     /// Why the COMMIT went unanswered.
     var reason: String

@@ -49,7 +49,7 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
                 return ("the database is unreachable (\(state.lastError ?? "connecting")); writes are refused until it is back, checks still answer", nil)
             }
             state.queue.append(pending)
-            return (nil, state.takeWaiter())
+            return (nil, state.queue.count >= state.wakeThreshold ? state.takeWaiter() : nil)
         }
         if let refusal { pending.complete(.failure(WriteFailure(.notMade, reason: refusal))) }
         waiter?.succeed()
@@ -85,7 +85,7 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
     /// whose time is up.
     func start(on connection: PostgresConnection) {
         let replicator = self.replicator
-        let task = Task { await replicator.run(first: connection) }
+        let task = Task(executorPreference: EventLoopTaskExecutor(eventLoop)) { await replicator.run(first: connection) }
         let sweeper = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(50), delay: .milliseconds(50)) { [self] _ in
             sweepExpiredWrites()
         }

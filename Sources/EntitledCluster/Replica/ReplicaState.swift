@@ -10,6 +10,8 @@ struct ReplicaState {
     /// or a snapshot; `signaled` keeps a wake-up given while it was busy.
     var waiter: EventLoopPromise<Void>?
     var signaled = false
+    /// How many queued writes wake the replicator (more than one while it gathers a group).
+    var wakeThreshold = 1
     var observer: (any ReplicaObserver)?
     var connected = false
     /// Whether the loss of the current connection was logged.
@@ -25,6 +27,8 @@ struct ReplicaState {
     var groupsCommitted: UInt64 = 0
     var writesCommitted: UInt64 = 0
     var groupsFailed: UInt64 = 0
+    /// Groups decided again because a change committed meanwhile touched what they looked at.
+    var groupsRedecided: UInt64 = 0
     var reconnects: UInt64 = 0
     var changesReplicated: UInt64 = 0
 

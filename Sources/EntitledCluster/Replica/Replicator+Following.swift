@@ -7,10 +7,11 @@ extension Replicator {
     /// How many changes one statement fetches.
     static let fetchLimit = 2000
 
-    /// Applies what the other nodes committed since the replica's newest change.
-    func catchUp() async throws {
+    /// Applies what the other nodes committed since the replica's newest change (up to `through`, or
+    /// everything).
+    func catchUp(through: UInt64 = .max) async throws {
         guard let tables else { return }
-        while true {
+        while store.sequence < through {
             let (head, rows) = try await tables.changes(after: store.sequence, limit: Self.fetchLimit)
             noteContact(head: head)
             guard store.sequence < head else { return }
@@ -40,21 +41,17 @@ extension Replicator {
         var index = rows.startIndex
         while index < rows.endIndex {
             let row = rows[index]
-            // This node's own group, whose COMMIT went unanswered: its rows say it committed.
-            if let position = unresolved.firstIndex(where: { $0.decided.first == row.sequence }) {
-                let group = unresolved.remove(at: position)
-                if row.group == group.decided.id {
-                    // Its decisions are exactly the changes it committed: carried out, they answer its writers.
-                    let carried = try carryOut(group.decided, announcing: announcing)
-                    notices += carried.notices
-                    ownGroups.append(carried)
-                    logger.notice("a group of writes whose COMMIT went unanswered had committed", metadata: ["firstChange": "\(row.sequence)"])
-                    while index < rows.endIndex, rows[index].sequence <= group.decided.last { index += 1 }
-                    continue
-                }
-                // Another transaction committed that number: this group never can.
-                logger.notice("a group of writes whose COMMIT went unanswered had not committed", metadata: ["firstChange": "\(row.sequence)"])
-                fail(group.decided, .notMade, reason: "the change was not committed (\(group.reason)); nothing was changed")
+            // This node's own group, whose commit went unanswered: its rows say it committed.
+            if !unresolved.isEmpty, let position = unresolved.firstIndex(where: { $0.decided.id == row.group }) {
+                var group = unresolved.remove(at: position).decided
+                group.first = row.sequence
+                // Its decisions are exactly the changes it committed: carried out, they answer its writers.
+                let carried = try carryOut(group, announcing: announcing)
+                notices += carried.notices
+                ownGroups.append(carried)
+                logger.notice("a group of writes whose commit went unanswered had committed", metadata: ["firstChange": "\(row.sequence)"])
+                while index < rows.endIndex, rows[index].sequence <= group.last { index += 1 }
+                continue
             }
             let (sequence, change, context) = try Self.decode(row, schema: tables.schema)
             do {
@@ -70,10 +67,16 @@ extension Replicator {
         for group in ownGroups { group.answer() }
     }
 
+    /// A row's change. Its record is a log record's payload without the leading change number, which is
+    /// the row's own (Protocol/CLUSTER.md).
     static func decode(_ row: ChangeRow, schema: String) throws(ClusterError) -> (UInt64, StoreChange, ChangeContext) {
         let decoded: (sequence: UInt64, change: StoreChange, context: ChangeContext)
+        var payload = [UInt8]()
+        payload.reserveCapacity(8 + row.record.count)
+        withUnsafeBytes(of: row.sequence.littleEndian) { payload.append(contentsOf: $0) }
+        payload.append(contentsOf: row.record)
         do {
-            decoded = try PortableRecords.decodeChange(row.record, version: row.format, name: "\(schema).changes row \(row.sequence)")
+            decoded = try PortableRecords.decodeChange(payload, version: row.format, name: "\(schema).changes row \(row.sequence)")
         } catch {
             throw .corrupt(error.message)
         }

@@ -4,76 +4,66 @@ import Logging
 import PostgresNIO
 
 extension Replicator {
-    /// Commits the writes waiting in the queue as one group: takes the cluster's lock and catches the
-    /// replica up in one round trip, decides the writes against that newest committed state (as many as
-    /// are independent of each other: `GroupFootprint`), appends their changes and commits. Only then are
-    /// the changes applied to the replica, watchers told and writers answered: nobody is ever served a
-    /// change that was not committed.
+    /// Commits the writes waiting in the queue as one group, in one round trip: decides them against the
+    /// replica (as many as are independent of each other: `GroupFootprint`), and hands their changes to
+    /// `commit_group`, which commits them unless a change committed since the replica's newest touched
+    /// what they looked at (then they are decided again on the newer state). Only once committed are the
+    /// changes applied to the replica, after the other nodes' changes before them, watchers told and
+    /// writers answered: nobody is ever served a change that was not committed.
     ///
-    /// What a failure tells the writers is what is certain: before COMMIT was sent, the transaction
-    /// cannot commit (`unavailable`, nothing changed); after, its fate is learned for certain (`+Fate`)
-    /// before anyone is told it failed.
+    /// A call that fails may have committed (its answer comes after its COMMIT): the group's fate is
+    /// learned for certain (`+Fate`) before anyone is told it failed.
     func commitGroup() async throws {
         guard var tables, let backend else { return }
-        let groupID = Int64.random(in: 1...Int64.max)
+        // A connection known to be closed sends nothing: the writes stay queued, and are refused (never made)
+        // when the loop notes the loss.
+        guard !tables.connection.isClosed else { throw DatabaseFailure(timeout: "the connection to the database is closed") }
         // The group may take no longer than its oldest write may wait.
         let deadline = state.withLockedValue { $0.queue.first?.deadline } ?? (.now + options.writeTimeout)
-        func bounded() -> ClusterTables {
-            tables.timeout = max(.milliseconds(100), deadline - .now)
-            return tables
-        }
-        try await bounded().begin()
-        let locked = try await bounded().lockHead(after: store.sequence, limit: Self.fetchLimit)
-        noteContact(head: locked.head)
-        if store.sequence < locked.head {
-            try await apply(locked.rows, upTo: locked.head)
-            while store.sequence < locked.head {
-                let (_, rows) = try await bounded().changes(after: store.sequence, limit: Self.fetchLimit)
-                try await apply(rows, upTo: locked.head)
-            }
-        }
-        guard store.sequence == locked.head else {
-            throw ClusterError.corrupt("the replica holds change \(store.sequence) but the database's newest is \(locked.head)")
-        }
-        let members = decideGroup()
-        guard !members.isEmpty else {
-            // Nothing to change (replays, claims of nothing): nothing to commit.
-            try await bounded().rollback()
-            return
-        }
-        let decided = DecidedGroup(members: members, first: locked.head + 1, id: groupID)
-        var records: [(sequence: UInt64, record: [UInt8])] = []
-        records.reserveCapacity(members.count)
-        for (offset, member) in members.enumerated() {
-            let sequence = decided.first + UInt64(offset)
-            records.append((sequence, PortableRecords.encodeChange(member.decision.change!, context: member.decision.context, sequence: sequence)))
-        }
+        tables.timeout = max(.milliseconds(100), deadline - .now)
+        let expected = store.sequence
+        let (members, footprint) = decideGroup()
+        guard !members.isEmpty else { return }
+        var group = DecidedGroup(members: members, first: 0, id: Int64.random(in: 1...Int64.max))
+        // The records without their first 8 bytes (the change number, little-endian), which the database
+        // writes once it numbers them.
+        let records = members.map { Array(PortableRecords.encodeChange($0.decision.change!, context: $0.decision.context, sequence: 0).dropFirst(8)) }
+        let answer: GroupCommit
         do {
-            try await bounded().append(records, node: options.nodeName, group: groupID)
-        } catch {
-            // COMMIT was never sent: the transaction cannot commit, and nothing reached the replica.
-            let reason = describe(error)
-            noteFailedGroup(reason: reason)
-            for member in members {
-                member.write.complete(.failure(WriteFailure(.notMade, reason: "the database failed before the group of writes committed (\(reason))")))
-            }
-            throw error
-        }
-        do {
-            try await bounded().commit()
+            answer = try await tables.commitGroup(
+                expected: expected, records: records, footprint: footprint, node: options.nodeName, group: group.id, limit: Self.fetchLimit
+            )
         } catch {
             let reason = describe(error)
             noteFailedGroup(reason: reason)
             logger.error(
-                "the COMMIT of a group of writes went unanswered; finding out whether it committed",
-                metadata: ["writes": "\(members.count)", "firstChange": "\(decided.first)", "reason": "\(reason)"]
+                "the commit of a group of writes went unanswered; finding out whether it committed",
+                metadata: ["writes": "\(members.count)", "group": "\(group.id)", "reason": "\(reason)"]
             )
-            unresolved.append(UnresolvedGroup(decided: decided, transaction: locked.transaction, backend: backend, reason: reason))
+            unresolved.append(UnresolvedGroup(decided: group, backend: backend, reason: reason))
             state.withLockedValue { $0.undecidedFates += members.map(\.write) }
             throw error
         }
+        noteContact(head: answer.committed ? answer.first + UInt64(members.count) - 1 : answer.first - 1)
+        // Whatever the outcome, the changes other nodes committed since come first.
+        if !answer.missing.isEmpty { try await apply(answer.missing, upTo: answer.missing.last!.sequence) }
+        guard answer.committed else {
+            // A change committed meanwhile touched what these writes looked at: they are decided again, first.
+            state.withLockedValue { state in
+                state.queue.insert(contentsOf: members.map(\.write), at: 0)
+                state.groupsRedecided += 1
+            }
+            return
+        }
+        group.first = answer.first
+        if store.sequence + 1 < group.first { try await catchUp(through: group.first - 1) }
+        guard store.sequence + 1 == group.first else {
+            throw ClusterError.corrupt("the replica holds change \(store.sequence) but its group was committed from change \(group.first)")
+        }
+        lastGroupSize = members.count
+        lastCommitAt = .now
         let observer = state.withLockedValue { $0.observer }
-        let carried = try carryOut(decided, announcing: observer?.wantsNotices ?? false)
+        let carried = try carryOut(group, announcing: observer?.wantsNotices ?? false)
         observer?.replicaApplied(through: store.sequence, notices: carried.notices)
         carried.answer()
     }
@@ -81,8 +71,9 @@ extension Replicator {
     /// Takes writes from the front of the queue and decides each against the replica, while they are
     /// independent of the ones taken before (the rest stay queued, in order, for the next group). Those
     /// that change nothing, or that the store refuses, are answered at once: they read committed state
-    /// only. Returns the writes that make a change, in order, with their decisions.
-    private func decideGroup() -> [(write: PendingWrite, decision: WriteDecision)] {
+    /// only. Returns the writes that make a change, in order, with their decisions, and the footprint of
+    /// all the writes taken (those answered at once included: they too were decided on this state).
+    private func decideGroup() -> (members: [(write: PendingWrite, decision: WriteDecision)], footprint: GroupFootprint) {
         let taken = state.withLockedValue { state -> [PendingWrite] in
             let count = min(state.queue.count, options.maximumGroupSize)
             defer { state.queue.removeFirst(count) }
@@ -107,7 +98,7 @@ extension Replicator {
             let rest = taken[decidedCount...]
             state.withLockedValue { $0.queue.insert(contentsOf: rest, at: 0) }
         }
-        return members
+        return (members, footprint)
     }
 
     /// Applies a committed group's decided changes to the replica, in order. The caller tells the

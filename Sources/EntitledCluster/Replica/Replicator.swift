@@ -8,13 +8,16 @@ import PostgresNIO
 /// The one worker of a node that talks to PostgreSQL: it owns the connection, follows what the other
 /// nodes commit, and commits this node's writes in groups, one thing at a time.
 ///
-/// An actor on the event loop of its own connection: PostgresNIO completes each statement on that loop,
-/// and the replicator goes on right there, without a thread hop (`ClusterTables.query`). Everything that
-/// changes the replica happens here, in the order the database committed it (`+Following`, `+Group`); a
-/// group whose COMMIT went unanswered is settled for certain before its writers hear it failed (`+Fate`).
-actor Replicator {
-    nonisolated let eventLoop: any EventLoop
-    nonisolated var unownedExecutor: UnownedSerialExecutor { eventLoop.executor.asUnownedSerialExecutor() }
+/// It runs as one task that prefers the event loop of its own connections (`EventLoopTaskExecutor`):
+/// PostgresNIO completes each statement on that loop, and the replicator goes on right there, without a
+/// thread hop. Everything that changes the replica happens here, in the order the database committed it
+/// (`+Following`, `+Group`); a group whose commit went unanswered is settled for certain before its
+/// writers hear it failed (`+Fate`).
+///
+/// `@unchecked Sendable`: its mutable properties are touched only by that one task (`run`), one step at
+/// a time; what others share with it is in `state`, under its lock.
+final class Replicator: @unchecked Sendable {
+    let eventLoop: any EventLoop
 
     /// The replica: every membership, as of the last committed change applied.
     let store: EntitlementStore
@@ -29,6 +32,16 @@ actor Replicator {
     var unresolved: [UnresolvedGroup] = []
     /// Random bits for new membership ids.
     var random = BufferedRandomNumberGenerator()
+    /// When this node last committed a group.
+    var lastCommitAt: ContinuousClock.Instant?
+    /// How long after its own commit a node that woke without writes waits before it catches up.
+    static let followDelay: Duration = .milliseconds(2)
+    /// How many writes the last group committed, and how long the next waits for that many (`gatherWrites`).
+    var lastGroupSize = 0
+    /// Measured with 45 connections over 3 nodes on 2 cores: groups of 7-8 writes without gathering (those
+    /// answered came back just after the next group left), of 15 with it; 200 to 500 µs gave the most
+    /// writes a second, 1 ms fewer (medians of 5 runs).
+    let gatherWindow: Duration = .microseconds(500)
 
     init(store: EntitlementStore, location: PostgresLocation, options: ClusterOptions, logger: Logger, eventLoop: any EventLoop, state: NIOLockedValueBox<ReplicaState>) {
         self.store = store
@@ -78,19 +91,16 @@ actor Replicator {
         tables.timeout = options.writeTimeout
         self.tables = tables
         backend = try await tables.backend()
-        // Not a child task: a notification sequence whose connection was cut does not always end, and a
-        // task group would wait for it. It is cancelled, and ends with its connection.
-        let (channel, store, state) = (tables.channel, store, state)
-        let listener = Task {
-            try? await connection.listen(on: channel) { notifications in
-                for try await notification in notifications {
-                    // Our own commits come back too: those the replica already holds wake nobody.
-                    if let sequence = UInt64(notification.payload), sequence <= store.sequence { continue }
-                    state.withLockedValue { $0.takeWaiter() }?.succeed()
-                }
-            }
+        // The callback form of LISTEN: called on the connection's event loop, where the replicator runs (the
+        // notification sequence took a task of its own and two thread hops a notification, about a tenth
+        // of a busy node's time: every commit of every node notifies every node).
+        let (store, state) = (store, state)
+        let listening = connection.addListener(channel: tables.channel) { _, notification in
+            // Our own commits come back too: those the replica already holds wake nobody.
+            if let sequence = UInt64(notification.payload), sequence <= store.sequence { return }
+            state.withLockedValue { $0.takeWaiter() }?.succeed()
         }
-        defer { listener.cancel() }
+        defer { listening.stop() }
         try await settleUnresolved()
         try await catchUp()
         state.withLockedValue {
@@ -101,20 +111,47 @@ actor Replicator {
         while !isStopping {
             if !unresolved.isEmpty { try await settleUnresolved() }
             if state.withLockedValue({ !$0.queue.isEmpty }) {
+                await gatherWrites()
                 try await commitGroup()
                 continue
             }
             takeImages()
             await waitForWork(upTo: options.pollInterval)
+            // Right after a group, this node's writers are about to send their next writes, and the next
+            // group's commit brings what the others committed meanwhile: a catch-up now would only delay
+            // it by a round trip. A node whose writers went quiet catches up a moment later.
+            if let since = lastCommitAt.map({ ContinuousClock.now - $0 }), since < Self.followDelay, state.withLockedValue({ $0.queue.isEmpty }) {
+                await waitForWork(upTo: Self.followDelay - since)
+            }
             if state.withLockedValue({ $0.queue.isEmpty }) { try await catchUp() }
         }
+    }
+
+    /// Gives the writers the last group answered a moment to send their next writes, so that they join
+    /// this group rather than make one of their own right after it: every group costs the database one
+    /// serialised commit, so fewer, larger groups take more writes. Waits only while fewer writes are
+    /// queued than the last group held, and at most `gatherWindow`.
+    private func gatherWrites() async {
+        guard lastGroupSize > 1, gatherWindow > .zero else { return }
+        let target = min(lastGroupSize, options.maximumGroupSize)
+        let waits = state.withLockedValue { state -> Bool in
+            guard state.queue.count < target else { return false }
+            // Woken once, when the last of them arrives (or at the window's end), not by each (a wake-up
+            // kept from before is for writes already queued).
+            state.wakeThreshold = target
+            state.signaled = false
+            return true
+        }
+        guard waits else { return }
+        await waitForWork(upTo: gatherWindow)
+        state.withLockedValue { $0.wakeThreshold = 1 }
     }
 
     /// Returns at the next wake-up (at once if one came while busy), or after `limit`.
     private func waitForWork(upTo limit: Duration) async {
         let promise = eventLoop.makePromise(of: Void.self)
         let busy = state.withLockedValue { state -> Bool in
-            if state.signaled || !state.queue.isEmpty || !state.captures.isEmpty || state.stopping {
+            if state.signaled || state.queue.count >= state.wakeThreshold || !state.captures.isEmpty || state.stopping {
                 state.signaled = false
                 return true
             }
@@ -130,12 +167,12 @@ actor Replicator {
             state.withLockedValue { $0.waiter = nil }
             promise.succeed()
         }
-        try? await promise.futureResult.get()
+        try? await promise.futureResult.value()
         timer.cancel()
     }
 
     private func sleep(for duration: Duration) async {
-        try? await eventLoop.scheduleTask(in: .nanoseconds(ClusterTables.nanoseconds(duration))) {}.futureResult.get()
+        try? await eventLoop.scheduleTask(in: .nanoseconds(ClusterTables.nanoseconds(duration))) {}.futureResult.value()
     }
 
     /// Gives waiting snapshots their image: between groups, the replica holds only committed changes.

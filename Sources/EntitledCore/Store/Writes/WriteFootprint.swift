@@ -8,11 +8,15 @@
 /// ends at the first that is not; an erasure, which reads and changes too much to list, is a group of its
 /// own (`isExclusive`).
 ///
-/// Keys are hashes: two different keys that collide only end a group early, never join two dependent
-/// writes.
+/// The same holds across nodes: a group decided against a replica that is a few changes behind is still
+/// what the newest state would have decided when no change committed since touched its keys, which the
+/// cluster's database checks before it commits the group (Protocol/CLUSTER.md).
+///
+/// Keys are hashes, stable across processes and machines (FNV-1a, 64 bits): two different keys that
+/// collide only make two independent writes wait for each other, never join two dependent ones.
 public struct WriteFootprint: Sendable {
     /// The hashed keys, unsorted, few (a grant has about six).
-    public private(set) var keys: [Int] = []
+    public private(set) var keys: [Int64] = []
     /// Whether the write must be decided alone: nothing before it in its group, nothing after.
     public var isExclusive = false
     /// Whether keys are kept: a single server, which decides and applies each write at once, has no use
@@ -29,10 +33,19 @@ public struct WriteFootprint: Sendable {
 
     mutating func add(_ kind: Kind, _ name: String) {
         guard isTracking else { return }
-        var hasher = Hasher()
-        hasher.combine(kind.rawValue)
-        hasher.combine(name)
-        keys.append(hasher.finalize())
+        keys.append(Self.stableHash(kind, name))
+    }
+
+    /// FNV-1a over the kind and the name's UTF-8 bytes.
+    static func stableHash(_ kind: Kind, _ name: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        mix(kind.rawValue)
+        for byte in name.utf8 { mix(byte) }
+        return Int64(bitPattern: hash)
     }
 
     mutating func add(_ id: MembershipID) {
@@ -62,8 +75,10 @@ public struct WriteFootprint: Sendable {
 
 /// The footprints of the writes a group has taken so far (`WriteFootprint`).
 public struct GroupFootprint: Sendable {
-    private var keys: Set<Int> = []
-    private var isExclusive = false
+    /// Every key of the writes taken.
+    public private(set) var keys: Set<Int64> = []
+    /// Whether one of them must be alone (then it is the only one).
+    public private(set) var isExclusive = false
     private var isEmpty = true
 
     public init() {}
