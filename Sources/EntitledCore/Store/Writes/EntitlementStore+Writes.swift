@@ -24,7 +24,7 @@ extension EntitlementStore {
     /// make, and its footprint (what it looked at). For a cluster's group of writes, decided against the
     /// newest committed state and applied once committed (`carryOut`), in order, with nothing applied in
     /// between but the group's own earlier changes, which must be independent of it (`GroupFootprint`).
-    public func decide(_ write: StoreWrite, using random: inout BufferedRandomNumberGenerator) -> WriteDecision {
+    public func decide(_ write: StoreWrite, using random: inout some RandomNumberGenerator) -> WriteDecision {
         lock.withReadLock { state.decide(write, clock: clock, random: &random, tracking: true) }
     }
 
