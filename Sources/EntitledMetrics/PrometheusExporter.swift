@@ -82,7 +82,7 @@ public final class PrometheusExporter: Sendable {
 
     private static let replicationCounterNames = [
         "entitled_replication_groups_committed_total", "entitled_replication_writes_committed_total",
-        "entitled_replication_groups_failed_total", "entitled_replication_reconnects_total",
+        "entitled_replication_groups_failed_total", "entitled_replication_groups_redecided_total", "entitled_replication_reconnects_total",
         "entitled_replication_changes_replicated_total",
     ]
     private static let replicationGaugeNames = [
@@ -132,6 +132,7 @@ public final class PrometheusExporter: Sendable {
                 ("entitled_replication_groups_committed_total", replication.groupsCommitted),
                 ("entitled_replication_writes_committed_total", replication.writesCommitted),
                 ("entitled_replication_groups_failed_total", replication.groupsFailed),
+                ("entitled_replication_groups_redecided_total", replication.groupsRedecided),
                 ("entitled_replication_reconnects_total", replication.reconnects),
                 ("entitled_replication_changes_replicated_total", replication.changesReplicated),
             ]

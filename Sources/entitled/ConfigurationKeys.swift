@@ -68,6 +68,7 @@ struct ConfigurationKey: Sendable, Hashable {
         .init(name: "postgres", kind: .text),
         .init(name: "node-name", kind: .text),
         .init(name: "write-timeout", kind: .number),
+        .init(name: "change-retention", kind: .integer),
     ]
 
     /// The setting of this name, if there is one.

@@ -128,8 +128,11 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("This node's name in the cluster's change table and logs (default: host name and process id).", valueName: "name"))
     var nodeName: String?
 
-    @Option(help: ArgumentHelp("With --postgres: the most seconds a write waits for the database (its group's commit, a connection, the cluster's write lock) before it is answered unavailable. Default: 5.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("With --postgres: the most seconds a write waits for the database (a connection, its group's commit) before it is answered: unavailable when it was certainly not made, outcome_unknown when its commit's answer was lost. Default: 5.", valueName: "seconds"))
     var writeTimeout: Double?
+
+    @Option(help: ArgumentHelp("With --postgres: how long a change stays in the database after a snapshot covers it. A node away for less catches up from the changes, one away longer loads the newest snapshot. Default: 60.", valueName: "seconds"))
+    var changeRetention: Int?
 
     func run() async throws {
         try await run(environment: ProcessInfo.processInfo.environment)
@@ -184,6 +187,7 @@ struct EntitledCommand: AsyncParsableCommand {
         }
         give("node-name", nodeName.map(ConfigContent.string))
         give("write-timeout", writeTimeout.map(ConfigContent.double))
+        give("change-retention", changeRetention.map(ConfigContent.int))
         return values
     }
 }

@@ -69,6 +69,7 @@ extension EntitledSettings {
             postgres = sources.text("postgres")
             nodeName = sources.text("node-name")
             writeTimeout = try sources.number("write-timeout") ?? writeTimeout
+            changeRetention = try sources.integer("change-retention") ?? changeRetention
         } catch {
             throw ValidationError(error.message)
         }

@@ -40,6 +40,8 @@ struct EntitledSettings: Sendable {
     var postgres: String?
     var nodeName: String?
     var writeTimeout = 5.0
+    /// Seconds a change stays in a cluster's database after a snapshot covers it (`--change-retention`).
+    var changeRetention = 60
     /// Whether some source named the data directory (cluster mode keeps none, and says so).
     var dataDirGiven = false
     var fsyncGiven = false
@@ -102,6 +104,9 @@ struct EntitledSettings: Sendable {
         }
         guard writeTimeout > 0, writeTimeout <= 600 else {
             throw ValidationError("--write-timeout must be more than 0 and at most 600 seconds, not \(writeTimeout)")
+        }
+        guard (1...86_400).contains(changeRetention) else {
+            throw ValidationError("--change-retention must be from 1 to 86400 seconds, not \(changeRetention)")
         }
         if tcpDisabled && socketPath == nil {
             throw ValidationError("--no-tcp needs --socket PATH: there would be nothing to listen on")

@@ -53,6 +53,7 @@ enum StoreBackend {
             let location = try PostgresLocation(url: url)
             var options = ClusterOptions(nodeName: settings.nodeName ?? defaultNodeName())
             options.writeTimeout = .milliseconds(Int64(settings.writeTimeout * 1000))
+            options.retentionSeconds = settings.changeRetention
             return try await PostgresReplicatedLog.open(location: location, options: options, logger: logger)
         } catch {
             logger.critical("cannot start as a cluster node: \(error.message)", metadata: ["code": "\(error.code)"])

@@ -55,8 +55,10 @@ Errors
     EntitledError      the server answered {"ok": false, ...}: .code ("not_found", "bad_request", ...),
                        .message (for people; do not parse it), .answer (the whole answer). "unavailable"
                        means the server takes no writes now (its disk is full or failed, or on a node of a
-                       cluster the database did not commit it) and the write was not carried out; "stale"
-                       that a read's min_seq was not reached in time.
+                       cluster the database did not commit it) and the write was certainly not carried out:
+                       retrying cannot make a duplicate. "outcome_unknown" means it may or may not have been
+                       (the commit's answer was lost): retry it with the same idempotency_key, or read, to
+                       find out. "stale" means that a read's min_seq was not reached in time.
     ConnectionClosedError (a ConnectionError) the connection is closed or dropped; the client cannot be
                        used any more. A request without an answer may or may not have been carried out.
     TimeoutError       no progress for `timeout` seconds while waiting for answers; the client closes the

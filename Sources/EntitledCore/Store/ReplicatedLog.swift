@@ -110,6 +110,9 @@ public struct ReplicationStatus: Sendable, Hashable {
     /// was made again after being lost.
     public var groupsFailed: UInt64
     public var reconnects: UInt64
+    /// Groups decided again because a change another node committed meanwhile touched what they looked at
+    /// (the database refused them; none of their writes was made).
+    public var groupsRedecided: UInt64
     /// Changes made by other nodes that this replica applied.
     public var changesReplicated: UInt64
     /// The last error met with the system of record, if the node is not connected or writes failed.
@@ -121,7 +124,7 @@ public struct ReplicationStatus: Sendable, Hashable {
     public init(
         source: String, node: String, connected: Bool, writable: Bool, appliedSequence: UInt64, knownSequence: UInt64,
         secondsSinceContact: Double?, snapshotSequence: UInt64, groupsCommitted: UInt64, writesCommitted: UInt64,
-        groupsFailed: UInt64, reconnects: UInt64, changesReplicated: UInt64, lastError: String?
+        groupsFailed: UInt64, reconnects: UInt64, changesReplicated: UInt64, lastError: String?, groupsRedecided: UInt64 = 0
     ) {
         self.source = source
         self.node = node
@@ -134,6 +137,7 @@ public struct ReplicationStatus: Sendable, Hashable {
         self.groupsCommitted = groupsCommitted
         self.writesCommitted = writesCommitted
         self.groupsFailed = groupsFailed
+        self.groupsRedecided = groupsRedecided
         self.reconnects = reconnects
         self.changesReplicated = changesReplicated
         self.lastError = lastError

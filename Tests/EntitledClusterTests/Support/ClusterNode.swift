@@ -51,6 +51,18 @@ final class ClusterNode: @unchecked Sendable {
         _ = process?.stop()
     }
 
+    /// SIGSTOP: the process keeps its connections but does nothing, as a node whose machine hangs.
+    func pause() {
+        guard let pid = process?.process.processIdentifier, pid > 0 else { return }
+        kill(pid, SIGSTOP)
+    }
+
+    /// SIGCONT after `pause()`.
+    func resume() {
+        guard let pid = process?.process.processIdentifier, pid > 0 else { return }
+        kill(pid, SIGCONT)
+    }
+
     func connect(timeout: Double = 10) throws -> EntitledConnection {
         let connection = EntitledConnection(address: .tcp(host: "127.0.0.1", port: port), timeout: timeout)
         try connection.connect()
