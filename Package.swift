@@ -75,6 +75,8 @@ let package = Package(
                 "EntitledCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // The log's progress, read by every answered check when reads wait for the sync.
+                .product(name: "Atomics", package: "swift-atomics"),
             ],
             swiftSettings: hotPathSettings
         ),

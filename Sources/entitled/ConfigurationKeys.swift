@@ -46,6 +46,7 @@ struct ConfigurationKey: Sendable, Hashable {
         .init(name: "data-dir", kind: .text),
         .init(name: "fsync", kind: .text),
         .init(name: "transfer-rule", kind: .text),
+        .init(name: "unsynced-reads", kind: .text),
         .init(name: "snapshot-interval", kind: .integer),
         .init(name: "max-line-length", kind: .integer),
         .init(name: "event-loops", kind: .integer),

@@ -78,6 +78,7 @@ extension EntitledSettings {
             fsync = givenFsync ?? fsync
             fsyncGiven = givenFsync != nil
             transferRule = try sources.choice("transfer-rule") ?? transferRule
+            unsyncedReads = try sources.choice("unsynced-reads") ?? unsyncedReads
             logLevel = try sources.choice("log-level") ?? logLevel
             logFormat = try sources.choice("log-format") ?? logFormat
             try validate()

@@ -17,6 +17,8 @@ struct EntitledSettings: Sendable {
     var fsync: FsyncPolicy = .always
     /// What a grant does with a purchase another user holds (`--transfer-rule`).
     var transferRule: TransferRule = .transfer
+    /// What reads are answered from while the log has unacknowledged changes (`--unsynced-reads`).
+    var unsyncedReads: UnsyncedReads = ServerConfiguration().unsyncedReads
     var snapshotInterval = 60
     var maxLineLength = ServerConfiguration.defaultMaximumLineLength
     var eventLoops = ServerConfiguration.defaultEventLoops

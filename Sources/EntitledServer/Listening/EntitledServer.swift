@@ -235,6 +235,7 @@ extension EntitledServer {
             maximumLineLength: configuration.maximumLineLength,
             maximumRequestsPerTurn: configuration.maximumRequestsPerTurn,
             minimumSequenceWaitMilliseconds: UInt64(configuration.minimumSequenceWaitMilliseconds),
+            heldReads: configuration.unsyncedReads == .hold ? processor.writes.logProgress : nil,
             usesIoUring: configuration.usesIoUring,
             tls: configuration.tls,
             accessTokens: accessTokens,

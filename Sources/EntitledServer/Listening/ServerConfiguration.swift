@@ -21,6 +21,11 @@ public struct ServerConfiguration: Sendable {
     /// it (`AdaptivePoll`): it polls only while its recent sleeps ended within this time, so the price
     /// (CPU spent polling) is paid only where requests stream in; with sparse traffic it sleeps at once.
     public var busyPollMicroseconds: Int
+    /// What a read is answered from while the log has changes it has not acknowledged (Protocol/STORAGE.md,
+    /// "Reads and unsynced changes"): `.answer` at once from the store, which holds them; `.hold` only
+    /// once the log acknowledges the changes the store held when it read, as Redis's `appendfsync always`
+    /// sends no reply before the sync. A cluster node serves committed changes only, either way.
+    public var unsyncedReads = UnsyncedReads.answer
     /// The most client connections open at once; one more is answered `busy` and closed.
     public var maximumConnections = ServerConfiguration.defaultMaximumConnections
     /// Seconds without a byte from a client after which its connection is closed (0: never). A
@@ -113,6 +118,12 @@ public struct ServerConfiguration: Sendable {
             self.port = port
         }
     }
+}
+
+/// See `ServerConfiguration.unsyncedReads`.
+public enum UnsyncedReads: String, Sendable, CaseIterable {
+    case answer
+    case hold
 }
 
 /// The number of processors online.

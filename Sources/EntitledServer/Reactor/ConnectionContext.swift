@@ -1,3 +1,4 @@
+import EntitledStorage
 import Logging
 
 /// What every connection of a server shares: how to answer, the limits, where to log.
@@ -8,6 +9,9 @@ struct ConnectionContext: Sendable {
     let maximumRequestsPerTurn: Int
     /// The most milliseconds a read with `minSeq` waits for its change (`--min-seq-wait`).
     let minimumSequenceWaitMilliseconds: UInt64
+    /// Set when reads wait for the log to acknowledge the changes they may have seen
+    /// (`ServerConfiguration.unsyncedReads` `.hold`, on a server with a data directory).
+    let heldReads: LogProgress?
     /// Whether the loops send through io_uring (`ServerConfiguration.usesIoUring`).
     let usesIoUring: Bool
     /// The certificate for TLS on TCP connections; `nil` serves plain TCP.

@@ -60,12 +60,14 @@ final class ServedConnection {
     let processor: RequestProcessor
     /// `context.maximumLineLength`, kept here for the same reason: every line is measured against it.
     let maximumLineLength: Int
+    /// `context.heldReads`, kept here for the same reason: every read looks at it (`+HeldReads`).
+    let heldReads: LogProgress?
     /// Whether answers wait for the end of the loop turn, which sends every connection's through its
     /// io_uring in one system call (`ServingLoop.flushThroughRing`), rather than going at once.
     let sendsAtTurnEnd: Bool
     /// Answers still waiting (for a commit or a snapshot), oldest first, each with the ready answers of
     /// the requests that came after it.
-    private(set) var waiting = CircularBuffer<WaitingAnswer>()
+    var waiting = CircularBuffer<WaitingAnswer>()
     private var nextToken: UInt64 = 0
     /// Writes submitted to a backend that applies them only once committed (a cluster's), not yet
     /// answered: a read waits for them.
@@ -106,11 +108,14 @@ final class ServedConnection {
         /// The request's operation and when its line was read (monotonic ns), for the latency statistics.
         let operation: Request.Operation
         let startedAt: UInt64
+        /// For a read held until the log acknowledges the changes it may have seen (`+HeldReads`): its
+        /// line, answered again if those changes fail and are undone.
+        var heldLine: ByteBuffer? = nil
 
         var isReady: Bool { awaitedSequence == 0 && answer != nil }
     }
     /// The change of the newest write read, and the newest change the log acknowledged to this connection.
-    private var newestWriteSequence: UInt64 = 0
+    var newestWriteSequence: UInt64 = 0
     private var acknowledgedSequence: UInt64 = 0
 
     /// The most one `read` takes: a turn's share of one connection.
@@ -145,6 +150,7 @@ final class ServedConnection {
         self.statistics = loop.statistics
         self.processor = loop.context.processor
         self.maximumLineLength = loop.context.maximumLineLength
+        self.heldReads = loop.context.heldReads
         self.sendsAtTurnEnd = loop.hasRing
         let allocator = ByteBufferAllocator()
         input = allocator.buffer(capacity: Self.readSize)
@@ -382,6 +388,8 @@ final class ServedConnection {
         let answer: RequestProcessor.Answer
         var note = RequestProcessor.Note()
         let ownWritesPending = unansweredWrites > 0
+        // Where this line's answer starts, for a read that must wait for the log after all.
+        let answerStart = heldReads == nil ? 0 : waiting.isEmpty ? pending.writerIndex : waiting.last!.trailing.writerIndex
         if waiting.isEmpty {
             answer = processor.respond(to: line, access: access, into: &pending, noting: &note, ownWritesPending: ownWritesPending)
         } else {
@@ -393,6 +401,10 @@ final class ServedConnection {
         }
         switch answer {
         case .written:
+            if let heldReads, note.operation?.readsStore == true, let unacknowledged = heldReads.unacknowledged {
+                holdAnswer(from: answerStart, of: line, until: unacknowledged, operation: note.operation!, startedAt: started)
+                return monotonicNanoseconds()
+            }
             return record(note, startedAt: started)
         case .write(let write, let request, let id):
             return submit(WriteRequest(write: write, request: request, id: id), note: note, startedAt: started)
@@ -438,11 +450,23 @@ final class ServedConnection {
         return monotonicNanoseconds()
     }
 
+    /// A new token for a waiting answer.
+    func takeToken() -> UInt64 {
+        nextToken += 1
+        return nextToken
+    }
+
+    /// Queues `answer`, which waits for the log to acknowledge change `sequence`, and asks for that.
+    func appendWaiting(_ answer: WaitingAnswer, awaiting sequence: UInt64) {
+        waiting.append(answer)
+        newestWriteSequence = max(newestWriteSequence, sequence)
+        scheduleCommit()
+    }
+
     /// Hands a write to the server's write backend; its answer is written now, or waits in `waiting`
     /// until its change is committed. Returns the clock when it was done with.
     private func submit(_ write: WriteRequest, note: RequestProcessor.Note, startedAt started: UInt64) -> UInt64 {
-        nextToken += 1
-        let token = nextToken
+        let token = takeToken()
         let delivery = WriteDelivery(connection: UncheckedConnection(self), token: token)
         var answeredNow: WriteSubmission
         if waiting.isEmpty {
@@ -459,14 +483,13 @@ final class ServedConnection {
             note.error = error
             return record(note, startedAt: started)
         case .afterCommit(let sequence, let success, let notice):
-            waiting.append(
+            appendWaiting(
                 WaitingAnswer(
                     token: token, answer: success, awaitedSequence: sequence, id: write.id, trailing: ByteBuffer(), notice: notice,
                     operation: note.operation ?? .grant, startedAt: started
-                )
+                ),
+                awaiting: sequence
             )
-            newestWriteSequence = sequence
-            scheduleCommit()
         case .queued:
             unansweredWrites += 1
             waiting.append(
@@ -521,7 +544,7 @@ final class ServedConnection {
         newestWriteSequence > acknowledgedSequence ? newestWriteSequence : nil
     }
 
-    private func scheduleCommit() {
+    func scheduleCommit() {
         guard !isQueuedForCommit, uncommittedSequence != nil else { return }
         isQueuedForCommit = true
         loop.needsCommit(self)
@@ -549,6 +572,14 @@ final class ServedConnection {
                     if let notice = element.notice { processor.watchHub.publish(notice) }
                     statistics.recordRequest(element.operation, nanoseconds: latency, error: nil)
                 case .failure(let failure):
+                    if let line = element.heldLine {
+                        // A read that saw changes now undone: answered again, from what the log holds.
+                        let (answer, error) = answerAgain(heldRead: line)
+                        element.answer = answer
+                        statistics.recordRequest(element.operation, nanoseconds: latency, error: error)
+                        element.heldLine = nil
+                        return false
+                    }
                     var answer = ByteBuffer()
                     let error = RequestProcessor.wireError(failure)
                     ResponseEncoder.write(error, id: element.id, into: &answer)

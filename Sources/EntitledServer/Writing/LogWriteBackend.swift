@@ -83,6 +83,7 @@ final class LogWriteBackend: WriteBackend {
 
     var persistenceStatus: PersistenceStatus? { durable?.persistenceStatus }
     var replicationStatus: ReplicationStatus? { nil }
+    var logProgress: LogProgress? { durable?.log.progress }
 
     func serving(_ loops: [ServingLoop]?) {
         guard let log = durable?.log else { return }

@@ -60,6 +60,7 @@ final class ReplicatedWriteBackend: WriteBackend {
 
     var persistenceStatus: PersistenceStatus? { nil }
     var replicationStatus: ReplicationStatus? { replicated.replicationStatus }
+    var logProgress: LogProgress? { nil }
 
     func serving(_ loops: [ServingLoop]?) {}
 }

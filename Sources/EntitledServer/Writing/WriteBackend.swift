@@ -38,6 +38,8 @@ protocol WriteBackend: AnyObject, Sendable {
     var persistenceStatus: PersistenceStatus? { get }
     /// The replica's state, for `stats` (a node of a cluster).
     var replicationStatus: ReplicationStatus? { get }
+    /// How far the log has got, for reads that wait for it (a single server with a data directory).
+    var logProgress: LogProgress? { get }
 
     /// The loops that serve connections started (`nil`: they stopped).
     func serving(_ loops: [ServingLoop]?)

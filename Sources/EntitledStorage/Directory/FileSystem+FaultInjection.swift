@@ -1,5 +1,11 @@
 import NIOConcurrencyHelpers
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Failures that tests make the file system report, for what a real disk rarely does on demand: an `EIO`
 /// from `fdatasync`. Each fault names the call and the directory whose files it hits, so tests that run
 /// at the same time in other directories are not touched. Empty in a server: one uncontended lock per
@@ -10,8 +16,10 @@ extension FileSystem {
         var operation: String
         /// The directory whose files (and which itself) it hits.
         var directory: String
-        /// What the call fails with.
+        /// What the call fails with; 0 lets it go on (after the delay).
         var errno: Int32
+        /// How long the call takes first (milliseconds), as a slow disk's would.
+        var delayMilliseconds: Int = 0
     }
 
     private static let faults = NIOLockedValueBox<[Fault]>([])
@@ -25,11 +33,14 @@ extension FileSystem {
         faults.withLockedValue { $0.removeAll { $0 == fault } }
     }
 
-    /// The errno `operation` on `path` must fail with, if a fault says so.
+    /// The errno `operation` on `path` must fail with, if a fault says so; waits first if it says so.
     static func injectedFault(_ operation: String, path: String) -> Int32? {
-        faults.withLockedValue { faults in
+        let fault = faults.withLockedValue { faults -> Fault? in
             guard !faults.isEmpty else { return nil }
-            return faults.first { $0.operation == operation && (path == $0.directory || path.hasPrefix($0.directory + "/")) }?.errno
+            return faults.first { $0.operation == operation && (path == $0.directory || path.hasPrefix($0.directory + "/")) }
         }
+        guard let fault else { return nil }
+        if fault.delayMilliseconds > 0 { usleep(useconds_t(fault.delayMilliseconds * 1000)) }
+        return fault.errno == 0 ? nil : fault.errno
     }
 }

@@ -142,12 +142,17 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     /// Opens a new segment whose first record will be `nextSequence` and starts the writer thread.
     /// Everything before `nextSequence` counts as acknowledged (it was recovered from disk).
+    /// How far the log has got, for readers that do not take its lock (`LogProgress`).
+    public let progress = LogProgress()
+
     public func start(nextSequence: UInt64) throws(StorageError) {
         try openSegment(firstSequence: nextSequence)
         acknowledgedEnd = segment.map { ($0.firstSequence, $0.path, $0.end) }
         condition.lock()
         acknowledged = nextSequence - 1
         pendingLastSequence = nextSequence - 1
+        progress.noteRecorded(nextSequence - 1)
+        progress.noteAcknowledged(nextSequence - 1)
         currentSegmentFirstSequence = nextSequence
         state = .running
         condition.unlock()
@@ -175,6 +180,9 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         pending.append(contentsOf: encoded)
         pendingRecords += 1
         pendingLastSequence = sequence
+        // Before the change takes effect in memory (the store calls this first): a read that sees it
+        // finds it recorded.
+        progress.noteRecorded(sequence)
         counters.records += 1
         // No wake-up for the records after it: whoever needs the change acknowledged calls
         // `commitIfIdle(through:)` (doing the I/O on its own thread, no hop) or `whenAcknowledged` (which
@@ -495,6 +503,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     private func acknowledge(through sequence: UInt64) {
         condition.lock()
         acknowledged = max(acknowledged, sequence)
+        progress.noteAcknowledged(acknowledged)
         if acknowledgementWatchers > 0 { condition.broadcast() }
         var ready: [@Sendable (Result<Void, JournalError>) -> Void] = []
         waiters.removeAll { waiter in
@@ -568,6 +577,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         condition.unlock()
         handler?(through)
         condition.lock()
+        // Memory is back at the acknowledged changes: nothing after them exists any more.
+        progress.noteRecorded(acknowledged)
         rollbackPending = false
         let failed = waiters
         waiters.removeAll()

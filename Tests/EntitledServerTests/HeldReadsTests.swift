@@ -1,0 +1,105 @@
+import EntitledClient
+import EntitledCore
+import EntitledServer
+import EntitledTestSupport
+import Foundation
+import Logging
+import Testing
+
+@testable import EntitledStorage
+
+/// `--unsynced-reads`: whether another connection is answered from a change the log has not synced yet.
+/// The sync is slowed (or failed) for this test's data directory only, so that the window is wide.
+@Suite("Reads and unsynced changes", .serialized)
+struct HeldReadsTests {
+    /// A server with a data directory synced on every acknowledgement.
+    static func withServer(
+        _ reads: UnsyncedReads, _ body: (_ port: Int, _ data: String) async throws -> Void
+    ) async throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        let durable = try DurableStore(directory: data, policy: .always)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        // Two loops, so that the reader's is not the one the writer's slow sync blocks (connections are
+        // handed to the loops in turn: the writer's first, the reader's second).
+        var configuration = ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0), eventLoops: 2)
+        configuration.unsyncedReads = reads
+        let server = EntitledServer(processor: RequestProcessor(durable: durable), configuration: configuration, logger: logger)
+        let port = try #require(try await server.start().first?.port)
+        do {
+            try await body(port, data)
+        } catch {
+            await server.stop()
+            durable.close()
+            throw error
+        }
+        await server.stop()
+        durable.close()
+    }
+
+    /// Sends `line` on `connection` in a task of its own; returns it and when it was sent.
+    static func sendLater(_ line: String, on connection: EntitledAsyncConnection) -> Task<EntitledResponse, any Error> {
+        Task { try await connection.send(line: line) }
+    }
+
+    @Test func withHoldAReadOfAChangeWaitsUntilTheLogHasSyncedIt() async throws {
+        try await Self.withServer(.hold) { port, data in
+            let writer = try await EntitledAsyncConnection.local(port: port)
+            let reader = try await EntitledAsyncConnection.local(port: port)
+            #expect(try await writer.send(line: #"{"op":"grant","user":"warm","product":"p"}"#).isOK)
+            let slow = FileSystem.Fault(operation: "fdatasync", directory: data, errno: 0, delayMilliseconds: 600)
+            FileSystem.inject(slow)
+            defer { FileSystem.remove(slow) }
+            let grant = Self.sendLater(#"{"op":"grant","user":"held","product":"p"}"#, on: writer)
+            try await Task.sleep(for: .milliseconds(150))
+            let started = ContinuousClock.now
+            let check = try await reader.send(line: #"{"op":"check","user":"held","product":"p"}"#)
+            let waited = ContinuousClock.now - started
+            #expect(try await grant.value.isOK)
+            // It saw the grant, but only once the grant was synced.
+            #expect(check.active == true, "\(check.line)")
+            #expect(waited > .milliseconds(250), "answered after \(waited), before the sync")
+            // A read while nothing waits for the log is answered at once.
+            FileSystem.remove(slow)
+            let quick = ContinuousClock.now
+            #expect(try await reader.send(line: #"{"op":"check","user":"held","product":"p"}"#).active == true)
+            #expect(ContinuousClock.now - quick < .milliseconds(250))
+        }
+    }
+
+    @Test func withHoldAReadThatSawAChangeTheLogThenLostIsAnsweredWithoutIt() async throws {
+        try await Self.withServer(.hold) { port, data in
+            let writer = try await EntitledAsyncConnection.local(port: port)
+            let reader = try await EntitledAsyncConnection.local(port: port)
+            #expect(try await writer.send(line: #"{"op":"grant","user":"warm","product":"p"}"#).isOK)
+            let failing = FileSystem.Fault(operation: "fdatasync", directory: data, errno: EIO, delayMilliseconds: 600)
+            FileSystem.inject(failing)
+            defer { FileSystem.remove(failing) }
+            let grant = Self.sendLater(#"{"op":"grant","user":"doomed","product":"p"}"#, on: writer)
+            try await Task.sleep(for: .milliseconds(150))
+            let check = try await reader.send(line: #"{"op":"check","user":"doomed","product":"p"}"#)
+            #expect(try await grant.value.error?.code == "unavailable")
+            // The change was undone: the read is answered as if it had never been made.
+            #expect(check.active == false, "\(check.line)")
+        }
+    }
+
+    @Test func withAnswerAReadSeesAChangeBeforeItsSync() async throws {
+        try await Self.withServer(.answer) { port, data in
+            let writer = try await EntitledAsyncConnection.local(port: port)
+            let reader = try await EntitledAsyncConnection.local(port: port)
+            #expect(try await writer.send(line: #"{"op":"grant","user":"warm","product":"p"}"#).isOK)
+            let slow = FileSystem.Fault(operation: "fdatasync", directory: data, errno: 0, delayMilliseconds: 600)
+            FileSystem.inject(slow)
+            defer { FileSystem.remove(slow) }
+            let grant = Self.sendLater(#"{"op":"grant","user":"early","product":"p"}"#, on: writer)
+            try await Task.sleep(for: .milliseconds(150))
+            let started = ContinuousClock.now
+            let check = try await reader.send(line: #"{"op":"check","user":"early","product":"p"}"#)
+            #expect(check.active == true, "\(check.line)")
+            #expect(ContinuousClock.now - started < .milliseconds(250), "the read waited for the sync")
+            #expect(try await grant.value.isOK)
+        }
+    }
+}
