@@ -50,7 +50,7 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "When the log is forced to disk: always (the default: before each acknowledgement, group commit), everysec (once a second; a machine crash can lose about 1 s) or no (left to the OS).")
     var fsync: FsyncPolicy?
 
-    @Option(help: "What a read is answered from while the log has changes it has not acknowledged yet (not yet synced, with --fsync always): answer (the default: at once, from memory, which holds them) or hold (only once the log has them, as Redis with appendfsync always sends no reply before its sync). See STORAGE.md, \"Reads and unsynced changes\". A cluster node serves committed changes only, either way.")
+    @Option(help: "What a read is answered from while the log has changes it has not acknowledged yet (not yet synced, with --fsync always): hold (the default: only once the log has them, as Redis with appendfsync always sends no reply before its sync) or answer (at once, from memory, which holds them: faster, but a reader may see a change a crash takes back). See STORAGE.md, \"Reads and unsynced changes\". A cluster node serves committed changes only, either way.")
     var unsyncedReads: UnsyncedReads?
 
     @Option(help: "What a grant does with a purchase (its originalTransactionId) that another user's membership holds, as on a restore on another account: transfer (the default: the membership moves to the grant's user, recorded in both users' history) or keep (it stays; the grant is refused with conflict).")

@@ -35,7 +35,7 @@ struct ChecksBenchmark {
         let redis = try RedisProcess.start(binary: redisPath, directory: redisDirectory, appendfsync: options.fsync)
         defer { redis.process.stop() }
 
-        try define(port: entitled.port)
+        try EntitledProcess.defineProEntitlement(port: entitled.port)
         for (target, port) in [(Target.entitled, entitled.port), (.redis, redis.port)] {
             progress("loading \(options.users) users into \(target.rawValue)")
             let started = monotonicNanoseconds()
@@ -73,13 +73,6 @@ struct ChecksBenchmark {
         }
         report.ratios = report.scenarios.map(ScenarioRatios.init)
         return report
-    }
-
-    /// Defines entitlement `pro` as product `prod_pro` on entitled.
-    private func define(port: UInt16) throws {
-        let connection = try TCPConnection(port: port)
-        let answer = try connection.call(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#, reader: LineReader(connection))
-        guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("entitled refused to define pro: \(answer)") }
     }
 
     private func measure(

@@ -39,7 +39,7 @@ struct ClusterBenchmark {
 
         progress("loading \(users) users into the cluster (through node 1) and the standalone server")
         for port in [cluster[0].port, standalone.port] {
-            try define(port: port)
+            try EntitledProcess.defineProEntitlement(port: port)
             let loaded = try LoadEngine.load(port: port, target: .entitled, users: users)
             guard loaded.errors == 0 else { throw BenchError("loading failed: \(loaded.firstError ?? "?")") }
         }
@@ -58,9 +58,10 @@ struct ClusterBenchmark {
             }
         }
         for run in 1...runs {
-            let spread = try grantsAcross(cluster.map(\.port))
-            progress("grants run \(run)/\(runs), cluster (\(connections) connections over \(nodes) nodes): \(Int(spread.requestsPerSecond)) req/s")
+            let (spread, lags) = try grantsAcross(cluster.map(\.port))
+            progress("grants run \(run)/\(runs), cluster (\(connections) connections over \(nodes) nodes): \(Int(spread.requestsPerSecond)) req/s, \(lags.count) lag samples meanwhile")
             report.grants["cluster", default: []].append(spread)
+            report.lagUnderLoadMicroseconds += lags
             let single = RunResult(try LoadEngine.measureNewUsers(port: standalone.port, target: .entitled, connections: connections, warmup: warmup, duration: duration))
             progress("grants run \(run)/\(runs), standalone --fsync always: \(Int(single.requestsPerSecond)) req/s")
             report.grants["standalone", default: []].append(single)
@@ -70,15 +71,9 @@ struct ClusterBenchmark {
                 report.grants["redis", default: []].append(redisRun)
             }
         }
-        report.lagMicroseconds = try measureLag(writer: cluster[0].port, reader: cluster[1].port)
+        report.lagMicroseconds = try measureLag(writer: cluster[0].port, reader: cluster[1].port, samples: lagSamples)
         report.summarize()
         return report
-    }
-
-    private func define(port: UInt16) throws {
-        let connection = try TCPConnection(port: port)
-        let answer = try connection.call(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#, reader: LineReader(connection))
-        guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("entitled refused to define pro: \(answer)") }
     }
 
     private func waitUntilActive(port: UInt16, user: String) throws {
@@ -92,29 +87,39 @@ struct ClusterBenchmark {
     }
 
     /// Durable grants to new users over `connections` connections spread evenly over the nodes, measured
-    /// together: one generator thread per node.
-    private func grantsAcross(_ ports: [UInt16]) throws -> RunResult {
+    /// together: one generator thread per node. Meanwhile (after the warm-up) one more thread measures the
+    /// replication lag under that load, node 1 to node 2, as `measureLag` does; its grants are a few
+    /// hundred a second, not counted.
+    private func grantsAcross(_ ports: [UInt16]) throws -> (RunResult, lags: [Double]) {
         let share = ports.enumerated().map { index, _ in connections / ports.count + (index < connections % ports.count ? 1 : 0) }
         let (warmup, duration) = (self.warmup, self.duration)
-        let outcomes = try onThreads(ports.count, name: "cluster-grants") { index in
-            try LoadEngine.measureNewUsers(port: ports[index], target: .entitled, connections: share[index], warmup: warmup, duration: duration)
+        let results = try onThreads(ports.count + 1, name: "cluster-grants") { index -> (LoadOutcome?, [Double]) in
+            guard index < ports.count else {
+                usleep(UInt32(warmup * 1_000_000))
+                let end = monotonicNanoseconds() + UInt64(duration * 1e9)
+                return (nil, try measureLag(writer: ports[0], reader: ports[1], until: end, pollPauseMicroseconds: 100))
+            }
+            return (try LoadEngine.measureNewUsers(port: ports[index], target: .entitled, connections: share[index], warmup: warmup, duration: duration), [])
         }
         var merged = LoadOutcome()
-        for outcome in outcomes { merged.merge(outcome) }
+        for case let (outcome?, _) in results { merged.merge(outcome) }
         merged.windowSeconds = duration
-        return RunResult(merged)
+        return (RunResult(merged), results.flatMap(\.1))
     }
 
-    /// From a grant's acknowledgement on `writer` until `reader` answers a check of it as active (polled
-    /// back to back on one connection), for `lagSamples` grants one after another.
-    private func measureLag(writer: UInt16, reader: UInt16) throws -> [Double] {
+    /// From a grant's acknowledgement on `writer` until `reader` answers a check of it as active (polled on
+    /// one connection, back to back or `pollPauseMicroseconds` apart, so as not to take a core from the
+    /// servers under load), for `samples` grants one after another or until `until` (monotonic ns).
+    private func measureLag(
+        writer: UInt16, reader: UInt16, samples: Int = .max, until: UInt64 = .max, pollPauseMicroseconds: UInt32 = 0
+    ) throws -> [Double] {
         let write = try TCPConnection(port: writer)
         let writeReader = LineReader(write)
         let read = try TCPConnection(port: reader)
         let readReader = LineReader(read)
         var lags: [Double] = []
-        for sample in 0..<lagSamples {
-            let user = "lag-\(getpid())-\(sample)"
+        for sample in 0..<samples where monotonicNanoseconds() < until {
+            let user = "lag-\(getpid())-\(until == .max ? "idle" : "load\(until)")-\(sample)"
             let answer = try write.call(#"{"op":"grant","user":"\#(user)","product":"prod_pro"}"#, reader: writeReader)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("a lag grant failed: \(answer)") }
             let acknowledged = monotonicNanoseconds()
@@ -124,6 +129,7 @@ struct ClusterBenchmark {
                     seen = true
                     break
                 }
+                if pollPauseMicroseconds > 0 { usleep(pollPauseMicroseconds) }
             }
             guard seen else { throw BenchError("node on port \(reader) did not see \(user) within 10 s") }
             lags.append(Double(monotonicNanoseconds() - acknowledged) / 1000)

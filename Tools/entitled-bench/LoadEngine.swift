@@ -21,6 +21,8 @@ struct LoadShape: Sendable, Codable {
 struct LoadOutcome: Sendable {
     /// Latency of every request answered in the window, in nanoseconds: from its batch's send to its answer.
     var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    /// The same, for the checks alone (the C generator's runs; empty otherwise).
+    var checkHistogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
     var answered = 0
     var errors = 0
     var inactive = 0
@@ -35,6 +37,7 @@ struct LoadOutcome: Sendable {
 
     mutating func merge(_ other: LoadOutcome) {
         histogram.add(other.histogram)
+        checkHistogram.add(other.checkHistogram)
         answered += other.answered
         errors += other.errors
         inactive += other.inactive

@@ -37,7 +37,7 @@ struct MemoryBenchmark {
         let redis = try RedisProcess.start(binary: redisPath, directory: redisDirectory, appendfsync: options.fsync)
         defer { redis.process.stop() }
 
-        try define(port: entitled.port)
+        try EntitledProcess.defineProEntitlement(port: entitled.port)
         sleep(seconds: 1)
         let entitledBefore = try Self.resident(of: entitled.process)
         let redisBefore = try Self.resident(of: redis.process)
@@ -95,13 +95,6 @@ struct MemoryBenchmark {
             redisUsedMemoryBytesPerUser: usedMemory.map { Double($0) / users },
             redisMemoryInfo: info.filter { kept.contains($0.key) }
         )
-    }
-
-    /// Defines entitlement `pro` as product `prod_pro` on entitled.
-    private func define(port: UInt16) throws {
-        let connection = try TCPConnection(port: port)
-        let answer = try connection.call(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#, reader: LineReader(connection))
-        guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("entitled refused to define pro: \(answer)") }
     }
 
     /// The first and the last user have access to `pro`: the load reached the store.

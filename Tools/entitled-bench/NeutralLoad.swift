@@ -117,10 +117,14 @@ struct NeutralLoad {
             case "errors": outcome.errors = Int(value) ?? 0
             case "inactive": outcome.inactive = Int(value) ?? 0
             case "first_error": outcome.firstError = String(value)
-            case "latency":
+            case "latency", "check_latency":
                 let pair = value.split(separator: " ")
                 guard pair.count == 2, let nanoseconds = UInt64(pair[0]), let count = UInt64(pair[1]) else { continue }
-                _ = outcome.histogram.record(max(1, nanoseconds), count: count)
+                if fields[0] == "latency" {
+                    _ = outcome.histogram.record(max(1, nanoseconds), count: count)
+                } else {
+                    _ = outcome.checkHistogram.record(max(1, nanoseconds), count: count)
+                }
             default: continue
             }
         }

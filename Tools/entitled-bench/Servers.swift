@@ -50,6 +50,14 @@ struct EntitledProcess {
         }
     }
 
+    /// Defines entitlement `pro` as product `prod_pro` on the entitled at `port`: what every check load
+    /// asks for.
+    static func defineProEntitlement(port: UInt16) throws {
+        let connection = try TCPConnection(port: port)
+        let answer = try connection.call(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#, reader: LineReader(connection))
+        guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("entitled refused to define pro: \(answer)") }
+    }
+
     /// The port in `listening on tcp 127.0.0.1:PORT`.
     private static func port(in line: String) -> UInt16? {
         guard let range = line.range(of: "tcp 127.0.0.1:") else { return nil }

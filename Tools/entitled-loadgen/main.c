@@ -19,7 +19,8 @@
 //
 // Output (stdout, line by line): "measuring" once the warm-up is over (the caller reads the server's CPU
 // time then), "done" when the measured window ends, then "window_ns N", "answered N",
-// "errors N", "inactive N", optionally "first_error TEXT", and "latency NS COUNT" for each non-empty
+// "errors N", "inactive N", optionally "first_error TEXT", "check_latency NS COUNT" (checks only) and
+// "latency NS COUNT" (every request) for each non-empty
 // latency bucket (from the write that sent a request to the read that got its answer; buckets keep 3
 // significant digits). Exit status 0, or 1 with a message on stderr.
 #define _GNU_SOURCE
@@ -73,13 +74,21 @@ static size_t request_count;
 #define SUB_BUCKETS 1024
 #define MAGNITUDES 30
 static uint64_t histogram[2048 + MAGNITUDES * SUB_BUCKETS];
+// The checks' own latencies, for a mixed load (a read's cost beside the writes).
+static uint64_t check_histogram[2048 + MAGNITUDES * SUB_BUCKETS];
 
-static void record_latency(uint64_t ns) {
-    if (ns < 2048) { histogram[ns]++; return; }
+static size_t bucket_index(uint64_t ns) {
+    if (ns < 2048) return ns;
     int magnitude = 63 - __builtin_clzll(ns);  // 11 and above
     if (magnitude - 11 >= MAGNITUDES) magnitude = MAGNITUDES + 10;
     uint64_t sub = (ns >> (magnitude - 10)) & (SUB_BUCKETS - 1);
-    histogram[2048 + (magnitude - 11) * SUB_BUCKETS + sub]++;
+    return 2048 + (magnitude - 11) * SUB_BUCKETS + sub;
+}
+
+static void record_latency(uint64_t ns, char kind) {
+    size_t index = bucket_index(ns);
+    histogram[index]++;
+    if (kind == 'c') check_histogram[index]++;
 }
 
 static uint64_t bucket_value(size_t index) {
@@ -173,7 +182,7 @@ static void answer_line(Connection *c, const char *line, size_t length, uint64_t
     c->count--;
     if (!measuring) return;
     answered++;
-    record_latency(at - sent);
+    record_latency(at - sent, kind);
     switch (classify(line, length, kind)) {
     case ANSWER_INACTIVE: inactive++; break;
     case ANSWER_FAILURE:
@@ -352,6 +361,7 @@ int main(int argc, char **argv) {
     if (first_error[0]) printf("first_error %s\n", first_error);
     for (size_t i = 0; i < sizeof histogram / sizeof histogram[0]; i++) {
         if (histogram[i]) printf("latency %llu %llu\n", (unsigned long long)bucket_value(i), (unsigned long long)histogram[i]);
+        if (check_histogram[i]) printf("check_latency %llu %llu\n", (unsigned long long)bucket_value(i), (unsigned long long)check_histogram[i]);
     }
     fflush(stdout);
     return 0;
