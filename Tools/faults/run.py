@@ -1,0 +1,700 @@
+"""A Jepsen-style test of an entitled cluster: three nodes on one real PostgreSQL, workers writing and reading
+on every node, one fault at a time, and a check of every promise against what the nodes hold at the end.
+
+Usage: python3 Tools/faults/run.py --entitled PATH [--duration SECONDS] [--workers N] [--seed N]
+                                   [--report FILE] [--keep]
+
+Short form (the test suite runs it, Tests/EntitledClusterTests/ClusterFaultRunTests.swift):
+    --duration 60 (every fault once). Long form (before a release): --duration 900 or more (faults drawn
+    at random, about one every 10 s). Prints a summary; writes a JSON report (--report); exits 0 when every
+    promise held, 1 when one broke (each violation is listed), 77 when PostgreSQL cannot be had here.
+
+What runs: PostgreSQL from /usr/lib/postgresql/N/bin (initdb into a temporary directory, a free loopback
+port, as the `postgres` user when run as root); node n1 reaches it through Tools/faults/fault_proxy.py,
+n2 and n3 directly; --workers threads (default 8) each with a connection to every node.
+
+The workers' operations (each one's request, node and answer recorded):
+  keyed grant   an idempotency key from a small shared pool, sent to any node: the same key, the same body
+  grant         a new user, then a read of it on another node with minSeq (read your writes)
+  guest grant   a new device; later claimed by two users at once on two nodes (a race)
+  claim race    the device's two claims, on two nodes, at the same moment
+  revoke        of a membership whose grant was acknowledged
+  event         a renewal with a new event id, sent to one node or to two at once (a shared event id)
+  read          a check of any subject on any node; right after a write that failed, on that write's node
+Faults, one at a time (the short form runs each once, in this order):
+  kill -9 of a node (started again 1-3 s later), SIGSTOP of a node for 5-10 s, pg_terminate_backend of
+  every node's connection, `pg_ctl stop -m immediate` for 5-10 s, and on n1's link to PostgreSQL at a
+  group's COMMIT: hold it 6 s (past --write-timeout 5), cut it (committed, never answered), split it
+  (the node's side reset, the COMMIT delivered 0.5 s later).
+
+Promises checked at the end (PROTOCOL.md "What an answer means", CLUSTER.md "Guarantees"):
+  - every acknowledged write is on every node; every write answered "not applied" (unavailable,
+    busy, ...) is on none; outcome_unknown or a lost connection may have gone either way
+  - all nodes hold the same memberships and the same applied change number
+  - one membership per idempotency key; each event id applied at most once
+  - a raced device ends with exactly the owner whose claim moved it
+  - change numbers of new changes are unique, and increase on each connection
+  - a read with minSeq on another node sees the write (or answers stale); no read ever saw a membership
+    that is not committed (an active check of a subject that holds nothing at the end)
+"""
+import argparse
+import glob
+import json
+import os
+import pwd
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+# A test runner's threads block most signals and a child inherits the mask: the nodes this starts must
+# see the SIGTERM that stops them.
+signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WRITE_TIMEOUT = 5
+# Error codes whose answer means the write was certainly not applied (PROTOCOL.md, "What an answer means").
+NOT_APPLIED = {"bad_json", "bad_request", "unknown_op", "not_found", "conflict", "too_large", "unauthorized",
+               "forbidden", "busy", "unavailable", "stale"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Unavailable(Exception):
+    pass
+
+
+class Postgres:
+    """A throwaway PostgreSQL cluster: initdb, start, stop -m immediate, start again, psql."""
+
+    def __init__(self, directory):
+        candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                            key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+        if candidates:
+            self.bin = os.path.dirname(candidates[-1])
+        elif shutil.which("initdb"):
+            self.bin = os.path.dirname(shutil.which("initdb"))
+        else:
+            raise Unavailable("no initdb in /usr/lib/postgresql/*/bin or on the PATH (apt-get install postgresql)")
+        self.data = os.path.join(directory, "pg")
+        self.port = free_port()
+        self.prefix = []
+        if os.geteuid() == 0:
+            try:
+                entry = pwd.getpwnam("postgres")
+            except KeyError:
+                raise Unavailable("running as root and there is no `postgres` user to run PostgreSQL as")
+            self.prefix = ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--init-groups", "--"]
+            os.chown(directory, entry.pw_uid, entry.pw_gid)
+        self.log = os.path.join(directory, "pg.log")
+        self.run([os.path.join(self.bin, "initdb"), "-D", self.data, "-U", "postgres", "-A", "trust", "--no-sync"])
+        self.start()
+        self.psql("CREATE DATABASE entitled")
+
+    def run(self, arguments, check=True):
+        result = subprocess.run(self.prefix + arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, timeout=60)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"{arguments[0]} failed: {result.stdout}")
+        return result
+
+    def start(self):
+        options = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-l", self.log, "-w", "-o", options, "start"])
+
+    def stop_immediately(self):
+        self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-m", "immediate", "-w", "stop"], check=False)
+
+    def psql(self, sql, database="postgres"):
+        return self.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database,
+                         "-Atqc", sql]).stdout.strip()
+
+    def url(self, port=None, database="entitled"):
+        return f"postgres://postgres@127.0.0.1:{port or self.port}/{database}?sslmode=disable"
+
+    def close(self):
+        self.stop_immediately()
+
+
+class Proxy:
+    """Tools/faults/fault_proxy.py in front of PostgreSQL, and its control connection."""
+
+    def __init__(self, target_port):
+        self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "fault_proxy.py"), str(target_port)],
+                                        stdout=subprocess.PIPE, text=True)
+        self.port, control = map(int, self.process.stdout.readline().split())
+        self.control = socket.create_connection(("127.0.0.1", control))
+        self.reader = self.control.makefile("r")
+
+    def command(self, line):
+        self.control.sendall((line + "\n").encode())
+        return self.reader.readline().strip()
+
+    def close(self):
+        self.process.kill()
+        self.process.wait()
+
+
+class Node:
+    """One `entitled --postgres` process on a fixed port, started again on the same port after a kill."""
+
+    def __init__(self, binary, name, url, directory):
+        self.binary, self.name, self.url = os.path.abspath(binary), name, url
+        self.directory = os.path.join(directory, name)
+        os.makedirs(self.directory)
+        self.port = free_port()
+        self.process = None
+        self.log = open(os.path.join(self.directory, "stderr.log"), "ab")
+
+    def start(self, timeout=60):
+        self.process = subprocess.Popen(
+            [self.binary, "--postgres", self.url, "--node-name", self.name, "--port", str(self.port),
+             "--snapshot-interval", "0", "--write-timeout", str(WRITE_TIMEOUT)],
+            cwd=self.directory, stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log.name}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b'{"op":"ping"}\n')
+                    if b'"ok":true' in s.recv(4096):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.name} did not answer within {timeout} s")
+
+    def signal(self, number):
+        if self.process and self.process.poll() is None:
+            os.kill(self.process.pid, number)
+
+    def kill9(self):
+        if self.process is None:
+            return
+        self.signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.process is None:
+            return
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill9()
+
+
+class Connection:
+    """One line-protocol connection; any failure closes it and the next request connects again."""
+
+    def __init__(self, port, timeout=12):
+        self.port, self.timeout = port, timeout
+        self.sock = None
+        self.buffer = b""
+
+    def request(self, message):
+        """The answer as a dict, or None when the connection failed (the outcome is unknown)."""
+        try:
+            if self.sock is None:
+                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+                self.sock.settimeout(self.timeout)
+                self.buffer = b""
+            self.sock.sendall((json.dumps(message, separators=(",", ":")) + "\n").encode())
+            while b"\n" not in self.buffer:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise OSError("closed")
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            return json.loads(line)
+        except (OSError, ValueError):
+            self.close()
+            return None
+
+    def close(self):
+        if self.sock is not None:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+        self.sock = None
+
+
+def outcome(answer):
+    """'applied', 'not_applied' or 'unknown' for a write's answer."""
+    if answer is None:
+        return "unknown"
+    if answer.get("ok"):
+        return "applied"
+    code = answer.get("error", {}).get("code")
+    return "not_applied" if code in NOT_APPLIED else "unknown"
+
+
+class History:
+    """Everything the workers sent and were answered, shared by all their threads."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.counter = 0
+        self.keys = []                 # idempotency keys used so far
+        self.key_answers = {}          # key -> [outcome]
+        self.grants = {}               # user -> (outcome, answer, node)
+        self.guest = {}                # device -> (outcome, membership id or None)
+        self.claims = {}               # device -> [(user, outcome, claimed)]
+        self.claimable = []
+        self.revocable = []            # membership ids of acknowledged plain grants
+        self.revokes = {}              # membership id -> (outcome, reason)
+        self.events = {}               # transaction id of the renewal -> (membership, [outcome/applied])
+        self.reads = []                # (subject kind, subject, node, answer)
+        self.seq_reads = []            # (user, seq, node, answer)
+        self.sequences = []            # (connection, seq, description) for new changes
+        self.codes = {}
+        self.writes_acked = 0
+        self.reads_done = 0
+
+    def next(self):
+        with self.lock:
+            self.counter += 1
+            return self.counter
+
+    def count(self, answer, write):
+        with self.lock:
+            code = "connection lost" if answer is None else ("ok" if answer.get("ok") else answer["error"]["code"])
+            self.codes[code] = self.codes.get(code, 0) + 1
+            if write and answer is not None and answer.get("ok"):
+                self.writes_acked += 1
+            if not write:
+                self.reads_done += 1
+
+
+class Worker(threading.Thread):
+    def __init__(self, index, nodes, history, stop, seed):
+        super().__init__(daemon=True)
+        self.index, self.nodes, self.history, self.stop = index, nodes, history, stop
+        self.random = random.Random(seed)
+        self.connections = [Connection(node.port) for node in nodes]
+
+    def send(self, node, message, write):
+        answer = self.connections[node].request(message)
+        self.history.count(answer, write)
+        return answer
+
+    def note_sequence(self, node, answer, description):
+        if answer and answer.get("ok") and isinstance(answer.get("seq"), int):
+            with self.history.lock:
+                self.history.sequences.append(((self.index, node), answer["seq"], description))
+
+    def other(self, node):
+        return self.random.choice([n for n in range(len(self.nodes)) if n != node])
+
+    def run(self):
+        operations = [(self.keyed_grant, 20), (self.grant, 20), (self.guest_grant, 10), (self.claim_race, 8),
+                      (self.revoke, 8), (self.event, 12), (self.read, 22)]
+        choices, weights = zip(*operations)
+        while not self.stop.is_set():
+            self.random.choices(choices, weights)[0]()
+
+    def keyed_grant(self):
+        h = self.history
+        with h.lock:
+            if not h.keys or self.random.random() < 0.4:
+                h.counter += 1
+                h.keys.append(f"k{h.counter}")
+            key = self.random.choice(h.keys[-20:])
+        node = self.random.randrange(len(self.nodes))
+        message = {"op": "grant", "user": f"user-{key}", "product": "pro_monthly", "duration": "30d",
+                   "transactionId": f"tx-{key}", "idempotencyKey": key}
+        answer = self.send(node, message, True)
+        with h.lock:
+            h.key_answers.setdefault(key, []).append(outcome(answer))
+        if answer and answer.get("ok") and not answer.get("idempotentReplay"):
+            self.note_sequence(node, answer, f"keyed grant {key}")
+        self.after_write(node, "user", f"user-{key}", answer)
+
+    def grant(self):
+        n = self.history.next()
+        user, node = f"u{n}", self.random.randrange(len(self.nodes))
+        answer = self.send(node, {"op": "grant", "user": user, "product": "pro_monthly", "duration": "30d",
+                                  "transactionId": f"tx-{user}"}, True)
+        with self.history.lock:
+            self.history.grants[user] = (outcome(answer), node)
+        self.note_sequence(node, answer, f"grant {user}")
+        if answer and answer.get("ok"):
+            other = self.other(node)
+            read = self.send(other, {"op": "check", "user": user, "minSeq": answer["seq"]}, False)
+            with self.history.lock:
+                self.history.seq_reads.append((user, answer["seq"], other, read))
+                self.history.reads.append(("user", user, other, read))
+                self.history.revocable.append(answer["membership"]["id"])
+        self.after_write(node, "user", user, answer)
+
+    def after_write(self, node, kind, subject, answer):
+        """After a write that failed, a read of its subject on its node: what that node now serves."""
+        if answer is None or not answer.get("ok"):
+            read = self.send(node, {"op": "check", kind: subject}, False)
+            with self.history.lock:
+                self.history.reads.append((kind, subject, node, read))
+
+    def guest_grant(self):
+        n = self.history.next()
+        device, node = f"d{n}", self.random.randrange(len(self.nodes))
+        answer = self.send(node, {"op": "grant", "device": device, "product": "pro_monthly", "duration": "30d",
+                                  "transactionId": f"tx-{device}"}, True)
+        self.note_sequence(node, answer, f"guest grant {device}")
+        with self.history.lock:
+            self.history.guest[device] = (outcome(answer),)
+            if answer and answer.get("ok"):
+                self.history.claimable.append(device)
+        self.after_write(node, "device", device, answer)
+
+    def claim_race(self):
+        with self.history.lock:
+            if not self.history.claimable:
+                return
+            device = self.history.claimable.pop(self.random.randrange(len(self.history.claimable)))
+        first = self.random.randrange(len(self.nodes))
+        second = self.other(first)
+        results = []
+
+        def claim(node, user, connection):
+            answer = connection.request({"op": "claim", "device": device, "user": user})
+            self.history.count(answer, True)
+            results.append((node, user, answer))
+
+        helper = Connection(self.nodes[second].port)
+        other = threading.Thread(target=claim, args=(second, f"{device}-B", helper))
+        other.start()
+        claim(first, f"{device}-A", self.connections[first])
+        other.join()
+        helper.close()
+        with self.history.lock:
+            self.history.claims[device] = [(user, outcome(a), (a or {}).get("claimed")) for _, user, a in results]
+        for node, user, answer in results:
+            if answer and answer.get("ok") and answer.get("claimed", 0) > 0:
+                # The helper's connection made one request: its own key, so only the uniqueness is checked.
+                with self.history.lock:
+                    connection = (self.index, node) if node == first else ("helper", device)
+                    self.history.sequences.append((connection, answer["seq"], f"claim {device} by {user}"))
+
+    def revoke(self):
+        with self.history.lock:
+            if not self.history.revocable:
+                return
+            membership = self.history.revocable.pop(self.random.randrange(len(self.history.revocable)))
+        n = self.history.next()
+        node = self.random.randrange(len(self.nodes))
+        answer = self.send(node, {"op": "revoke", "membership": membership, "reason": f"r{n}"}, True)
+        with self.history.lock:
+            self.history.revokes[membership] = (outcome(answer), f"r{n}")
+        self.note_sequence(node, answer, f"revoke {membership}")
+
+    def event(self):
+        with self.history.lock:
+            if not self.history.revocable:
+                return
+            membership = self.random.choice(self.history.revocable[-50:])
+        n = self.history.next()
+        # Event times increase with n, so a later event is never out of order against an earlier one.
+        event_time = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_700_000_000 + n))
+        message = {"op": "event", "membership": membership, "type": "renewal", "eventId": f"e{n}",
+                   "eventTime": event_time, "expiresAt": "2099-01-01T00:00:00Z", "transactionId": f"et{n}"}
+        results = []
+        first = self.random.randrange(len(self.nodes))
+
+        def send(node, connection):
+            answer = connection.request(message)
+            self.history.count(answer, True)
+            results.append(answer)
+
+        if self.random.random() < 0.5:
+            helper = Connection(self.nodes[self.other(first)].port)
+            other = threading.Thread(target=send, args=(self.other(first), helper))
+            other.start()
+            send(first, self.connections[first])
+            other.join()
+            helper.close()
+        else:
+            send(first, self.connections[first])
+        with self.history.lock:
+            self.history.events[f"et{n}"] = (membership, results)
+
+    def read(self):
+        with self.history.lock:
+            users = list(self.history.grants.keys())[-200:]
+        if not users:
+            return
+        user, node = self.random.choice(users), self.random.randrange(len(self.nodes))
+        answer = self.send(node, {"op": "check", "user": user}, False)
+        with self.history.lock:
+            self.history.reads.append(("user", user, node, answer))
+
+
+class Faults(threading.Thread):
+    """One fault at a time; the short form runs each kind once in a fixed order."""
+
+    KINDS = ["kill9", "sigstop", "terminate", "pgstop", "hold", "cut", "split"]
+
+    def __init__(self, nodes, postgres, proxy, stop, duration, seed, log):
+        super().__init__(daemon=True)
+        self.nodes, self.postgres, self.proxy, self.stop = nodes, postgres, proxy, stop
+        self.duration, self.random, self.log = duration, random.Random(seed), log
+        self.done = []
+        self.error = None
+
+    def pause(self, seconds):
+        self.stop.wait(seconds)
+
+    def run(self):
+        try:
+            start = time.time()
+            kinds = list(self.KINDS)
+            while time.time() - start < self.duration - 8 and not self.stop.is_set():
+                self.pause(2)
+                kind = kinds.pop(0) if kinds else self.random.choice(self.KINDS)
+                self.log(f"fault: {kind}")
+                self.done.append(kind)
+                getattr(self, kind)()
+        except Exception as error:  # reported; the run then fails
+            self.error = f"{type(error).__name__}: {error}"
+
+    def kill9(self):
+        node = self.random.choice(self.nodes)
+        node.kill9()
+        self.pause(self.random.uniform(1, 3))
+        node.start()
+
+    def sigstop(self):
+        node = self.random.choice(self.nodes)
+        node.signal(signal.SIGSTOP)
+        time.sleep(self.random.uniform(5, 10))
+        node.signal(signal.SIGCONT)
+
+    def terminate(self):
+        self.postgres.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                           "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
+
+    def pgstop(self):
+        self.postgres.stop_immediately()
+        time.sleep(self.random.uniform(5, 10))
+        self.postgres.start()
+
+    def armed(self, action):
+        self.proxy.command(f"arm {action}")
+        fired = self.proxy.command("wait-fired 15")
+        if fired != "yes":
+            self.proxy.command("disarm")
+        self.pause(8 if action.startswith("hold") else 3)
+
+    def hold(self):
+        self.armed("hold 6")
+
+    def cut(self):
+        self.armed("cut")
+
+    def split(self):
+        self.armed("split 0.5")
+
+
+def settle(nodes, timeout=60):
+    """Waits until every node answers and all applied the same change number, unchanged for a moment."""
+    deadline = time.time() + timeout
+    previous = None
+    while time.time() < deadline:
+        applied = []
+        for node in nodes:
+            answer = Connection(node.port, timeout=5).request({"op": "stats"})
+            applied.append(((answer or {}).get("replication") or {}).get("appliedSequence"))
+        if None not in applied and len(set(applied)) == 1 and applied == previous:
+            return applied[0]
+        previous = applied
+        time.sleep(0.5)
+    raise RuntimeError(f"the nodes did not settle on one change number within {timeout} s: {previous}")
+
+
+def check(history, nodes):
+    """Every promise, against what each node holds now; returns the violations."""
+    violations = []
+    connections = [Connection(node.port, timeout=30) for node in nodes]
+
+    def held(kind, subject):
+        """The subject's memberships on each node (the same on all, or a violation)."""
+        answers = [c.request({"op": "memberships", kind: subject}) for c in connections]
+        lists = [sorted(json.dumps(m, sort_keys=True) for m in (a or {}).get("memberships", [])) for a in answers]
+        if any(a is None or not a.get("ok") for a in answers) or any(l != lists[0] for l in lists):
+            violations.append(f"nodes differ on {kind} {subject}: {answers}")
+        return [json.loads(m) for m in lists[0]]
+
+    final = {}
+    for user, (result, node) in history.grants.items():
+        final[("user", user)] = held("user", user)
+        count = len(final[("user", user)])
+        if result == "applied" and count != 1:
+            violations.append(f"acknowledged grant of {user} (node {node}) left {count} memberships")
+        if result == "not_applied" and count != 0:
+            violations.append(f"grant of {user} answered not applied on node {node}, yet it was applied")
+        if count > 1:
+            violations.append(f"one grant of {user} made {count} memberships")
+    for key, results in history.key_answers.items():
+        memberships = held("user", f"user-{key}")
+        final[("user", f"user-{key}")] = memberships
+        if len(memberships) > 1:
+            violations.append(f"idempotency key {key} made {len(memberships)} memberships")
+        if "applied" in results and len(memberships) != 1:
+            violations.append(f"idempotency key {key} was acknowledged and holds {len(memberships)} memberships")
+        if all(r == "not_applied" for r in results) and memberships:
+            violations.append(f"every grant with key {key} was answered not applied, yet it was applied")
+    for device, (result,) in history.guest.items():
+        # By its transaction: once claimed, the membership is its user's, no longer the device's alone.
+        memberships = held("transactionId", f"tx-{device}")
+        final[("device", device)] = memberships
+        if result == "applied" and len(memberships) != 1:
+            violations.append(f"acknowledged guest grant of {device} left {len(memberships)} memberships")
+        if result == "not_applied" and memberships:
+            violations.append(f"guest grant of {device} answered not applied, yet it was applied")
+        claims = history.claims.get(device)
+        if not claims or len(memberships) != 1:
+            continue
+        owner = memberships[0].get("user")
+        movers = [user for user, result, claimed in claims if result == "applied" and claimed]
+        if len(movers) > 1:
+            violations.append(f"both claims of {device} moved it: {claims}")
+        if movers and owner != movers[0]:
+            violations.append(f"{device} was moved to {movers[0]} (acknowledged) but belongs to {owner}")
+        for user, result, _ in claims:
+            if result == "not_applied" and owner == user:
+                violations.append(f"the claim of {device} by {user} was answered not applied, yet it moved it")
+        if owner is not None and owner not in {user for user, _, _ in claims}:
+            violations.append(f"{device} belongs to {owner}, who never claimed it")
+    by_id = {m["id"]: m for memberships in final.values() for m in memberships}
+    for membership, (result, reason) in history.revokes.items():
+        revoked = by_id.get(membership, {}).get("status") == "revoked"
+        if result == "applied" and not revoked:
+            violations.append(f"acknowledged revoke of {membership} is not revoked")
+        if result == "not_applied" and revoked:
+            violations.append(f"revoke of {membership} answered not applied, yet it is revoked")
+    for transaction, (membership, answers) in history.events.items():
+        found = [t for t in by_id.get(membership, {}).get("transactions", []) if t.get("id") == transaction]
+        applied = [a for a in answers if a and a.get("ok") and a.get("applied")]
+        if len(found) > 1 or len(applied) > 1:
+            violations.append(f"event {transaction} applied {len(found)} times ({len(applied)} answers said applied)")
+        if applied and not found:
+            violations.append(f"event {transaction} was acknowledged applied but is not on {membership}")
+        definite_no = all(outcome(a) == "not_applied" or (a and a.get("ok") and a.get("reason") == "out_of_order")
+                          for a in answers)
+        if definite_no and found:
+            violations.append(f"event {transaction} was answered not applied everywhere, yet it was applied")
+    for user, seq, node, read in history.seq_reads:
+        if read and read.get("ok") and read.get("active") is not True:
+            violations.append(f"check of {user} with minSeq {seq} on node {node} answered without the grant: {read}")
+    for kind, subject, node, read in history.reads:
+        memberships = final.get((kind, subject))
+        if read and read.get("ok") and read.get("active") and memberships is not None and not memberships:
+            violations.append(f"node {node} served {kind} {subject} as active; nothing of it was committed")
+    seen = {}
+    for connection, seq, description in history.sequences:
+        if seq in seen and seen[seq] != description:
+            violations.append(f"change number {seq} answered for two changes: {seen[seq]} and {description}")
+        seen[seq] = description
+    last = {}
+    for connection, seq, description in history.sequences:
+        if connection in last and seq <= last[connection]:
+            violations.append(f"change numbers went back on connection {connection}: {last[connection]} then {seq}")
+        last[connection] = seq
+    for c in connections:
+        c.close()
+    return violations
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--entitled", required=True, help="the entitled executable")
+    parser.add_argument("--duration", type=float, default=60)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--report", help="a file for the JSON report")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
+    arguments = parser.parse_args()
+
+    started = time.time()
+
+    def log(text):
+        print(f"[{time.time() - started:6.1f} s] {text}", flush=True)
+
+    directory = tempfile.mkdtemp(prefix="entitled-faults-")
+    os.chmod(directory, 0o755)
+    postgres = proxy = None
+    nodes = []
+    stop = threading.Event()
+    report = {"seed": arguments.seed, "duration": arguments.duration, "workers": arguments.workers}
+    try:
+        try:
+            postgres = Postgres(directory)
+        except Unavailable as reason:
+            print(f"skipped: {reason}")
+            return 77
+        proxy = Proxy(postgres.port)
+        urls = [postgres.url(proxy.port), postgres.url(), postgres.url()]
+        nodes = [Node(arguments.entitled, f"n{i + 1}", url, directory) for i, url in enumerate(urls)]
+        for node in nodes:
+            node.start()
+        Connection(nodes[1].port).request({"op": "define", "entitlement": "pro", "products": ["pro_monthly"]})
+        log(f"PostgreSQL on {postgres.port} (n1 through the proxy on {proxy.port}), nodes on "
+            f"{[n.port for n in nodes]}, seed {arguments.seed}")
+        history = History()
+        workers = [Worker(i, nodes, history, stop, arguments.seed * 100 + i) for i in range(arguments.workers)]
+        faults = Faults(nodes, postgres, proxy, stop, arguments.duration, arguments.seed, log)
+        for thread in workers + [faults]:
+            thread.start()
+        stop.wait(arguments.duration)
+        stop.set()
+        faults.join()
+        for worker in workers:
+            worker.join(timeout=60)
+        proxy.command("heal")
+        for node in nodes:
+            node.signal(signal.SIGCONT)
+            if node.process.poll() is not None:
+                node.start()
+        log(f"workers done: {history.writes_acked} writes acknowledged, {history.reads_done} reads; settling")
+        applied = settle(nodes)
+        violations = check(history, nodes)
+        if faults.error:
+            violations.append(f"a fault could not be carried out: {faults.error}")
+        report.update({"faults": faults.done, "acknowledgedWrites": history.writes_acked,
+                       "reads": history.reads_done, "answers": history.codes, "appliedSequence": applied,
+                       "violations": violations})
+        log(f"faults {faults.done}; answers {history.codes}; applied change {applied}")
+        for violation in violations:
+            print(f"VIOLATION: {violation}")
+        print("every promise held" if not violations else f"{len(violations)} violations")
+        return 1 if violations else 0
+    finally:
+        stop.set()
+        for node in nodes:
+            node.stop()
+        if proxy:
+            proxy.close()
+        if postgres:
+            postgres.close()
+        if arguments.report:
+            with open(arguments.report, "w") as file:
+                json.dump(report, file, indent=2)
+        if arguments.keep:
+            print(f"kept {directory}")
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
