@@ -118,7 +118,9 @@ struct ClusterBenchmark {
         let read = try TCPConnection(port: reader)
         let readReader = LineReader(read)
         var lags: [Double] = []
-        for sample in 0..<samples where monotonicNanoseconds() < until {
+        // A loop that ends at the deadline: a `where` clause would only skip the rest of 0..<samples.
+        for sample in 0..<samples {
+            guard monotonicNanoseconds() < until else { break }
             let user = "lag-\(getpid())-\(until == .max ? "idle" : "load\(until)")-\(sample)"
             let answer = try write.call(#"{"op":"grant","user":"\#(user)","product":"prod_pro"}"#, reader: writeReader)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("a lag grant failed: \(answer)") }

@@ -101,8 +101,10 @@ public enum EventOutcome: Sendable, Hashable {
 }
 
 /// An error response: the machine-readable code (`not_found`, `bad_request`, ...) and the server's sentence.
-/// `unavailable` means the server takes no writes right now (its disk is full or failed): the write was not
-/// carried out, so retrying it later cannot make a duplicate.
+/// `unavailable` means the write was certainly not carried out (the server's disk is full or failed, or a
+/// cluster node's database could not commit it), so retrying it later cannot make a duplicate.
+/// `outcome_unknown` means it may or may not have been (a cluster node lost its commit's answer): retry with
+/// the same idempotency key, or read to find out. PROTOCOL.md, "What an answer means", has every code.
 public struct ServerFailure: Sendable, Hashable, CustomStringConvertible {
     public var code: String
     public var message: String
