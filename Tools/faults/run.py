@@ -115,7 +115,8 @@ class Postgres:
         self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-m", "immediate", "-w", "stop"], check=False)
 
     def psql(self, sql, database="postgres"):
-        return self.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database,
+        psql = os.path.join(self.bin, "psql")
+        return self.run([psql if os.path.exists(psql) else "psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database,
                          "-Atqc", sql]).stdout.strip()
 
     def url(self, port=None, database="entitled"):
