@@ -25,7 +25,7 @@ public struct ServerConfiguration: Sendable {
     /// "Reads and unsynced changes"): `.hold` (the default) only once the log acknowledges the changes
     /// the store held when it read, as Redis's `appendfsync always` sends no reply before the sync, so no
     /// client is told of a change a crash could still take back; `.answer` at once from the store, which
-    /// holds them (measured about 7-14% faster checks at p50 under a mixed load). A cluster node serves
+    /// holds them (checks 6-14% faster at p50 under a mixed load, measured). A cluster node serves
     /// committed changes only, either way.
     public var unsyncedReads = UnsyncedReads.hold
     /// The most client connections open at once; one more is answered `busy` and closed.
