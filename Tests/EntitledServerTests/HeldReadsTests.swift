@@ -53,6 +53,9 @@ struct HeldReadsTests {
             let writer = try await EntitledAsyncConnection.local(port: port)
             let reader = try await EntitledAsyncConnection.local(port: port)
             #expect(try await writer.send(line: #"{"op":"grant","user":"warm","product":"p"}"#).isOK)
+            // Served before the sync is slowed: the first loop accepts every connection, and one still in
+            // its backlog would wait for the writer's sync on that loop.
+            #expect(try await reader.send(line: #"{"op":"ping"}"#).isOK)
             let slow = FileSystem.Fault(operation: "fdatasync", directory: data, errno: 0, delayMilliseconds: 2000)
             FileSystem.inject(slow)
             defer { FileSystem.remove(slow) }
@@ -73,6 +76,9 @@ struct HeldReadsTests {
             let writer = try await EntitledAsyncConnection.local(port: port)
             let reader = try await EntitledAsyncConnection.local(port: port)
             #expect(try await writer.send(line: #"{"op":"grant","user":"warm","product":"p"}"#).isOK)
+            // Served before the sync is slowed: the first loop accepts every connection, and one still in
+            // its backlog would wait for the writer's sync on that loop.
+            #expect(try await reader.send(line: #"{"op":"ping"}"#).isOK)
             let failing = FileSystem.Fault(operation: "fdatasync", directory: data, errno: EIO, delayMilliseconds: 600)
             FileSystem.inject(failing)
             defer { FileSystem.remove(failing) }
@@ -90,6 +96,9 @@ struct HeldReadsTests {
             let writer = try await EntitledAsyncConnection.local(port: port)
             let reader = try await EntitledAsyncConnection.local(port: port)
             #expect(try await writer.send(line: #"{"op":"grant","user":"warm","product":"p"}"#).isOK)
+            // Served before the sync is slowed: the first loop accepts every connection, and one still in
+            // its backlog would wait for the writer's sync on that loop.
+            #expect(try await reader.send(line: #"{"op":"ping"}"#).isOK)
             // A sync slow enough that the read, sent while it runs, is answered long before it ends, even
             // on a loaded machine: the order of the two answers is the proof, not a time.
             let slow = FileSystem.Fault(operation: "fdatasync", directory: data, errno: 0, delayMilliseconds: 2000)
