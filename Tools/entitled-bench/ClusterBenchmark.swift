@@ -18,6 +18,8 @@ struct ClusterBenchmark {
     let runs: Int
     let lagSamples: Int
     let workDirectory: String
+    /// `entitled-loadgen`, which drives the durable grants (the C generator, frugal with the shared cores).
+    let loadgen: String
 
     func run() throws -> ClusterReport {
         let schema = "bench_\(UInt32.random(in: 0...UInt32.max))"
@@ -57,16 +59,26 @@ struct ClusterBenchmark {
                 report.checks[name, default: []].append(result)
             }
         }
+        let neutral = NeutralLoad(binary: loadgen, directory: directory)
         for run in 1...runs {
-            let (spread, lags) = try grantsAcross(cluster.map(\.port))
+            // Users never granted before, and each node's generator its own: writes on different nodes touching
+            // one user would be decided again (a conflict), which is not what this measures.
+            let firstUser = UInt64(users) + UInt64(run) * 100_000_000
+            let (spread, lags) = try grantsAcross(cluster, neutral: neutral, firstUser: firstUser)
             progress("grants run \(run)/\(runs), cluster (\(connections) connections over \(nodes) nodes): \(Int(spread.requestsPerSecond)) req/s, \(lags.count) lag samples meanwhile")
             report.grants["cluster", default: []].append(spread)
             report.lagUnderLoadMicroseconds += lags
-            let single = RunResult(try LoadEngine.measureNewUsers(port: standalone.port, target: .entitled, connections: connections, warmup: warmup, duration: duration))
+            let single = RunResult(try neutral.measureNewUsers(
+                port: standalone.port, serverPID: standalone.process.pid, target: .entitled, connections: connections, warmup: warmup,
+                duration: duration, firstUser: firstUser
+            ))
             progress("grants run \(run)/\(runs), standalone --fsync always: \(Int(single.requestsPerSecond)) req/s")
             report.grants["standalone", default: []].append(single)
             if let redisProcess {
-                let redisRun = RunResult(try LoadEngine.measureNewUsers(port: redisProcess.port, target: .redis, connections: connections, warmup: warmup, duration: duration))
+                let redisRun = RunResult(try neutral.measureNewUsers(
+                    port: redisProcess.port, serverPID: redisProcess.process.pid, target: .redis, connections: connections, warmup: warmup,
+                    duration: duration, firstUser: firstUser
+                ))
                 progress("grants run \(run)/\(runs), redis appendfsync always: \(Int(redisRun.requestsPerSecond)) req/s")
                 report.grants["redis", default: []].append(redisRun)
             }
@@ -90,16 +102,21 @@ struct ClusterBenchmark {
     /// together: one generator thread per node. Meanwhile (after the warm-up) one more thread measures the
     /// replication lag under that load, node 1 to node 2, as `measureLag` does; its grants are a few
     /// hundred a second, not counted.
-    private func grantsAcross(_ ports: [UInt16]) throws -> (RunResult, lags: [Double]) {
+    private func grantsAcross(_ nodes: [EntitledProcess], neutral: NeutralLoad, firstUser: UInt64) throws -> (RunResult, lags: [Double]) {
+        let ports = nodes.map(\.port), pids = nodes.map(\.process.pid)
         let share = ports.enumerated().map { index, _ in connections / ports.count + (index < connections % ports.count ? 1 : 0) }
         let (warmup, duration) = (self.warmup, self.duration)
         let results = try onThreads(ports.count + 1, name: "cluster-grants") { index -> (LoadOutcome?, [Double]) in
             guard index < ports.count else {
                 usleep(UInt32(warmup * 1_000_000))
                 let end = monotonicNanoseconds() + UInt64(duration * 1e9)
-                return (nil, try measureLag(writer: ports[0], reader: ports[1], until: end, pollPauseMicroseconds: 100))
+                return (nil, try measureLag(writer: ports[0], reader: ports[1], until: end, waitingWithMinSeq: true))
             }
-            return (try LoadEngine.measureNewUsers(port: ports[index], target: .entitled, connections: share[index], warmup: warmup, duration: duration), [])
+            let outcome = try neutral.measureNewUsers(
+                port: ports[index], serverPID: pids[index], target: .entitled, connections: share[index], warmup: warmup,
+                duration: duration, firstUser: firstUser + UInt64(index) * 10_000_000
+            )
+            return (outcome, [])
         }
         var merged = LoadOutcome()
         for case let (outcome?, _) in results { merged.merge(outcome) }
@@ -107,11 +124,13 @@ struct ClusterBenchmark {
         return (RunResult(merged), results.flatMap(\.1))
     }
 
-    /// From a grant's acknowledgement on `writer` until `reader` answers a check of it as active (polled on
-    /// one connection, back to back or `pollPauseMicroseconds` apart, so as not to take a core from the
-    /// servers under load), for `samples` grants one after another or until `until` (monotonic ns).
+    /// From a grant's acknowledgement on `writer` until `reader` answers a check of it as active, for
+    /// `samples` grants one after another or until `until` (monotonic ns). The check is polled back to back
+    /// on one connection, or, `waitingWithMinSeq`, asked once with the grant's `seq` as `minSeq` (answered
+    /// as the replica applies it: the read-your-writes path, and no polling to take a core from servers
+    /// under load).
     private func measureLag(
-        writer: UInt16, reader: UInt16, samples: Int = .max, until: UInt64 = .max, pollPauseMicroseconds: UInt32 = 0
+        writer: UInt16, reader: UInt16, samples: Int = .max, until: UInt64 = .max, waitingWithMinSeq: Bool = false
     ) throws -> [Double] {
         let write = try TCPConnection(port: writer)
         let writeReader = LineReader(write)
@@ -125,13 +144,19 @@ struct ClusterBenchmark {
             let answer = try write.call(#"{"op":"grant","user":"\#(user)","product":"prod_pro"}"#, reader: writeReader)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw BenchError("a lag grant failed: \(answer)") }
             let acknowledged = monotonicNanoseconds()
+            if waitingWithMinSeq {
+                guard let seq = answer.firstMatch(of: /"seq":(\d+)/)?.1 else { throw BenchError("a lag grant's answer has no seq: \(answer)") }
+                let read = try read.call(#"{"op":"check","user":"\#(user)","entitlement":"pro","minSeq":\#(seq)}"#, reader: readReader)
+                guard read.contains(#""active":true"#) else { throw BenchError("node on port \(reader) answered \(read) to minSeq \(seq)") }
+                lags.append(Double(monotonicNanoseconds() - acknowledged) / 1000)
+                continue
+            }
             var seen = false
             while monotonicNanoseconds() - acknowledged < 10_000_000_000 {
                 if try read.call(#"{"op":"check","user":"\#(user)","entitlement":"pro"}"#, reader: readReader).contains(#""active":true"#) {
                     seen = true
                     break
                 }
-                if pollPauseMicroseconds > 0 { usleep(pollPauseMicroseconds) }
             }
             guard seen else { throw BenchError("node on port \(reader) did not see \(user) within 10 s") }
             lags.append(Double(monotonicNanoseconds() - acknowledged) / 1000)

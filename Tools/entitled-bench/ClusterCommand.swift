@@ -45,6 +45,9 @@ struct ClusterCommand: ParsableCommand {
     @Option(name: .customLong("lag-samples"), help: "Writes whose replication lag is measured.")
     var lagSamples = 300
 
+    @Option(help: "The entitled-loadgen binary that drives the durable grants (default: next to this executable).")
+    var loadgen: String?
+
     @Option(name: .customLong("work-dir"), help: "Where the standalone server's and Redis's data go.")
     var workDir = FileManager.default.temporaryDirectory.path
 
@@ -61,7 +64,8 @@ struct ClusterCommand: ParsableCommand {
         if redis == nil { progress("redis-server not found: the Redis column is skipped") }
         let benchmark = ClusterBenchmark(
             entitled: binary, postgres: url, redis: redis, nodes: nodes, users: users, connections: connections,
-            duration: duration, warmup: warmup, runs: runs, lagSamples: lagSamples, workDirectory: workDir
+            duration: duration, warmup: warmup, runs: runs, lagSamples: lagSamples, workDirectory: workDir,
+            loadgen: try Executables.loadGenerator(loadgen)
         )
         let report = try benchmark.run()
         print(report.table())

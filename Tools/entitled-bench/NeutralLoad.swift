@@ -29,9 +29,12 @@ struct NeutralLoad {
 
     /// Durable writes: every request a grant (entitled) or `SADD` (Redis) of a user never seen before,
     /// one in flight per connection. The generator numbers the users itself (the request's placeholder),
-    /// so that no write repeats one: Redis logs nothing for an `SADD` that adds nothing.
-    func measureNewUsers(port: UInt16, serverPID: pid_t, target: Target, connections: Int, warmup: Double, duration: Double) throws -> LoadOutcome {
-        let requestsFile = "\(directory)/new-users-\(target.rawValue).bin"
+    /// so that no write repeats one: Redis logs nothing for an `SADD` that adds nothing. Several
+    /// generators at once (one per node of a cluster) each take users of their own from `firstUser`.
+    func measureNewUsers(
+        port: UInt16, serverPID: pid_t, target: Target, connections: Int, warmup: Double, duration: Double, firstUser: UInt64 = 0
+    ) throws -> LoadOutcome {
+        let requestsFile = "\(directory)/new-users-\(target.rawValue)-\(firstUser).bin"
         var bytes: [UInt8] = [UInt8(ascii: "g")]
         var request: [UInt8] = []
         LoadRequests(target: target).append(.grant, user: 0, to: &request)
@@ -48,20 +51,20 @@ struct NeutralLoad {
         }
         return try run(
             port: port, serverPID: serverPID, target: target, connections: connections, pipeline: 1, warmup: warmup,
-            duration: duration, requestsFile: requestsFile
+            duration: duration, requestsFile: requestsFile, extraArguments: ["--first-user", String(firstUser)]
         )
     }
 
     private func run(
         port: UInt16, serverPID: pid_t, target: Target, connections: Int, pipeline: Int, warmup: Double, duration: Double,
-        requestsFile: String
+        requestsFile: String, extraArguments: [String] = []
     ) throws -> LoadOutcome {
         let generator = try ChildProcess.launch(
             binary,
             [
                 "--port", String(port), "--connections", String(connections), "--pipeline", String(pipeline),
                 "--warmup", String(warmup), "--duration", String(duration), "--protocol", target.rawValue, "--requests", requestsFile,
-            ],
+            ] + extraArguments,
             name: "entitled-loadgen"
         )
         defer { generator.stop(signal: SIGKILL, timeout: 5) }
