@@ -14,7 +14,7 @@ struct ClusterFaultRunTests {
     }
 
     @Test(.requiresPostgres, .timeLimit(.minutes(6)))
-    func everyPromiseHoldsWhileNodesAreKilledStoppedAndCutFromTheirDatabase() throws {
+    func everyPromiseHoldsWhileNodesAreKilledStoppedAndCutFromTheirDatabase() async throws {
         let directory = try TemporaryDirectory()
         let reportPath = directory.path + "/report.json"
         let outputPath = directory.path + "/output.txt"
@@ -28,8 +28,17 @@ struct ClusterFaultRunTests {
         ]
         process.standardOutput = output
         process.standardError = output
-        try process.run()
-        process.waitUntilExit()
+        // Awaited, not waited for: a blocked thread of the test runner's small pool (two here) would stall
+        // every other test for the run's minute and a half.
+        try await withCheckedThrowingContinuation { (finished: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in finished.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                finished.resume(throwing: error)
+            }
+        }
         try output.close()
         let printed = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
 
