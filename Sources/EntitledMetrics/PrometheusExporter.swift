@@ -83,11 +83,11 @@ public final class PrometheusExporter: Sendable {
     private static let replicationCounterNames = [
         "entitled_replication_groups_committed_total", "entitled_replication_writes_committed_total",
         "entitled_replication_groups_failed_total", "entitled_replication_groups_redecided_total", "entitled_replication_reconnects_total",
-        "entitled_replication_changes_replicated_total",
+        "entitled_replication_changes_replicated_total", "entitled_replication_catch_ups_total",
     ]
     private static let replicationGaugeNames = [
         "entitled_replication_lag_changes", "entitled_replication_seconds_since_contact", "entitled_replication_connected",
-        "entitled_replication_writable", "entitled_replication_applied_sequence", "entitled_replication_known_sequence",
+        "entitled_replication_writable", "entitled_replication_listening", "entitled_replication_applied_sequence", "entitled_replication_known_sequence",
         "entitled_replication_snapshot_sequence",
     ]
 
@@ -135,6 +135,7 @@ public final class PrometheusExporter: Sendable {
                 ("entitled_replication_groups_redecided_total", replication.groupsRedecided),
                 ("entitled_replication_reconnects_total", replication.reconnects),
                 ("entitled_replication_changes_replicated_total", replication.changesReplicated),
+                ("entitled_replication_catch_ups_total", replication.catchUps),
             ]
             for (name, value) in replicated { advance(metrics.counters[name], key: name, to: value) }
         }
@@ -174,6 +175,7 @@ public final class PrometheusExporter: Sendable {
                 // 0 while the database is unreachable: the thing to alert on. Why is in `stats` (`lastError`).
                 ("entitled_replication_connected", replication.connected ? 1 : 0),
                 ("entitled_replication_writable", replication.writable ? 1 : 0),
+                ("entitled_replication_listening", replication.listening ? 1 : 0),
                 ("entitled_replication_applied_sequence", Double(replication.appliedSequence)),
                 ("entitled_replication_known_sequence", Double(replication.knownSequence)),
                 ("entitled_replication_snapshot_sequence", Double(replication.snapshotSequence)),

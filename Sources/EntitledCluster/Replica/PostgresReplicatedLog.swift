@@ -69,7 +69,8 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
                 secondsSinceContact: state.lastContact.map { ClusterTables.seconds(ContinuousClock.now - $0) },
                 snapshotSequence: state.snapshotSequence, groupsCommitted: state.groupsCommitted,
                 writesCommitted: state.writesCommitted, groupsFailed: state.groupsFailed, reconnects: state.reconnects,
-                changesReplicated: state.changesReplicated, lastError: state.lastError, groupsRedecided: state.groupsRedecided
+                changesReplicated: state.changesReplicated, lastError: state.lastError, groupsRedecided: state.groupsRedecided,
+                listening: state.listening, catchUps: state.catchUps
             )
         }
     }

@@ -31,6 +31,9 @@ struct ReplicaState {
     var groupsRedecided: UInt64 = 0
     var reconnects: UInt64 = 0
     var changesReplicated: UInt64 = 0
+    /// Whether the replicator listens for other nodes' commits now (`Replicator+Listening`).
+    var listening = false
+    var catchUps: UInt64 = 0
 
     /// Takes the waiter to wake (nil when the replicator is busy: the wake-up is kept).
     mutating func takeWaiter() -> EventLoopPromise<Void>? {

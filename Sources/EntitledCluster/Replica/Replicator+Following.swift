@@ -11,6 +11,7 @@ extension Replicator {
     /// everything).
     func catchUp(through: UInt64 = .max) async throws {
         guard let tables else { return }
+        state.withLockedValue { $0.catchUps += 1 }
         while store.sequence < through {
             let (head, rows) = try await tables.changes(after: store.sequence, limit: Self.fetchLimit)
             noteContact(head: head)

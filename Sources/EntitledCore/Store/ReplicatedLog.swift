@@ -115,6 +115,12 @@ public struct ReplicationStatus: Sendable, Hashable {
     public var groupsRedecided: UInt64
     /// Changes made by other nodes that this replica applied.
     public var changesReplicated: UInt64
+    /// Whether the system of record tells this node of other nodes' commits now: a node that commits
+    /// back to back stops listening (each of its commits brings what the others committed), and listens
+    /// again once its writes stop.
+    public var listening: Bool
+    /// Times the node read the changes committed since its replica's newest (besides its own commits).
+    public var catchUps: UInt64
     /// The last error met with the system of record, if the node is not connected or writes failed.
     public var lastError: String?
 
@@ -124,7 +130,8 @@ public struct ReplicationStatus: Sendable, Hashable {
     public init(
         source: String, node: String, connected: Bool, writable: Bool, appliedSequence: UInt64, knownSequence: UInt64,
         secondsSinceContact: Double?, snapshotSequence: UInt64, groupsCommitted: UInt64, writesCommitted: UInt64,
-        groupsFailed: UInt64, reconnects: UInt64, changesReplicated: UInt64, lastError: String?, groupsRedecided: UInt64 = 0
+        groupsFailed: UInt64, reconnects: UInt64, changesReplicated: UInt64, lastError: String?, groupsRedecided: UInt64 = 0,
+        listening: Bool = true, catchUps: UInt64 = 0
     ) {
         self.source = source
         self.node = node
@@ -140,6 +147,8 @@ public struct ReplicationStatus: Sendable, Hashable {
         self.groupsRedecided = groupsRedecided
         self.reconnects = reconnects
         self.changesReplicated = changesReplicated
+        self.listening = listening
+        self.catchUps = catchUps
         self.lastError = lastError
     }
 }

@@ -101,7 +101,7 @@ extension ResponseEncoder {
             buffer.writeStaticString("null")
         }
         buffer.writeString(
-            ",\"snapshotSequence\":\(replication.snapshotSequence),\"groupsCommitted\":\(replication.groupsCommitted),\"writesCommitted\":\(replication.writesCommitted),\"groupsFailed\":\(replication.groupsFailed),\"groupsRedecided\":\(replication.groupsRedecided),\"reconnects\":\(replication.reconnects),\"changesReplicated\":\(replication.changesReplicated),\"lastError\":"
+            ",\"snapshotSequence\":\(replication.snapshotSequence),\"groupsCommitted\":\(replication.groupsCommitted),\"writesCommitted\":\(replication.writesCommitted),\"groupsFailed\":\(replication.groupsFailed),\"groupsRedecided\":\(replication.groupsRedecided),\"reconnects\":\(replication.reconnects),\"changesReplicated\":\(replication.changesReplicated),\"listening\":\(replication.listening),\"catchUps\":\(replication.catchUps),\"lastError\":"
         )
         if let lastError = replication.lastError {
             buffer.writeJSONString(lastError)
