@@ -67,7 +67,7 @@ public struct AppleReceiver: Sendable {
         let payload = try await signed.verify(signedPayload, what: "signedPayload", now: now)
         let data = payload["data"] ?? payload["summary"]
         guard let type = payload["notificationType"]?.stringValue, let uuid = payload["notificationUUID"]?.stringValue,
-            let signedDate = payload["signedDate"]?.intValue, let data
+            payload["signedDate"] != nil, let data
         else { throw NotificationRefusal(.malformed, "signedPayload lacks notificationType, notificationUUID, signedDate or data") }
         let bundle = data["bundleId"]?.stringValue
         guard bundle == settings.bundleID else {
@@ -77,7 +77,7 @@ public struct AppleReceiver: Sendable {
             throw NotificationRefusal(.wrongApp, "the notification is for app \(appleID), not \(expected)")
         }
         var notification = AppleNotification(
-            type: type, subtype: payload["subtype"]?.stringValue, uuid: uuid, signedDate: Int64(signedDate),
+            type: type, subtype: payload["subtype"]?.stringValue, uuid: uuid, signedDate: try StoreTime.milliseconds(payload["signedDate"], "signedDate") ?? 0,
             environment: data["environment"]?.stringValue ?? "Production"
         )
         if let info = data["signedTransactionInfo"]?.stringValue {
@@ -88,7 +88,10 @@ public struct AppleReceiver: Sendable {
             notification.transaction = try AppleTransaction(transaction)
         }
         if let info = data["signedRenewalInfo"]?.stringValue {
-            notification.renewal = try await signed.verify(info, what: "signedRenewalInfo", now: now)
+            let renewal = try await signed.verify(info, what: "signedRenewalInfo", now: now)
+            // Checked here, where a refusal is still possible, and read as a time later.
+            _ = try StoreTime.milliseconds(renewal["gracePeriodExpiresDate"], "gracePeriodExpiresDate")
+            notification.renewal = renewal
         }
         return notification
     }
@@ -194,7 +197,7 @@ struct AppleTransaction {
         self.transactionID = transactionID
         self.originalTransactionId = json["originalTransactionId"]?.stringValue ?? transactionID
         self.productID = productID
-        self.expiresAt = json["expiresDate"]?.intValue.map(Int64.init)
+        self.expiresAt = try StoreTime.milliseconds(json["expiresDate"], "expiresDate")
         self.appAccountToken = json["appAccountToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         self.isTrial = json["offerType"]?.intValue == 1
     }

@@ -51,8 +51,10 @@ public struct AppleSignedData: Sendable {
             let leaf = try? Certificate(derEncoded: Array(leafDER)), let intermediate = try? Certificate(derEncoded: Array(intermediateDER))
         else { throw NotificationRefusal(.untrustedChain, "\(what)'s x5c certificates cannot be read") }
         // Valid when it was signed, as Apple's library checks offline: a notification delivered again
-        // after its leaf expired is still genuine.
-        let signedAt = payload["signedDate"]?.doubleValue.map { Date(timeIntervalSince1970: $0 / 1000) } ?? now
+        // after its leaf expired is still genuine. The date is the sender's, unverified until the chain
+        // is: checked against sane bounds before the verifier sees it (a date past year 9999 ended the
+        // process in the certificate library).
+        let signedAt = try Self.signingDate(payload["signedDate"], what: what, now: now)
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy(fixedExpiryValidationTime: signedAt)
             AppleMarkerPolicy()
@@ -65,6 +67,24 @@ public struct AppleSignedData: Sendable {
             key.isValidSignature(signature, for: Array("\(parts[0]).\(parts[1])".utf8))
         else { throw NotificationRefusal(.badSignature, "\(what)'s signature does not verify with its leaf certificate") }
         return payload
+    }
+}
+
+extension AppleSignedData {
+    /// The earliest signing date taken: the App Store Server Notifications began in 2019; 2008 leaves room.
+    static let earliestSigningDate = Date(timeIntervalSince1970: 1_199_145_600)
+    /// How far in the future a signing date may lie: clocks differ, but not by days.
+    static let signingClockSkew: TimeInterval = 86_400
+
+    /// `signedDate` (milliseconds) as a date between 2008 and a day from `now`; `now` when absent.
+    static func signingDate(_ value: JSONValue?, what: String, now: Date) throws(NotificationRefusal) -> Date {
+        guard let value, !value.isNull else { return now }
+        guard let milliseconds = value.intValue else { throw NotificationRefusal(.malformed, "\(what)'s signedDate is not a whole number of milliseconds") }
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        guard date >= earliestSigningDate, date <= now.addingTimeInterval(signingClockSkew) else {
+            throw NotificationRefusal(.malformed, "\(what)'s signedDate \(milliseconds) is not a time between 2008 and a day from now")
+        }
+        return date
     }
 }
 

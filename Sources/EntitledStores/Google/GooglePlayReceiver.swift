@@ -81,7 +81,18 @@ public struct GooglePlayReceiver: Sendable {
         guard package == settings.packageName else {
             throw .refused(NotificationRefusal(.wrongApp, "the notification is for package \(package ?? "(none)"), not \(settings.packageName)"))
         }
-        let eventMillis = notification["eventTimeMillis"].flatMap { $0.stringValue.flatMap { Int64($0) } ?? $0.intValue.map(Int64.init) } ?? now * 1000
+        // Google writes it as a string of digits; a number is taken too.
+        let eventMillis: Int64
+        do throws(NotificationRefusal) {
+            if let text = notification["eventTimeMillis"]?.stringValue {
+                guard let number = Int64(text) else { throw NotificationRefusal(.malformed, "eventTimeMillis is not a whole number") }
+                eventMillis = try StoreTime.milliseconds(number, "eventTimeMillis")
+            } else {
+                eventMillis = try StoreTime.milliseconds(notification["eventTimeMillis"], "eventTimeMillis") ?? now * 1000
+            }
+        } catch {
+            throw .refused(error)
+        }
         let context = Context(messageID: messageID, time: ProtocolTime.string(milliseconds: eventMillis), now: now)
         if notification["testNotification"] != nil { return .ignored("a test notification") }
         if let subscription = notification["subscriptionNotification"], let token = subscription["purchaseToken"]?.stringValue {

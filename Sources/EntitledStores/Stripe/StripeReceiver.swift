@@ -54,11 +54,17 @@ public struct StripeReceiver: Sendable {
         guard let event = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)) else {
             throw .refused(NotificationRefusal(.malformed, "the body is not JSON"))
         }
-        guard let id = event["id"]?.stringValue, let type = event["type"]?.stringValue, let created = event["created"]?.intValue,
+        guard let id = event["id"]?.stringValue, let type = event["type"]?.stringValue, event["created"] != nil,
             let object = event["data"]?["object"]
         else { throw .refused(NotificationRefusal(.malformed, "not a Stripe event: id, type, created or data.object is missing")) }
-        let milliseconds = Int64(created) * 1000 + Self.tieBreak(id)
-        let context = EventContext(id: id, type: type, time: ProtocolTime.string(milliseconds: milliseconds), created: Int64(created))
+        let created: Int64
+        do {
+            created = try StoreTime.seconds(event["created"], "created") ?? 0
+        } catch {
+            throw .refused(error)
+        }
+        let milliseconds = created * 1000 + Self.tieBreak(id)
+        let context = EventContext(id: id, type: type, time: ProtocolTime.string(milliseconds: milliseconds), created: created)
         switch type {
         case "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
             "customer.subscription.paused", "customer.subscription.resumed":

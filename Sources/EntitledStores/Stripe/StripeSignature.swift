@@ -6,6 +6,10 @@ import Crypto
 public enum StripeSignature {
     /// The tolerance Stripe's own libraries use: a captured request replayed later is refused.
     public static let defaultTolerance: Int64 = 300
+    /// The longest header read, and the most `v1` entries compared: Stripe sends one per live secret
+    /// (two while it rolls one). Beyond these the header is refused unread, so its cost stays bounded.
+    public static let maximumHeaderBytes = 4096
+    public static let maximumSignatures = 8
 
     /// Checks `header` against `body` with each of `secrets` (the endpoint's `whsec_...` signing
     /// secrets), in constant time per comparison, and that its time is within `tolerance` seconds of
@@ -14,6 +18,9 @@ public enum StripeSignature {
         header: String?, body: [UInt8], secrets: [String], now: Int64, tolerance: Int64 = defaultTolerance
     ) throws(NotificationRefusal) {
         guard let header, !header.isEmpty else { throw NotificationRefusal(.badSignature, "no Stripe-Signature header") }
+        guard header.utf8.count <= maximumHeaderBytes else {
+            throw NotificationRefusal(.badSignature, "the Stripe-Signature header is longer than \(maximumHeaderBytes) bytes")
+        }
         var timestamp: Int64?
         var signatures: [[UInt8]] = []
         for part in header.split(separator: ",") {
@@ -21,20 +28,31 @@ public enum StripeSignature {
             guard pair.count == 2 else { continue }
             let key = pair[0].trimmingSpaces
             let value = pair[1].trimmingSpaces
-            if key == "t" { timestamp = Int64(value) }
+            if key == "t" {
+                guard timestamp == nil else { throw NotificationRefusal(.badSignature, "the Stripe-Signature header has more than one t=") }
+                guard let seconds = Int64(value) else { throw NotificationRefusal(.badSignature, "the Stripe-Signature time is not a Unix time") }
+                timestamp = seconds
+            }
             // v0 (test mode's old scheme) and unknown schemes are skipped, as Stripe's libraries do.
-            if key == "v1", let bytes = hexBytes(value) { signatures.append(bytes) }
+            if key == "v1", let bytes = hexBytes(value) {
+                guard signatures.count < maximumSignatures else {
+                    throw NotificationRefusal(.badSignature, "the Stripe-Signature header has more than \(maximumSignatures) v1= signatures")
+                }
+                signatures.append(bytes)
+            }
         }
         guard let timestamp else { throw NotificationRefusal(.badSignature, "the Stripe-Signature header has no t=") }
         guard !signatures.isEmpty else { throw NotificationRefusal(.badSignature, "the Stripe-Signature header has no v1= signature") }
         let signed = Array("\(timestamp).".utf8) + body
+        // One HMAC over the body per secret, compared (in constant time) with every entry: the body's
+        // cost does not grow with the entries a sender lists.
         let verified = secrets.contains { secret in
-            let key = SymmetricKey(data: Array(secret.utf8))
-            return signatures.contains { HMAC<SHA256>.isValidAuthenticationCode($0, authenticating: signed, using: key) }
+            let code = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Array(secret.utf8)))
+            return signatures.contains { code == $0 }
         }
         guard verified else { throw NotificationRefusal(.badSignature, "the Stripe-Signature does not match the body with the configured signing secret") }
         // After the signature: an unsigned time says nothing.
-        guard abs(now - timestamp) <= tolerance else {
+        guard SignatureClock.isWithin(tolerance, of: now, timestamp) else {
             throw NotificationRefusal(.staleTimestamp, "the Stripe-Signature time \(timestamp) is more than \(tolerance) s from now (\(now))")
         }
     }

@@ -28,14 +28,14 @@ struct StripeSubscription {
         guard let product = item?["price"]?["product"]?.storeID ?? item?["plan"]?["product"]?.storeID else {
             throw NotificationRefusal(.malformed, "subscription \(id) has no item with a price's product")
         }
-        guard let periodEnd = (item?["current_period_end"] ?? object["current_period_end"])?.intValue else {
+        guard let periodEnd = try StoreTime.seconds(item?["current_period_end"] ?? object["current_period_end"], "current_period_end") else {
             throw NotificationRefusal(.malformed, "subscription \(id) has no current_period_end")
         }
         self.id = id
         self.user = object["metadata"]?[userMetadataKey]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? customer
         self.product = product
         self.status = status
-        self.periodEnd = Int64(periodEnd)
+        self.periodEnd = periodEnd
         self.cancelsAtPeriodEnd = object["cancel_at_period_end"]?.boolValue ?? false
         self.latestInvoice = object["latest_invoice"]?.storeID
         self.isLive = object["livemode"]?.boolValue ?? true

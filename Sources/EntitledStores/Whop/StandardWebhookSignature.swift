@@ -7,6 +7,10 @@ import Foundation
 /// written `whsec_<base64>` is the base64 after the prefix, as the specification's libraries read it.
 public enum StandardWebhookSignature {
     public static let defaultTolerance: Int64 = 300
+    /// The longest `webhook-signature` read, and the most entries compared (one per live secret: two
+    /// while one rolls). Beyond these it is refused unread, so its cost stays bounded.
+    public static let maximumHeaderBytes = 4096
+    public static let maximumSignatures = 8
 
     /// Checks the three headers against `body` with each of `secrets`; returns the message id.
     @discardableResult
@@ -17,19 +21,27 @@ public enum StandardWebhookSignature {
             throw NotificationRefusal(.badSignature, "webhook-id, webhook-timestamp or webhook-signature is missing")
         }
         guard let seconds = Int64(timestamp) else { throw NotificationRefusal(.badSignature, "webhook-timestamp is not a Unix time") }
+        guard signature.utf8.count <= maximumHeaderBytes else {
+            throw NotificationRefusal(.badSignature, "webhook-signature is longer than \(maximumHeaderBytes) bytes")
+        }
+        let entries = signature.split(separator: " ")
+        guard entries.count <= maximumSignatures else {
+            throw NotificationRefusal(.badSignature, "webhook-signature has more than \(maximumSignatures) entries")
+        }
         let signed = Array("\(id).\(timestamp).".utf8) + body
-        let given = signature.split(separator: " ").compactMap { entry -> [UInt8]? in
+        let given = entries.compactMap { entry -> [UInt8]? in
             let parts = entry.split(separator: ",", maxSplits: 1)
             guard parts.count == 2, parts[0] == "v1" else { return nil }
             return Data(base64Encoded: String(parts[1])).map(Array.init)
         }
         guard !given.isEmpty else { throw NotificationRefusal(.badSignature, "webhook-signature has no v1 signature") }
+        // One HMAC over the body per secret, compared (in constant time) with every entry.
         let verified = secrets.contains { secret in
-            let key = SymmetricKey(data: keyBytes(secret))
-            return given.contains { HMAC<SHA256>.isValidAuthenticationCode($0, authenticating: signed, using: key) }
+            let code = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: keyBytes(secret)))
+            return given.contains { code == $0 }
         }
         guard verified else { throw NotificationRefusal(.badSignature, "webhook-signature does not match the body with the configured secret") }
-        guard abs(now - seconds) <= tolerance else {
+        guard SignatureClock.isWithin(tolerance, of: now, seconds) else {
             throw NotificationRefusal(.staleTimestamp, "webhook-timestamp \(seconds) is more than \(tolerance) s from now (\(now))")
         }
         return id

@@ -51,7 +51,12 @@ public struct WhopReceiver: Sendable {
         guard let event = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)), let data = event["data"],
             let type = event["type"]?.stringValue ?? event["action"]?.stringValue
         else { throw .refused(NotificationRefusal(.malformed, "not a Whop webhook: type (or action) or data is missing")) }
-        let time = ProtocolTime.string(milliseconds: (Self.seconds(event["timestamp"]) ?? sentAt) * 1000)
+        let time: String
+        do {
+            time = ProtocolTime.string(milliseconds: (try Self.seconds(event["timestamp"], "timestamp") ?? sentAt) * 1000)
+        } catch {
+            throw .refused(error)
+        }
         let context = Context(id: messageID, type: type, time: time)
         switch type {
         case "membership.went_valid", "membership.activated":
@@ -97,8 +102,14 @@ public struct WhopReceiver: Sendable {
             throw .refused(NotificationRefusal(.malformed, "Whop membership \(id) names no product"))
         }
         let user = data["metadata"]?[settings.userMetadataKey]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? whopUser
+        let periodEnd: Int64?
+        do {
+            periodEnd = try Self.seconds(data["renewal_period_end"] ?? data["expires_at"], "renewal_period_end").map { $0 * 1000 }
+        } catch {
+            throw .refused(error)
+        }
         return WhopMembership(
-            id: id, user: user, product: product, periodEnd: Self.seconds(data["renewal_period_end"] ?? data["expires_at"]).map { $0 * 1000 },
+            id: id, user: user, product: product, periodEnd: periodEnd,
             cancelsAtPeriodEnd: data["cancel_at_period_end"]?.boolValue ?? false
         )
     }
@@ -170,16 +181,26 @@ public struct WhopReceiver: Sendable {
         )
     }
 
-    /// Unix seconds, given as a number or as an ISO 8601 time (Whop's API v1 writes times as text).
-    static func seconds(_ value: JSONValue?) -> Int64? {
+    /// Unix seconds, given as a number or as an ISO 8601 time (Whop's API v1 writes times as text), checked
+    /// to lie between 1970 and 9999 (`field` names it in the refusal); `nil` when absent or unreadable.
+    static func seconds(_ value: JSONValue?, _ field: String) throws(NotificationRefusal) -> Int64? {
         guard let value, !value.isNull else { return nil }
-        if let number = value.intValue { return Int64(number) }
+        if value.intValue != nil { return try StoreTime.seconds(value, field) }
         guard let text = value.stringValue else { return nil }
-        if let number = Int64(text) { return number }
+        if let number = Int64(text) { return try StoreTime.seconds(number, field) }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text).map { Int64($0.timeIntervalSince1970) }
+        var date = formatter.date(from: text)
+        if date == nil {
+            formatter.formatOptions = [.withInternetDateTime]
+            date = formatter.date(from: text)
+        }
+        guard let date else { return nil }
+        let seconds = date.timeIntervalSince1970
+        // Checked as a Double first: converting one beyond Int64 would trap.
+        guard seconds >= 0, seconds <= Double(StoreTime.latestSeconds) else {
+            throw NotificationRefusal(.malformed, "\(field) \(text) is not a time between 1970 and 9999")
+        }
+        return Int64(seconds)
     }
 }
