@@ -201,6 +201,9 @@ let package = Package(
                 "EntitledStores",
                 "EntitledClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // Its HTTP/1 channel's idle timeout and its connection limiter.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -93,6 +93,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between tries of the kept notifications (default: 30).")
     var unmatchedRetrySeconds: Int?
 
+    @Option(help: "Seconds a connection may send nothing (no header, no body bytes, no request) before it is closed (default: 10).")
+    var idleTimeout: Int?
+
+    @Option(help: "Connections served at once; more wait in the listen queue (default: 512).")
+    var maxConnections: Int?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default: info).")
     var logLevel: String?
 

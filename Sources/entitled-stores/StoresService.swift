@@ -4,7 +4,9 @@ import EntitledStores
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The HTTP receiver: one route per store (`POST /apple`, `/google`, `/stripe`, `/whop`), `GET /metrics`
@@ -61,9 +63,15 @@ struct StoresService {
             guard let whop else { return Self.notServed("whop", "--whop-secret", metrics) }
             return await Self.receive("whop", request, metrics: metrics, logger: notificationLogger) { body, request throws(ReceiveFailure) in
                 var headers: [String: String] = [:]
-                for name in ["webhook-id", "webhook-timestamp", "webhook-signature"] {
-                    headers[name] = request.headers[HTTPField.Name(name)!]
+                for name in ["webhook-id", "webhook-timestamp"] {
+                    let values = request.headers[values: HTTPField.Name(name)!]
+                    guard values.count <= 1 else { throw .refused(NotificationRefusal(.badSignature, "\(name) is sent \(values.count) times")) }
+                    headers[name] = values.first
                 }
+                // Several webhook-signature fields are one space-separated list (combined, they would be
+                // joined with commas, which are part of each entry).
+                let signatures = request.headers[values: HTTPField.Name("webhook-signature")!]
+                if !signatures.isEmpty { headers["webhook-signature"] = signatures.joined(separator: " ") }
                 return try await whop.receive(body: body, headers: headers, now: Int64(Date().timeIntervalSince1970))
             }
         }
@@ -99,8 +107,13 @@ struct StoresService {
         )
         let app = Application(
             router: router,
+            // Hummingbird's own limits: the idle timeout closes a connection that sent no complete header,
+            // body part or request for that long (a trickled header or a stalled body included), and the
+            // limiter stops accepting while the maximum are open.
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(settings.idleTimeoutSeconds)))),
             configuration: ApplicationConfiguration(
-                address: .hostname(settings.listenHost, port: settings.listenPort), serverName: "entitled-stores"
+                address: .hostname(settings.listenHost, port: settings.listenPort), serverName: "entitled-stores",
+                availableConnectionsDelegate: MaximumAvailableConnections(settings.maximumConnections, logger: logger)
             ),
             services: [retrier],
             onServerRunning: { channel in
@@ -123,11 +136,17 @@ struct StoresService {
         let body: ByteBuffer
         do {
             body = try await request.collectBody(upTo: NotificationRefusal.maximumBodyBytes)
-        } catch {
+        } catch is NIOTooManyBytesError {
             return refuse(store, NotificationRefusal(.tooLarge, "the body is larger than \(NotificationRefusal.maximumBodyBytes) bytes"), metrics: metrics, logger: logger)
+        } catch {
+            // A bad chunk, an unknown transfer coding, a client that hung up: not a size problem.
+            return refuse(store, NotificationRefusal(.malformed, "the body could not be read: \(error)"), metrics: metrics, logger: logger)
+        }
+        let bytes = Array(buffer: body)
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            return refuse(store, NotificationRefusal(.malformed, "the body is not valid UTF-8"), metrics: metrics, logger: logger)
         }
         do {
-            let bytes = Array(buffer: body)
             let outcome = try await handle(bytes, request)
             if case .awaitingPurchase(let original, let reason) = outcome {
                 // Kept before the store hears 200: a crash then cannot lose it.

@@ -12,7 +12,8 @@ struct StoresSettings {
     static let keys: Set<String> = [
         "listen", "entitled", "token-file", "apple-root-ca", "apple-bundle-id", "apple-app-id", "google-package", "google-service-account",
         "google-push-audience", "google-push-email", "google-api-url", "google-token-url", "google-certs-url", "stripe-secret", "stripe-user-key",
-        "stripe-grace-days", "whop-secret", "whop-user-key", "state-dir", "unmatched-retry-seconds", "log-level",
+        "stripe-grace-days", "whop-secret", "whop-user-key", "state-dir", "unmatched-retry-seconds", "log-level", "idle-timeout",
+        "max-connections",
     ]
 
     var listenHost = "127.0.0.1"
@@ -26,6 +27,10 @@ struct StoresSettings {
     var logLevel = Logger.Level.info
     var stateDirectory = StoresSettings.defaultStateDirectory
     var unmatchedRetrySeconds = 30
+    /// The receiver faces the internet: a connection that stops sending is closed, and at most this many are
+    /// served at once, so neither slow senders nor a flood of silent connections hold the process.
+    var idleTimeoutSeconds = 10
+    var maximumConnections = 512
     /// `ENTITLED_STORES_*` variables that name no setting: warned about at start.
     var unknownVariables: [String] = []
 
@@ -155,6 +160,8 @@ struct StoresSettings {
         }
         stateDirectory = try text("state-dir", command.stateDir) ?? stateDirectory
         unmatchedRetrySeconds = try number("unmatched-retry-seconds", command.unmatchedRetrySeconds, in: 1...86_400) ?? unmatchedRetrySeconds
+        idleTimeoutSeconds = try number("idle-timeout", command.idleTimeout, in: 1...3_600) ?? idleTimeoutSeconds
+        maximumConnections = try number("max-connections", command.maxConnections, in: 1...100_000) ?? maximumConnections
         if let level = try text("log-level", command.logLevel) {
             guard let parsed = Logger.Level(rawValue: level) else {
                 throw Failure(message: "log-level must be trace, debug, info, notice, warning, error or critical, not \(level)")

@@ -43,6 +43,11 @@ public final class RunningEntitled {
         _ = process?.stop(with: SIGKILL)
     }
 
+    /// Asks the server to read its auth file again (SIGHUP, as `systemctl reload` does); returns at once.
+    public func reload() {
+        process?.signal(SIGHUP)
+    }
+
     /// Starts it again on the port it had, with the data it had.
     public func restart() throws {
         stop()

@@ -86,6 +86,12 @@ public final class ServerProcess {
         return Int(match.1)
     }
 
+    /// Sends `signal` without waiting (SIGHUP: read the auth file again).
+    public func signal(_ signal: Int32) {
+        guard process.processIdentifier > 0 else { return }
+        kill(process.processIdentifier, signal)
+    }
+
     /// Sends `signal` and waits for the process to exit; returns its exit status.
     public func stop(with signal: Int32 = SIGTERM) -> Int32 {
         // A process never started has pid 0, and kill(0, ...) signals the whole process group: the test

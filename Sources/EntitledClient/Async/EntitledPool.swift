@@ -120,6 +120,8 @@ public actor EntitledPool {
     /// Sends one request on the least busy connection and returns its answer; an error answer
     /// (`"ok":false`) is returned, not thrown. A read whose connection is lost before its answer came is
     /// sent again on a connection to another node, when the pool has several (see the type's notes).
+    /// After an `unauthorized` or `forbidden` answer the connection is closed, so the next request
+    /// authenticates anew (the server's tokens may have been reloaded).
     ///
     /// - Throws: `cannotConnect` (or, with TLS, the TLS error that named the problem, such as
     ///   `untrustedCertificate`) when no connection is open and none could be opened (or may be
@@ -131,7 +133,14 @@ public actor EntitledPool {
             let node = slots[index].node
             do {
                 defer { slots[index].inFlight -= 1 }
-                return try await connection.send(request, timeout: timeout ?? configuration.requestTimeout)
+                let answer = try await connection.send(request, timeout: timeout ?? configuration.requestTimeout)
+                if let code = answer.error?.code, code == "unauthorized" || code == "forbidden" {
+                    // The server no longer takes this connection's token as it did (tokens reloaded): the next
+                    // request connects again and authenticates anew, so a restored or changed token is
+                    // used at once, not after the connection happens to close.
+                    await connection.close()
+                }
+                return answer
             } catch {
                 guard request.isRead, error.meansConnectionLost, let node, addresses.count > 1, lostOn.count + 1 < addresses.count else {
                     throw error

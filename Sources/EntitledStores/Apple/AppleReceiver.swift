@@ -61,7 +61,7 @@ public struct AppleReceiver: Sendable {
 
     /// The notification, verified, with its transaction and renewal info verified too.
     private func read(_ body: [UInt8], now: Date) async throws(NotificationRefusal) -> AppleNotification {
-        guard let json = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)), let signedPayload = json["signedPayload"]?.stringValue else {
+        guard let json = JSONValue(strictUTF8: body), let signedPayload = json["signedPayload"]?.stringValue else {
             throw NotificationRefusal(.malformed, "the body has no signedPayload")
         }
         let payload = try await signed.verify(signedPayload, what: "signedPayload", now: now)

@@ -40,8 +40,8 @@ public struct AppleSignedData: Sendable {
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
             let signatureBytes = Base64URL.decode(parts[2])
         else { throw NotificationRefusal(.malformed, "\(what) is not a JWS (three base64url parts)") }
-        guard let header = try? JSONValue(parsing: String(decoding: headerBytes, as: UTF8.self)),
-            let payload = try? JSONValue(parsing: String(decoding: payloadBytes, as: UTF8.self))
+        guard let header = JSONValue(strictUTF8: headerBytes),
+            let payload = JSONValue(strictUTF8: payloadBytes)
         else { throw NotificationRefusal(.malformed, "\(what)'s header or payload is not JSON") }
         guard header["alg"]?.stringValue == "ES256" else { throw NotificationRefusal(.badSignature, "\(what) is not signed with ES256") }
         guard let chain = header["x5c"]?.arrayValue?.compactMap(\.stringValue), chain.count == 3 else {

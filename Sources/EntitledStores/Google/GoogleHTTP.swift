@@ -13,7 +13,7 @@ struct GoogleHTTP: Sendable {
     struct Reply {
         var status: Int
         var body: [UInt8]
-        var json: JSONValue? { try? JSONValue(parsing: String(decoding: body, as: UTF8.self)) }
+        var json: JSONValue? { JSONValue(strictUTF8: body) }
     }
 
     /// Unreachable or failing upstream: retry later.

@@ -71,10 +71,10 @@ public struct GooglePlayReceiver: Sendable {
 
     public func receive(body: [UInt8], authorization: String?, now: Int64) async throws(ReceiveFailure) -> NotificationOutcome {
         if let push { try await push.verify(authorization: authorization, now: now) }
-        guard let envelope = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)), let message = envelope["message"],
+        guard let envelope = JSONValue(strictUTF8: body), let message = envelope["message"],
             let messageID = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue, let encoded = message["data"]?.stringValue
         else { throw .refused(NotificationRefusal(.malformed, "not a Pub/Sub push: message.messageId or message.data is missing")) }
-        guard let decoded = Data(base64Encoded: encoded), let notification = try? JSONValue(parsing: String(decoding: decoded, as: UTF8.self)) else {
+        guard let decoded = Data(base64Encoded: encoded), let notification = JSONValue(strictUTF8: decoded) else {
             throw .refused(NotificationRefusal(.malformed, "message.data is not base64 of a JSON developer notification"))
         }
         let package = notification["packageName"]?.stringValue

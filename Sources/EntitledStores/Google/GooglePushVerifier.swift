@@ -28,8 +28,8 @@ actor GooglePushVerifier {
         }
         let parts = authorization.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let claimsBytes = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2]), let header = try? JSONValue(parsing: String(decoding: headerBytes, as: UTF8.self)),
-            let claims = try? JSONValue(parsing: String(decoding: claimsBytes, as: UTF8.self))
+            let signature = Base64URL.decode(parts[2]), let header = JSONValue(strictUTF8: headerBytes),
+            let claims = JSONValue(strictUTF8: claimsBytes)
         else { throw .refused(NotificationRefusal(.badSignature, "the push's bearer token is not a JWT")) }
         guard header["alg"]?.stringValue == "RS256", let keyID = header["kid"]?.stringValue else {
             throw .refused(NotificationRefusal(.badSignature, "the push's bearer token is not signed RS256 with a key id"))

@@ -51,7 +51,7 @@ public struct StripeReceiver: Sendable {
         } catch {
             throw .refused(error)
         }
-        guard let event = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)) else {
+        guard let event = JSONValue(strictUTF8: body) else {
             throw .refused(NotificationRefusal(.malformed, "the body is not JSON"))
         }
         guard let id = event["id"]?.stringValue, let type = event["type"]?.stringValue, event["created"] != nil,

@@ -48,7 +48,7 @@ public struct WhopReceiver: Sendable {
         } catch {
             throw .refused(error)
         }
-        guard let event = try? JSONValue(parsing: String(decoding: body, as: UTF8.self)), let data = event["data"],
+        guard let event = JSONValue(strictUTF8: body), let data = event["data"],
             let type = event["type"]?.stringValue ?? event["action"]?.stringValue
         else { throw .refused(NotificationRefusal(.malformed, "not a Whop webhook: type (or action) or data is missing")) }
         let time: String
