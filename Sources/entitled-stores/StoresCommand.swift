@@ -96,7 +96,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a connection may send nothing (no header, no body bytes, no request) before it is closed (default: 10).")
     var idleTimeout: Int?
 
-    @Option(help: "Connections served at once; more wait in the listen queue (default: 512).")
+    @Option(help: "Connections served at once; more wait in the listen queue (default: 128).")
     var maxConnections: Int?
 
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default: info).")

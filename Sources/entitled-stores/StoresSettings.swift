@@ -30,7 +30,7 @@ struct StoresSettings {
     /// The receiver faces the internet: a connection that stops sending is closed, and at most this many are
     /// served at once, so neither slow senders nor a flood of silent connections hold the process.
     var idleTimeoutSeconds = 10
-    var maximumConnections = 512
+    var maximumConnections = 128
     /// `ENTITLED_STORES_*` variables that name no setting: warned about at start.
     var unknownVariables: [String] = []
 
