@@ -37,6 +37,9 @@ extension EntitledSettings {
                 logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
                 throw ExitCode.failure
             }
+            if let warning = tls?.expiryWarning(now: Int64(time(nil))) {
+                logger.warning("\(warning)", metadata: ["file": "\(tlsCert)"])
+            }
         }
 
         var accessTokens: AccessTokens?
@@ -92,6 +95,11 @@ extension EntitledSettings {
         configuration.allowsUnauthenticatedRemoteClients = insecureNoAuth
         configuration.usesIoUring = !noIoUring
         configuration.unixSocketMode = UInt16(socketMode, radix: 8) ?? ServerConfiguration.defaultUnixSocketMode
+        if accessTokens == nil, socketPath != nil, configuration.unixSocketMode & 0o002 != 0 {
+            logger.warning(
+                "the Unix socket is writable by every user of this machine (mode \(socketMode)) and no --auth is set: any local user can change every entitlement; use --socket-mode 660 or --auth"
+            )
+        }
         if accessTokens == nil, insecureNoAuth {
             logger.warning("serving without authentication on \(host): anyone who can connect can change every entitlement")
         }

@@ -3,6 +3,10 @@ import NIOSSL
 /// The server's certificate and key for TLS on TCP (`--tls-cert`, `--tls-key`).
 public struct ServerTLS: Sendable {
     let context: NIOSSLContext
+    /// When the server's own certificate (the chain's first) stops being valid, in Unix seconds.
+    public let certificateExpiresAt: Int64
+    /// How close to its expiry a certificate is warned about at start.
+    public static let expiryWarningSeconds: Int64 = 14 * 86_400
 
     /// Reads a PEM certificate chain (the server's certificate first) and its PEM private key.
     public init(certificateChainFile: String, privateKeyFile: String) throws(TLSSetupError) {
@@ -13,6 +17,7 @@ public struct ServerTLS: Sendable {
             throw .unreadableCertificate(path: certificateChainFile, reason: "\(error)")
         }
         guard !chain.isEmpty else { throw .unreadableCertificate(path: certificateChainFile, reason: "it holds no PEM certificate") }
+        certificateExpiresAt = Int64(chain[0].notValidAfter)
         let key: NIOSSLPrivateKey
         do {
             key = try NIOSSLPrivateKey(file: privateKeyFile, format: .pem)
@@ -29,6 +34,18 @@ public struct ServerTLS: Sendable {
         } catch {
             throw .invalidPair(reason: "\(error)")
         }
+    }
+}
+
+extension ServerTLS {
+    /// A warning for the start's log when the certificate has expired or expires within
+    /// `expiryWarningSeconds` of `now` (Unix seconds); `nil` otherwise. Clients refuse an expired
+    /// certificate, so the server would start and no client could connect.
+    public func expiryWarning(now: Int64) -> String? {
+        let left = certificateExpiresAt - now
+        if left <= 0 { return "the TLS certificate expired \(-left / 86_400) days ago: clients will refuse it; renew it" }
+        if left <= Self.expiryWarningSeconds { return "the TLS certificate expires in \(left / 86_400) days: renew it" }
+        return nil
     }
 }
 
