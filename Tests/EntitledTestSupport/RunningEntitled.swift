@@ -43,6 +43,9 @@ public final class RunningEntitled {
         _ = process?.stop(with: SIGKILL)
     }
 
+    /// The server's process id (0 when stopped).
+    public var processIdentifier: Int32 { process?.process.processIdentifier ?? 0 }
+
     /// Asks the server to read its auth file again (SIGHUP, as `systemctl reload` does); returns at once.
     public func reload() {
         process?.signal(SIGHUP)

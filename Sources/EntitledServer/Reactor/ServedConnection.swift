@@ -248,6 +248,15 @@ final class ServedConnection {
                 scheduleResume()
                 break
             }
+            // Answers a client does not read stop its requests being answered as they are made, not only
+            // between turns: else up to `maximumRequestsPerTurn` answers a turn pile up unsent (256 large
+            // answers on each of many connections). The rest of its lines wait until it has read enough
+            // (`flush` starts reading again below `lowWaterMark`).
+            if unsentByteCount > Self.highWaterMark {
+                hasUnansweredLines = true
+                stopReading()
+                break
+            }
             let found: Int? = input.withUnsafeReadableBytes { bytes in
                 guard searchedBytes < bytes.count,
                     let start = bytes.baseAddress?.advanced(by: searchedBytes),
