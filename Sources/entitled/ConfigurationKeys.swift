@@ -55,6 +55,7 @@ struct ConfigurationKey: Sendable, Hashable {
         .init(name: "log-format", kind: .text),
         .init(name: "max-connections", kind: .integer),
         .init(name: "idle-timeout", kind: .number),
+        .init(name: "auth-timeout", kind: .number),
         .init(name: "max-requests-per-turn", kind: .integer),
         .init(name: "shutdown-timeout", kind: .number),
         .init(name: "min-seq-wait", kind: .integer),

@@ -77,8 +77,11 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "How log lines are written: text (the default, for people) or json (one object per line, for log collectors).")
     var logFormat: LogFormat?
 
-    @Option(help: "The most client connections open at once; one more is answered busy and closed. Default: \(ServerConfiguration.defaultMaximumConnections).")
+    @Option(help: "The most client connections open at once over TCP, and again over the Unix socket (counted apart); one more is answered busy and closed. Default: \(ServerConfiguration.defaultMaximumConnections).")
     var maxConnections: Int?
+
+    @Option(help: "With --auth: seconds a connection may stay without a successful auth (TLS handshake included) before it is closed; 0 never closes. Default: \(Int(ServerConfiguration.defaultAuthenticationTimeoutSeconds)).")
+    var authTimeout: Double?
 
     @Option(help: "Seconds without a byte from a client after which its connection is closed; 0 never closes. Connections with a request in flight or a watch are never idle. Default: \(Int(ServerConfiguration.defaultIdleTimeoutSeconds)).")
     var idleTimeout: Double?
@@ -174,6 +177,7 @@ struct EntitledCommand: AsyncParsableCommand {
         give("log-format", logFormat.map { .string($0.rawValue) })
         give("max-connections", maxConnections.map(ConfigContent.int))
         give("idle-timeout", idleTimeout.map(ConfigContent.double))
+        give("auth-timeout", authTimeout.map(ConfigContent.double))
         give("max-requests-per-turn", maxRequestsPerTurn.map(ConfigContent.int))
         give("shutdown-timeout", shutdownTimeout.map(ConfigContent.double))
         give("min-seq-wait", minSeqWait.map(ConfigContent.int))

@@ -55,6 +55,7 @@ extension EntitledSettings {
             busyPoll = try sources.integer("busy-poll") ?? busyPoll
             maxConnections = try sources.integer("max-connections") ?? maxConnections
             idleTimeout = try sources.number("idle-timeout") ?? idleTimeout
+            authTimeout = try sources.number("auth-timeout") ?? authTimeout
             maxRequestsPerTurn = try sources.integer("max-requests-per-turn") ?? maxRequestsPerTurn
             shutdownTimeout = try sources.number("shutdown-timeout") ?? shutdownTimeout
             minSeqWait = try sources.integer("min-seq-wait") ?? minSeqWait

@@ -65,7 +65,7 @@ extension EntitledSettings {
                 "dataDir": "\(postgres == nil ? dataDir : "none (cluster)")", "fsync": "\(postgres == nil ? fsync.rawValue : "n/a (cluster)")",
                 "postgres": "\(postgres.flatMap { try? PostgresLocation(url: $0).description } ?? (postgres == nil ? "off" : "invalid"))", "snapshotInterval": "\(snapshotInterval)s",
                 "eventLoops": "\(eventLoops)", "busyPoll": busyPoll == 0 ? "off" : "adaptive up to \(busyPoll)µs", "ioUring": "\(noIoUring ? "off" : "on where the kernel allows")", "maxLineLength": "\(maxLineLength)",
-                "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
+                "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "authTimeout": "\(authFile == nil ? "n/a" : "\(authTimeout)s")", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
                 "shutdownTimeout": "\(shutdownTimeout)s", "minSeqWait": "\(minSeqWait)ms", "transferRule": "\(transferRule.rawValue)", "unsyncedReads": "\(postgres == nil ? unsyncedReads.rawValue : "n/a (cluster)")",
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
                 "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
@@ -84,6 +84,7 @@ extension EntitledSettings {
         )
         configuration.maximumConnections = maxConnections
         configuration.idleTimeoutSeconds = idleTimeout
+        configuration.authenticationTimeoutSeconds = authTimeout
         configuration.maximumRequestsPerTurn = maxRequestsPerTurn
         configuration.shutdownTimeoutSeconds = shutdownTimeout
         configuration.minimumSequenceWaitMilliseconds = minSeqWait

@@ -27,6 +27,7 @@ struct EntitledSettings: Sendable {
     var logFormat: LogFormat = .text
     var maxConnections = ServerConfiguration.defaultMaximumConnections
     var idleTimeout = ServerConfiguration.defaultIdleTimeoutSeconds
+    var authTimeout = ServerConfiguration.defaultAuthenticationTimeoutSeconds
     var maxRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
     var shutdownTimeout = ServerConfiguration.defaultShutdownTimeoutSeconds
     var minSeqWait = ServerConfiguration.defaultMinimumSequenceWaitMilliseconds
@@ -92,6 +93,9 @@ struct EntitledSettings: Sendable {
         }
         guard idleTimeout >= 0, idleTimeout <= 86_400 * 365 else {
             throw ValidationError("--idle-timeout must be from 0 (never) to a year in seconds, not \(idleTimeout)")
+        }
+        guard authTimeout >= 0, authTimeout <= 3_600 else {
+            throw ValidationError("--auth-timeout must be from 0 (never) to 3600 seconds, not \(authTimeout)")
         }
         if (tlsCert == nil) != (tlsKey == nil) {
             throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for plain TCP")

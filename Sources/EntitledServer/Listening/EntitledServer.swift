@@ -29,7 +29,7 @@ public final class EntitledServer: Service, Sendable {
     let logger: Logger
     private let onReady: @Sendable ([SocketAddress]) -> Void
     private let state = NIOLockedValueBox(State())
-    private let openConnections: NIOLockedValueBox<Int>
+    private let openConnections: NIOLockedValueBox<OpenConnections>
     /// The tokens in force, replaced by `reloadAccessTokens()`; `nil` without authentication.
     let accessTokens: AccessTokenSource?
     /// The loops' counters, for `stats` and the metrics endpoint; they count from the server's creation.
@@ -75,7 +75,7 @@ public final class EntitledServer: Service, Sendable {
         self.logger = logger
         self.onReady = onReady
         accessTokens = configuration.accessTokens.map { AccessTokenSource($0, file: configuration.accessTokenFile) }
-        let openConnections = NIOLockedValueBox(0)
+        let openConnections = NIOLockedValueBox(OpenConnections())
         self.openConnections = openConnections
         // An invalid loop count is refused by `start()`; the counters need a count that makes sense now.
         let loopCount = min(max(configuration.eventLoops, 1), ServerConfiguration.largestEventLoopCount)
@@ -96,7 +96,7 @@ public final class EntitledServer: Service, Sendable {
     }
 
     /// How many client connections are open right now.
-    public var connectionCount: Int { openConnections.withLockedValue { $0 } }
+    public var connectionCount: Int { openConnections.withLockedValue { $0.total } }
 
     /// Binds every configured address and starts accepting connections.
     /// - Returns: the bound addresses, TCP first.
@@ -245,7 +245,7 @@ extension EntitledServer {
             },
             statistics: counters,
             logger: logger,
-            onClose: { connections.withLockedValue { $0 -= 1 } }
+            onClose: { kind in connections.withLockedValue { $0[kind] -= 1 } }
         )
         var loops: [ServingLoop] = []
         for index in 0..<configuration.eventLoops {
@@ -253,6 +253,7 @@ extension EntitledServer {
                 try ServingLoop(
                     index: index, context: context, statistics: counters.loops[index], busyPollNanoseconds: UInt64(configuration.busyPollMicroseconds) * 1000,
                     idleTimeoutMilliseconds: UInt64((configuration.idleTimeoutSeconds * 1000).rounded()),
+                    authenticationTimeoutMilliseconds: accessTokens == nil ? 0 : UInt64((configuration.authenticationTimeoutSeconds * 1000).rounded()),
                     logger: logger
                 )
             )
@@ -263,9 +264,9 @@ extension EntitledServer {
         let refusal = ConnectionRefusal(limit: configuration.maximumConnections, tcpIsTLS: configuration.tls != nil, logger: logger)
         // Runs on the accepting loop's thread only.
         acceptor.distribute = { descriptor, kind in
-            let admitted = connections.withLockedValue { count in
-                guard count < refusal.limit else { return false }
-                count += 1
+            let admitted = connections.withLockedValue { open in
+                guard open[kind] < refusal.limit else { return false }
+                open[kind] += 1
                 return true
             }
             guard admitted else {
@@ -281,7 +282,7 @@ extension EntitledServer {
                 target.adopt(descriptor, kind: kind)
             } else if !target.execute({ target.adopt(descriptor, kind: kind) }) {
                 Glibc.close(descriptor)
-                connections.withLockedValue { $0 -= 1 }
+                connections.withLockedValue { $0[kind] -= 1 }
             }
         }
         return loops

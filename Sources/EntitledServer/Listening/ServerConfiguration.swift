@@ -28,8 +28,14 @@ public struct ServerConfiguration: Sendable {
     /// holds them (checks 6-14% faster at p50 under a mixed load, measured). A cluster node serves
     /// committed changes only, either way.
     public var unsyncedReads = UnsyncedReads.hold
-    /// The most client connections open at once; one more is answered `busy` and closed.
+    /// The most client connections open at once over TCP, and again over the Unix socket (counted apart,
+    /// so that clients on the network cannot take every place from an operator on the machine); one more
+    /// is answered `busy` and closed.
     public var maximumConnections = ServerConfiguration.defaultMaximumConnections
+    /// With authentication (`accessTokens`): seconds a connection may stay without a successful `auth`
+    /// (its TLS handshake included) before it is closed, so that connections that never authenticate
+    /// cannot hold places for long (0: never).
+    public var authenticationTimeoutSeconds: Double = ServerConfiguration.defaultAuthenticationTimeoutSeconds
     /// Seconds without a byte from a client after which its connection is closed (0: never). A
     /// connection with a request in flight or a watch is never idle.
     public var idleTimeoutSeconds: Double = ServerConfiguration.defaultIdleTimeoutSeconds
@@ -74,6 +80,8 @@ public struct ServerConfiguration: Sendable {
     /// Five minutes: long enough for a pooled connection between bursts, short enough that clients that
     /// vanished without closing do not pile up.
     public static let defaultIdleTimeoutSeconds: Double = 300
+    /// Long enough for a client on another continent to connect, shake hands and authenticate.
+    public static let defaultAuthenticationTimeoutSeconds: Double = 10
     /// 256 requests: at about a microsecond a check, one connection's turn adds at most a few hundred
     /// microseconds to the others' latency, and a pipelining client's batches of up to 256 still go in
     /// one turn (one read, one write).

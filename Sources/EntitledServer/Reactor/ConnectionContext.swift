@@ -24,10 +24,22 @@ struct ConnectionContext: Sendable {
     let statistics: ServerCounters
     let logger: Logger
     /// Called on a connection's loop when it closes, so the server stops counting it.
-    let onClose: @Sendable () -> Void
+    let onClose: @Sendable (ConnectionKind) -> Void
 }
 
 /// Which kind of listener accepted a connection.
+/// How many connections are open, by kind: each kind has its own limit.
+struct OpenConnections: Sendable {
+    var tcp = 0
+    var unix = 0
+    var total: Int { tcp + unix }
+
+    subscript(kind: ConnectionKind) -> Int {
+        get { kind == .tcp ? tcp : unix }
+        set { if kind == .tcp { tcp = newValue } else { unix = newValue } }
+    }
+}
+
 enum ConnectionKind: Sendable {
     case tcp
     case unix

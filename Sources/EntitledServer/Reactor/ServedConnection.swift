@@ -51,6 +51,8 @@ final class ServedConnection {
     private(set) var hasUnansweredLines = false
     /// When the client last sent something (the loop's coarse clock, milliseconds), for the idle timeout.
     private(set) var lastActivity: UInt64
+    /// When the connection was taken (loop milliseconds): the authentication timeout counts from then.
+    let acceptedAt: UInt64
     /// `context.maximumRequestsPerTurn`, kept here: `context` is read through the unowned `loop`, whose
     /// strong retain and release cost about 25 instructions a read, once more per check.
     let maximumRequestsPerTurn: Int
@@ -146,6 +148,7 @@ final class ServedConnection {
         self.loop = loop
         self.access = loop.context.accessTokens == nil ? .open : .anonymous
         self.lastActivity = loop.turnStarted
+        self.acceptedAt = loop.turnStarted
         self.maximumRequestsPerTurn = loop.context.maximumRequestsPerTurn
         self.statistics = loop.statistics
         self.processor = loop.context.processor
@@ -776,7 +779,7 @@ final class ServedConnection {
         }
         waiting.removeAll()
         dropAllWatches()
-        context.onClose()
+        context.onClose(kind)
     }
 }
 

@@ -88,7 +88,11 @@ final class ServingLoop: @unchecked Sendable {
     private(set) var turnStarted: UInt64 = coarseMonotonicMilliseconds()
     /// Milliseconds without a byte from a client after which its connection is closed; 0: never.
     private let idleTimeoutMilliseconds: UInt64
-    /// When the connections are next looked at for the idle timeout.
+    /// With authentication: milliseconds a connection may stay unauthenticated; 0: never closed for it.
+    private let authenticationTimeoutMilliseconds: UInt64
+    /// Whether connections are swept at all (either timeout set), and how often at most.
+    private var sweepsConnections: Bool { idleTimeoutMilliseconds > 0 || authenticationTimeoutMilliseconds > 0 }
+    /// When the connections are next looked at for the idle and authentication timeouts.
     private var nextIdleSweep: UInt64 = 0
     private var running: [() -> Void] = []
     /// Run once, right after the writes of the current turn were committed (see `afterCurrentTurn`).
@@ -123,11 +127,12 @@ final class ServingLoop: @unchecked Sendable {
 
     init(
         index: Int, context: ConnectionContext, statistics: LoopStatistics, busyPollNanoseconds: UInt64 = 0,
-        idleTimeoutMilliseconds: UInt64 = 0, logger: Logger
+        idleTimeoutMilliseconds: UInt64 = 0, authenticationTimeoutMilliseconds: UInt64 = 0, logger: Logger
     ) throws(SocketError) {
         self.index = index
         self.statistics = statistics
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
+        self.authenticationTimeoutMilliseconds = authenticationTimeoutMilliseconds
         self.poll = AdaptivePoll(limitNanoseconds: busyPollNanoseconds)
         self.context = context
         self.logger = logger
@@ -232,7 +237,7 @@ final class ServingLoop: @unchecked Sendable {
     func adopt(_ descriptor: Int32, kind: ConnectionKind) {
         guard !stopping, drainDeadline == nil else {
             close(descriptor)
-            context.onClose()  // counted when it was admitted
+            context.onClose(kind)  // counted when it was admitted
             return
         }
         var tls: TLSSession?
@@ -242,7 +247,7 @@ final class ServingLoop: @unchecked Sendable {
             } catch {
                 logger.warning("cannot start TLS for a connection", metadata: ["error": "\(error)"])
                 close(descriptor)
-                context.onClose()
+                context.onClose(kind)
                 return
             }
         }
@@ -253,7 +258,7 @@ final class ServingLoop: @unchecked Sendable {
             logger.debug("cannot watch an accepted connection", metadata: ["error": "\(error)"])
             tls?.discard()
             close(descriptor)
-            context.onClose()
+            context.onClose(kind)
             return
         }
         let slot = Int(descriptor)
@@ -311,7 +316,7 @@ final class ServingLoop: @unchecked Sendable {
             resumeListenersIfDue()
             // Checked here, not in the functions: at one request per turn, the calls alone cost ~40 instructions.
             if !toResume.isEmpty { resumeConnections() }
-            if idleTimeoutMilliseconds > 0, turnStarted >= nextIdleSweep { closeIdleConnectionsIfDue() }
+            if sweepsConnections, turnStarted >= nextIdleSweep { closeIdleConnectionsIfDue() }
             commitWrites()
             if !afterCommit.isEmpty { runAfterCommitTasks() }
             flushConnections()
@@ -351,7 +356,7 @@ final class ServingLoop: @unchecked Sendable {
         if !toFlush.isEmpty || !toCommit.isEmpty || !toResume.isEmpty || postLock.withLock({ !posted.isEmpty }) { return 0 }
         var timeout: Int32 = -1
         if drainDeadline != nil { return 10 }  // draining: look again soon whether every connection is done
-        if idleTimeoutMilliseconds > 0 {
+        if sweepsConnections {
             // The sweep runs about once a second; a loop with nothing to do sleeps until it is due. Timed
             // from the turn's start rather than a fresh clock read: a few milliseconds late is fine here.
             timeout = nextIdleSweep > turnStarted ? Int32(min(nextIdleSweep - turnStarted, 1000)) : 0
@@ -554,17 +559,36 @@ final class ServingLoop: @unchecked Sendable {
     /// Closes, about once a second, the connections idle for longer than the idle timeout: no byte from
     /// the client, nothing in flight, no watch. Closed without a line: a line that answers no request
     /// would be taken by a pooled client for the answer to its next one.
+    /// Also closes, under authentication, the connections that have not authenticated within the
+    /// authentication timeout of being accepted (whether or not they send anything): places held by
+    /// clients that never authenticate free up within that time.
     private func closeIdleConnectionsIfDue() {
-        nextIdleSweep = turnStarted + min(1000, max(10, idleTimeoutMilliseconds / 4))
+        let timeouts: [UInt64] = [idleTimeoutMilliseconds, authenticationTimeoutMilliseconds].filter { $0 > 0 }
+        let shortest: UInt64 = timeouts.min() ?? 1000
+        nextIdleSweep = turnStarted + Swift.min(1000, Swift.max(10, shortest / 4))
         var closed = 0
-        for case let connection? in connections
-        where turnStarted &- connection.lastActivity >= idleTimeoutMilliseconds && connection.isIdle {
-            connection.close()
-            closed += 1
+        var unauthenticated = 0
+        for case let connection? in connections {
+            if authenticationTimeoutMilliseconds > 0, connection.authenticatedToken == nil,
+                turnStarted &- connection.acceptedAt >= authenticationTimeoutMilliseconds
+            {
+                connection.close()
+                unauthenticated += 1
+            } else if idleTimeoutMilliseconds > 0, turnStarted &- connection.lastActivity >= idleTimeoutMilliseconds, connection.isIdle {
+                connection.close()
+                closed += 1
+            }
         }
         if closed > 0 {
             statistics.record(.closedIdle, count: UInt64(closed))
             logger.info("closed idle connections", metadata: ["count": "\(closed)", "idleTimeoutMs": "\(idleTimeoutMilliseconds)"])
+        }
+        if unauthenticated > 0 {
+            statistics.record(.closedIdle, count: UInt64(unauthenticated))
+            logger.info(
+                "closed connections that did not authenticate in time",
+                metadata: ["count": "\(unauthenticated)", "authTimeoutMs": "\(authenticationTimeoutMilliseconds)"]
+            )
         }
     }
 

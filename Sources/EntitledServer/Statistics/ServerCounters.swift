@@ -10,9 +10,9 @@ public final class ServerCounters: Sendable {
     let loops: [LoopStatistics]
     public let startedAt: Timestamp
     private let startedMonotonic: UInt64
-    private let openConnections: NIOLockedValueBox<Int>
+    private let openConnections: NIOLockedValueBox<OpenConnections>
 
-    init(loopCount: Int, startedAt: Timestamp, openConnections: NIOLockedValueBox<Int>) {
+    init(loopCount: Int, startedAt: Timestamp, openConnections: NIOLockedValueBox<OpenConnections>) {
         loops = (0..<loopCount).map { _ in LoopStatistics() }
         self.startedAt = startedAt
         startedMonotonic = monotonicNanoseconds()
@@ -44,7 +44,7 @@ public final class ServerCounters: Sendable {
             latency.append((operation.rawValue, summary))
         }
         let connections = ServerStatistics.Connections(
-            open: openConnections.withLockedValue { $0 },
+            open: openConnections.withLockedValue { $0.total },
             accepted: total(of: .accepted), refused: total(of: .refused), closedIdle: total(of: .closedIdle)
         )
         return ServerStatistics(
