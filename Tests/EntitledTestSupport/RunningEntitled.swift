@@ -43,6 +43,14 @@ public final class RunningEntitled {
         _ = process?.stop(with: SIGKILL)
     }
 
+    /// What it logged (stopping it first).
+    public func stopAndReadLog() -> String {
+        guard let process else { return "" }
+        _ = process.stop()
+        self.process = nil
+        return process.standardErrorText()
+    }
+
     /// The server's process id (0 when stopped).
     public var processIdentifier: Int32 { process?.process.processIdentifier ?? 0 }
 

@@ -25,6 +25,17 @@ extension ServedConnection {
             appendAnswer { ResponseEncoder.write(.authenticated(name: access.actor, role: AccessRole.admin.rawValue, authRequired: false), id: id, into: &$0) }
             return nil
         }
+        // An address that failed too often is refused before its token is looked at. The Unix socket's
+        // clients are this machine's users, who could read the auth file's directory anyway: not throttled.
+        let address = kind == .tcp ? peerAddress : nil
+        let now = loop.turnStarted
+        if let address, let wait = context.authenticationThrottle.refusal(for: address, now: now) {
+            failedAuthentications += 1
+            let message = "too many failed attempts from this address; retry in \((wait + 999) / 1000) s"
+            appendAnswer { ResponseEncoder.write(WireError(.unauthorized, message), id: id, into: &$0) }
+            closeAfterAnswers()
+            return .unauthorized
+        }
         if let entry = tokens.current.authenticate(token) {
             access = .authenticated(as: entry)
             authenticatedToken = entry
@@ -37,13 +48,16 @@ extension ServedConnection {
         dropAllWatches()
         failedAuthentications += 1
         let closing = failedAuthentications >= Self.maximumFailedAuthentications
-        context.logger.warning(
-            "authentication failed: unknown token",
-            metadata: [
-                "peer": "\(peerDescription)", "attempt": "\(failedAuthentications)",
-                "closing": "\(closing)",
-            ]
-        )
+        // One line at the first failure of an interval, then one with the count: not a line a guess.
+        if let summary = context.authenticationThrottle.recordFailure(of: address ?? "unix", now: now) {
+            context.logger.warning(
+                "authentication failed: unknown token",
+                metadata: [
+                    "peer": "\(peerDescription)", "attempt": "\(failedAuthentications)", "closing": "\(closing)",
+                    "failuresSinceLastLine": "\(summary.count)", "addresses": "\(summary.addresses)",
+                ]
+            )
+        }
         let message =
             closing
             ? "unknown token; \(Self.maximumFailedAuthentications) failed attempts, the connection will be closed"
@@ -67,6 +81,13 @@ extension ServedConnection {
         access = .anonymous
         dropAllWatches()
         return true
+    }
+
+    /// The client's IP address (without its port), for the throttle of failed `auth`; `nil` if unknown.
+    var peerAddress: String? {
+        let description = peerDescription
+        guard description != "unknown", let colon = description.lastIndex(of: ":") else { return nil }
+        return String(description[..<colon])
     }
 
     /// The client's address for log lines: `IP:port` over TCP, `unix` over the Unix socket.

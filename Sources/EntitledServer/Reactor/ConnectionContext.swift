@@ -18,6 +18,8 @@ struct ConnectionContext: Sendable {
     let tls: ServerTLS?
     /// The tokens clients authenticate with; `nil` when the server requires no authentication.
     let accessTokens: AccessTokenSource?
+    /// Failed `auth` requests per client address, shared by every loop.
+    let authenticationThrottle = AuthenticationThrottle()
     /// Re-reads the auth file (the `reload` operation): the server's `reloadAccessTokens()`.
     let reloadAccessTokens: @Sendable () -> Result<Int, TokenReloadError>
     /// Every loop's counters, which `stats` reads.

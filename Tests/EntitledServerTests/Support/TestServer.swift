@@ -26,6 +26,10 @@ func withTestServer<Result>(
         eventLoops: eventLoops,
         busyPollMicroseconds: busyPollMicroseconds
     )
+    // No authentication deadline unless a test sets one: the runner's tasks may be held up for longer than
+    // its 10 s between a test's connect and its `auth` when the machine is loaded (seen: 13 s), and the
+    // deadline has tests of its own against real processes (AuthenticationDeadlineTests).
+    configuration.authenticationTimeoutSeconds = 0
     configure(&configuration)
     var logger = logs.map { logs in Logger(label: "entitled-test") { _ in RecordingLogHandler(logs) } } ?? Logger(label: "entitled-test")
     logger.logLevel = logs == nil ? .warning : .debug
