@@ -14,6 +14,11 @@ import Testing
         let authenticated = try RawSocket(port: server.port, timeoutSeconds: 10)
         try authenticated.send(#"{"op":"auth","token":"\#(AuthFileEntry.admin.token)"}"# + "\n")
         #expect(try authenticated.readLine()?.contains(#""ok":true"#) == true)
+        // One that authenticated and then lost its role (a wrong token) is not closed by the deadline.
+        let demoted = try RawSocket(port: server.port, timeoutSeconds: 10)
+        try demoted.send(#"{"op":"auth","token":"\#(AuthFileEntry.admin.token)"}"# + "\n" + #"{"op":"auth","token":"wrong-0123456789abcdef"}"# + "\n")
+        #expect(try demoted.readLine()?.contains(#""ok":true"#) == true)
+        #expect(try demoted.readLine()?.contains(#""code":"unauthorized""#) == true)
         // The anonymous one keeps talking (ping is allowed without a token), every 0.2 s.
         let started = Date()
         var closedAfter: Double?
@@ -29,6 +34,8 @@ import Testing
         #expect((closedAfter ?? 0) >= 0.8, "closed after \(closedAfter ?? 0) s, before its deadline")
         try authenticated.send(#"{"op":"ping"}"# + "\n")
         #expect(try authenticated.readLine()?.contains(#""ok":true"#) == true, "the authenticated connection was closed")
+        try demoted.send(#"{"op":"ping"}"# + "\n")
+        #expect(try demoted.readLine()?.contains(#""ok":true"#) == true, "a connection that had authenticated was closed by the deadline")
     }
 
     @Test func aTLSHandshakeSentAByteAtATimeIsClosedAtTheDeadline() throws {

@@ -39,6 +39,7 @@ extension ServedConnection {
         if let entry = tokens.current.authenticate(token) {
             access = .authenticated(as: entry)
             authenticatedToken = entry
+            hasAuthenticated = true
             appendAnswer { ResponseEncoder.write(.authenticated(name: entry.name, role: entry.role.rawValue, authRequired: true), id: id, into: &$0) }
             return nil
         }

@@ -53,6 +53,8 @@ final class ServedConnection {
     private(set) var lastActivity: UInt64
     /// When the connection was taken (loop milliseconds): the authentication timeout counts from then.
     let acceptedAt: UInt64
+    /// Whether an `auth` ever succeeded on it: the authentication timeout no longer applies.
+    var hasAuthenticated = false
     /// `context.maximumRequestsPerTurn`, kept here: `context` is read through the unowned `loop`, whose
     /// strong retain and release cost about 25 instructions a read, once more per check.
     let maximumRequestsPerTurn: Int

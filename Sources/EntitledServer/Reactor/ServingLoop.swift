@@ -90,8 +90,8 @@ final class ServingLoop: @unchecked Sendable {
     private let idleTimeoutMilliseconds: UInt64
     /// With authentication: milliseconds a connection may stay unauthenticated; 0: never closed for it.
     private let authenticationTimeoutMilliseconds: UInt64
-    /// Whether connections are swept at all (either timeout set), and how often at most.
-    private var sweepsConnections: Bool { idleTimeoutMilliseconds > 0 || authenticationTimeoutMilliseconds > 0 }
+    /// Whether connections are swept at all (either timeout set).
+    private let sweepsConnections: Bool
     /// When the connections are next looked at for the idle and authentication timeouts.
     private var nextIdleSweep: UInt64 = 0
     private var running: [() -> Void] = []
@@ -133,6 +133,7 @@ final class ServingLoop: @unchecked Sendable {
         self.statistics = statistics
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
         self.authenticationTimeoutMilliseconds = authenticationTimeoutMilliseconds
+        self.sweepsConnections = idleTimeoutMilliseconds > 0 || authenticationTimeoutMilliseconds > 0
         self.poll = AdaptivePoll(limitNanoseconds: busyPollNanoseconds)
         self.context = context
         self.logger = logger
@@ -569,7 +570,7 @@ final class ServingLoop: @unchecked Sendable {
         var closed = 0
         var unauthenticated = 0
         for case let connection? in connections {
-            if authenticationTimeoutMilliseconds > 0, connection.authenticatedToken == nil,
+            if authenticationTimeoutMilliseconds > 0, !connection.hasAuthenticated,
                 turnStarted &- connection.acceptedAt >= authenticationTimeoutMilliseconds
             {
                 connection.close()

@@ -26,8 +26,8 @@ func withTestServer<Result>(
         eventLoops: eventLoops,
         busyPollMicroseconds: busyPollMicroseconds
     )
-    // No authentication deadline unless a test sets one: the runner's tasks may be held up for longer than
-    // its 10 s between a test's connect and its `auth` when the machine is loaded (seen: 13 s), and the
+    // No authentication deadline unless a test sets one: the runner's tasks may be held up for seconds
+    // between a test's connect and its `auth` when the machine is loaded (seen: 13 s), and the
     // deadline has tests of its own against real processes (AuthenticationDeadlineTests).
     configuration.authenticationTimeoutSeconds = 0
     configure(&configuration)
