@@ -58,6 +58,8 @@ import Testing
             arguments: [
                 "--port", "0", "--auth", authFile, "--event-loops", "1", "--log-format", "json", "--snapshot-interval", "0",
                 "--log-level", logLevel,
+                // No authentication deadline: see TokenReloadTests.AuthenticatingServer.
+                "--auth-timeout", "0",
             ],
             workingDirectory: directory.path,
             environment: environment,

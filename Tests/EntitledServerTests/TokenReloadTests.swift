@@ -21,7 +21,13 @@ import Testing
             authFile = directory.path + "/auth.json"
             try AuthFileEntry.writeAuthFile(tokens, to: authFile)
             process = ServerProcess(
-                arguments: ["--port", "0", "--auth", authFile, "--event-loops", "1", "--log-format", "json", "--snapshot-interval", "0"],
+                // No authentication deadline: these tests await between connecting and `auth`, and a loaded
+                // runner has held such a task for longer than the default 30 s (AuthenticationDeadlineTests
+                // test the deadline, without awaits in between).
+                arguments: [
+                    "--port", "0", "--auth", authFile, "--event-loops", "1", "--log-format", "json", "--snapshot-interval", "0",
+                    "--auth-timeout", "0",
+                ],
                 workingDirectory: directory.path
             )
             port = try #require(try process.startAndWaitUntilReady())
