@@ -67,7 +67,7 @@ public struct AppleReceiver: Sendable {
         let payload = try await signed.verify(signedPayload, what: "signedPayload", now: now)
         let data = payload["data"] ?? payload["summary"]
         guard let type = payload["notificationType"]?.stringValue, let uuid = payload["notificationUUID"]?.stringValue,
-            payload["signedDate"] != nil, let data
+            let signedDate = try StoreTime.milliseconds(payload["signedDate"], "signedDate"), let data
         else { throw NotificationRefusal(.malformed, "signedPayload lacks notificationType, notificationUUID, signedDate or data") }
         let bundle = data["bundleId"]?.stringValue
         guard bundle == settings.bundleID else {
@@ -77,7 +77,7 @@ public struct AppleReceiver: Sendable {
             throw NotificationRefusal(.wrongApp, "the notification is for app \(appleID), not \(expected)")
         }
         var notification = AppleNotification(
-            type: type, subtype: payload["subtype"]?.stringValue, uuid: uuid, signedDate: try StoreTime.milliseconds(payload["signedDate"], "signedDate") ?? 0,
+            type: type, subtype: payload["subtype"]?.stringValue, uuid: uuid, signedDate: signedDate,
             environment: data["environment"]?.stringValue ?? "Production"
         )
         if let info = data["signedTransactionInfo"]?.stringValue {

@@ -54,15 +54,15 @@ public struct StripeReceiver: Sendable {
         guard let event = JSONValue(strictUTF8: body) else {
             throw .refused(NotificationRefusal(.malformed, "the body is not JSON"))
         }
-        guard let id = event["id"]?.stringValue, let type = event["type"]?.stringValue, event["created"] != nil,
-            let object = event["data"]?["object"]
-        else { throw .refused(NotificationRefusal(.malformed, "not a Stripe event: id, type, created or data.object is missing")) }
-        let created: Int64
+        let created: Int64?
         do {
-            created = try StoreTime.seconds(event["created"], "created") ?? 0
+            created = try StoreTime.seconds(event["created"], "created")
         } catch {
             throw .refused(error)
         }
+        guard let id = event["id"]?.stringValue, let type = event["type"]?.stringValue, let created,
+            let object = event["data"]?["object"]
+        else { throw .refused(NotificationRefusal(.malformed, "not a Stripe event: id, type, created or data.object is missing")) }
         let milliseconds = created * 1000 + Self.tieBreak(id)
         let context = EventContext(id: id, type: type, time: ProtocolTime.string(milliseconds: milliseconds), created: created)
         switch type {
