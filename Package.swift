@@ -264,7 +264,7 @@ let package = Package(
             path: "Tools/entitled-loadgen",
             cSettings: [.unsafeFlags(["-O2"])]
         ),
-        .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore"]),
+        .testTarget(name: "EntitledCoreTests", dependencies: ["EntitledCore", "EntitledTestSupport"]),
         // The stores' notifications, verified and mapped, against real entitled and entitled-stores processes.
         .testTarget(
             name: "EntitledStoresTests",

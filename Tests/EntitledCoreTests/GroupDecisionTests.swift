@@ -1,3 +1,4 @@
+import EntitledTestSupport
 import Foundation
 import Testing
 
@@ -8,18 +9,9 @@ import Testing
 /// cluster decides its groups this way (and accepts a group decided against an older state when no change
 /// committed since touches its footprint). `GroupFootprint` admits only writes for which this holds.
 @Suite struct GroupDecisionTests {
-    /// A generator whose numbers depend only on its seed, so that two decisions of the same write draw
-    /// the same membership ids.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    /// Numbers that depend only on their seed, so that two decisions of the same write draw the same
+    /// membership ids.
+    typealias Seeded = SeededRandom
 
     /// Random writes over a few users, devices, keys, purchases and memberships, so that they often touch
     /// the same things.
@@ -89,11 +81,11 @@ import Testing
         var membersChecked = 0
         for seed in UInt64(1)...600 {
             let clock = TestClock(referenceTime)
-            var maker = WriteMaker(random: Seeded(state: seed), clock: clock)
+            var maker = WriteMaker(random: Seeded(seed: seed), clock: clock)
             let store = EntitlementStore(clock: { clock.now })
             // A history first, so that the group meets memberships, keys, claims and events.
             for _ in 0..<40 {
-                var ids = Seeded(state: maker.random.next())
+                var ids = Seeded(seed: maker.random.next())
                 let decision = store.decide(maker.write(knownIDs: knownIDs(in: store)), using: &ids)
                 if decision.change != nil { _ = try store.carryOut(decision, sequence: store.sequence + 1) }
                 clock.advance(by: TimeSpan(milliseconds: 7))
@@ -107,7 +99,7 @@ import Testing
             var footprint = GroupFootprint()
             var members: [(write: StoreWrite, seed: UInt64, decision: WriteDecision)] = []
             for (write, seed) in zip(writes, seeds) {
-                var ids = Seeded(state: seed)
+                var ids = Seeded(seed: seed)
                 let decision = before.decide(write, using: &ids)
                 guard footprint.admit(decision.footprint) else { break }
                 members.append((write, seed, decision))
@@ -115,7 +107,7 @@ import Testing
             // One after another, each decided against what the ones before it left.
             let serial = EntitlementStore(restoring: store.image(), clock: { clock.now })
             for member in members {
-                var ids = Seeded(state: member.seed)
+                var ids = Seeded(seed: member.seed)
                 let alone = serial.decide(member.write, using: &ids)
                 #expect(Self.summary(alone) == Self.summary(member.decision), "seed \(seed): \(member.write)")
                 if member.decision.change != nil { _ = try serial.carryOut(member.decision, sequence: serial.sequence + 1) }
@@ -130,7 +122,7 @@ import Testing
 
     @Test func aWriteThatDependsOnAnEarlierOneOfItsGroupIsNotAdmitted() {
         let store = makeStore()
-        var ids = Seeded(state: 7)
+        var ids = Seeded(seed: 7)
         let grant = StoreWrite.grant(Grant(subject: Subject(user: nil, device: "d1")!, productId: "p", idempotencyKey: "k"), author: .local, transfers: .transfer)
         let claim = StoreWrite.claim(device: "d1", user: "u1", author: .local)
         let again = StoreWrite.grant(Grant(subject: Subject(user: "u9", device: nil)!, productId: "p", idempotencyKey: "k"), author: .local, transfers: .transfer)
@@ -152,7 +144,7 @@ import Testing
     @Test func anEventThatGivesAMembershipItsFirstTransactionAndAGrantOfThatPurchaseAreNotDecidedTogether() throws {
         let store = makeStore()
         let owned = try store.grant(Grant(subject: Subject(user: "u1", device: nil)!, productId: "p")).value
-        var ids = Seeded(state: 9)
+        var ids = Seeded(seed: 9)
         let renewal = LifecycleEvent(id: "e1", time: referenceTime, kind: .renewal(expiresAt: referenceTime.adding(milliseconds: 60_000)), transactionId: "T1")
         let event = store.decide(.event(renewal, membership: owned.id, author: .local), using: &ids)
         let restore = Grant(subject: Subject(user: "u2", device: nil)!, productId: "p", transaction: Grant.Transaction(id: "T1"))

@@ -1,4 +1,5 @@
 import Crypto
+import EntitledTestSupport
 import Foundation
 import SwiftASN1
 import X509
@@ -64,6 +65,21 @@ struct AppleFixtures {
     }
 
     let chain: Chain
+
+    /// An `entitled-stores` serving `/apple` with `chain`'s root as the trusted one, in front of
+    /// `entitled`; the root's file lives in the returned directory, which must outlive the receiver.
+    static func receiver(
+        trusting chain: Chain, entitled: RunningEntitled, environment: [String: String] = [:], arguments: [String] = []
+    ) throws -> (RunningStores, TemporaryDirectory) {
+        let directory = try TemporaryDirectory()
+        let rootFile = directory.path + "/root.pem"
+        try chain.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
+        let stores = try RunningStores(
+            entitled: "127.0.0.1:\(entitled.port)", environment: environment,
+            arguments: ["--apple-root-ca", rootFile, "--apple-bundle-id", bundleID] + arguments
+        )
+        return (stores, directory)
+    }
 
     /// A JWS of `payload` signed by the chain's leaf.
     func sign(_ payload: [String: Any]) -> String {

@@ -18,15 +18,8 @@ import Testing
         let chain = try AppleFixtures.chain()
         apple = AppleFixtures(chain: chain)
         entitled = try RunningEntitled()
-        let directory = try TemporaryDirectory()
-        let rootFile = directory.path + "/root.pem"
-        try chain.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
-        stores = try RunningStores(
-            entitled: "127.0.0.1:\(entitled.port)",
-            arguments: ["--apple-root-ca", rootFile, "--apple-bundle-id", AppleFixtures.bundleID, "--unmatched-retry-seconds", "1"]
-        )
+        (stores, rootDirectory) = try AppleFixtures.receiver(trusting: chain, entitled: entitled, arguments: ["--unmatched-retry-seconds", "1"])
         client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
-        rootDirectory = directory
     }
 
     private let rootDirectory: TemporaryDirectory

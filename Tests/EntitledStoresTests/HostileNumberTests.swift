@@ -19,16 +19,11 @@ import Testing
         let chain = try AppleFixtures.chain()
         apple = AppleFixtures(chain: chain)
         entitled = try RunningEntitled()
-        let directory = try TemporaryDirectory()
-        let rootFile = directory.path + "/root.pem"
-        try chain.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
-        stores = try RunningStores(
-            entitled: "127.0.0.1:\(entitled.port)",
-            environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret, "ENTITLED_STORES_WHOP_SECRET": Self.whopSecret],
-            arguments: ["--apple-root-ca", rootFile, "--apple-bundle-id", AppleFixtures.bundleID]
+        (stores, rootDirectory) = try AppleFixtures.receiver(
+            trusting: chain, entitled: entitled,
+            environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret, "ENTITLED_STORES_WHOP_SECRET": Self.whopSecret]
         )
         client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
-        rootDirectory = directory
     }
 
     /// The reply, after checking that the process still answers.

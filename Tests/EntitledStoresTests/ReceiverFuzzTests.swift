@@ -14,15 +14,12 @@ import Testing
         let chain = try AppleFixtures.chain()
         let apple = AppleFixtures(chain: chain)
         let entitled = try RunningEntitled()
-        let directory = try TemporaryDirectory()
-        let rootFile = directory.path + "/root.pem"
-        try chain.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
-        let stores = try RunningStores(
-            entitled: "127.0.0.1:\(entitled.port)",
-            environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret, "ENTITLED_STORES_WHOP_SECRET": Self.whopSecret],
-            arguments: ["--apple-root-ca", rootFile, "--apple-bundle-id", AppleFixtures.bundleID]
+        let (stores, rootDirectory) = try AppleFixtures.receiver(
+            trusting: chain, entitled: entitled,
+            environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret, "ENTITLED_STORES_WHOP_SECRET": Self.whopSecret]
         )
-        var random = SplitMix(seed: 2026)
+        defer { withExtendedLifetime(rootDirectory) {} }
+        var random = SeededRandom(seed: 2026)
 
         // Genuine requests, the seeds of the mutations.
         let now = StripeFixtures.now
@@ -89,7 +86,7 @@ import Testing
     }
 
     /// Flips, drops, repeats or replaces a few bytes, or cuts the body.
-    static func mutate(_ body: [UInt8], _ random: inout SplitMix) -> [UInt8] {
+    static func mutate(_ body: [UInt8], _ random: inout SeededRandom) -> [UInt8] {
         var bytes = body
         guard !bytes.isEmpty else { return bytes }
         for _ in 0..<(1 + random.next() % 4) {
@@ -108,7 +105,7 @@ import Testing
     }
 
     /// Sometimes drops a header, repeats it, or garbles its value (keeping it a valid header line).
-    static func mutate(_ headers: [String: String], _ random: inout SplitMix) -> [String: String] {
+    static func mutate(_ headers: [String: String], _ random: inout SeededRandom) -> [String: String] {
         var headers = headers
         guard let name = headers.keys.sorted().randomElement(using: &random) else { return headers }
         switch random.next() % 4 {
@@ -118,18 +115,5 @@ import Testing
         default: break
         }
         return headers
-    }
-}
-
-/// A small seeded generator, so that a failure can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
