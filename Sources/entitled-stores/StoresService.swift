@@ -96,6 +96,7 @@ struct StoresService {
             metadata: [
                 "listen": "\(settings.listenHost):\(settings.listenPort)", "entitled": "\(settings.entitled)",
                 "token": "\(settings.token == nil ? "none" : "from the token file")", "stores": "\(stores)",
+                "idleTimeout": "\(settings.idleTimeoutSeconds)s", "maxConnections": "\(settings.maximumConnections)",
             ]
         )
         if settings.storesOn.isEmpty {
