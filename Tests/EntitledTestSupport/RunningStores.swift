@@ -79,19 +79,8 @@ public struct HTTPReply: Sendable {
 
     /// A blocking HTTP/1.1 exchange over a fresh loopback connection: enough for tests, not a client.
     public static func exchange(port: Int, method: String, path: String, body: [UInt8], headers: [String: String]) throws -> HTTPReply {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestSupportFailure(description: "socket: errno \(errno)") }
+        let descriptor = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(descriptor) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TestSupportFailure(description: "connect to 127.0.0.1:\(port): errno \(errno)") }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         let request = Array((head + "\r\n").utf8) + body
