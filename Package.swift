@@ -67,7 +67,15 @@ let package = Package(
         // A cache prefetch hint for the check path (EntitledCore's StringSlotTable): Swift cannot spell it.
         .target(name: "CPrefetch"),
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
-        .target(name: "EntitledCore", dependencies: ["CPrefetch"], swiftSettings: hotPathSettings),
+        .target(
+            name: "EntitledCore",
+            dependencies: [
+                "CPrefetch",
+                // A page of a long audit trail: the newest entries of many, without sorting them all.
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: hotPathSettings
+        ),
         // Durability: the append-only log, snapshots and recovery of an EntitlementStore in a data directory.
         .target(
             name: "EntitledStorage",

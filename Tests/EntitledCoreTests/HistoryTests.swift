@@ -17,7 +17,7 @@ import Testing
         clock.advance(by: .minutes(1))
         _ = try store.revoke(membership.id, reason: "chargeback")
 
-        let trail = store.history(of: .user("alice"), limit: 10)
+        let trail = try store.historyPage(of: .user("alice"), limit: 10).entries
         #expect(trail.map(\.actionName) == ["revoke", "renewal", "claim", "grant"])
         #expect(trail.map(\.context.actor) == ["local", "local", "support", "local"])
         #expect(trail.map(\.context.reason) == ["chargeback", nil, "ticket 12", nil])
@@ -28,14 +28,14 @@ import Testing
         #expect(afterClaim.user == "alice")
         #expect(afterClaim.revocation == nil)
         // The device's trail holds the membership bought on it, claimed since.
-        #expect(store.history(of: .device("phone"), limit: 10).count == 4)
-        #expect(store.history(of: .user("alice"), limit: 2).map(\.actionName) == ["revoke", "renewal"])
+        #expect(try store.historyPage(of: .device("phone"), limit: 10).entries.count == 4)
+        #expect(try store.historyPage(of: .user("alice"), limit: 2).entries.map(\.actionName) == ["revoke", "renewal"])
     }
 
     @Test func aGrantWithAnActorOrReasonKeepsThemInItsEntry() throws {
         let store = makeStore(clock: clock)
         _ = try store.grant(Grant(subject: .user("alice"), productId: "prod_pro"), by: ChangeAuthor(actor: "admin", reason: "goodwill"))
-        let entry = try #require(store.history(of: .user("alice"), limit: 10).first)
+        let entry = try #require(try store.historyPage(of: .user("alice"), limit: 10).entries.first)
         #expect(entry.actionName == "grant")
         #expect(entry.context.actor == "admin")
         #expect(entry.context.reason == "goodwill")
@@ -48,7 +48,7 @@ import Testing
         clock.advance(by: .seconds(1))
         try store.define(entitlement: "other", products: [])
         try store.define(entitlement: "pro", products: ["prod_c"], by: ChangeAuthor(reason: "new plan"))
-        let trail = store.history(ofEntitlement: "pro", limit: 10)
+        let trail = store.historyPage(ofEntitlement: "pro", limit: 10).entries
         #expect(trail.map(\.change) == [
             .catalog(entitlement: "pro", products: ["prod_c"]), .catalog(entitlement: "pro", products: ["prod_a", "prod_b"]),
         ])
@@ -67,8 +67,8 @@ import Testing
         #expect(try store.access(.user("alice"), at: beforeClaim) == .inactive)
         #expect(try store.access(.device("phone")) == .inactive)
         #expect(try store.access(.user("alice")) == .active(until: nil))
-        #expect(store.memberships(visibleTo: .device("phone"), asOf: beforeClaim).count == 1)
-        #expect(store.memberships(visibleTo: .device("phone"), asOf: clock.now).isEmpty)
+        #expect(try store.membershipsPage(visibleTo: .device("phone"), asOf: beforeClaim, limit: 1000).memberships.count == 1)
+        #expect(try store.membershipsPage(visibleTo: .device("phone"), asOf: clock.now, limit: 1000).memberships.isEmpty)
     }
 
     @Test func aCheckOfThePastSeesAnEventFromItsEventTimeOn() throws {
@@ -120,8 +120,8 @@ import Testing
         clock.advance(by: .hours(1))
 
         let restored = EntitlementStore(restoring: store.image(), clock: { clock.now })
-        #expect(restored.history(of: .user("alice"), limit: 10) == store.history(of: .user("alice"), limit: 10))
-        #expect(restored.history(ofEntitlement: "pro", limit: 10).count == 1)
+        #expect(try restored.historyPage(of: .user("alice"), limit: 10).entries == (try store.historyPage(of: .user("alice"), limit: 10).entries))
+        #expect(restored.historyPage(ofEntitlement: "pro", limit: 10).entries.count == 1)
         #expect(try restored.hasAccess(.device("phone"), at: referenceTime.adding(.minutes(30))))
         #expect(try restored.grant(Grant(subject: .device("phone"), productId: "prod_pro", idempotencyKey: "k1")).value.id == membership.id)
     }
@@ -146,7 +146,7 @@ import Testing
         // The membership itself keeps them all; the past keeps what checks need (its expiry then).
         #expect(store.membership(withID: membership.id)?.lifecycle.transactions.count == 13)
         #expect(try store.access(.user("alice"), at: referenceTime.adding(.days(45))) == .active(until: referenceTime.adding(.days(60))))
-        guard case .membership(_, let newest) = try #require(store.history(of: .user("alice"), limit: 1).first).change else { return }
+        guard case .membership(_, let newest) = try #require(try store.historyPage(of: .user("alice"), limit: 1).entries.first).change else { return }
         #expect(newest.lifecycle.transactions.count == 13)
     }
 }

@@ -137,7 +137,7 @@ import Testing
         _ = try store.revoke(refunded.id, reason: "refund")
         clock.advance(by: .days(2))
 
-        let info = store.customerInfo(of: .user("alice"))
+        let info = try store.customerInfo(of: .user("alice"))
         #expect(info.entitlements["pro"]?.membershipId == yearly.id)
         #expect(info.entitlements["pro"]?.isActive == true)
         #expect(info.entitlements["pro"]?.expiresAt == referenceTime.adding(.days(365)))
@@ -148,7 +148,7 @@ import Testing
         #expect(info.latestExpirationDate == referenceTime.adding(.days(365)))
         #expect(info.firstSeen == referenceTime)
         #expect(info.requestDate == referenceTime.adding(.days(2)))
-        #expect(store.customerInfo(of: .user("nobody")).firstSeen == nil)
+        #expect(try store.customerInfo(of: .user("nobody")).firstSeen == nil)
     }
 
     @Test func anEventDatedFurtherAheadThanTheAllowedClockSkewIsRefusedAndChangesNothing() throws {

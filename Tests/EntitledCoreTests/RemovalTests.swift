@@ -16,7 +16,7 @@ import Testing
         #expect(throws: StoreError.unknownEntitlement("pro")) {
             try store.check(AccessQuery(subject: .user("u"), filter: .entitlement("pro"), moment: nil))
         }
-        let trail = store.history(ofEntitlement: "pro", limit: 10)
+        let trail = store.historyPage(ofEntitlement: "pro", limit: 10).entries
         #expect(trail.map(\.actionName) == ["undefine", "define"])
         #expect(trail.first?.context.reason == "retired")
         #expect(trail.first?.change == .catalogRemoval(entitlement: "pro", products: ["p1", "p2"]))
@@ -47,11 +47,11 @@ import Testing
         #expect(try !store.hasAccess(.user("alice"), at: referenceTime.adding(.seconds(1))))
         #expect(try !store.hasAccess(.device("phone"), at: referenceTime.adding(.seconds(1))))
         #expect(store.memberships(visibleTo: .user("alice")).isEmpty)
-        #expect(store.memberships(visibleTo: .user("alice"), asOf: referenceTime.adding(.seconds(1))).isEmpty)
-        #expect(store.history(of: .user("alice"), limit: 10).isEmpty)
-        #expect(store.history(of: .device("phone"), limit: 10).isEmpty)
+        #expect(try store.membershipsPage(visibleTo: .user("alice"), asOf: referenceTime.adding(.seconds(1)), limit: 1000).memberships.isEmpty)
+        #expect(try store.historyPage(of: .user("alice"), limit: 10).entries.isEmpty)
+        #expect(try store.historyPage(of: .device("phone"), limit: 10).entries.isEmpty)
         #expect(store.membership(withID: owned.id) == nil)
-        #expect(store.customerInfo(of: .user("alice")).allPurchasedProductIds.isEmpty)
+        #expect(try store.customerInfo(of: .user("alice")).allPurchasedProductIds.isEmpty)
         #expect(store.visibleIDs(.user("bob")) == [other.id])
         #expect(store.sizes.memberships == 1)
         #expect(store.sizes.users == 1)
@@ -90,8 +90,8 @@ import Testing
         _ = try store.erase(.device("phone2"))
         #expect(store.membership(withID: claimedHere.id)?.device == nil)
         #expect(store.membership(withID: claimedHere.id)?.user == "dave")
-        #expect(store.history(of: .device("phone2"), limit: 10).isEmpty)
-        #expect(store.history(of: .user("dave"), limit: 10).allSatisfy {
+        #expect(try store.historyPage(of: .device("phone2"), limit: 10).entries.isEmpty)
+        #expect(try store.historyPage(of: .user("dave"), limit: 10).entries.allSatisfy {
             if case .membership(_, let after) = $0.change { return after.device == nil }
             return true
         })
@@ -170,8 +170,8 @@ import Testing
         let restored = EntitlementStore(restoring: compact, clock: { referenceTime })
         #expect(restored.visibleIDs(.user("bob")) == [keep.id])
         #expect(try restored.grant(Grant(subject: .user("bob"), productId: "prod_b", idempotencyKey: "kb")).isReplay)
-        #expect(restored.history(of: .user("bob"), limit: 5).first?.context.actor == "x")
-        #expect(restored.history(of: .device("d1"), limit: 5).map(\.actionName) == ["claim", "grant"])
+        #expect(try restored.historyPage(of: .user("bob"), limit: 5).entries.first?.context.actor == "x")
+        #expect(try restored.historyPage(of: .device("d1"), limit: 5).entries.map(\.actionName) == ["claim", "grant"])
         #expect(restored.erasures(limit: 5).count == 1)
         // An uncompacted image restores too: the erased slot stays empty.
         let plain = EntitlementStore(restoring: image, clock: { referenceTime })

@@ -35,10 +35,10 @@ import Testing
         // Alice had it until the transfer: checks of the past and her history say so.
         #expect(try store.hasAccess(.user("alice"), at: referenceTime.adding(.hours(1))))
         #expect(try !store.hasAccess(.user("bob"), at: referenceTime.adding(.hours(1))))
-        let alicesTrail = store.history(of: .user("alice"), limit: 10)
+        let alicesTrail = try store.historyPage(of: .user("alice"), limit: 10).entries
         #expect(alicesTrail.map(\.actionName) == ["transfer", "grant"])
         #expect(alicesTrail.first?.context.reason == "restore")
-        #expect(store.history(of: .user("bob"), limit: 10).map(\.actionName) == ["transfer", "grant"])
+        #expect(try store.historyPage(of: .user("bob"), limit: 10).entries.map(\.actionName) == ["transfer", "grant"])
         #expect(store.formerOwner(of: alices.id) == .user("alice"))
     }
 
@@ -74,7 +74,7 @@ import Testing
         // The device no longer sees it unclaimed, but saw it until then.
         #expect(try !store.hasAccess(.device("phone")))
         #expect(try store.hasAccess(.device("phone"), at: referenceTime))
-        #expect(store.history(of: .device("phone"), limit: 10).map(\.actionName) == ["transfer", "grant"])
+        #expect(try store.historyPage(of: .device("phone"), limit: 10).entries.map(\.actionName) == ["transfer", "grant"])
     }
 
     @Test func aGuestGrantCannotTakeAUsersPurchase() throws {
@@ -95,7 +95,7 @@ import Testing
         #expect(back.transferredFrom == .user("bob"))
         #expect(try store.hasAccess(.user("alice")))
         #expect(try store.hasAccess(.user("bob"), at: referenceTime.adding(.days(1)).adding(.hours(1))))
-        #expect(store.history(of: .user("bob"), limit: 10).map(\.actionName) == ["transfer", "transfer", "grant"])
+        #expect(try store.historyPage(of: .user("bob"), limit: 10).entries.map(\.actionName) == ["transfer", "transfer", "grant"])
         #expect(store.memberships(visibleTo: .user("alice")).map(\.id) == [membership.id])
     }
 
@@ -107,7 +107,7 @@ import Testing
         let restored = EntitlementStore(restoring: store.image(), clock: { referenceTime.adding(.days(2)) })
         #expect(try restored.hasAccess(.user("bob")))
         #expect(try restored.hasAccess(.user("alice"), at: referenceTime.adding(.hours(1))))
-        #expect(restored.history(of: .user("alice"), limit: 10).map(\.actionName) == ["transfer", "grant"])
+        #expect(try restored.historyPage(of: .user("alice"), limit: 10).entries.map(\.actionName) == ["transfer", "grant"])
         #expect(restored.formerOwner(of: membership.id) == .user("alice"))
     }
 
@@ -119,9 +119,9 @@ import Testing
         let erased = try store.erase(.user("alice")).value
         #expect(erased.memberships.isEmpty)
         #expect(try store.hasAccess(.user("bob")))
-        #expect(store.history(of: .user("alice"), limit: 10).isEmpty)
+        #expect(try store.historyPage(of: .user("alice"), limit: 10).entries.isEmpty)
         #expect(store.formerOwner(of: membership.id) == nil)
-        let bobsTrail = store.history(of: .user("bob"), limit: 10)
+        let bobsTrail = try store.historyPage(of: .user("bob"), limit: 10).entries
         #expect(bobsTrail.map(\.actionName) == ["transfer", "grant"])
         #expect(!"\(bobsTrail)".contains("alice"))
     }
@@ -132,7 +132,7 @@ import Testing
         clock.advance(by: .days(1))
         _ = try purchase(.user("bob"), transaction: "1000", in: store)
         _ = try store.erase(.user("bob"))
-        #expect(store.history(of: .user("alice"), limit: 10).isEmpty)
+        #expect(try store.historyPage(of: .user("alice"), limit: 10).entries.isEmpty)
         #expect(try !store.hasAccess(.user("alice"), at: referenceTime.adding(.hours(1))))
         #expect(store.memberships(withOriginalTransactionID: "1000").isEmpty)
     }

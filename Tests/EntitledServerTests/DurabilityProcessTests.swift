@@ -268,7 +268,7 @@ struct DurabilityProcessTests {
             _ = server.stop(with: SIGKILL)
         }
         let (server, port) = try Self.start(data, in: directory)
-        let listed = try await EntitledAsyncConnection.local(port: port).send(line: #"{"op":"memberships","user":"same"}"#)
+        let listed = try await EntitledAsyncConnection.local(port: port).send(line: #"{"op":"memberships","user":"same","limit":1000}"#)
         #expect(listed["memberships"]?.arrayValue?.count == 300)
         #expect(server.stop() == 0)
     }

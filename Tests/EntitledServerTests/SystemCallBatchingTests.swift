@@ -63,7 +63,7 @@ struct SystemCallBatchingTests {
             let line = try await onDedicatedThread { () -> String in
                 // A small receive buffer, read late: the server's send stops part-way and must go on later.
                 let socket = try RawSocket(port: port, receiveBufferSize: 4096)
-                try socket.send(#"{"op":"memberships","user":"big"}"# + "\n")
+                try socket.send(#"{"op":"memberships","user":"big","limit":1000}"# + "\n")
                 usleep(200_000)
                 return try socket.readLine() ?? "closed"
             }

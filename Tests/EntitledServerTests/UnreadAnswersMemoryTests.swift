@@ -17,12 +17,12 @@ import Testing
             let answer = try client.send(line: #"{"op":"grant","user":"big","product":"p\#(index)","duration":"30d"}"#)
             #expect(answer.isOK)
         }
-        let answerBytes = try client.send(line: #"{"op":"memberships","user":"big"}"#).line.utf8.count
+        let answerBytes = try client.send(line: #"{"op":"memberships","user":"big","limit":300}"#).line.utf8.count
         #expect(answerBytes > 64 * 1024)
         let before = try Self.residentBytes(of: server.processIdentifier)
 
         let connections = 10
-        let line = #"{"op":"memberships","user":"big"}"# + "\n"
+        let line = #"{"op":"memberships","user":"big","limit":300}"# + "\n"
         var sockets: [RawSocket] = []
         for _ in 0..<connections {
             let socket = try RawSocket(port: server.port, receiveBufferSize: 4096)

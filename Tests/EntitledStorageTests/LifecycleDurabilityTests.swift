@@ -30,7 +30,7 @@ import Testing
             LifecycleEvent(id: "evt_2", time: now, kind: .billingIssue(gracePeriodExpiresAt: now.adding(.days(40)))), to: membership.id
         )
         if snapshotAfterwards { _ = try durable.snapshot() }
-        return (membership.id, store.history(of: .user("alice"), limit: 100))
+        return (membership.id, try store.historyPage(of: .user("alice"), limit: 100).entries)
     }
 
     func expectRestored(from directory: String, id: MembershipID, trail: [AuditEntry]) throws {
@@ -44,8 +44,8 @@ import Testing
         #expect(membership.lifecycle.billingIssueDetectedAt != nil)
         #expect(membership.lifecycle.transactions.map(\.id) == ["tx_1", "tx_2"])
         #expect(membership.lifecycle.appliedEventIDs == ["evt_1", "evt_2"])
-        #expect(store.history(of: .user("alice"), limit: 100) == trail)
-        #expect(store.history(ofEntitlement: "pro", limit: 10).first?.context.reason == "launch")
+        #expect(try store.historyPage(of: .user("alice"), limit: 100).entries == trail)
+        #expect(store.historyPage(ofEntitlement: "pro", limit: 10).entries.first?.context.reason == "launch")
         let retried = try store.grant(
             Grant(subject: .device("phone"), productId: "prod_pro", expiry: .after(.days(7)), idempotencyKey: "order-1")
         )
@@ -103,7 +103,7 @@ import Testing
             defer { durable.close() }
             #expect(durable.store.sequence == 1)
             #expect(try durable.store.check(AccessQuery(subject: .user("alice"), filter: .entitlement("pro"))) == .active(until: nil))
-            let entry = try #require(durable.store.history(of: .user("alice"), limit: 10).first)
+            let entry = try #require(try durable.store.historyPage(of: .user("alice"), limit: 10).entries.first)
             #expect(entry.actionName == "grant")
             #expect(entry.context.recordedAt == Timestamp(millisecondsSinceEpoch: 1_704_067_200_000))
         }

@@ -28,10 +28,10 @@ import Testing
         defer { reopened.close() }
         let store = reopened.store
         #expect(store.catalog().isEmpty)
-        #expect(store.history(ofEntitlement: "beta", limit: 10).map(\.actionName) == ["undefine", "define"])
-        #expect(store.history(ofEntitlement: "beta", limit: 10).first?.change == .catalogRemoval(entitlement: "beta", products: ["prod_beta"]))
+        #expect(store.historyPage(ofEntitlement: "beta", limit: 10).entries.map(\.actionName) == ["undefine", "define"])
+        #expect(store.historyPage(ofEntitlement: "beta", limit: 10).entries.first?.change == .catalogRemoval(entitlement: "beta", products: ["prod_beta"]))
         #expect(store.memberships(visibleTo: .user("erin")).isEmpty)
-        #expect(store.history(of: .device("phone-of-erin"), limit: 10).isEmpty)
+        #expect(try store.historyPage(of: .device("phone-of-erin"), limit: 10).entries.isEmpty)
         #expect(store.membership(withID: kept)?.user == "frank")
         #expect(store.membershipCount == 1)
         let erasure = try #require(store.erasures(limit: 10).first)
@@ -101,7 +101,7 @@ import Testing
 
             let durable = try DurableStore(directory: directory, policy: .always)
             defer { durable.close() }
-            let trail = durable.store.history(ofEntitlement: "pro", limit: 10)
+            let trail = durable.store.historyPage(ofEntitlement: "pro", limit: 10).entries
             #expect(trail.map(\.actionName) == ["define"])
             #expect(trail.first?.context.reason == "launch")
             #expect(durable.store.erasures(limit: 10).isEmpty)

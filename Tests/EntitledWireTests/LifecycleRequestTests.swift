@@ -90,13 +90,13 @@ import Testing
     }
 
     @Test func historyWatchAndUnwatchDecodeTheirTargets() throws {
-        guard case .history(.subject(let subject), let limit) = try request(#"{"op":"history","user":"u1"}"#) else {
+        guard case .history(.subject(let subject), let limit, nil) = try request(#"{"op":"history","user":"u1"}"#) else {
             Issue.record("not a subject history")
             return
         }
         #expect(subject == .user("u1"))
         #expect(limit == Limits.defaultHistoryEntries)
-        guard case .history(.entitlement("pro"), 5) = try request(#"{"op":"history","entitlement":"pro","limit":5}"#) else {
+        guard case .history(.entitlement("pro"), 5, nil) = try request(#"{"op":"history","entitlement":"pro","limit":5}"#) else {
             Issue.record("not an entitlement history with a limit")
             return
         }
@@ -159,7 +159,7 @@ import Testing
             ),
             AuditEntry(sequence: nil, context: ChangeContext(recordedAt: Self.eventTime), change: .catalog(entitlement: "pro", products: ["p"])),
         ]
-        let line = encode(.history(entries))
+        let line = encode(.history(entries, next: nil))
         #expect(line.hasPrefix(#"{"ok":true,"history":[{"time":"2026-08-01T00:00:00Z","actor":"local","action":"cancellation","reason":"webhook","sequence":7,"eventId":"evt_1","eventTime":"2026-07-01T00:00:00Z","membership":{"id":"mem_0k3n5q8r2t4v6""#))
         #expect(line.hasSuffix(#"{"time":"2026-07-01T00:00:00Z","actor":"local","action":"define","entitlement":"pro","products":["p"]}]}"# + "\n"))
         _ = try parseJSONObject(line)

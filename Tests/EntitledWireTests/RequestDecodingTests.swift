@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func membershipsDecodesTheSubjectAndMoment() throws {
-        guard case .memberships(let subject, let moment) = try request(
+        guard case .memberships(let subject, let moment, Limits.defaultMembershipsPerPage, nil) = try request(
             #"{"op":"memberships","user":"alice","device":"phone","at":"2026-12-21T00:00:00Z"}"#)
         else {
             Issue.record("not memberships")
@@ -110,7 +110,7 @@ import Testing
         #expect(subject == .visible(to: .user("alice", device: "phone")))
         #expect(moment == Self.december21)
 
-        guard case .memberships(let deviceOnly, nil) = try request(#"{"op":"memberships","device":"phone"}"#) else {
+        guard case .memberships(let deviceOnly, nil, _, nil) = try request(#"{"op":"memberships","device":"phone"}"#) else {
             Issue.record("not memberships without a moment")
             return
         }
@@ -118,12 +118,12 @@ import Testing
     }
 
     @Test func membershipsDecodesATransactionOrAnOriginalTransaction() throws {
-        guard case .memberships(let byTransaction, nil) = try request(#"{"op":"memberships","transactionId":"2000000456"}"#) else {
+        guard case .memberships(let byTransaction, nil, _, nil) = try request(#"{"op":"memberships","transactionId":"2000000456"}"#) else {
             Issue.record("not memberships by transaction")
             return
         }
         #expect(byTransaction == .transaction("2000000456"))
-        guard case .memberships(let byOriginal, nil) = try request(#"{"op":"memberships","originalTransactionId":"2000000123","minSeq":5}"#)
+        guard case .memberships(let byOriginal, nil, _, nil) = try request(#"{"op":"memberships","originalTransactionId":"2000000123","minSeq":5}"#)
         else {
             Issue.record("not memberships by original transaction")
             return
@@ -188,7 +188,7 @@ import Testing
         }
         try expectBadRequest(#"{"op":"erase"}"#, mentioning: "erase needs", #""user""#, #""device""#)
         try expectBadRequest(#"{"op":"erase","usr":"bob"}"#, mentioning: #"did you mean "user""#)
-        guard case .history(.erasures, 5) = try request(#"{"op":"history","erasures":true,"limit":5}"#) else {
+        guard case .history(.erasures, 5, nil) = try request(#"{"op":"history","erasures":true,"limit":5}"#) else {
             Issue.record("not the erasures' history")
             return
         }

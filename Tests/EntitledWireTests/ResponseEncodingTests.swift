@@ -130,9 +130,9 @@ import Testing
     }
 
     @Test func aMembershipsListIsAnArrayInTheGivenOrder() {
-        #expect(encode(.memberships([Self.revokedLifetimeMembership, Self.guestMembership], moment: Self.created))
+        #expect(encode(.memberships([Self.revokedLifetimeMembership, Self.guestMembership], moment: Self.created, next: nil))
             == #"{"ok":true,"memberships":[\#(Self.revokedJSON),\#(Self.guestJSON)]}"# + "\n")
-        #expect(encode(.memberships([], moment: Self.created)) == #"{"ok":true,"memberships":[]}"# + "\n")
+        #expect(encode(.memberships([], moment: Self.created, next: nil)) == #"{"ok":true,"memberships":[]}"# + "\n")
     }
 
     @Test func aClaimWritesHowManyMoved() {
@@ -166,7 +166,7 @@ import Testing
     @Test func errorCodesAreTheProtocols() {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "bad_request", "unknown_op", "not_found", "conflict", "too_large", "unauthorized", "forbidden",
-            "busy", "internal", "unavailable", "stale", "outcome_unknown",
+            "busy", "internal", "unavailable", "stale", "outcome_unknown", "over_limit",
         ])
     }
 
@@ -223,7 +223,7 @@ import Testing
             encode(.access(.inactive)),
             encode(.claimed(3)),
             encode(.membership(Self.revokedLifetimeMembership, moment: Self.created)),
-            encode(.memberships([Self.guestMembership, Self.revokedLifetimeMembership], moment: Self.created)),
+            encode(.memberships([Self.guestMembership, Self.revokedLifetimeMembership], moment: Self.created, next: nil)),
             encode(.defined(entitlement: "pro", products: [])),
             encode(.catalog([(entitlement: "pro", products: ["p"])])),
             encode(WireError(.badRequest, #"field "product" is required for grant"#), id: ByteBuffer(string: "null")),

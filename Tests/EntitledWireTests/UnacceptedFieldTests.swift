@@ -100,7 +100,12 @@ import Testing
 
     @Test func theAcceptedFieldsAreWhatEachOperationReads() throws {
         #expect(Request.Operation.check.acceptedFieldNames == ["user", "device", "product", "entitlement", "at", "minSeq"])
-        #expect(Request.Operation.memberships.acceptedFieldNames == ["user", "device", "at", "transactionId", "originalTransactionId", "minSeq"])
+        #expect(
+            Request.Operation.memberships.acceptedFieldNames == [
+                "user", "device", "at", "transactionId", "originalTransactionId", "limit", "minSeq", "after",
+            ]
+        )
+        #expect(Request.Operation.history.acceptedFieldNames == ["user", "device", "entitlement", "limit", "erasures", "after"])
         #expect(Request.Operation.customer.acceptedFieldNames == ["user", "device", "minSeq"])
         #expect(Request.Operation.ping.acceptedFieldNames == [])
         #expect(Request.Operation.define.acceptedFieldNames == ["entitlement", "reason", "products"])
@@ -117,6 +122,6 @@ import Testing
         #expect(line.contains(#""operations":["ping","check"]"#))
         #expect(line.contains(#""fields":{"ping":[],"check":["user","device","product","entitlement","at","minSeq"]}"#))
         let object = try parseJSONObject(line)
-        #expect(object["protocol"] as? Int == 3)
+        #expect(object["protocol"] as? Int == 4)
     }
 }

@@ -1,7 +1,7 @@
 """A client for the `entitled` server: newline-delimited JSON over TCP or a Unix socket.
 
 One module, Python 3.11 standard library only. The protocol is specified in Protocol/PROTOCOL.md
-(protocol version 3); this module follows it and adds nothing the server does not do.
+(protocol version 4); this module follows it and adds nothing the server does not do.
 
     from entitled import Client, EntitledError
 
@@ -33,7 +33,9 @@ Results of the typed methods
     check                                        -> CheckResult: true when active; .expires_at
     claim                                        -> int, the "claimed" count
     revoke                                       -> dict, the "membership"
-    memberships, history                         -> list, the "memberships" / "history" array
+    memberships, history                         -> Page: a list, one page of the "memberships" / "history"
+                                                    array, with .next (None on the last page)
+    iter_memberships, iter_history               -> an iterator over every membership / entry: follows "next"
     catalog                                      -> dict, the "entitlements" object
     customer                                     -> dict, the "customer" object
     watch, unwatch                               -> int, the "watches" count
@@ -42,6 +44,23 @@ Results of the typed methods
     server refuses fields an operation does not take (since protocol version 2), and a typo must never be sent.
     `id=` is accepted by every method. request() and pipeline() send the fields they are given as they
     are; hello() says which fields each operation of the server takes ("fields").
+
+Pages (protocol version 4)
+    memberships and history answer a page at a time: at most `limit` items (1 to 1000; 100 when not
+    given), newest first. The Page they return is a list of the page's items whose .next is the answer's
+    "next" (present only when more follow), or None on the last page; pass it back as after= for the next
+    page, unchanged (for history it is an opaque cursor; for memberships it is the id of the page's last
+    membership). A change made between pages neither lists an item twice nor skips one: a membership
+    granted, or an entry recorded, meanwhile is newer than the first page and comes before it.
+    iter_memberships() and iter_history() take the same
+    arguments, with page_size= for limit, and follow "next" until the last page:
+        every = list(c.iter_memberships(user="alice"))         # all of them, 100 a request
+        for entry in c.iter_history(user="alice", page_size=1000): ...
+    Each page is a request of its own and nothing is held on the server between pages. With nodes=, a
+    page whose connection drops is asked of the next node; the cursors hold there too, except that a node
+    which has not yet applied the membership an `after` names refuses it (bad_request). Against a server of
+    protocol version 3, which answers every item at once and knows neither limit nor after, the
+    iterators work when given no page_size and no after (the one answer has no "next").
 
 Reading your writes (protocol version 3)
     The answer to every write (grant, claim, revoke, define, undefine, event, erase) carries "seq", the
@@ -59,6 +78,11 @@ Errors
                        retrying cannot make a duplicate. "outcome_unknown" means it may or may not have been
                        (the commit's answer was lost): retry it with the same idempotency_key, or read, to
                        find out. "stale" means that a read's min_seq was not reached in time.
+                       "over_limit" (protocol version 4) means the read would go through more memberships
+                       of one subject than the server allows one request (10,000): customer, a user's or
+                       device's history, and check or memberships with an `at` before the newest change,
+                       of a subject with more. It is not retried (it would be refused again): list the
+                       memberships page by page (iter_memberships), and check without `at`.
     ConnectionClosedError (a ConnectionError) the connection is closed or dropped; the client cannot be
                        used any more. A request without an answer may or may not have been carried out.
     TimeoutError       no progress for `timeout` seconds while waiting for answers; the client closes the
@@ -111,11 +135,12 @@ import socket
 import ssl
 import threading
 import time
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 __all__ = [
     "Client",
     "CheckResult",
+    "Page",
     "EntitledError",
     "ConnectionClosedError",
     "ProtocolError",
@@ -128,7 +153,7 @@ __all__ = [
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7117
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 _READ_SIZE = 65536
 # The operations that change nothing: with nodes=, a pipeline of them only is sent again to another node
@@ -186,6 +211,19 @@ class CheckResult:
     def expires_at_datetime(self) -> _dt.datetime | None:
         """`expires_at` as an aware datetime (UTC), or None."""
         return parse_time(self.expires_at) if self.expires_at is not None else None
+
+
+class Page(list):
+    """One page of memberships() or history(): a list of the page's items, newest first. `next` is the
+    answer's "next": pass it as after= to get the page that follows, unchanged; None on the last page.
+    A Page compares equal to a list with the same items."""
+
+    def __init__(self, items: Iterable[Any] = (), next: str | None = None):
+        super().__init__(items)
+        self.next = next
+
+    def __repr__(self) -> str:
+        return f"Page({list.__repr__(self)}, next={self.next!r})"
 
 
 def parse_time(value: str) -> _dt.datetime:
@@ -624,7 +662,7 @@ class Client:
         return self._call("ping", {}, extra)
 
     def hello(self, **extra: Any) -> dict:
-        """{"protocol": 3, "server": "entitled 0.1.0", "operations": [...], "fields": {op: [...]},
+        """{"protocol": 4, "server": "entitled 0.1.0", "operations": [...], "fields": {op: [...]},
         "authRequired": bool}."""
         return self._call("hello", {}, extra)
 
@@ -698,16 +736,59 @@ class Client:
         original_transaction_id: str | None = None,
         at: str | _dt.datetime | None = None,
         min_seq: int | None = None,
+        limit: int | None = None,
+        after: str | None = None,
         **extra: Any,
-    ) -> list[dict]:
-        """Every membership the subject sees, newest first (with min_seq: as for check); or, instead of a
-        subject, the memberships holding a store transaction (transaction_id) or those of the subscription
-        a transaction started (original_transaction_id)."""
+    ) -> Page:
+        """One page of the memberships the subject sees, newest first (with min_seq: as for check); or,
+        instead of a subject, of the memberships holding a store transaction (transaction_id) or those of
+        the subscription a transaction started (original_transaction_id). At most `limit` (1 to 1000,
+        default 100), after the membership `after` (the .next of the page before). Returns a Page: .next
+        is None on the last page. iter_memberships() returns them all."""
         fields = dict(
             user=user, device=device, transaction_id=transaction_id, original_transaction_id=original_transaction_id,
-            at=at, min_seq=min_seq,
+            at=at, min_seq=min_seq, limit=limit, after=after,
         )
-        return self._call("memberships", fields, extra)["memberships"]
+        answer = self._call("memberships", fields, extra)
+        return Page(answer["memberships"], answer.get("next"))
+
+    def iter_memberships(
+        self,
+        *,
+        user: str | None = None,
+        device: str | None = None,
+        transaction_id: str | None = None,
+        original_transaction_id: str | None = None,
+        at: str | _dt.datetime | None = None,
+        min_seq: int | None = None,
+        page_size: int | None = None,
+        after: str | None = None,
+        **extra: Any,
+    ) -> Iterator[dict]:
+        """Every membership memberships() lists, newest first: asks for a page of `page_size` (the
+        server's default, 100, when None) at a time, from `after` on, and follows each page's .next to
+        the last page. Misspelt keywords raise TypeError at once, before anything is sent."""
+        fields = dict(
+            user=user, device=device, transaction_id=transaction_id, original_transaction_id=original_transaction_id,
+            at=at, min_seq=min_seq, page_size=page_size, after=after,
+        )
+        _refuse_unknown("iter_memberships", fields, extra)
+        page_size = extra.pop("pageSize", page_size)  # the protocol's spelling, as every method takes it
+        query = dict(user=user, device=device, transaction_id=transaction_id,
+                     original_transaction_id=original_transaction_id, at=at, min_seq=min_seq, **extra)
+        return self._follow(lambda cursor: self.memberships(limit=page_size, after=cursor, **query), after)
+
+    def _follow(self, fetch: Any, after: str | None) -> Iterator[dict]:
+        """Yields the items of fetch(after), then of fetch(page.next), ... until a page without next."""
+        cursor = after
+        while True:
+            page = fetch(cursor)
+            yield from page
+            if page.next is None:
+                return
+            if not page or page.next == cursor:
+                raise ProtocolError(f"a page ({len(page)} items) whose \"next\" {page.next!r} does not move on from {cursor!r}")
+            cursor = page.next
 
     def define(
         self, entitlement: str, products: Iterable[str], *, reason: str | None = None, **extra: Any
@@ -790,13 +871,38 @@ class Client:
         entitlement: str | None = None,
         erasures: bool | None = None,
         limit: int | None = None,
+        after: str | None = None,
         **extra: Any,
-    ) -> list[dict]:
-        """The audit trail of a subject or an entitlement, newest first; with erasures=True, the erasures
-        (entries with action "erase", naming no one)."""
-        return self._call("history", dict(
-            user=user, device=device, entitlement=entitlement, erasures=erasures, limit=limit,
-        ), extra)["history"]
+    ) -> Page:
+        """One page of the audit trail of a subject or an entitlement, newest first; with erasures=True, of
+        the erasures (entries with action "erase", naming no one). At most `limit` entries (1 to 1000,
+        default 100), after `after` (the .next of the page before, an opaque cursor passed back unchanged).
+        Returns a Page: .next is None on the last page. iter_history() returns every entry."""
+        answer = self._call("history", dict(
+            user=user, device=device, entitlement=entitlement, erasures=erasures, limit=limit, after=after,
+        ), extra)
+        return Page(answer["history"], answer.get("next"))
+
+    def iter_history(
+        self,
+        *,
+        user: str | None = None,
+        device: str | None = None,
+        entitlement: str | None = None,
+        erasures: bool | None = None,
+        page_size: int | None = None,
+        after: str | None = None,
+        **extra: Any,
+    ) -> Iterator[dict]:
+        """Every entry history() lists, newest first: asks for a page of `page_size` (the server's
+        default, 100, when None) at a time, from `after` on, and follows each page's .next to the last
+        page. Misspelt keywords raise TypeError at once, before anything is sent."""
+        fields = dict(user=user, device=device, entitlement=entitlement, erasures=erasures, page_size=page_size,
+                      after=after)
+        _refuse_unknown("iter_history", fields, extra)
+        page_size = extra.pop("pageSize", page_size)
+        query = dict(user=user, device=device, entitlement=entitlement, erasures=erasures, **extra)
+        return self._follow(lambda cursor: self.history(limit=page_size, after=cursor, **query), after)
 
     def watch(
         self, *, user: str | None = None, device: str | None = None, all: bool | None = None, **extra: Any

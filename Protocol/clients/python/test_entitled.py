@@ -31,7 +31,7 @@ REPO_ROOT = HERE.parents[2]  # Protocol/clients/python -> the repository root
 sys.path.insert(0, str(HERE))
 
 import entitled  # noqa: E402
-from entitled import CheckResult, Client, ConnectionClosedError, EntitledError, ProtocolError  # noqa: E402
+from entitled import CheckResult, Client, ConnectionClosedError, EntitledError, Page, ProtocolError  # noqa: E402
 
 READY_TIMEOUT = 30.0
 PUSH_TIMEOUT = 5.0
@@ -210,7 +210,9 @@ class TransportSecurity(ServerTestCase):
         self.assertTrue(c.check(user="u1"))
         # Answers larger than a TLS record (16 KB) arrive whole.
         c.pipeline([{"op": "grant", "user": "big", "product": f"prod_{i}"} for i in range(200)])
-        self.assertEqual(len(c.memberships(user="big")), 200)
+        page = c.memberships(user="big", limit=1000)
+        self.assertEqual((len(page), page.next), (200, None))
+        self.assertEqual([m["id"] for m in c.iter_memberships(user="big")], [m["id"] for m in page])
 
     def test_a_client_that_does_not_trust_the_certificate_fails_to_connect(self) -> None:
         import ssl
@@ -254,6 +256,9 @@ class HelloAndBasics(ServerTestCase):
                    "erase"]:
             self.assertIn(op, hello["operations"])
         self.assertEqual(hello["fields"]["check"], ["user", "device", "product", "entitlement", "at", "minSeq"])
+        self.assertEqual(hello["fields"]["memberships"],
+                         ["user", "device", "at", "transactionId", "originalTransactionId", "limit", "minSeq", "after"])
+        self.assertEqual(hello["fields"]["history"], ["user", "device", "entitlement", "limit", "erasures", "after"])
         self.assertEqual(hello["fields"]["ping"], [])
         self.assertEqual(set(hello["fields"]), set(hello["operations"]))
         self.assertIs(c.ping()["ok"], True)
@@ -473,6 +478,149 @@ class Access(ServerTestCase):
                                                                                {"memberships": 2, "historyEntries": 3}))
         with self.assertRaises(TypeError):
             c.erase(usr="gdpr-user")
+
+
+class Paging(ServerTestCase):
+    """memberships and history a page at a time (protocol version 4): limit, after, Page.next, the
+    iterators that follow next, the refusals, and over_limit."""
+
+    def ids(self, items) -> list[str]:
+        return [m["id"] for m in items]
+
+    def test_memberships_pages_follow_next_and_a_grant_between_pages_is_not_listed_again(self) -> None:
+        c = self.client()
+        granted = [c.grant(f"prod_{i}", user="paula")["membership"]["id"] for i in range(5)]
+        newest_first = granted[::-1]
+
+        first = c.memberships(user="paula", limit=2)
+        self.assertIsInstance(first, Page)
+        self.assertEqual(self.ids(first), newest_first[:2])
+        self.assertEqual(first.next, first[-1]["id"])
+        late = c.grant("prod_late", user="paula")["membership"]["id"]  # between pages
+        second = c.memberships(user="paula", limit=2, after=first.next)
+        self.assertEqual((self.ids(second), second.next), (newest_first[2:4], newest_first[3]))
+        last = c.memberships(user="paula", limit=2, after=second.next)
+        self.assertEqual((self.ids(last), last.next), (newest_first[4:], None))
+        self.assertNotIn(late, self.ids(first + second + last))
+
+        # From the start again the late grant leads; the old cursor still gives the same page.
+        self.assertEqual(self.ids(c.memberships(user="paula", limit=2)), [late, newest_first[0]])
+        self.assertEqual(self.ids(c.memberships(user="paula", limit=2, after=first.next)), newest_first[2:4])
+        # A Page is a list: the default page holds all six, and the last page's next is None.
+        everything = c.memberships(user="paula")
+        self.assertEqual(self.ids(everything), [late] + newest_first)
+        self.assertIsNone(everything.next)
+        self.assertEqual(c.memberships(user="nobody"), [])
+        self.assertIn("next=None", repr(c.memberships(user="nobody")))
+
+        # The iterator follows next, whatever the page size, from an after too.
+        for size in (None, 1, 2, 6, 7, 1000):
+            self.assertEqual(self.ids(c.iter_memberships(user="paula", page_size=size)), [late] + newest_first)
+        self.assertEqual(self.ids(c.iter_memberships(user="paula", page_size=2, after=newest_first[1])),
+                         newest_first[2:])
+        self.assertEqual(self.ids(c.iter_memberships(user="paula", pageSize=4)), [late] + newest_first)
+        # With at (statuses then), for a device, by transaction.
+        future = utc_now() + dt.timedelta(days=365)
+        self.assertEqual(self.ids(c.iter_memberships(user="paula", at=future, page_size=4)), [late] + newest_first)
+        guest = [c.grant("prod_g", device="phone", duration="1d")["membership"]["id"] for _ in range(3)]
+        self.assertEqual(self.ids(c.iter_memberships(device="phone", page_size=2)), guest[::-1])
+        self.assertEqual(self.ids(c.iter_memberships(user="paula", device="phone", page_size=4)),
+                         guest[::-1] + [late] + newest_first)
+        bought = c.grant("prod_t", user="tom", transaction_id="tx-1")["membership"]["id"]
+        self.assertEqual(self.ids(c.iter_memberships(transaction_id="tx-1", page_size=1)), [bought])
+        self.assertEqual(self.ids(c.iter_memberships(original_transaction_id="tx-1", page_size=1)), [bought])
+
+    def test_history_pages_follow_next(self) -> None:
+        c = self.client()
+        m = c.grant("prod_h", user="hana", duration="30d", reason="signup")["membership"]
+        for i in range(4):
+            c.grant(f"prod_{i}", user="hana")
+        c.revoke(m["id"], reason="refund")
+        full = c.history(user="hana", limit=1000)
+        self.assertEqual(len(full), 6)
+        self.assertIsNone(full.next)
+        first = c.history(user="hana", limit=4)
+        self.assertEqual(first, full[:4])
+        self.assertIsInstance(first.next, str)
+        c.grant("prod_between", user="hana")  # recorded between pages: newer than the first page
+        rest = c.history(user="hana", limit=4, after=first.next)
+        self.assertEqual((rest, rest.next), (full[4:], None))
+        self.assertEqual(list(c.iter_history(user="hana", page_size=1))[1:], full)
+        self.assertEqual(c.history(user="hana", limit=4, after=first.next), full[4:])  # the cursor still holds
+
+        c.define("pro", ["a"], reason="launch")
+        c.define("pro", ["a", "b"], reason="more")
+        c.define("pro", ["b"], reason="less")
+        self.assertEqual([e["reason"] for e in c.iter_history(entitlement="pro", page_size=2)], ["less", "more", "launch"])
+        for who in ("x1", "x2", "x3"):
+            c.erase(user=who, reason=f"ticket {who}")
+        self.assertEqual([e["reason"] for e in c.iter_history(erasures=True, page_size=2)],
+                         ["ticket x3", "ticket x2", "ticket x1"])
+
+    def test_bad_limits_and_cursors_are_refused(self) -> None:
+        c = self.client()
+        first, second = (c.grant("prod_a", user="rita")["membership"]["id"] for _ in range(2))
+        for limit in (0, 1001):
+            with self.assertRaises(EntitledError) as caught:
+                c.memberships(user="rita", limit=limit)
+            self.assertEqual(caught.exception.code, "bad_request")
+            self.assertIn('field "limit" must be from 1 to 1000', caught.exception.message)
+        self.assertEqual(len(c.memberships(user="rita", limit=1000)), 2)
+        with self.assertRaises(EntitledError) as caught:
+            c.memberships(user="rita", after="not-an-id")
+        self.assertEqual(caught.exception.code, "bad_request")
+        self.assertIn('field "after" must be a membership id', caught.exception.message)
+        with self.assertRaises(EntitledError) as caught:
+            c.memberships(user="rita", after="mem_0000000000000")
+        self.assertEqual(caught.exception.code, "bad_request")
+        self.assertTrue(caught.exception.message.startswith('"after" names no membership'), caught.exception.message)
+        with self.assertRaises(EntitledError) as caught:
+            c.history(user="rita", after="not-a-cursor")
+        self.assertEqual(caught.exception.code, "bad_request")
+        self.assertIn('field "after" is not a history cursor', caught.exception.message)
+        with self.assertRaises(EntitledError) as caught:
+            c.history(user="rita", limit=1001)
+        self.assertEqual(caught.exception.code, "bad_request")
+        # An after naming a membership erased since: the listing has to start again.
+        page = c.memberships(user="rita", limit=1)
+        self.assertEqual((self.ids(page), page.next), ([second], second))
+        c.erase(user="rita")
+        with self.assertRaises(EntitledError) as caught:
+            list(c.iter_memberships(user="rita", after=page.next))
+        self.assertEqual(caught.exception.code, "bad_request")
+        # A misspelt keyword of an iterator raises at the call, before anything is sent.
+        sent_before = c.request("ping")["id"]
+        with self.assertRaises(TypeError) as caught:
+            c.iter_memberships(user="rita", pagesize=2)
+        self.assertIn("did you mean 'page_size'?", str(caught.exception))
+        with self.assertRaises(TypeError):
+            c.iter_history(user="rita", limit=2)  # the iterators take page_size
+        self.assertEqual(c.request("ping")["id"], sent_before + 1)
+        self.assertIs(c.ping()["ok"], True)
+
+    def test_a_read_through_more_than_10000_memberships_is_over_limit(self) -> None:
+        c = self.client(timeout=60)
+        answers = c.pipeline([{"op": "grant", "user": "whale", "product": f"prod_{i}"} for i in range(10_001)])
+        self.assertTrue(all(a["ok"] is True for a in answers))
+        past = answers[0]["membership"]["createdAt"]  # before the newest change
+        refused = {
+            "customer": lambda: c.customer(user="whale"),
+            "history": lambda: c.history(user="whale", limit=1),
+            "check at": lambda: c.check(user="whale", at=past),
+            "memberships at": lambda: c.memberships(user="whale", at=past, limit=1),
+        }
+        for name, read in refused.items():
+            with self.subTest(name):
+                with self.assertRaises(EntitledError) as caught:
+                    read()
+                self.assertEqual(caught.exception.code, "over_limit")
+                self.assertEqual(caught.exception.answer["ok"], False)
+        # Checking now, and listing page by page, are never refused.
+        self.assertTrue(c.check(user="whale", product="prod_10000"))
+        self.assertEqual(sum(1 for _ in c.iter_memberships(user="whale", page_size=1000)), 10_001)
+        first = c.memberships(user="whale")
+        self.assertEqual((len(first), first.next), (100, first[-1]["id"]))
+        self.assertIs(c.ping()["ok"], True)
 
 
 class Pipelining(ServerTestCase):
@@ -960,6 +1108,13 @@ class WithoutServer(unittest.TestCase):
         with self.assertRaises(ProtocolError):
             c.ping()
         self.assertTrue(c.closed)
+
+    def test_a_page_whose_next_does_not_move_on_stops_the_iterator(self) -> None:
+        listener, _ = self._fake_server(b'{"ok":true,"id":1,"memberships":[],"next":"mem_0000000000000"}\n')
+        c = Client("127.0.0.1", listener.getsockname()[1], timeout=5)
+        with self.assertRaises(ProtocolError):
+            list(c.iter_memberships(user="u"))  # an empty page with next would be asked for forever
+        c.close()
 
     def test_push_before_answer_is_queued(self) -> None:
         listener, _ = self._fake_server(b'{"push":"access","cause":"grant"}\n{"ok":true,"id":1}\n')

@@ -10,6 +10,21 @@ public enum Limits {
     public static let defaultHistoryEntries = 100
     /// The most audit entries one `history` request returns.
     public static let maximumHistoryEntries = 1000
+    /// The memberships a `memberships` request returns unless it gives a `limit`.
+    public static let defaultMembershipsPerPage = 100
+    /// The most memberships one `memberships` request returns; `next` continues the listing.
+    public static let maximumMembershipsPerPage = 1000
+    /// The most memberships a read may go through one by one for one subject: `customer`, `history` of a
+    /// subject, and `check` or `memberships` at a moment before the newest change. Their cost grows with
+    /// the subject's size and they run on a serving loop, so this bounds how long one of them holds the
+    /// loop (about 10 ms at this size on the reference machine, see OPERATIONS.md); a subject with more is
+    /// refused with `over_limit` rather than stalling every other connection of that loop. Listing the
+    /// memberships (paged) and checking now are never refused: they cost about 4 ns a membership.
+    public static let maximumMembershipsPerSubjectRead = 10_000
+    /// The most recorded changes (audit entries: renewals, revocations, claims, ...) of one subject's
+    /// memberships that such a read may go through, besides the memberships themselves: `history`, and
+    /// `check` or `memberships` at an earlier moment, read them too.
+    public static let maximumChangesPerSubjectRead = 100_000
     /// How far ahead of the store's clock an event's `eventTime` may be (clock skew between the store that
     /// sent it and this server); later events are refused.
     public static let maximumEventLead = TimeSpan.hours(1)

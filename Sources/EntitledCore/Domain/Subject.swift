@@ -19,3 +19,15 @@ public struct Subject: Hashable, Sendable {
     public static func device(_ id: String) -> Subject { Subject(user: nil, device: id)! }
     public static func user(_ user: String, device: String) -> Subject { Subject(user: user, device: device)! }
 }
+
+extension Subject: CustomStringConvertible {
+    /// `user "u1"`, `device "d1"` or `user "u1" with device "d1"`: for messages.
+    public var description: String {
+        switch (user, device) {
+        case (let user?, let device?): return "user \"\(user)\" with device \"\(device)\""
+        case (let user?, nil): return "user \"\(user)\""
+        case (nil, let device?): return "device \"\(device)\""
+        case (nil, nil): return "nobody"
+        }
+    }
+}

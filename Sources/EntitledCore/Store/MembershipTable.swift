@@ -30,6 +30,11 @@ public struct MembershipTable: Sendable, RandomAccessCollection {
         }
     }
 
+    /// When the membership at `slot` was created, without building the whole `Membership`.
+    func createdAt(atSlot slot: Int) -> Int64 {
+        chunks[slot / Self.chunkSize][slot % Self.chunkSize].createdAt
+    }
+
     /// Adds `membership` at the end and returns its slot.
     @discardableResult
     public mutating func append(_ membership: Membership) -> Int {

@@ -18,6 +18,13 @@ public enum StoreError: Error, Hashable, Sendable {
     /// The journal refused the change (its disk is full or failed): nothing of it took effect; the reason
     /// says whether changes resume by themselves or after a restart. Reads go on.
     case changesUnavailable(reason: String)
+    /// A paged read's `after` names no membership (it was erased, or never existed): the listing cannot
+    /// go on from there.
+    case unknownPageCursor(String)
+    /// A read that goes through a subject's memberships one by one (`operation`) was asked of a subject
+    /// with more of them, or of their recorded changes, than one read may go through
+    /// (`Limits.maximumMembershipsPerSubjectRead`, `maximumChangesPerSubjectRead`).
+    case subjectTooLarge(Subject, operation: String, size: SubjectSize)
     /// A change replayed during recovery contradicts the state (a membership id used twice, a sequence
     /// number out of order): the log does not describe a history this store could have written.
     case inconsistentReplay(String)
@@ -27,7 +34,8 @@ public enum StoreError: Error, Hashable, Sendable {
         switch self {
         case .unknownMembership, .unknownEntitlement, .nothingToUndefine: return .notFound
         case .idempotencyKeyReused, .purchaseOwnedElsewhere: return .conflict
-        case .eventFromTheFuture: return .invalid
+        case .eventFromTheFuture, .unknownPageCursor: return .invalid
+        case .subjectTooLarge: return .overLimit
         case .changesUnavailable: return .unavailable
         case .inconsistentReplay: return .internal
         }
@@ -50,11 +58,34 @@ public enum StoreError: Error, Hashable, Sendable {
             return "the purchase with originalTransactionId \"\(original)\" belongs to membership \(membership) of another owner; only a grant to a user can take it over (transfer rule)"
         case .eventFromTheFuture(let eventTime, let now):
             return "the event's eventTime \(eventTime.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)); events are dated when they happened"
+        case .unknownPageCursor(let cursor):
+            return "\"after\" names no membership (\(cursor)): it was erased, or is not a \"next\" this server gave; start the listing again without \"after\""
+        case .subjectTooLarge(let subject, let operation, let size):
+            let what: String
+            switch size {
+            case .memberships(let count):
+                what = "\(count) memberships, more than the \(Limits.maximumMembershipsPerSubjectRead)"
+            case .moreMembershipsThan(let count):
+                what = "more than \(count) memberships, more than the \(Limits.maximumMembershipsPerSubjectRead)"
+            case .changes(let count, let memberships):
+                what = "\(count) recorded changes to its \(memberships) memberships, more than the \(Limits.maximumChangesPerSubjectRead)"
+            }
+            return "\(subject.description) has \(what) that \(operation) goes through one by one (so that no request holds the server for long); list its memberships with memberships, page by page (limit, after), and ask check without an earlier \"at\""
         case .changesUnavailable(let reason):
             return "the server cannot take writes now: \(reason); nothing was changed, reads go on"
         case .inconsistentReplay(let problem):
             return "the log cannot be replayed: \(problem)"
         }
+    }
+
+    /// How large a subject refused by `subjectTooLarge` is.
+    public enum SubjectSize: Hashable, Sendable {
+        /// It has this many memberships (now, or now and earlier, as the read counts them).
+        case memberships(Int)
+        /// It has more than this many; the read did not count further.
+        case moreMembershipsThan(Int)
+        /// Its memberships' recorded changes (audit entries) number this many.
+        case changes(Int, memberships: Int)
     }
 
     public enum Code: String, Sendable {
@@ -65,5 +96,7 @@ public enum StoreError: Error, Hashable, Sendable {
         case `internal`
         /// Changes cannot be recorded right now; the message says why and until when.
         case unavailable
+        /// The request would go past a documented limit on the work one request may do.
+        case overLimit = "over_limit"
     }
 }

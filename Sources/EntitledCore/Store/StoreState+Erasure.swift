@@ -42,7 +42,7 @@ extension StoreState {
                 plan.detached.append(slot)
             }
         }
-        plan.historyEntries = plan.erased.reduce(0) { $0 + trail(ofSlot: $1).count }
+        plan.historyEntries = plan.erased.reduce(0) { $0 + trailLength(ofSlot: $1) }
         return plan
     }
 

@@ -40,23 +40,26 @@ extension StoreState {
         return memberships[slot]
     }
 
-    /// The audit trail of the membership at `slot`, oldest first.
-    func trail(ofSlot slot: Int) -> [AuditEntry] {
-        let current = memberships[slot]
+    /// How many entries the trail of the membership at `slot` has.
+    func trailLength(ofSlot slot: Int) -> Int {
         let slotRevisions = revisions[UInt32(slot)] ?? []
-        var entries: [AuditEntry] = []
-        if slotRevisions.first?.action != .grant {
-            // A plain grant keeps no revision: its entry is the membership as it was created.
-            let created = slotRevisions.first?.before ?? current
-            entries.append(
-                AuditEntry(sequence: nil, context: ChangeContext(recordedAt: created.createdAt), change: .membership(.grant, after: created))
-            )
+        return slotRevisions.count + (slotRevisions.first?.action == .grant ? 0 : 1)
+    }
+
+    /// Entry `index` (oldest 0) of the trail of the membership at `slot`, built alone: a page of a long
+    /// trail builds only its own entries.
+    func auditEntry(ofSlot slot: Int, at index: Int) -> AuditEntry {
+        let slotRevisions = revisions[UInt32(slot)] ?? []
+        // A plain grant keeps no revision: its entry, first, is the membership as it was created.
+        let hasGrantEntry = slotRevisions.first?.action != .grant
+        if hasGrantEntry, index == 0 {
+            let created = slotRevisions.first?.before ?? memberships[slot]
+            return AuditEntry(sequence: nil, context: ChangeContext(recordedAt: created.createdAt), change: .membership(.grant, after: created))
         }
-        for (index, revision) in slotRevisions.enumerated() {
-            let after = index + 1 < slotRevisions.count ? slotRevisions[index + 1].before ?? current : current
-            entries.append(AuditEntry(sequence: revision.sequence, context: revision.context, change: .membership(revision.action, after: after)))
-        }
-        return entries
+        let position = hasGrantEntry ? index - 1 : index
+        let revision = slotRevisions[position]
+        let after = position + 1 < slotRevisions.count ? slotRevisions[position + 1].before ?? memberships[slot] : memberships[slot]
+        return AuditEntry(sequence: revision.sequence, context: revision.context, change: .membership(revision.action, after: after))
     }
 
     /// The audit trail of `entitlement` in the catalog, oldest first.
@@ -100,7 +103,8 @@ extension StoreState {
         }
         var found = false
         var latestExpiry = Int64.min
-        for slot in slotsEverVisible(to: query.subject) {
+        let slots = try slotsEverVisible(to: query.subject, within: Limits.maximumMembershipsPerSubjectRead, for: "check at an earlier moment")
+        for slot in slots {
             guard let membership = membership(atSlot: slot, asOf: moment), Self.isVisible(membership, to: query.subject),
                 membership.isActive(at: moment)
             else { continue }

@@ -388,4 +388,19 @@ struct StoreState: Sendable {
         if let device = subject.device { slots += unclaimedSlotsByDevice.slots(of: device) }
         return slots.sorted(by: >)
     }
+
+    /// How many memberships `subject` can see now, without listing them.
+    func visibleSlotCount(of subject: Subject) -> Int {
+        (subject.user.map { ownedSlotsByUser.count(of: $0) } ?? 0) + (subject.device.map { unclaimedSlotsByDevice.count(of: $0) } ?? 0)
+    }
+
+    /// The length of the lists `slotsEverVisible(to:)` joins: at least the number of memberships the
+    /// subject can see or could see, and at most four times it (a membership is in at most four lists:
+    /// its owner's, its former owner's, and its device's claimed or unclaimed one, each once).
+    func everVisibleSlotBound(of subject: Subject) -> Int {
+        var bound = 0
+        if let user = subject.user { bound += ownedSlotsByUser.count(of: user) + formerlyOwnedSlotsByUser.count(of: user) }
+        if let device = subject.device { bound += unclaimedSlotsByDevice.count(of: device) + claimedSlotsByDevice.count(of: device) }
+        return bound
+    }
 }

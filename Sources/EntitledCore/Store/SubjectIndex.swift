@@ -38,6 +38,12 @@ struct SubjectIndex: Sendable {
         return true
     }
 
+    /// How many slots `key` has, without listing them.
+    func count(of key: String) -> Int {
+        guard let entry = entries[key] else { return 0 }
+        return entry >= 0 ? 1 : groups[Int(-(entry + 1))].count
+    }
+
     /// The slots of `key`, oldest first.
     func slots(of key: String) -> [Int] {
         var slots: [Int] = []

@@ -221,36 +221,46 @@ public struct RequestProcessor: Sendable {
                 )
             case .check(let query):
                 return .success(.access(try store.check(query)))
-            case .memberships(.transaction(let id), _):
-                return .success(.memberships(store.memberships(withTransactionID: id), moment: store.now()))
-            case .memberships(.originalTransaction(let id), _):
-                return .success(.memberships(store.memberships(withOriginalTransactionID: id), moment: store.now()))
-            case .memberships(.visible(let subject), let moment):
-                // A moment in the past lists the memberships as they were then, as `check` sees them.
-                let now = store.now()
-                if let moment, moment < now {
-                    return .success(.memberships(store.memberships(visibleTo: subject, asOf: moment), moment: moment))
-                }
-                return .success(.memberships(store.memberships(visibleTo: subject), moment: moment ?? now))
+            case .memberships(let selection, let moment, let limit, let after):
+                return .success(try memberships(selection, moment: moment, limit: limit, after: after))
             case .catalog:
                 return .success(.catalog(store.catalog()))
             case .customer(let subject):
-                return .success(.customer(store.customerInfo(of: subject)))
-            case .history(.subject(let subject), let limit):
-                return .success(.history(store.history(of: subject, limit: limit)))
-            case .history(.entitlement(let entitlement), let limit):
-                return .success(.history(store.history(ofEntitlement: entitlement, limit: limit)))
-            case .history(.erasures, let limit):
-                let entries = store.erasures(limit: limit).map {
-                    AuditEntry(sequence: $0.sequence, context: $0.context, change: .erasure(memberships: $0.memberships, historyEntries: $0.historyEntries))
+                return .success(.customer(try store.customerInfo(of: subject)))
+            case .history(let target, let limit, let after):
+                let page: HistoryPage
+                switch target {
+                case .subject(let subject): page = try store.historyPage(of: subject, after: after, limit: limit)
+                case .entitlement(let entitlement): page = store.historyPage(ofEntitlement: entitlement, after: after, limit: limit)
+                case .erasures: page = store.erasureHistoryPage(after: after, limit: limit)
                 }
-                return .success(.history(entries))
+                return .success(.history(page.entries, next: page.next))
             case .grant, .claim, .revoke, .define, .undefine, .event, .erase, .snapshot, .watch, .unwatch, .auth, .stats, .reload:
                 return .failure(WireError(.internal, "\(request.op.rawValue) is not answered by a read"))
             }
         } catch {
             return .failure(Self.wireError(error))
         }
+    }
+
+    /// A page of the memberships `selection` names.
+    private func memberships(_ selection: MembershipSelection, moment: Timestamp?, limit: Int, after: MembershipID?) throws(StoreError) -> Response {
+        let now = store.now()
+        let page: MembershipPage
+        switch selection {
+        case .transaction(let id):
+            page = try store.membershipsPage(withTransactionID: id, after: after, limit: limit)
+        case .originalTransaction(let id):
+            page = try store.membershipsPage(withOriginalTransactionID: id, after: after, limit: limit)
+        case .visible(let subject):
+            // A moment in the past lists the memberships as they were then, as `check` sees them.
+            if let moment, moment < now {
+                page = try store.membershipsPage(visibleTo: subject, asOf: moment, after: after, limit: limit)
+                return .memberships(page.memberships, moment: moment, next: page.next)
+            }
+            page = try store.membershipsPage(visibleTo: subject, after: after, limit: limit)
+        }
+        return .memberships(page.memberships, moment: moment ?? now, next: page.next)
     }
 
     /// The answer to a request the store refused.
@@ -262,6 +272,7 @@ public struct RequestProcessor: Sendable {
         case .invalid: code = .badRequest
         case .internal: code = .internal
         case .unavailable: code = .unavailable
+        case .overLimit: code = .overLimit
         }
         return WireError(code, error.message)
     }

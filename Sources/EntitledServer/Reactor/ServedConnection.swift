@@ -125,6 +125,12 @@ final class ServedConnection {
     /// The most one `read` takes: a turn's share of one connection.
     static let readSize = 16 * 1024
     static let highWaterMark = 64 * 1024
+    /// How long one connection's requests may hold its loop in one turn before the others get theirs:
+    /// 1 ms is about 2,000 checks, far more than a client pipelining `maximumRequestsPerTurn` cheap
+    /// requests needs, while a client sending costly ones (a `customer` of a large subject, a check at
+    /// an earlier moment) gets one or a few a turn, so another client's `ping` waits for at most about
+    /// one such request and a slice per busy connection (OPERATIONS.md, "Limits").
+    static let timeSliceNanoseconds: UInt64 = 1_000_000
     static let lowWaterMark = 32 * 1024
 
     /// What the connection may do, and whom its changes are attributed to (see `+Authentication`).
@@ -236,19 +242,22 @@ final class ServedConnection {
         return count
     }
 
-    /// Answers the complete lines in `input`: at most `maximumRequestsPerTurn`, so that one client that
-    /// pipelines thousands of requests cannot hold the loop while others wait (the rest are answered next
-    /// turn, see `resume`); all of them when `everyLine` (the client has closed its side).
+    /// Answers the complete lines in `input`: at most `maximumRequestsPerTurn`, and no more once
+    /// `timeSliceNanoseconds` have passed, so that one client that pipelines thousands of requests, or
+    /// costly ones, cannot hold the loop while others wait (the rest are answered next turn, see
+    /// `resume`); all of them when `everyLine` (the client has closed its side).
     func answerCompleteLines(everyLine: Bool = false) {
         var budget = everyLine ? Int.max : maximumRequestsPerTurn
         hasUnansweredLines = false
         // The clock read that ends one request's latency starts the next one's: a pipelined batch costs
-        // one read a request rather than two (about 50 instructions each).
+        // one read a request rather than two (about 50 instructions each). The time slice is measured
+        // with the same reads, so it costs one comparison a request.
         var clock: UInt64 = 0
+        var sliceEnd = UInt64.max
         if !closeWhenAnswered, parked == nil { prefetchPipelinedChecks(upTo: min(budget, maximumRequestsPerTurn)) }
         // A parked request holds back the lines after it: they are answered once it is.
         while !closeWhenAnswered, parked == nil {
-            if budget == 0 {
+            if budget == 0 || clock > sliceEnd {
                 hasUnansweredLines = true
                 scheduleResume()
                 break
@@ -286,7 +295,10 @@ final class ServedConnection {
             let line = input.getSlice(at: input.readerIndex, length: length)!
             input.moveReaderIndex(forwardBy: length + 1)
             budget -= 1
-            if clock == 0 { clock = monotonicNanoseconds() }
+            if clock == 0 {
+                clock = monotonicNanoseconds()
+                if !everyLine { sliceEnd = clock &+ Self.timeSliceNanoseconds }
+            }
             clock = answer(line, startedAt: clock)
         }
         if input.readableBytes == 0 {

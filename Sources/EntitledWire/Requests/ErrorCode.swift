@@ -34,6 +34,11 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// time, a log that could not be cut back). Retry it with the same idempotency key (a replay answers
     /// `idempotentReplay`), or read to find out; never assume either way.
     case outcomeUnknown = "outcome_unknown"
+    /// The request would go past a documented limit on the work one request may do: a `customer`,
+    /// `history`, or `check`/`memberships` at an earlier moment, of a subject with more memberships than
+    /// such a read goes through (`Limits.maximumMembershipsPerSubjectRead`). Not retried: the message
+    /// says what to ask instead (`memberships`, page by page; `check` now).
+    case overLimit = "over_limit"
 }
 
 extension ErrorCode {
@@ -53,6 +58,7 @@ extension ErrorCode {
         case .unavailable: 10
         case .stale: 11
         case .outcomeUnknown: 12
+        case .overLimit: 13
         }
     }
 }

@@ -30,6 +30,7 @@ extension Request.Operation {
         case .memberships:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.transactionId.bit
                 | RequestField.originalTransactionId.bit | RequestField.at.bit | RequestField.minSeq.bit
+                | RequestField.limit.bit | RequestField.after.bit
         case .define:
             return always | RequestField.entitlement.bit | RequestField.products.bit | RequestField.reason.bit
         case .event:
@@ -40,7 +41,7 @@ extension Request.Operation {
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.minSeq.bit
         case .history:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.entitlement.bit
-                | RequestField.limit.bit | RequestField.erasures.bit
+                | RequestField.limit.bit | RequestField.erasures.bit | RequestField.after.bit
         case .undefine:
             return always | RequestField.entitlement.bit | RequestField.reason.bit
         case .erase:

@@ -4,8 +4,11 @@ import EntitledCore
 /// a change an older client could misread or that refuses what an older server accepted; additions keep
 /// it. Version 2: unknown request fields and fields an operation does not use are refused, not skipped,
 /// and `define` needs at least one product. Version 3: every write's answer carries `seq`, `check`,
-/// `memberships` and `customer` take `minSeq`, and error code `stale` is new.
-public let protocolVersion = 3
+/// `memberships` and `customer` take `minSeq`, and error code `stale` is new. Version 4: `memberships` is
+/// paged like `history` (`limit`, default 100, and `after`; an answer with more to come carries `next`),
+/// so an older client could take a first page for the whole list; `history` takes `after`; error code
+/// `over_limit` is new.
+public let protocolVersion = 4
 
 /// A decoded, validated request: everything an operation needs, typed.
 public enum Request: Sendable {
@@ -21,8 +24,9 @@ public enum Request: Sendable {
     case check(AccessQuery)
     case claim(device: String, user: String, reason: String?)
     case revoke(MembershipID, reason: String?)
-    /// List the memberships `selection` names; statuses are computed at `moment` (now if `nil`).
-    case memberships(MembershipSelection, moment: Timestamp?)
+    /// List the memberships `selection` names, newest first, at most `limit` after the membership
+    /// `after`; statuses are computed at `moment` (now if `nil`).
+    case memberships(MembershipSelection, moment: Timestamp?, limit: Int, after: MembershipID?)
     case define(entitlement: String, products: [String], reason: String?)
     case catalog
     /// Write a snapshot of the whole state now (an admin operation).
@@ -31,8 +35,8 @@ public enum Request: Sendable {
     indirect case event(MembershipID, LifecycleEvent, reason: String?)
     /// The CustomerInfo view of what `subject` sees.
     case customer(Subject)
-    /// The audit trail of a subject or an entitlement, newest first, at most `limit` entries.
-    case history(HistoryTarget, limit: Int)
+    /// The audit trail of a subject or an entitlement, newest first, at most `limit` entries after `after`.
+    case history(HistoryTarget, limit: Int, after: HistoryCursor?)
     /// Push a line to this connection whenever the target's access changes.
     case watch(WatchTarget)
     /// Stop pushing for the target; `nil`: stop every watch of this connection.

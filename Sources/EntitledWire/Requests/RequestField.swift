@@ -12,8 +12,8 @@ import Darwin
 enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
-        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures, minSeq
-    // At most 32 fields: `RequestFields` notes the fields it saw in a 32-bit mask.
+        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures, minSeq, after
+    // At most 32 fields (this is 32): `RequestFields` notes the fields it saw in a 32-bit mask.
 
     var name: StaticString {
         switch self {
@@ -48,6 +48,7 @@ enum RequestField: Int, CaseIterable {
         case .token: return "token"
         case .erasures: return "erasures"
         case .minSeq: return "minSeq"
+        case .after: return "after"
         }
     }
 
@@ -85,6 +86,7 @@ enum RequestField: Int, CaseIterable {
         case (3, UInt8(ascii: "a")): candidate = .all
         case (4, UInt8(ascii: "t")): candidate = .type
         case (5, UInt8(ascii: "l")): candidate = .limit
+        case (5, UInt8(ascii: "a")): candidate = .after
         case (5, UInt8(ascii: "t")): candidate = .token
         case (7, UInt8(ascii: "e")): candidate = .eventId
         case (9, UInt8(ascii: "w")): candidate = .willRenew

@@ -41,7 +41,11 @@ extension RequestFields {
             let id = try required(.membership, text(of: membership), for: operation)
             return .revoke(MembershipID(rawValue: id), reason: try text(.reason, text(of: reason)))
         case .memberships:
-            return .memberships(try membershipSelection(), moment: try time(.at, text(of: at)))
+            return .memberships(
+                try membershipSelection(), moment: try time(.at, text(of: at)),
+                limit: try pageLimit(default: Limits.defaultMembershipsPerPage, maximum: Limits.maximumMembershipsPerPage),
+                after: try membershipCursor()
+            )
         case .define:
             return .define(
                 entitlement: try required(.entitlement, text(of: entitlement), for: operation),
@@ -62,7 +66,10 @@ extension RequestFields {
         case .customer:
             return .customer(try subject(for: operation))
         case .history:
-            return .history(try historyTarget(), limit: try historyLimit())
+            return .history(
+                try historyTarget(), limit: try pageLimit(default: Limits.defaultHistoryEntries, maximum: Limits.maximumHistoryEntries),
+                after: try historyCursor()
+            )
         case .watch:
             guard let target = try watchTarget(for: operation) else {
                 throw .badRequest("watch needs \"user\" or \"device\" (or both), or \"all\": true")
@@ -203,12 +210,32 @@ extension RequestFields {
         }
     }
 
-    private func historyLimit() throws(WireError) -> Int {
-        guard let limit else { return Limits.defaultHistoryEntries }
-        guard (1...Limits.maximumHistoryEntries).contains(limit) else {
-            throw .badRequest("field \"limit\" must be from 1 to \(Limits.maximumHistoryEntries)")
+    /// `limit`: how many items a page of `memberships` or `history` holds at most.
+    private func pageLimit(default defaultLimit: Int, maximum: Int) throws(WireError) -> Int {
+        guard let limit else { return defaultLimit }
+        guard (1...maximum).contains(limit) else {
+            throw .badRequest("field \"limit\" must be from 1 to \(maximum)")
         }
         return limit
+    }
+
+    /// `after` of `memberships`: the id of the last membership of the page before (its `next`).
+    private func membershipCursor() throws(WireError) -> MembershipID? {
+        guard let text = try identifier(.after, text(of: after)) else { return nil }
+        let id = MembershipID(rawValue: text)
+        guard id.bits != nil else {
+            throw .badRequest("field \"after\" must be a membership id (the \"next\" of the page before), not \"\(text)\"")
+        }
+        return id
+    }
+
+    /// `after` of `history`: the `next` of the page before, passed back unchanged.
+    private func historyCursor() throws(WireError) -> HistoryCursor? {
+        guard let text = try identifier(.after, text(of: after)) else { return nil }
+        guard let cursor = HistoryCursor(text: text) else {
+            throw .badRequest("field \"after\" is not a history cursor: pass the \"next\" of the page before unchanged")
+        }
+        return cursor
     }
 
     private func watchTarget(for operation: Request.Operation) throws(WireError) -> WatchTarget? {

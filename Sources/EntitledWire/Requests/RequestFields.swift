@@ -35,6 +35,8 @@ struct RequestFields {
     var idempotencyKey: StringSpan?
     var all: Bool?
     var limit: Int?
+    /// `after`: where a page of `memberships` or `history` starts (a `next` of the page before).
+    var after: StringSpan?
     var erasures: Bool?
     /// `minSeq`: the change a read must see applied; 0 when the request has none.
     var minSeq: UInt64 = 0
@@ -151,6 +153,7 @@ struct RequestFields {
             case .grantType: grantType = value
             case .idempotencyKey: idempotencyKey = value
             case .token: token = value
+            case .after: after = value
             case .id, .products, .willRenew, .all, .limit, .erasures, .minSeq: break
             }
         }

@@ -10,8 +10,9 @@ public enum Response: Sendable {
     case access(AccessResult)
     /// `claim`: how many memberships moved.
     case claimed(Int)
-    /// `memberships`: the visible memberships, statuses computed at `moment`.
-    case memberships([Membership], moment: Timestamp)
+    /// `memberships`: a page of the memberships listed, statuses computed at `moment`, and where the
+    /// next page starts (`nil` on the last).
+    case memberships([Membership], moment: Timestamp, next: MembershipID?)
     /// `define`: the entitlement and its products as stored.
     case defined(entitlement: String, products: [String])
     /// `undefine`: the entitlement removed and the products it had.
@@ -31,8 +32,8 @@ public enum Response: Sendable {
     case event(Membership, moment: Timestamp, outcome: EventOutcome)
     /// `customer`: the CustomerInfo view.
     case customer(CustomerInfo)
-    /// `history`: audit entries, newest first.
-    case history([AuditEntry])
+    /// `history`: a page of audit entries, newest first, and where the next page starts (`nil` on the last).
+    case history([AuditEntry], next: HistoryCursor?)
     /// `watch` and `unwatch`: how many watches the connection has now.
     case watches(Int)
     /// `hello`: the protocol version, the server's name and version, the operations it answers (written

@@ -32,13 +32,17 @@ public enum ResponseEncoder {
         case .claimed(let count):
             buffer.writeStaticString(",\"claimed\":")
             buffer.writeJSONInteger(count)
-        case .memberships(let memberships, let moment):
+        case .memberships(let memberships, let moment, let next):
             buffer.writeStaticString(",\"memberships\":[")
             for (index, membership) in memberships.enumerated() {
                 if index > 0 { buffer.writeStaticString(",") }
                 write(membership, at: moment, into: &buffer)
             }
             buffer.writeStaticString("]")
+            if let next {
+                buffer.writeStaticString(",\"next\":")
+                buffer.writeJSONString(next.rawValue)
+            }
         case .defined(let entitlement, let products), .undefined(let entitlement, let products):
             buffer.writeStaticString(",\"entitlement\":")
             buffer.writeJSONString(entitlement)
@@ -78,13 +82,17 @@ public enum ResponseEncoder {
         case .customer(let info):
             buffer.writeStaticString(",\"customer\":")
             write(info, into: &buffer)
-        case .history(let entries):
+        case .history(let entries, let next):
             buffer.writeStaticString(",\"history\":[")
             for (index, entry) in entries.enumerated() {
                 if index > 0 { buffer.writeStaticString(",") }
                 write(entry, into: &buffer)
             }
             buffer.writeStaticString("]")
+            if let next {
+                buffer.writeStaticString(",\"next\":")
+                buffer.writeJSONString(next.text)
+            }
         case .watches(let count):
             buffer.writeStaticString(",\"watches\":")
             buffer.writeJSONInteger(count)

@@ -146,6 +146,25 @@ final class RawSocket {
         }
     }
 
+    /// Every complete line the server has sent so far, without waiting for more.
+    func readAvailableLines() -> [String] {
+        while !sawEndOfStream {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard count > 0 else {
+                if count == 0 { sawEndOfStream = true }
+                break
+            }
+            received.append(contentsOf: chunk[..<count])
+        }
+        var lines: [String] = []
+        while let newline = received.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: received[..<newline], as: UTF8.self))
+            received.removeSubrange(...newline)
+        }
+        return lines
+    }
+
     /// Whether the server has closed the connection (reads end of stream with no further line).
     func isClosedByServer() throws -> Bool {
         try readLine() == nil

@@ -7,15 +7,22 @@ struct StateDump: Equatable, CustomStringConvertible {
 
     init(of connection: EntitledAsyncConnection, users: [String], devices: [String]) async throws {
         var requests: [String] = []
-        for user in users { requests.append(#"{"op":"memberships","user":"\#(user)"}"#) }
-        for device in devices { requests.append(#"{"op":"memberships","device":"\#(device)"}"#) }
-        for user in users { requests.append(#"{"op":"history","user":"\#(user)","limit":1000}"#) }
-        for device in devices { requests.append(#"{"op":"history","device":"\#(device)","limit":1000}"#) }
-        requests.append(#"{"op":"catalog"}"#)
+        for user in users { requests.append(#"{"op":"memberships","user":"\#(user)","limit":1000"#) }
+        for device in devices { requests.append(#"{"op":"memberships","device":"\#(device)","limit":1000"#) }
+        for user in users { requests.append(#"{"op":"history","user":"\#(user)","limit":1000"#) }
+        for device in devices { requests.append(#"{"op":"history","device":"\#(device)","limit":1000"#) }
         lines = []
+        // Every page of each listing, one line each: `next` leads to the one after.
         for request in requests {
-            lines.append(try await connection.send(line: request).line)
+            var after = ""
+            while true {
+                let answer = try await connection.send(line: request + after + "}")
+                lines.append(answer.line)
+                guard let next = answer["next"]?.stringValue else { break }
+                after = #","after":"\#(next)""#
+            }
         }
+        lines.append(try await connection.send(line: #"{"op":"catalog"}"#).line)
     }
 
     var description: String { lines.joined(separator: "\n") }

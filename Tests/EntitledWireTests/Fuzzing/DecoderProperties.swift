@@ -131,7 +131,7 @@ struct DecoderProperties {
         if case .define(_, let products, _) = request, foundationProducts != products.map({ Array($0.unicodeScalars) }) {
             problems.append("\"products\" decoded as \(products), Foundation reads \(String(describing: object["products"]))")
         }
-        if case .history(_, let limit) = request, let sent = object["limit"] as? Int, sent != limit {
+        if case .history(_, let limit, _) = request, let sent = object["limit"] as? Int, sent != limit {
             problems.append("\"limit\" decoded as \(limit), Foundation reads \(sent)")
         }
         return problems

@@ -13,8 +13,10 @@ extension Request {
             value.map { [(key, $0)] } ?? []
         }
         switch self {
-        case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil), .history(.erasures, _):
+        case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil), .history(.erasures, _, nil):
             return []
+        case .history(.erasures, _, let after?):
+            return [("after", after.text)]
         case .grant(let grant, let reason):
             var strings = subject(grant.subject) + [("product", grant.productId)]
             strings += optional("plan", grant.planId) + optional("idempotencyKey", grant.idempotencyKey)
@@ -34,15 +36,18 @@ extension Request {
             return [("device", device), ("user", user)] + optional("reason", reason)
         case .revoke(let membership, let reason):
             return [("membership", membership.rawValue)] + optional("reason", reason)
-        case .memberships(.transaction(let id), _):
-            return [("transactionId", id)]
-        case .memberships(.originalTransaction(let id), _):
-            return [("originalTransactionId", id)]
-        case .memberships(.visible(let who), _), .customer(let who), .history(.subject(let who), _), .watch(.subject(let who)),
-            .unwatch(.subject(let who)):
+        case .memberships(.transaction(let id), _, _, let after):
+            return [("transactionId", id)] + optional("after", after?.rawValue)
+        case .memberships(.originalTransaction(let id), _, _, let after):
+            return [("originalTransactionId", id)] + optional("after", after?.rawValue)
+        case .memberships(.visible(let who), _, _, let after):
+            return subject(who) + optional("after", after?.rawValue)
+        case .history(.subject(let who), _, let after):
+            return subject(who) + optional("after", after?.text)
+        case .customer(let who), .watch(.subject(let who)), .unwatch(.subject(let who)):
             return subject(who)
-        case .history(.entitlement(let entitlement), _):
-            return [("entitlement", entitlement)]
+        case .history(.entitlement(let entitlement), _, let after):
+            return [("entitlement", entitlement)] + optional("after", after?.text)
         case .define(let entitlement, _, let reason):
             return [("entitlement", entitlement)] + optional("reason", reason)
         case .event(let membership, let event, let reason):
