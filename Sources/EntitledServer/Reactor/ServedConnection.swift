@@ -756,11 +756,13 @@ final class ServedConnection {
         // before it is read.
         lastActivity = loop.turnStarted
         updateInterest()
-        // Lines that arrived while reading was off may already be buffered whole. Their answers go at the
-        // end of the turn: this runs inside `flush`.
-        answerCompleteLines()
-        scheduleFlush()
-        if unsentByteCount > Self.highWaterMark { stopReading() }
+        // Lines that arrived while reading was off may already be buffered whole: they are answered next
+        // turn (`resume`), after the other connections have had theirs. Answered here, inside the turn's
+        // last flushes, a client that reads its answers as fast as they are written was answered again and
+        // again in one turn: a `ping` waited 450 ms (p50) behind one client pipelining pages of 1,000
+        // memberships (Tools/limits/measure.py).
+        hasUnansweredLines = true
+        scheduleResume()
     }
 
     private func watchWritable(_ on: Bool) {
