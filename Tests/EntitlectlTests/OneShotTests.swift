@@ -183,8 +183,11 @@ import Testing
         ])
         #expect(lines.dropFirst().allSatisfy { $0.contains("Z (just now) local ") })
 
+        // One entry of three: the table, then the command for the next page.
         let limited = try ConsoleRun.run(port + ["history", "user:u1", "limit=1"])
-        #expect(limited.standardOutput.split(separator: "\n").count == 2)
+        let limitedLines = limited.standardOutput.split(separator: "\n")
+        #expect(limitedLines.count == 3, "\(limited.standardOutput)")
+        #expect(limitedLines.last?.hasPrefix("more: history user:u1 limit=1 after=") == true, "\(limited.standardOutput)")
         let nobody = try ConsoleRun.run(port + ["history", "device:nobody"])
         #expect(nobody.standardOutput == "(no history)\n")
         let badLimit = try ConsoleRun.run(port + ["history", "user:u1", "limit=5000"])

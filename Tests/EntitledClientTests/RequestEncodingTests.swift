@@ -80,6 +80,31 @@ import Testing
             )
         }
 
+        @Test func membershipsWritesTheLimitAsANumberAndTheCursorLastOnlyWhenGiven() {
+            #expect(
+                EntitledRequest.memberships(user: "u1", minSeq: 7, limit: 1000, after: "mem_1ymr6jcw5jqzv").jsonLine
+                    == #"{"op":"memberships","user":"u1","minSeq":7,"limit":1000,"after":"mem_1ymr6jcw5jqzv"}"#
+            )
+            #expect(EntitledRequest.memberships(device: "d1", after: "mem_x").jsonLine == #"{"op":"memberships","device":"d1","after":"mem_x"}"#)
+            #expect(
+                EntitledRequest.memberships(transactionId: "t1", limit: 5).jsonLine == #"{"op":"memberships","transactionId":"t1","limit":5}"#
+            )
+            #expect(
+                EntitledRequest.memberships(originalTransactionId: "o1", limit: 2, after: "mem_x").jsonLine
+                    == #"{"op":"memberships","originalTransactionId":"o1","limit":2,"after":"mem_x"}"#
+            )
+            #expect(EntitledRequest.memberships(transactionId: "t1").jsonLine == #"{"op":"memberships","transactionId":"t1"}"#)
+        }
+
+        @Test func theNextPageIsTheSameRequestWithItsAfterSet() {
+            let first = EntitledRequest.memberships(user: "u1", limit: 10)
+            #expect(first.page(after: "mem_a").jsonLine == #"{"op":"memberships","user":"u1","limit":10,"after":"mem_a"}"#)
+            // A later page's cursor replaces the one before, where it was.
+            #expect(first.page(after: "mem_a").page(after: "mem_b") == .memberships(user: "u1", limit: 10, after: "mem_b"))
+            #expect(EntitledRequest.history(user: "u1", after: "1.2.-.3").page(after: "1.1.-.2") == .history(user: "u1", after: "1.1.-.2"))
+            #expect(EntitledRequest.maximumPageLimit == 1000)
+        }
+
         @Test func defineWritesTheProductsAsAnArrayAsGiven() {
             #expect(
                 EntitledRequest.define(entitlement: "pro", products: ["prod_y", "prod_m", "prod_m"]).jsonLine
@@ -149,6 +174,18 @@ import Testing
             #expect(EntitledRequest.history(entitlement: "pro").jsonLine == #"{"op":"history","entitlement":"pro"}"#)
         }
 
+        @Test func historyWritesTheCursorAfterTheLimitUnchanged() {
+            #expect(
+                EntitledRequest.history(user: "u1", limit: 2, after: "1764000000000.3.mem_92dpedc461kg5.0").jsonLine
+                    == #"{"op":"history","user":"u1","limit":2,"after":"1764000000000.3.mem_92dpedc461kg5.0"}"#
+            )
+            #expect(EntitledRequest.history(entitlement: "pro", after: "1.1.-.4").jsonLine == #"{"op":"history","entitlement":"pro","after":"1.1.-.4"}"#)
+            #expect(EntitledRequest.erasureHistory(after: "1.1.-.4").jsonLine == #"{"op":"history","erasures":true,"after":"1.1.-.4"}"#)
+            #expect(
+                EntitledRequest.erasureHistory(limit: 5, after: "1.1.-.4").jsonLine == #"{"op":"history","erasures":true,"limit":5,"after":"1.1.-.4"}"#
+            )
+        }
+
         @Test func watchAndUnwatchWriteTheSubjectOrAll() {
             #expect(EntitledRequest.watch(user: "u1").jsonLine == #"{"op":"watch","user":"u1"}"#)
             #expect(EntitledRequest.watchAll.jsonLine == #"{"op":"watch","all":true}"#)
@@ -208,6 +245,24 @@ import Testing
             } catch {
                 return error
             }
+        }
+
+        @Test func aPageWithMoreToComeHasItsNextAndTheLastPageNone() throws {
+            let page = try EntitledResponse(line: String(Self.memberships.dropLast()) + #","next":"mem_1ymr6jcw5jqzv"}"#)
+            #expect(page.next == "mem_1ymr6jcw5jqzv")
+            #expect(page.memberships?.count == 3)
+            #expect(try EntitledResponse(line: Self.memberships).next == nil)
+            #expect(try EntitledResponse(line: #"{"ok":true,"history":[],"next":"1.2.mem_x.0"}"#).next == "1.2.mem_x.0")
+            #expect(try EntitledResponse(line: #"{"ok":true,"history":[],"next":null}"#).next == nil)
+        }
+
+        @Test func anOverLimitRefusalIsAnErrorAnswerWithItsCode() throws {
+            let refused = try EntitledResponse(
+                line: #"{"ok":false,"error":{"code":"over_limit","message":"user \"whale\" has 10001 memberships, more than the 10000 that customer goes through one by one"}}"#
+            )
+            #expect(!refused.isOK)
+            #expect(refused.error?.code == "over_limit")
+            #expect(refused.error?.message.hasPrefix(#"user "whale" has 10001 memberships"#) == true)
         }
 
         @Test func anOKResponseKeepsItsLineAsReceived() throws {

@@ -8,14 +8,14 @@ import Testing
             ArgumentHint.hint(forLine: "grant ")
                 == "SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN] [OPTION=VALUE...]"
         )
-        #expect(ArgumentHint.hint(forLine: "history ") == "SUBJECT [SUBJECT] | entitlement:NAME [limit=N]")
+        #expect(ArgumentHint.hint(forLine: "history ") == "SUBJECT [SUBJECT] | entitlement:NAME [limit=N] [after=CURSOR]")
         #expect(ArgumentHint.hint(forLine: "event mem_x ") == "MEMBERSHIP TYPE id=EVENT [at=TIME] [until TIME] [grace=TIME] [product=PRODUCT] [transaction=ID] [reason=TEXT]")
         #expect(ArgumentHint.hint(forLine: "revoke mem_x ref") == "MEMBERSHIP [REASON...]")
         #expect(ArgumentHint.hint(forLine: "help ") == "[COMMAND]")
     }
 
     @Test func theCommandNameIsMatchedWithoutRegardToCaseAfterLeadingSpace() {
-        #expect(ArgumentHint.hint(forLine: "  SHOW user:u1") == "SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID")
+        #expect(ArgumentHint.hint(forLine: "  SHOW user:u1") == "SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID [limit=N] [after=ID]")
     }
 
     @Test func noHintWhileTheNameIsStillBeingTyped() {

@@ -58,7 +58,7 @@ import Testing
         #expect(usageError("check prod_pro")?.message == "\(reason)\nusage: check SUBJECT [SUBJECT] [PRODUCT | entitlement:NAME] [at=TIME]")
         #expect(
             usageError("show")?.message
-                == "a SUBJECT (user:ID, device:ID or both), transaction=ID or original=ID is required\nusage: show SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID"
+                == "a SUBJECT (user:ID, device:ID or both), transaction=ID or original=ID is required\nusage: show SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID [limit=N] [after=ID]"
         )
         #expect(usageError("grant prod_pro 30d")?.message.hasPrefix(reason + "\n") == true)
         #expect(usageError("claim")?.message == "\(reason)\nusage: claim device:ID user:ID [reason=TEXT]")
@@ -195,7 +195,7 @@ import Testing
         #expect(
             usageError("history")?.message == """
                 a SUBJECT (user:ID, device:ID or both) or entitlement:NAME is required
-                usage: history SUBJECT [SUBJECT] | entitlement:NAME [limit=N]
+                usage: history SUBJECT [SUBJECT] | entitlement:NAME [limit=N] [after=CURSOR]
                 """
         )
         #expect(usageError("history user:u1 entitlement:pro") == .badArguments(history, reason: "give a SUBJECT or entitlement:NAME, not both"))

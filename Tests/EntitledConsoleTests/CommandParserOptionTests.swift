@@ -22,7 +22,7 @@ import Testing
 
     @Test func anUnknownOptionWithNothingCloseListsTheCommandsOptions() throws {
         let error = try #require(usageError("show user:u1 colour=red"))
-        #expect(error.message == #"unknown option "colour=" for show; its options are at=, transaction=, original="#)
+        #expect(error.message == #"unknown option "colour=" for show; its options are at=, transaction=, original=, limit=, after="#)
     }
 
     @Test func anOptionOfAnotherCommandIsRefusedAsUnused() throws {
@@ -61,7 +61,7 @@ import Testing
                 var line = (spec.name == "event" && option == "product" ? "event mem_x product_change" : base) + " \(option)=\(values[option] ?? "x")"
                 if spec.name == "event" && option != "id" { line += " id=e1" }
                 if spec.name == "grant" && option == "original" { line += " transaction=t1" }
-                if spec.name == "show" && option != "at" { line = "show \(option)=x" }  // instead of a subject
+                if spec.name == "show" && ["transaction", "original"].contains(option) { line = "show \(option)=x" }  // instead of a subject
                 #expect(usageError(line) == nil, "\(line) was refused: \(String(describing: usageError(line)))")
             }
         }

@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func anOptionIsCompletedWithoutATrailingSpace() {
-        #expect(complete("show user:u1 a").action == .replace(deleting: 1, insert: "at="))
+        #expect(complete("show user:u1 at").action == .replace(deleting: 2, insert: "at="))
         #expect(complete("grant user:u1 prod_pro_yearly pl").action == .replace(deleting: 2, insert: "plan="))
         #expect(complete("check user:u1 at=2027-01-01 a").action == .none)
     }

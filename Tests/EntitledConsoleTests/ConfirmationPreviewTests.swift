@@ -20,7 +20,7 @@ import Testing
         var knowledge = SessionKnowledge()
         knowledge.learn(from: try response(ProtocolLines.memberships))
         let (command, revoke) = try request("revoke mem_bydn4qrrzzhrt refund")
-        #expect(ConfirmationPreview.lookup(command: command, request: revoke, knowledge: knowledge) == .memberships(user: "user_42", device: "dev_B"))
+        #expect(ConfirmationPreview.lookup(command: command, request: revoke, knowledge: knowledge) == .memberships(user: "user_42", device: "dev_B", limit: 1000))
         let (_, unseen) = try request("revoke mem_0000000000000")
         #expect(ConfirmationPreview.lookup(command: command, request: unseen, knowledge: knowledge) == nil)
     }
@@ -70,7 +70,7 @@ import Testing
 
     @Test func eraseShowsTheSubjectsMembershipsAndCountsThem() throws {
         let (command, erase) = try request("erase user:user_42")
-        #expect(ConfirmationPreview.lookup(command: command, request: erase, knowledge: SessionKnowledge()) == .memberships(user: "user_42"))
+        #expect(ConfirmationPreview.lookup(command: command, request: erase, knowledge: SessionKnowledge()) == .memberships(user: "user_42", limit: 1000))
         let text = ConfirmationPreview.text(command: command, request: erase, lookup: try response(ProtocolLines.memberships), renderer: renderer)
         let lines = text.split(separator: "\n")
         #expect(

@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func historyAndWatchHelpNameTheirAlternatives() throws {
-        #expect(HelpText.command(try spec("history"), style: .plain).hasPrefix("usage: history SUBJECT [SUBJECT] | entitlement:NAME [limit=N]\n"))
+        #expect(HelpText.command(try spec("history"), style: .plain).hasPrefix("usage: history SUBJECT [SUBJECT] | entitlement:NAME [limit=N] [after=CURSOR]\n"))
         #expect(HelpText.command(try spec("history"), style: .plain).contains("limit=N shows at most N entries, from 1 to 1000"))
         let watch = HelpText.command(try spec("watch"), style: .plain)
         #expect(watch.hasPrefix("usage: watch SUBJECT [SUBJECT] | all\n"))

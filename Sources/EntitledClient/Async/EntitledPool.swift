@@ -18,7 +18,10 @@
 /// (`grant(idempotencyKey:)`, `event`'s event id) sending it again is safe. A read
 /// (`EntitledRequest.isRead`: `check`, `memberships`, `customer`, ...) lost with its connection (dropped,
 /// failed, or timed out) is sent again on a connection to another node, at most once per node, when the
-/// pool has several: a read may then take up to its timeout once per node.
+/// pool has several: a read may then take up to its timeout once per node. A request the server answered
+/// is never sent again, whatever the answer: an error answer is returned (or thrown by the typed
+/// conveniences) as it came, `over_limit` (a read bigger than one request may be) included, since asking
+/// again, on any node, gets the same answer.
 ///
 /// Watches belong to a connection, so `watch` opens a dedicated one; a `watch` sent through `send`
 /// would bind its pushes to a pooled connection nobody reads from.

@@ -15,7 +15,8 @@ extension EntitledRequest {
 
     /// Whether the subject (a user, a device or both) has access, to one product, one entitlement or any.
     /// With `minSeq` (a write's `EntitledResponse.sequence`), answered once the server has applied that
-    /// change, or `stale` if it does not within its `--min-seq-wait`.
+    /// change, or `stale` if it does not within its `--min-seq-wait`. With an `at` before the newest
+    /// change, a subject with more than 10,000 memberships is refused with `over_limit` (checking now never is).
     public static func check(
         user: String? = nil, device: String? = nil, product: String? = nil, entitlement: String? = nil, at: String? = nil,
         minSeq: UInt64? = nil
@@ -69,33 +70,50 @@ extension EntitledRequest {
         EntitledRequest(op: "revoke", ["membership": membership, "reason": reason])
     }
 
-    /// Every membership the subject can see, newest first; `minSeq` as for `check`.
-    public static func memberships(user: String? = nil, device: String? = nil, at: String? = nil, minSeq: UInt64? = nil) -> EntitledRequest {
+    /// A page of the memberships the subject can see, newest first; `minSeq` as for `check`.
+    ///
+    /// The listing is paged (protocol version 4): at most `limit` memberships (1...1000; the server's
+    /// default is 100) after the membership `after`, the `EntitledResponse.next` of the page before. An
+    /// answer with more to come carries `next`; the last page has none. `allMemberships` on a connection
+    /// or a pool follows the pages to the end. With an `at` before the newest change, a subject with more
+    /// than 10,000 memberships is refused with `over_limit`.
+    public static func memberships(
+        user: String? = nil, device: String? = nil, at: String? = nil, minSeq: UInt64? = nil, limit: Int? = nil, after: String? = nil
+    ) -> EntitledRequest {
         EntitledRequest(
             op: "memberships",
             [
                 ("user", user.map(JSONValue.string)), ("device", device.map(JSONValue.string)), ("at", at.map(JSONValue.string)),
                 ("minSeq", minSeq.map { JSONValue.number(String($0)) }),
-            ]
+            ] + pageFields(limit: limit, after: after)
         )
     }
 
-    /// The memberships holding the store transaction `transactionId` (a grant's or an event's), newest
-    /// first; `minSeq` as for `check`.
-    public static func memberships(transactionId: String, minSeq: UInt64? = nil) -> EntitledRequest {
+    /// A page of the memberships holding the store transaction `transactionId` (a grant's or an
+    /// event's), newest first; `minSeq` as for `check`, `limit` and `after` as for `memberships(user:...)`.
+    public static func memberships(transactionId: String, minSeq: UInt64? = nil, limit: Int? = nil, after: String? = nil) -> EntitledRequest {
         EntitledRequest(
             op: "memberships",
             [("transactionId", .string(transactionId)), ("minSeq", minSeq.map { JSONValue.number(String($0)) })]
+                + pageFields(limit: limit, after: after)
         )
     }
 
-    /// The memberships of the subscription whose first transaction is `originalTransactionId`, newest
-    /// first; `minSeq` as for `check`.
-    public static func memberships(originalTransactionId: String, minSeq: UInt64? = nil) -> EntitledRequest {
+    /// A page of the memberships of the subscription whose first transaction is `originalTransactionId`,
+    /// newest first; `minSeq` as for `check`, `limit` and `after` as for `memberships(user:...)`.
+    public static func memberships(
+        originalTransactionId: String, minSeq: UInt64? = nil, limit: Int? = nil, after: String? = nil
+    ) -> EntitledRequest {
         EntitledRequest(
             op: "memberships",
             [("originalTransactionId", .string(originalTransactionId)), ("minSeq", minSeq.map { JSONValue.number(String($0)) })]
+                + pageFields(limit: limit, after: after)
         )
+    }
+
+    /// `limit` and `after` of a paged read, left out when `nil`.
+    private static func pageFields(limit: Int?, after: String?) -> [(key: String, value: JSONValue?)] {
+        [("limit", limit.map { JSONValue.number(String($0)) }), ("after", after.map(JSONValue.string))]
     }
 
     /// Sets the products that unlock an entitlement; `reason` is kept in the audit trail. `products` must
@@ -125,9 +143,10 @@ extension EntitledRequest {
         EntitledRequest(op: "erase", ["user": user, "device": device, "reason": reason])
     }
 
-    /// The audit trail's erasures, newest first (entries with `action` `erase`, naming no one).
-    public static func erasureHistory(limit: Int? = nil) -> EntitledRequest {
-        EntitledRequest(op: "history", [("erasures", .bool(true)), ("limit", limit.map { JSONValue.number(String($0)) })])
+    /// A page of the audit trail's erasures, newest first (entries with `action` `erase`, naming no
+    /// one); `limit` and `after` as for `history`.
+    public static func erasureHistory(limit: Int? = nil, after: String? = nil) -> EntitledRequest {
+        EntitledRequest(op: "history", [("erasures", .bool(true))] + pageFields(limit: limit, after: after))
     }
 
     /// Applies a store's lifecycle event to a membership: a renewal, a cancellation, a billing issue, ...
@@ -157,7 +176,8 @@ extension EntitledRequest {
     }
 
     /// What the subject is entitled to, in the shape of RevenueCat's CustomerInfo (see
-    /// `EntitledResponse.customer`); `minSeq` as for `check`.
+    /// `EntitledResponse.customer`); `minSeq` as for `check`. A subject with more than 10,000 memberships
+    /// is refused with `over_limit`: list them with `memberships`, page by page, instead.
     public static func customer(user: String? = nil, device: String? = nil, minSeq: UInt64? = nil) -> EntitledRequest {
         EntitledRequest(
             op: "customer",
@@ -168,18 +188,21 @@ extension EntitledRequest {
         )
     }
 
-    /// The audit trail, newest first: of the memberships a subject has or had (give `user`, `device` or
-    /// both), or of an entitlement's definitions (give `entitlement`). `limit` is 1...1000 entries (the
-    /// server's default is 100).
+    /// A page of the audit trail, newest first: of the memberships a subject has or had (give `user`,
+    /// `device` or both), or of an entitlement's definitions (give `entitlement`). `limit` is 1...1000
+    /// entries (the server's default is 100). `after` is the `EntitledResponse.next` of the page before,
+    /// passed back unchanged (an opaque cursor); an answer with more to come carries `next`, the last page
+    /// has none. `allHistory` on a connection or a pool follows the pages to the end. A subject with more
+    /// than 10,000 memberships is refused with `over_limit`.
     public static func history(
-        user: String? = nil, device: String? = nil, entitlement: String? = nil, limit: Int? = nil
+        user: String? = nil, device: String? = nil, entitlement: String? = nil, limit: Int? = nil, after: String? = nil
     ) -> EntitledRequest {
         EntitledRequest(
             op: "history",
             [
                 ("user", user.map(JSONValue.string)), ("device", device.map(JSONValue.string)),
-                ("entitlement", entitlement.map(JSONValue.string)), ("limit", limit.map { JSONValue.number(String($0)) }),
-            ]
+                ("entitlement", entitlement.map(JSONValue.string)),
+            ] + pageFields(limit: limit, after: after)
         )
     }
 

@@ -47,10 +47,15 @@ public struct EntitledResponse: Sendable, Hashable {
     /// The `membership` of a `grant`, `revoke` or `event` response.
     public var membership: MembershipInfo? { body["membership"].flatMap(MembershipInfo.init(json:)) }
 
-    /// The `memberships` of a `memberships` response.
+    /// The `memberships` of a `memberships` response: one page of them (see `next`).
     public var memberships: [MembershipInfo]? {
         body["memberships"]?.arrayValue?.compactMap(MembershipInfo.init(json:))
     }
+
+    /// The `next` of a page of `memberships` or `history`: where the next page starts, to be passed back
+    /// unchanged as the next request's `after` (`EntitledRequest.page(after:)`). `nil` on the last page
+    /// (and from a server older than protocol version 4, which does not page).
+    public var next: String? { body["next"]?.stringValue }
 
     /// Whether a `grant` was answered from an earlier grant with the same `idempotencyKey`: its
     /// membership is that grant's, and nothing new was created.
@@ -72,7 +77,8 @@ public struct EntitledResponse: Sendable, Hashable {
     /// The `customer` of a `customer` response.
     public var customer: CustomerInfo? { body["customer"].flatMap(CustomerInfo.init(json:)) }
 
-    /// The `history` of a `history` response, newest first; entries that cannot be read are skipped.
+    /// The `history` of a `history` response, newest first: one page of it (see `next`); entries that
+    /// cannot be read are skipped.
     public var history: [HistoryEntry]? {
         body["history"]?.arrayValue?.compactMap(HistoryEntry.init(json:))
     }
@@ -104,7 +110,11 @@ public enum EventOutcome: Sendable, Hashable {
 /// `unavailable` means the write was certainly not carried out (the server's disk is full or failed, or a
 /// cluster node's database could not commit it), so retrying it later cannot make a duplicate.
 /// `outcome_unknown` means it may or may not have been (a cluster node lost its commit's answer): retry with
-/// the same idempotency key, or read to find out. PROTOCOL.md, "What an answer means", has every code.
+/// the same idempotency key, or read to find out. `over_limit` means the read would go past the work one
+/// request may do (`customer`, `history`, or `check`/`memberships` at an earlier `at`, of a subject with
+/// more than 10,000 memberships): asking again gets the same answer, so nothing in this library retries it;
+/// the message says what to ask instead (`memberships`, page by page; `check` now). PROTOCOL.md, "What an
+/// answer means", has every code.
 public struct ServerFailure: Sendable, Hashable, CustomStringConvertible {
     public var code: String
     public var message: String

@@ -156,20 +156,23 @@ public enum CommandParser {
             let transaction = try arguments.takeValue(key: "transaction")
             let original = try arguments.takeValue(key: "original")
             let at = try arguments.takeTime(key: "at")
+            // A page of the listing: the server judges the limit's range and the cursor.
+            let limit = try arguments.takeCount(key: "limit")
+            let after = try arguments.takeValue(key: "after")
             try arguments.finish()
             // A transaction's memberships are shown as they are now: the server refuses `at` with one.
             let atWithTransaction = "at=TIME goes with a SUBJECT, not with transaction=ID or original=ID"
             switch (subject, transaction, original) {
             case (let subject?, nil, nil):
-                return .request(command: "show", .memberships(user: subject.user, device: subject.device, at: at))
+                return .request(command: "show", .memberships(user: subject.user, device: subject.device, at: at, limit: limit, after: after))
             case (nil, nil, nil):
                 throw arguments.failure("a SUBJECT (user:ID, device:ID or both), transaction=ID or original=ID is required")
             case (nil, let transaction?, nil):
                 guard at == nil else { throw arguments.failure(atWithTransaction) }
-                return .request(command: "show", .memberships(transactionId: transaction))
+                return .request(command: "show", .memberships(transactionId: transaction, limit: limit, after: after))
             case (nil, nil, let original?):
                 guard at == nil else { throw arguments.failure(atWithTransaction) }
-                return .request(command: "show", .memberships(originalTransactionId: original))
+                return .request(command: "show", .memberships(originalTransactionId: original, limit: limit, after: after))
             default:
                 throw arguments.failure("give one of a SUBJECT, transaction=ID and original=ID")
             }
@@ -181,6 +184,7 @@ public enum CommandParser {
             let subject = try arguments.takeOptionalSubject()
             let entitlement = try arguments.takePrefixed("entitlement:", "entitlement:NAME")
             let limit = try arguments.takeCount(key: "limit")
+            let after = try arguments.takeValue(key: "after")
             try arguments.finish()
             switch (subject, entitlement) {
             case (.some, .some):
@@ -188,9 +192,9 @@ public enum CommandParser {
             case (nil, nil):
                 throw arguments.failure("a SUBJECT (user:ID, device:ID or both) or entitlement:NAME is required")
             case (let subject?, nil):
-                return .request(command: "history", .history(user: subject.user, device: subject.device, limit: limit))
+                return .request(command: "history", .history(user: subject.user, device: subject.device, limit: limit, after: after))
             case (nil, let entitlement?):
-                return .request(command: "history", .history(entitlement: entitlement, limit: limit))
+                return .request(command: "history", .history(entitlement: entitlement, limit: limit, after: after))
             }
         case "watch", "unwatch":
             let subject = try arguments.takeOptionalSubject()

@@ -93,15 +93,17 @@ extension CommandSpec {
         ),
         CommandSpec(
             name: "show",
-            arguments: "SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID",
+            arguments: "SUBJECT [SUBJECT] [at=TIME] | transaction=ID | original=ID [limit=N] [after=ID]",
             summary: "List the memberships a subject can see, or those of a store transaction, newest first, as a table.",
             details: subjectDetails + [
                 "at=TIME computes each status at TIME instead of now.",
                 "transaction=ID lists the memberships holding the store's transaction ID (a purchase or a renewal);",
                 "original=ID those of the subscription that transaction ID started (its originalTransactionId).",
+                "limit=N shows at most N memberships, from 1 to 1000; the server's default is 100.",
+                "When more follow, a more: line under the table gives the command for the next page (after=ID).",
             ],
             example: "show user:u1 device:d1",
-            options: ["at", "transaction", "original"]
+            options: ["at", "transaction", "original", "limit", "after"]
         ),
         CommandSpec(
             name: "customer",
@@ -112,14 +114,15 @@ extension CommandSpec {
         ),
         CommandSpec(
             name: "history",
-            arguments: "SUBJECT [SUBJECT] | entitlement:NAME [limit=N]",
+            arguments: "SUBJECT [SUBJECT] | entitlement:NAME [limit=N] [after=CURSOR]",
             summary: "Show the audit trail of a subject's memberships or of an entitlement, newest first.",
             details: subjectDetails + [
                 "entitlement:NAME shows how the catalog defined NAME over time instead.",
                 "limit=N shows at most N entries, from 1 to 1000; the server's default is 100.",
+                "When more follow, a more: line under the table gives the command for the next page (after=CURSOR).",
             ],
             example: "history user:u1 limit=20",
-            options: ["limit"]
+            options: ["limit", "after"]
         ),
         CommandSpec(
             name: "define",

@@ -52,11 +52,11 @@ public enum Completer {
         case "undefine":
             return arguments.isEmpty ? Array(knowledge.entitlements) : options(["reason="])
         case "show", "customer":
-            return subjects + (spec.name == "show" ? options(["at=", "transaction=", "original="]) : [])
+            return subjects + (spec.name == "show" ? options(["at=", "transaction=", "original=", "limit=", "after="]) : [])
         case "history":
             let hasEntitlement = arguments.contains { $0.lowercased().hasPrefix("entitlement:") }
             let targets = hasUser || hasDevice ? [] : hasEntitlement ? [] : knowledge.entitlements.map { "entitlement:" + $0 } + ["entitlement:"]
-            return (hasEntitlement ? [] : subjects) + targets + options(["limit="])
+            return (hasEntitlement ? [] : subjects) + targets + options(["limit=", "after="])
         case "watch", "unwatch":
             let hasAll = arguments.contains { $0.lowercased() == "all" }
             if hasAll { return [] }

@@ -8,16 +8,17 @@ import EntitledClient
 public enum ConfirmationPreview {
     /// The read whose answer shows what `request` will touch: the memberships of the membership's owner
     /// (as the session last saw it), the catalog, or the subject's memberships. `nil` when there is
-    /// nothing to look up (a membership this session has never seen).
+    /// nothing to look up (a membership this session has never seen). Memberships are listed a page at a
+    /// time: the lookup asks for the largest page, `EntitledRequest.maximumPageLimit`.
     public static func lookup(command: String, request: EntitledRequest, knowledge: SessionKnowledge) -> EntitledRequest? {
         switch command {
         case "revoke":
             guard let id = request.string("membership"), let owner = knowledge.membershipOwners[id] else { return nil }
-            return .memberships(user: owner.user, device: owner.device)
+            return .memberships(user: owner.user, device: owner.device, limit: EntitledRequest.maximumPageLimit)
         case "undefine":
             return .catalog
         case "erase":
-            return .memberships(user: request.string("user"), device: request.string("device"))
+            return .memberships(user: request.string("user"), device: request.string("device"), limit: EntitledRequest.maximumPageLimit)
         default:
             return nil
         }
@@ -32,6 +33,11 @@ public enum ConfirmationPreview {
         case "revoke":
             let id = request.string("membership") ?? "?"
             guard let membership = answer?.memberships?.first(where: { $0.id == id }) else {
+                if let answer, answer.next != nil {
+                    // Beyond the first page: the owner has more memberships than one lookup lists.
+                    let listed = answer.memberships?.count ?? 0
+                    return "revoke \(id): it is not among the newest \(listed) memberships of its owner, so it cannot be shown here"
+                }
                 return "revoke \(id): this session has not seen that membership, so it cannot show it (show SUBJECT lists a subject's)"
             }
             return "this takes back:\n" + renderer.membershipTable([membership])
@@ -47,9 +53,13 @@ public enum ConfirmationPreview {
         case "erase":
             let subject = subjectWords(request)
             let memberships = answer?.memberships ?? []
+            // A page with more after it: the count is a lower bound, and the table shows the newest.
+            let count =
+                answer?.next == nil
+                ? ResponseRenderer.count(memberships.count, "membership")
+                : "more than \(memberships.count) memberships (the newest \(memberships.count) below)"
             var lines = [
-                "this erases \(subject) for good: \(ResponseRenderer.count(memberships.count, "membership")), its device links, "
-                    + "idempotency keys and every history entry naming it"
+                "this erases \(subject) for good: \(count), its device links, idempotency keys and every history entry naming it"
             ]
             if !memberships.isEmpty { lines.append(renderer.membershipTable(memberships)) }
             return lines.joined(separator: "\n")

@@ -12,6 +12,24 @@ public struct ResponseRenderer: Sendable {
         self.now = now
     }
 
+    /// The text for a successful response to `request` of console command `command`: what
+    /// `render(command:response:)` shows, then, under a page of `show` or `history` that has more after
+    /// it (the answer carries `next`), the `more:` line with the command for the next page.
+    public func render(command: String, request: EntitledRequest, response: EntitledResponse) -> String {
+        let text = render(command: command, response: response)
+        guard let more = morePages(command: command, request: request, response: response) else { return text }
+        return text + "\n" + more
+    }
+
+    /// `more: show user:u1 after=mem_x`: the line that tells how to get the page after this one; `nil`
+    /// on the last page (no `next`) and for answers that are not pages.
+    public func morePages(command: String, request: EntitledRequest, response: EntitledResponse) -> String? {
+        guard response.isOK, let next = response.next, let text = NextPageCommand.text(command: command, request: request, next: next) else {
+            return nil
+        }
+        return style.yellow("more: ") + text
+    }
+
     /// The text for a successful response to `command`. An error response is rendered by `failure(_:)`.
     public func render(command: String, response: EntitledResponse) -> String {
         switch command {

@@ -180,7 +180,7 @@ public final class ConsoleSession {
                         standardError(style.yellow("hint: ") + hint)
                     }
                 } else {
-                    standardOutput(renderer.render(command: name, response: response))
+                    standardOutput(renderer.render(command: name, request: request, response: response))
                 }
             }
             if misused { return .usageError }
