@@ -530,10 +530,13 @@ def check(history, nodes):
 
     def held(kind, subject):
         """The subject's memberships on each node (the same on all, or a violation)."""
-        answers = [c.request({"op": "memberships", kind: subject}) for c in connections]
+        # One page holds them all: every subject here has one membership, or a promise broke.
+        answers = [c.request({"op": "memberships", kind: subject, "limit": 1000}) for c in connections]
         lists = [sorted(json.dumps(m, sort_keys=True) for m in (a or {}).get("memberships", [])) for a in answers]
         if any(a is None or not a.get("ok") for a in answers) or any(l != lists[0] for l in lists):
             violations.append(f"nodes differ on {kind} {subject}: {answers}")
+        if any(a and a.get("next") for a in answers):
+            violations.append(f"{kind} {subject} holds more than 1000 memberships")
         return [json.loads(m) for m in lists[0]]
 
     final = {}
