@@ -100,6 +100,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // TLS to the database (`sslmode`): PostgresNIO's configuration takes NIOSSL's.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // The wire codec: request lines (bytes) to typed requests, results to response lines (bytes).
@@ -175,7 +177,8 @@ let package = Package(
             ]
         ),
         // A Swift client of the protocol: requests, responses, a connection. Knows nothing of the server.
-        // The blocking connection is plain POSIX; the async one (Async/) runs on SwiftNIO's event loops.
+        // The blocking connection is POSIX sockets (with NIOSSL for TLS); the async one (Async/) runs on
+        // SwiftNIO's event loops.
         .target(
             name: "EntitledClient",
             dependencies: [
@@ -188,7 +191,8 @@ let package = Package(
             ]
         ),
         // The stores' notifications: verifying them and turning them into protocol requests, sent through
-        // the client. Knows nothing of HTTP.
+        // the client. Serves no HTTP (entitled-stores does); it calls the stores' APIs over HTTP
+        // (AsyncHTTPClient, with NIOHTTP1's methods and headers).
         .target(
             name: "EntitledStores",
             dependencies: [
@@ -199,7 +203,8 @@ let package = Package(
                 // RS256: Google's service-account assertions and Pub/Sub push tokens.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // `entitled-stores`: the HTTP receiver (Hummingbird) in front of EntitledStores.
@@ -256,8 +261,6 @@ let package = Package(
             name: "entitled-bench",
             dependencies: [
                 "CEpoll",
-                "EntitledCore",
-                "EntitledStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
