@@ -587,3 +587,17 @@ import Testing
         }
     }
 }
+
+@Suite struct ServerErrorCodeTests {
+    @Test func everyCodeOfTheProtocolIsKnownByItsWireNameAndANewerOneIsKeptAsWritten() throws {
+        for code in ServerErrorCode.known {
+            #expect(ServerErrorCode(rawValue: code.rawValue) == code)
+        }
+        #expect(Set(ServerErrorCode.known.map(\.rawValue)).count == ServerErrorCode.known.count)
+        #expect(ServerErrorCode(rawValue: "over_limit") == .overLimit)
+        #expect(ServerErrorCode(rawValue: "rate_limited") == .unknown("rate_limited"))
+        let failure = try #require(try EntitledResponse(line: #"{"ok":false,"error":{"code":"rate_limited","message":"slow down"}}"#).error)
+        #expect(failure.code == .unknown("rate_limited"))
+        #expect(failure.description == "rate_limited: slow down")
+    }
+}

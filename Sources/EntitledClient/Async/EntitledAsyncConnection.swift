@@ -83,7 +83,7 @@ public final class EntitledAsyncConnection: Sendable {
         }
         if let token {
             let answer = try await connection.send(.auth(token: token), timeout: timeout)
-            if let failure = answer.error, failure.code != "unknown_op" {
+            if let failure = answer.error, failure.code != .unknownOp {
                 await connection.close()
                 throw .authenticationFailed(address: address, failure: failure)
             }

@@ -137,7 +137,7 @@ public actor EntitledPool {
             do {
                 defer { slots[index].inFlight -= 1 }
                 let answer = try await connection.send(request, timeout: timeout ?? configuration.requestTimeout)
-                if let code = answer.error?.code, code == "unauthorized" || code == "forbidden" {
+                if let code = answer.error?.code, code == .unauthorized || code == .forbidden {
                     // The server no longer takes this connection's token as it did (tokens reloaded): the next
                     // request connects again and authenticates anew, so a restored or changed token is
                     // used at once, not after the connection happens to close.

@@ -77,7 +77,7 @@ final class ResponseMatcher: ChannelDuplexHandler {
             shutDown(error, context: context)
             return
         }
-        if !response.isOK, response.error?.code == "tls_required" {
+        if !response.isOK, response.error?.code == .tlsRequired {
             // The server's one line to a plain-text client on its TLS port; it closes the connection next.
             shutDown(.serverRequiresTLS(address: address), context: context)
             return

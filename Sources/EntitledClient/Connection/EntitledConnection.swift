@@ -121,7 +121,7 @@ public final class EntitledConnection {
             serverIgnoresAuthentication = true
         }
         if let failure = response.error {
-            if failure.code == "unknown_op" {
+            if failure.code == .unknownOp {
                 serverIgnoresAuthentication = true
                 return
             }

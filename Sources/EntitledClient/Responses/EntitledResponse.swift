@@ -28,7 +28,7 @@ public struct EntitledResponse: Sendable, Hashable {
         guard !isOK else { return nil }
         let error = body["error"]
         return ServerFailure(
-            code: error?["code"]?.stringValue ?? "unknown",
+            code: ServerErrorCode(rawValue: error?["code"]?.stringValue ?? "unknown"),
             message: error?["message"]?.stringValue ?? "the server gave no message"
         )
     }
@@ -116,8 +116,13 @@ public enum EventOutcome: Sendable, Hashable {
 /// the message says what to ask instead (`memberships`, page by page; `check` now). PROTOCOL.md, "What an
 /// answer means", has every code.
 public struct ServerFailure: Sendable, Hashable, CustomStringConvertible {
-    public var code: String
+    public var code: ServerErrorCode
     public var message: String
+
+    public init(code: ServerErrorCode, message: String) {
+        self.code = code
+        self.message = message
+    }
 
     public var description: String { "\(code): \(message)" }
 }

@@ -17,7 +17,7 @@ public enum AuthenticationAdvice {
     /// A line of advice after an error response, or `nil`: an `unauthorized` answer when no token was
     /// given means the server requires one.
     public static func hint(for failure: ServerFailure, tokenOrigin: TokenOrigin?) -> String? {
-        guard failure.code == "unauthorized", tokenOrigin == nil else { return nil }
+        guard failure.code == .unauthorized, tokenOrigin == nil else { return nil }
         return "this server requires a token: give it with --token-file FILE or the ENTITLED_TOKEN environment variable (or --token)"
     }
 }

@@ -24,9 +24,9 @@ public struct PoolGateway: EntitledGateway {
         }
         if let failure = response.error {
             switch failure.code {
-            case "unavailable", "busy":
+            case .unavailable, .busy:
                 throw EntitledUnavailable("entitled cannot take writes now: \(failure.message)")
-            case "unauthorized", "forbidden":
+            case .unauthorized, .forbidden:
                 // The receiver's token is missing, wrong or of a role that may not write: a configuration to
                 // fix, after which the store's redelivery applies the notification.
                 throw EntitledUnavailable("entitled refused this receiver's token: \(failure.message); give --token-file a token of a role that may write")

@@ -29,7 +29,7 @@ struct MembershipWriter {
     mutating func grant(_ grant: EntitledRequest) async throws(ReceiveFailure) -> MembershipInfo? {
         let response = try await send(grant)
         if let failure = response.error {
-            if failure.code == "conflict" { return nil }
+            if failure.code == .conflict { return nil }
             throw .refused(NotificationRefusal(.malformed, "entitled refused the grant: \(failure.message)"))
         }
         if response.isIdempotentReplay { duplicates += 1 } else { applied += 1 }

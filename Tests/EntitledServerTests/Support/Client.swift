@@ -44,5 +44,5 @@ extension EntitledResponse {
     var active: Bool? { self["active"]?.boolValue }
 
     /// The code of an error answer (`bad_request`, `not_found`, ...); `nil` for a success.
-    var errorCode: String? { error?.code }
+    var errorCode: String? { error?.code.rawValue }
 }

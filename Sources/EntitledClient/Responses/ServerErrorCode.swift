@@ -1,0 +1,49 @@
+/// The code of a failed response (PROTOCOL.md, "Error codes"), as a client tells them apart. A code this
+/// client does not know (a newer server's) is kept as `unknown` with its text; treat it as the request
+/// failing for a reason you cannot act on. Written as a string literal where a code is expected
+/// (`failure.code == "conflict"`), a code is read as its wire name.
+public enum ServerErrorCode: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    case badJSON, badRequest, unknownOp, notFound, conflict, tooLarge, unauthorized, forbidden, busy, tlsRequired
+    case `internal`, unavailable, stale, outcomeUnknown, overLimit
+    /// A code this client does not know, as the server wrote it.
+    case unknown(String)
+
+    /// Every code this client knows, in PROTOCOL.md's order.
+    public static let known: [ServerErrorCode] = [
+        .badJSON, .badRequest, .unknownOp, .notFound, .conflict, .tooLarge, .unauthorized, .forbidden, .busy, .tlsRequired,
+        .internal, .stale, .outcomeUnknown, .overLimit, .unavailable,
+    ]
+
+    /// The code named `rawValue` on the wire.
+    public init(rawValue: String) {
+        self = Self.known.first { $0.rawValue == rawValue } ?? .unknown(rawValue)
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(rawValue: value)
+    }
+
+    /// The code's name on the wire.
+    public var rawValue: String {
+        switch self {
+        case .badJSON: "bad_json"
+        case .badRequest: "bad_request"
+        case .unknownOp: "unknown_op"
+        case .notFound: "not_found"
+        case .conflict: "conflict"
+        case .tooLarge: "too_large"
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .busy: "busy"
+        case .tlsRequired: "tls_required"
+        case .internal: "internal"
+        case .unavailable: "unavailable"
+        case .stale: "stale"
+        case .outcomeUnknown: "outcome_unknown"
+        case .overLimit: "over_limit"
+        case .unknown(let text): text
+        }
+    }
+
+    public var description: String { rawValue }
+}
