@@ -51,6 +51,6 @@ struct UnresolvedGroup: Sendable {
 /// of which records.
 final class RefusingJournal: ChangeJournal {
     func record(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(JournalError) {
-        throw JournalError(reason: "in cluster mode every change goes through the database, and this one did not")
+        throw .outsideTheDatabase
     }
 }

@@ -8,8 +8,8 @@ extension PostgresReplicatedLog {
     public func snapshot() throws(JournalError) -> ReplicatedSnapshot {
         switch runBlocking({ try await self.writeSnapshot(unlessNewerThan: nil) }) {
         case .success(let snapshot?): return snapshot
-        case .success(nil): throw JournalError(reason: "another node is writing a snapshot now; try again shortly")
-        case .failure(let error): throw JournalError(reason: "\(error)")
+        case .success(nil): throw .snapshotInProgress
+        case .failure(let error): throw .snapshotFailed(cause: "\(error)")
         }
     }
 

@@ -35,20 +35,6 @@ public protocol ChangeJournal: Sendable {
     func record(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(JournalError)
 }
 
-/// The journal cannot take changes any more.
-public struct JournalError: Error, Hashable, Sendable {
-    /// What went wrong, for the operator and the client's error message.
-    public var reason: String
-    /// Whether the failed change may still be on disk, so that a restart could bring it back (the log
-    /// could not be cut back to its acknowledged changes): its writer must be told the outcome is unknown.
-    public var changeMayRemain: Bool
-
-    public init(reason: String, changeMayRemain: Bool = false) {
-        self.reason = reason
-        self.changeMayRemain = changeMayRemain
-    }
-}
-
 /// The result of a write, with the number of the last change the store had recorded when the write
 /// returned: the write may be acknowledged once the journal holds that change durably. A write that
 /// changed nothing (a repeated claim or revoke) still carries it, because its answer reflects every

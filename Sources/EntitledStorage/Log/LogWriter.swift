@@ -168,8 +168,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change, context: context), to: &encoded)
         condition.lock()
         defer { condition.unlock() }
-        if let outage { throw JournalError(reason: outage.reason) }
-        guard state == .running else { throw JournalError(reason: "the log is closed") }
+        if let outage { throw .outage(cause: outage.reason, changeMayRemain: false) }
+        guard state == .running else { throw .closed }
         if pending.isEmpty {
             pendingSince = ContinuousClock.now
             // The first record after a quiet spell: the writer thread starts looking after it (below).
@@ -251,15 +251,9 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     /// The failure of every change after `acknowledged`, once it is settled: not while memory is being
     /// put back (its writers are answered after that). Caller holds `condition`.
     private var settledFailure: JournalError? {
-        if let outage { return rollbackPending ? nil : JournalError(reason: failureReason(outage), changeMayRemain: cutFailed) }
-        if state == .closed { return JournalError(reason: "the log is closed") }
+        if let outage { return rollbackPending ? nil : .outage(cause: outage.reason, changeMayRemain: cutFailed) }
+        if state == .closed { return .closed }
         return nil
-    }
-
-    /// What a writer whose change failed is told. Caller holds `condition`.
-    private func failureReason(_ outage: LogOutage) -> String {
-        guard cutFailed else { return outage.reason }
-        return outage.reason + "; the log could not be cut back to the acknowledged changes either, so a restart may bring this change back"
     }
 
     /// Waits until change `sequence` is acknowledged, or fails as soon as the log does (without waiting for
@@ -279,8 +273,8 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
             condition.wait()
         }
         if sequence <= acknowledged { return .success(()) }
-        if let outage { return .failure(JournalError(reason: outage.reason)) }
-        return .failure(JournalError(reason: "the log is closed"))
+        if let outage { return .failure(.outage(cause: outage.reason, changeMayRemain: false)) }
+        return .failure(.closed)
     }
 
     /// Sets what puts memory back to change `acknowledged` after a failure (`DurableStore` rebuilds its
@@ -409,7 +403,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
                 waiters.removeAll()
                 condition.broadcast()
                 condition.unlock()
-                for waiter in stranded { waiter.callback(.failure(JournalError(reason: "the log was closed"))) }
+                for waiter in stranded { waiter.callback(.failure(.closed)) }
                 return
             }
         }
@@ -582,13 +576,12 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         rollbackPending = false
         let failed = waiters
         waiters.removeAll()
-        let reason = outage.map(failureReason) ?? "the log failed"
-        let mayRemain = cutFailed
+        let failure: JournalError = outage.map { .outage(cause: $0.reason, changeMayRemain: cutFailed) } ?? .failed
         retryDelay = Self.firstRetryDelay
         nextRetry = ContinuousClock.now + retryDelay
         condition.broadcast()
         condition.unlock()
-        for waiter in failed { waiter.callback(.failure(JournalError(reason: reason, changeMayRemain: mayRemain))) }
+        for waiter in failed { waiter.callback(.failure(failure)) }
     }
 
     /// On the writer thread, a full disk: opens a new segment after the acknowledged records (a create,
