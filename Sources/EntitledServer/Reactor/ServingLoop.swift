@@ -34,36 +34,21 @@ final class ServingLoop: @unchecked Sendable {
     private let epoll: Epoll
     /// Where a turn's answers are sent from in one system call; `nil` where the kernel refused a ring (or
     /// `ServerConfiguration.usesIoUring` is off): then each connection sends its own.
-    private var ring: SubmissionRing?
+    var ring: SubmissionRing?
     /// Whether this loop sends through a ring (read on the loop's thread).
     var hasRing: Bool { ring != nil }
     /// Where the ring receives into: one slot per connection epoll reported readable this turn.
-    private let receiveArena = UnsafeMutableRawBufferPointer.allocate(
+    let receiveArena = UnsafeMutableRawBufferPointer.allocate(
         byteCount: ServingLoop.eventCapacity * ServingLoop.receiveSlotSize, alignment: 64
     )
     /// The connections whose receive is queued in the ring this turn, by tag.
-    private var receiving: [ServedConnection] = []
+    var receiving: [ServedConnection] = []
     /// The most events one `epoll_wait` reports.
     static let eventCapacity = 256
     /// A ring receive's most bytes: a turn's request lines of one connection fit (about 60 bytes a check);
     /// a connection that fills it reads the rest at once with plain reads.
     static let receiveSlotSize = 4096
 
-    private func receiveSlot(_ index: Int) -> UnsafeMutableRawBufferPointer {
-        UnsafeMutableRawBufferPointer(rebasing: receiveArena[(index * Self.receiveSlotSize)..<((index + 1) * Self.receiveSlotSize)])
-    }
-
-    /// Submits the receives queued during this turn's events in one system call, then lets each
-    /// connection answer what it got.
-    private func completeReceives() {
-        guard let ring else { return }
-        ring.submitAndWait()
-        while let completion = ring.nextCompletion() {
-            let index = Int(completion.tag)
-            receiving[index].receiveCompleted(completion.result, into: receiveSlot(index), turnStarted: turnStarted)
-        }
-        receiving.removeAll(keepingCapacity: true)
-    }
     /// An eventfd other threads write to wake the loop when they post a task.
     private let wakeDescriptor: Int32
     /// How long the loop keeps polling once it has run out of work, before it sleeps (adapted each time).
@@ -77,7 +62,7 @@ final class ServingLoop: @unchecked Sendable {
     private var toCommit: [ServedConnection] = []
     /// `toFlush`'s spare buffer, swapped in while flushing: copying the array and then emptying it would
     /// allocate a new buffer every turn (measured: one malloc per round trip).
-    private var flushing: [ServedConnection] = []
+    var flushing: [ServedConnection] = []
     /// `toCommit`'s spare buffer, swapped in while committing.
     private var committing: [ServedConnection] = []
     /// Connections with lines left unanswered by the per-turn cap, and the spare buffer.
@@ -627,26 +612,6 @@ final class ServingLoop: @unchecked Sendable {
                 }
             }
             flushing.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// Sends the answers of every connection in `flushing` with one `io_uring_enter` (per `ring.capacity`
-    /// connections); a connection a plain send cannot serve (TLS, nothing to send) flushes as it would
-    /// without a ring.
-    private func flushThroughRing(_ ring: SubmissionRing) {
-        var start = 0
-        while start < flushing.count {
-            var index = start
-            while index < flushing.count, !ring.isFull {
-                let connection = flushing[index]
-                if !connection.queueSend(in: ring, tag: UInt64(index)) { connection.flush() }
-                index += 1
-            }
-            ring.submitAndWait()
-            while let completion = ring.nextCompletion() {
-                flushing[Int(completion.tag)].sendCompleted(completion.result)
-            }
-            start = index
         }
     }
 

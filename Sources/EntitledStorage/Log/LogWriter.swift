@@ -26,41 +26,41 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     public let directory: String
     public let policy: FsyncPolicy
-    private let logger: Logger
-    private let condition = PthreadCondition()
+    let logger: Logger
+    let condition = PthreadCondition()
 
-    private var pending: [UInt8] = []
+    var pending: [UInt8] = []
     /// When the oldest record in `pending` was recorded.
     private var pendingSince = ContinuousClock.now
     /// How many records `pending` holds.
-    private var pendingRecords = 0
+    var pendingRecords = 0
     private var spare: [UInt8] = []
-    private var pendingLastSequence: UInt64 = 0
+    var pendingLastSequence: UInt64 = 0
     /// Where in `pending` a new segment must start (a snapshot was captured there), and its first sequence.
-    private var rotations: [(offset: Int, firstSequence: UInt64)] = []
-    private var waiters: [(sequence: UInt64, callback: @Sendable (Result<Void, JournalError>) -> Void)] = []
-    private var acknowledged: UInt64 = 0
+    var rotations: [(offset: Int, firstSequence: UInt64)] = []
+    var waiters: [(sequence: UInt64, callback: @Sendable (Result<Void, JournalError>) -> Void)] = []
+    var acknowledged: UInt64 = 0
     /// The first sequence of the segment being written, once the writer thread has opened it.
-    private var currentSegmentFirstSequence: UInt64 = 0
+    var currentSegmentFirstSequence: UInt64 = 0
     /// Set while the log takes no changes.
-    private var outage: LogOutage?
+    var outage: LogOutage?
     /// Set from a failure until the rollback handler has put memory back and the waiters were failed.
-    private var rollbackPending = false
+    var rollbackPending = false
     /// The disk could not even be cut back to the acknowledged records: a restart may replay changes
     /// that were answered failed. Said in their answers.
-    private var cutFailed = false
+    var cutFailed = false
     /// When a full disk is tried again, and the wait after that.
-    private var nextRetry = ContinuousClock.now
-    private var retryDelay = LogWriter.firstRetryDelay
+    var nextRetry = ContinuousClock.now
+    var retryDelay = LogWriter.firstRetryDelay
     /// Threads in `waitUntilAcknowledged`: acknowledgements wake them only when there are any, so a write
     /// does not wake the idle writer thread for nobody.
     private var acknowledgementWatchers = 0
     /// Puts memory back to change `acknowledged` after a failure; runs on the writer thread.
-    private var rollbackHandler: (@Sendable (_ acknowledged: UInt64) -> Void)?
+    var rollbackHandler: (@Sendable (_ acknowledged: UInt64) -> Void)?
     /// Runs on the writer thread before writes resume after a full disk (see `setResumeBarrier`).
-    private var resumeBarrier: (@Sendable () -> Bool)?
+    var resumeBarrier: (@Sendable () -> Bool)?
     private var state = Lifecycle.notStarted
-    private var counters = Statistics()
+    var counters = Statistics()
     /// The writer thread sleeps with nothing to look after, until a signal: the next record wakes it.
     private var writerIsIdle = false
 
@@ -107,14 +107,14 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
 
     /// Serializes the file I/O of `flushPending`; guards `segment`, `spare`, `lastSync`, `unsyncedWrites`.
     /// A `PthreadMutex` rather than an `NIOLock` because `commitIfIdle` needs `tryLock`.
-    private let ioLock = PthreadMutex()
+    let ioLock = PthreadMutex()
     /// The segment being written; `end` is where its records end (the next record's offset).
-    private var segment: (descriptor: Int32, path: String, firstSequence: UInt64, end: Int)?
+    var segment: (descriptor: Int32, path: String, firstSequence: UInt64, end: Int)?
     /// Where the acknowledged records end: the segment holding the last of them, and their end in it.
     /// A failure cuts the log back to here.
-    private var acknowledgedEnd: (firstSequence: UInt64, path: String, end: Int)?
+    var acknowledgedEnd: (firstSequence: UInt64, path: String, end: Int)?
     /// Zeros ahead of the records (`FsyncPolicy.always` only, where every sync counts).
-    private let preallocator: SegmentPreallocator?
+    let preallocator: SegmentPreallocator?
     private var lastSync = ContinuousClock.now
     private var unsyncedWrites = false
     /// A copy of `unsyncedWrites` readable under `condition`.
@@ -507,213 +507,6 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         }
         condition.unlock()
         for callback in ready { callback(.success(())) }
-    }
-
-    // MARK: Failures
-
-    /// A write or sync failed (caller holds `ioLock`): refuse changes from now on, drop what was not
-    /// written, cut the segments back to the acknowledged records, and leave the rest (memory, the
-    /// waiters, retrying) to the writer thread, which `rollbackPending` wakes.
-    private func fail(_ error: StorageError) {
-        var failure = LogOutage(error, since: Timestamp.now())
-        condition.lock()
-        if let earlier = outage { failure = earlier }  // a retry that failed: the same outage goes on
-        outage = failure
-        rollbackPending = true
-        pending.removeAll()
-        pendingRecords = 0
-        rotations.removeAll()
-        pendingLastSequence = acknowledged
-        counters.outages += 1
-        condition.broadcast()
-        condition.unlock()
-        logger.critical(
-            "the log cannot be written: \(failure.cause). Changes not yet on disk are undone and refused; reads go on",
-            metadata: ["kind": "\(failure.kind.rawValue)", "resumesByItself": "\(failure.resumesByItself)"]
-        )
-        cutBackToAcknowledged()
-    }
-
-    /// Makes the segments hold exactly the acknowledged records again (caller holds `ioLock`): the current
-    /// segment is closed, newer segments are removed, the one holding the last acknowledged record is cut
-    /// after it. A restart must not replay a change its writer was told failed.
-    private func cutBackToAcknowledged() {
-        if let current = segment {
-            preallocator?.release()
-            closeDescriptor(current.descriptor)
-            segment = nil
-        }
-        guard let end = acknowledgedEnd else { return }
-        do throws(StorageError) {
-            for name in try FileSystem.listDirectory(directory) {
-                guard let first = LogFormat.firstSequence(ofSegmentNamed: name), first > end.firstSequence else { continue }
-                try FileSystem.remove(directory + "/" + name)
-            }
-            if FileSystem.fileSize(end.path) != nil {  // (a snapshot may have removed it as covered)
-                try FileSystem.truncate(end.path, to: end.end)
-            }
-            try FileSystem.syncDirectory(directory)
-        } catch {
-            logger.critical("could not cut the log back to the acknowledged changes: \(error.message). A restart may replay changes that were answered failed")
-            condition.lock()
-            cutFailed = true
-            if outage?.kind == .diskFull { outage?.kind = .diskFailed }  // the disk's state is unknown now
-            condition.unlock()
-        }
-    }
-
-    /// On the writer thread after a failure: memory is put back to what the log holds, then every change
-    /// after it is answered failed, and a full disk is tried again after the first delay.
-    private func rollBack() {
-        condition.lock()
-        let handler = rollbackHandler
-        let through = acknowledged
-        condition.unlock()
-        handler?(through)
-        condition.lock()
-        // Memory is back at the acknowledged changes: nothing after them exists any more.
-        progress.noteRecorded(acknowledged)
-        rollbackPending = false
-        let failed = waiters
-        waiters.removeAll()
-        let failure: JournalError = outage.map { .outage(cause: $0.reason, changeMayRemain: cutFailed) } ?? .failed
-        retryDelay = Self.firstRetryDelay
-        nextRetry = ContinuousClock.now + retryDelay
-        condition.broadcast()
-        condition.unlock()
-        for waiter in failed { waiter.callback(.failure(failure)) }
-    }
-
-    /// On the writer thread, a full disk: opens a new segment after the acknowledged records (a create,
-    /// a header, zeros, syncs). If the disk takes it, writes resume once the resume barrier has run;
-    /// otherwise the next try comes after twice the wait, up to `longestRetryDelay`.
-    private func tryToResume() {
-        ioLock.lock()
-        condition.lock()
-        let next = acknowledged + 1
-        outage?.retries += 1
-        condition.unlock()
-        var opened = false
-        do throws(StorageError) {
-            try openSegment(firstSequence: next)
-            opened = true
-        } catch {
-            abandonSegment(firstSequence: next)
-            let retried = LogOutage(error, since: Timestamp.now())
-            if retried.kind == .diskFailed {
-                // A sync that failed while trying: the disk is not just full.
-                condition.lock()
-                outage?.kind = .diskFailed
-                outage?.cause = retried.cause
-                outage?.errorName = retried.errorName
-                condition.unlock()
-                logger.critical("the log's disk failed while writes were tried again: \(retried.cause). Writes stay refused until a restart")
-            }
-        }
-        if opened { acknowledgedEnd = segment.map { ($0.firstSequence, $0.path, $0.end) } }
-        ioLock.unlock()
-        guard opened else {
-            condition.lock()
-            retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
-            nextRetry = ContinuousClock.now + retryDelay
-            condition.unlock()
-            return
-        }
-        condition.lock()
-        let barrier = resumeBarrier
-        condition.unlock()
-        guard barrier?() ?? true else {
-            ioLock.lock()
-            abandonSegment(firstSequence: next)
-            ioLock.unlock()
-            condition.lock()
-            nextRetry = ContinuousClock.now + retryDelay
-            condition.unlock()
-            logger.warning("the disk takes writes again, but an event loop did not finish its turn in time; writes resume at the next try")
-            return
-        }
-        condition.lock()
-        let ended = outage
-        outage = nil
-        currentSegmentFirstSequence = next
-        counters.resumes += 1
-        condition.broadcast()
-        condition.unlock()
-        if let ended {
-            logger.notice(
-                "the log takes writes again",
-                metadata: ["since": "\(ended.since.rfc3339)", "retries": "\(ended.retries)"]
-            )
-        }
-    }
-
-    /// Closes and removes the segment a try to resume opened (caller holds `ioLock`): it holds no record.
-    private func abandonSegment(firstSequence: UInt64) {
-        if let current = segment {
-            preallocator?.release()
-            closeDescriptor(current.descriptor)
-            segment = nil
-        }
-        try? FileSystem.remove(directory + "/" + LogFormat.segmentName(firstSequence: firstSequence))
-    }
-
-    // MARK: Segment files (writer thread, or `start` before it runs)
-
-    private func openSegment(firstSequence: UInt64) throws(StorageError) {
-        let path = directory + "/" + LogFormat.segmentName(firstSequence: firstSequence)
-        let descriptor = try FileSystem.createFile(path)
-        let header = LogFormat.segmentHeader(firstSequence: firstSequence)
-        segment = (descriptor, path, firstSequence, header.count)
-        try FileSystem.writeAll(descriptor, header, path: path)
-        // The first zeros go with the header's sync, so the first records need not wait for the
-        // preallocator's first step. Only ever a cost saving: a disk too full for them still takes records.
-        var zeroedEnd = header.count
-        if let preallocator, preallocator.tuning.initialZeros > 0 {
-            let zeros = header.count..<(header.count + preallocator.tuning.initialZeros)
-            do throws(StorageError) {
-                try FileSystem.writeZeros(descriptor, zeros, path: path)
-                zeroedEnd = zeros.upperBound
-            } catch {
-                logger.warning("could not prepare zero-filled log space: \(error.message). The log goes on; its syncs cost more")
-                try FileSystem.truncate(descriptor, to: header.count, path: path)
-            }
-        }
-        try FileSystem.syncData(descriptor, path: path)
-        try FileSystem.syncDirectory(directory)
-        preallocator?.adopt(descriptor: descriptor, path: path, recordsEnd: header.count, zeroedEnd: zeroedEnd)
-    }
-
-    /// Makes the segment durable and closes it, cutting off the zeros after its records first.
-    private func closeSegment() throws(StorageError) {
-        guard let segment else { return }
-        // A segment is complete once a newer one exists: make it durable whatever the policy (the cut
-        // syncs too). Cut whenever zeros were prepared, also by a step that failed half-way.
-        if let preallocator {
-            preallocator.release()
-            try FileSystem.truncate(segment.descriptor, to: segment.end, path: segment.path)
-        } else {
-            try FileSystem.syncData(segment.descriptor, path: segment.path)
-        }
-        closeDescriptor(segment.descriptor)
-        self.segment = nil
-    }
-
-    private func writeToSegment(_ bytes: ArraySlice<UInt8>) throws(StorageError) {
-        guard !bytes.isEmpty, let current = segment else { return }
-        let end = current.end + bytes.count
-        preallocator?.reserve(through: end)
-        let result: Result<Void, StorageError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(StorageError) in
-                try FileSystem.writeAll(current.descriptor, raw, at: current.end, path: current.path)
-            }
-        }
-        try result.get()
-        segment?.end = end
-    }
-
-    private func syncSegment() throws(StorageError) {
-        guard let segment else { return }
-        try FileSystem.syncData(segment.descriptor, path: segment.path)
     }
 
     /// Where the records of the segment being written end: its logical length, which is shorter than the
