@@ -1,3 +1,4 @@
+import EntitledClient
 import EntitledConsole
 import Testing
 
@@ -35,34 +36,34 @@ import Testing
     // MARK: serverTime(milliseconds:)
 
     @Test func aMomentIsWrittenAsTheServerWritesTimesWithMilliseconds() {
-        #expect(ConsoleTime.serverTime(milliseconds: 0) == "1970-01-01T00:00:00.000Z")
-        #expect(ConsoleTime.serverTime(milliseconds: I.afterExamples) == "2026-11-22T12:00:00.000Z")
-        #expect(ConsoleTime.serverTime(milliseconds: 1_798_761_599_999) == "2026-12-31T23:59:59.999Z")
-        #expect(ConsoleTime.serverTime(milliseconds: 951_782_400_000 + 45_296_007) == "2000-02-29T12:34:56.007Z")
-        #expect(ConsoleTime.serverTime(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
+        #expect(ProtocolTime.string(milliseconds: 0, alwaysWithMilliseconds: true) == "1970-01-01T00:00:00.000Z")
+        #expect(ProtocolTime.string(milliseconds: I.afterExamples, alwaysWithMilliseconds: true) == "2026-11-22T12:00:00.000Z")
+        #expect(ProtocolTime.string(milliseconds: 1_798_761_599_999, alwaysWithMilliseconds: true) == "2026-12-31T23:59:59.999Z")
+        #expect(ProtocolTime.string(milliseconds: 951_782_400_000 + 45_296_007, alwaysWithMilliseconds: true) == "2000-02-29T12:34:56.007Z")
+        #expect(ProtocolTime.string(milliseconds: -1, alwaysWithMilliseconds: true) == "1969-12-31T23:59:59.999Z")
     }
 
     @Test func aWrittenMomentReadsBackAsTheSameMilliseconds() {
         for moment: Int64 in [0, 1, 999, I.afterExamples, I.afterExamples + 59 * I.day + 7, 4_102_444_800_000, 253_402_300_799_999] {
-            #expect(ConsoleTime.milliseconds(fromServerTime: ConsoleTime.serverTime(milliseconds: moment)) == moment, "\(moment)")
+            #expect(ProtocolTime.milliseconds(ProtocolTime.string(milliseconds: moment, alwaysWithMilliseconds: true)) == moment, "\(moment)")
         }
     }
 
     // MARK: milliseconds(fromServerTime:)
 
     @Test func serverTimesAreMillisecondsSinceTheEpoch() {
-        #expect(ConsoleTime.milliseconds(fromServerTime: "1970-01-01T00:00:00Z") == 0)
-        #expect(ConsoleTime.milliseconds(fromServerTime: "1970-01-01T00:00:00.001Z") == 1)
-        #expect(ConsoleTime.milliseconds(fromServerTime: "2027-01-01T00:00:00Z") == 1_798_761_600_000)
-        #expect(ConsoleTime.milliseconds(fromServerTime: "2026-11-22T00:31:45.833Z") == 1_795_307_505_833)
-        #expect(ConsoleTime.milliseconds(fromServerTime: "2026-11-22T12:00:00Z") == I.afterExamples)
-        #expect(ConsoleTime.milliseconds(fromServerTime: "2027-12-20T23:00:00Z") == 1_829_343_600_000)
+        #expect(ProtocolTime.milliseconds("1970-01-01T00:00:00Z") == 0)
+        #expect(ProtocolTime.milliseconds("1970-01-01T00:00:00.001Z") == 1)
+        #expect(ProtocolTime.milliseconds("2027-01-01T00:00:00Z") == 1_798_761_600_000)
+        #expect(ProtocolTime.milliseconds("2026-11-22T00:31:45.833Z") == 1_795_307_505_833)
+        #expect(ProtocolTime.milliseconds("2026-11-22T12:00:00Z") == I.afterExamples)
+        #expect(ProtocolTime.milliseconds("2027-12-20T23:00:00Z") == 1_829_343_600_000)
     }
 
     @Test func leapDaysAndTimesBeforeTheEpochAreCounted() {
-        #expect(ConsoleTime.milliseconds(fromServerTime: "2000-02-29T12:34:56.789Z") == 951_827_696_789)
-        #expect(ConsoleTime.milliseconds(fromServerTime: "2000-03-01T00:00:00Z") == 951_868_800_000)
-        #expect(ConsoleTime.milliseconds(fromServerTime: "1969-12-31T23:59:59Z") == -1000)
+        #expect(ProtocolTime.milliseconds("2000-02-29T12:34:56.789Z") == 951_827_696_789)
+        #expect(ProtocolTime.milliseconds("2000-03-01T00:00:00Z") == 951_868_800_000)
+        #expect(ProtocolTime.milliseconds("1969-12-31T23:59:59Z") == -1000)
     }
 
     @Test func textNotShapedLikeAServerTimeIsNotATime() {
@@ -70,7 +71,7 @@ import Testing
             "", "2027-01-01", "2027-12-21T00:00:00+01:00", "2026-11-22T00:31:45.8Z", "2026-11-22T00:31:45.833123Z",
             "2026-11-22 00:31:45Z", "2026-11-22T00:31:4xZ", "2026-11-22T00:31:45.83xZ", "2026-11-22T00:31:45z",
         ] {
-            #expect(ConsoleTime.milliseconds(fromServerTime: text) == nil, "\(text)")
+            #expect(ProtocolTime.milliseconds(text) == nil, "\(text)")
         }
     }
 
@@ -105,9 +106,9 @@ import Testing
     }
 
     @Test func serverTimesReadRelativeToNow() throws {
-        let expiry = try #require(ConsoleTime.milliseconds(fromServerTime: "2026-12-22T00:31:45.833Z"))
+        let expiry = try #require(ProtocolTime.milliseconds("2026-12-22T00:31:45.833Z"))
         #expect(ConsoleTime.relative(expiry, now: I.afterExamples) == "in 29 days")
-        let created = try #require(ConsoleTime.milliseconds(fromServerTime: "2026-11-22T00:31:45.833Z"))
+        let created = try #require(ProtocolTime.milliseconds("2026-11-22T00:31:45.833Z"))
         #expect(ConsoleTime.relative(created, now: I.afterExamples) == "11 hours ago")
     }
 

@@ -147,7 +147,7 @@ public enum CommandParser {
                 command: "event",
                 .event(
                     membership: membership, type: eventType, eventId: eventID,
-                    eventTime: at ?? ConsoleTime.serverTime(milliseconds: now), expiresAt: expiresAt,
+                    eventTime: at ?? ProtocolTime.string(milliseconds: now, alwaysWithMilliseconds: true), expiresAt: expiresAt,
                     gracePeriodExpiresAt: grace, product: product, transactionId: transaction, reason: reason
                 )
             )

@@ -126,7 +126,7 @@ public struct ResponseRenderer: Sendable {
 
     /// A time as the server wrote it, with how far it is from now.
     func time(_ text: String) -> String {
-        guard let milliseconds = ConsoleTime.milliseconds(fromServerTime: text) else { return text }
+        guard let milliseconds = ProtocolTime.milliseconds(text) else { return text }
         return text + " " + style.dim("(\(ConsoleTime.relative(milliseconds, now: now)))")
     }
 
@@ -252,7 +252,7 @@ public struct ResponseRenderer: Sendable {
 
     /// `2026-12-22T00:31:45.833Z (in 29 days)`, undecorated (table cells are measured before coloring).
     private func plainTime(_ text: String) -> String {
-        guard let milliseconds = ConsoleTime.milliseconds(fromServerTime: text) else { return text }
+        guard let milliseconds = ProtocolTime.milliseconds(text) else { return text }
         return "\(text) (\(ConsoleTime.relative(milliseconds, now: now)))"
     }
 }
