@@ -13,7 +13,7 @@ extension ServedConnection {
     /// (`op` then `user`) are looked at; any other line is simply not prefetched. A hint: nothing is
     /// decided here, every line is still read in full by `answer`.
     func prefetchPipelinedChecks(upTo lines: Int) {
-        input.withUnsafeReadableBytes { bytes in
+        input.bytes.withUnsafeReadableBytes { bytes in
             guard let base = bytes.baseAddress,
                 let firstEnd = memchr(base, Int32(UInt8(ascii: "\n")), bytes.count),
                 base.distance(to: UnsafeRawPointer(firstEnd)) + 1 < bytes.count

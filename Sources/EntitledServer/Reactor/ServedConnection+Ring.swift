@@ -66,10 +66,10 @@ extension ServedConnection {
             return
         }
         markActive(at: turnStarted)
-        input.writeBytes(UnsafeRawBufferPointer(rebasing: slot[..<Int(result)]))
+        input.bytes.writeBytes(UnsafeRawBufferPointer(rebasing: slot[..<Int(result)]))
         if awaitsFirstBytes, refusesTLSClient() { return }
         // A full slot may have left bytes in the socket: read them now, as a plain read of `readSize` would have.
-        if Int(result) == slot.count, let more = readOnce(into: &input), more == 0 {
+        if Int(result) == slot.count, let more = readOnce(into: &input.bytes), more == 0 {
             endOfInput()
             return
         }

@@ -37,10 +37,8 @@ final class ServedConnection {
     let kind: ConnectionKind
     unowned let loop: ServingLoop
 
-    /// Bytes read and not yet answered: the start of a line still arriving.
-    var input: ByteBuffer
-    /// How many bytes at the front of `input` are known to hold no `\n`.
-    private var searchedBytes = 0
+    /// Bytes read and not yet answered, cut into request lines (the last may still be arriving).
+    var input: LineFramer
     /// Answers ready to write.
     var pending: ByteBuffer
     private var isQueuedForFlush = false
@@ -164,7 +162,7 @@ final class ServedConnection {
         self.heldReads = loop.context.heldReads
         self.sendsAtTurnEnd = loop.hasRing
         let allocator = ByteBufferAllocator()
-        input = allocator.buffer(capacity: Self.readSize)
+        input = LineFramer(bytes: allocator.buffer(capacity: Self.readSize), maximumLineLength: loop.context.maximumLineLength)
         pending = allocator.buffer(capacity: 4096)
     }
 
@@ -207,7 +205,7 @@ final class ServedConnection {
             readTLS(tls)
             return
         }
-        guard let count = readOnce(into: &input) else { return }
+        guard let count = readOnce(into: &input.bytes) else { return }
         switch count {
         case 0:
             endOfInput()
@@ -256,7 +254,7 @@ final class ServedConnection {
         var sliceEnd = UInt64.max
         if !closeWhenAnswered, parked == nil { prefetchPipelinedChecks(upTo: min(budget, maximumRequestsPerTurn)) }
         // A parked request holds back the lines after it: they are answered once it is.
-        while !closeWhenAnswered, parked == nil {
+        lines: while !closeWhenAnswered, parked == nil {
             if budget == 0 || clock > sliceEnd {
                 hasUnansweredLines = true
                 scheduleResume()
@@ -271,29 +269,14 @@ final class ServedConnection {
                 stopReading()
                 break
             }
-            let found: Int? = input.withUnsafeReadableBytes { bytes in
-                guard searchedBytes < bytes.count,
-                    let start = bytes.baseAddress?.advanced(by: searchedBytes),
-                    let newline = memchr(start, Int32(UInt8(ascii: "\n")), bytes.count - searchedBytes)
-                else { return nil }
-                return bytes.baseAddress!.distance(to: UnsafeRawPointer(newline))
-            }
-            guard let length = found else {
-                searchedBytes = input.readableBytes
-                // One byte of slack: the line may still end in "\r\n".
-                if input.readableBytes - 1 > maximumLineLength { refuseLongLine() }
-                break
-            }
-            searchedBytes = 0
-            let contentLength =
-                length > 0 && input.getInteger(at: input.readerIndex + length - 1, as: UInt8.self) == UInt8(ascii: "\r")
-                ? length - 1 : length
-            if contentLength > maximumLineLength {
+            let line: ByteBuffer
+            switch input.nextLine() {
+            case .line(let next): line = next
+            case .incomplete: break lines
+            case .tooLong:
                 refuseLongLine()
-                break
+                break lines
             }
-            let line = input.getSlice(at: input.readerIndex, length: length)!
-            input.moveReaderIndex(forwardBy: length + 1)
             budget -= 1
             if clock == 0 {
                 clock = monotonicNanoseconds()
@@ -301,11 +284,7 @@ final class ServedConnection {
             }
             clock = answer(line, startedAt: clock)
         }
-        if input.readableBytes == 0 {
-            input.clear()
-        } else if input.readerIndex >= Self.readSize {
-            input.discardReadBytes()
-        }
+        input.compact(discardAfter: Self.readSize)
     }
 
     /// Writes the answers of the lines just read now if none of them waits, else at the end of the turn;
@@ -326,13 +305,10 @@ final class ServedConnection {
     func endOfInput() {
         answerCompleteLines(everyLine: true)
         if deferUntilUnparked(.endOfInput) { return }
-        if !closeWhenAnswered, input.readableBytes > 0 {
-            let view = input.readableBytesView
-            let contentLength = view.last == UInt8(ascii: "\r") ? view.count - 1 : view.count
-            if contentLength > context.maximumLineLength {
-                refuseLongLine()
-            } else {
-                answer(input.readSlice(length: input.readableBytes)!, startedAt: monotonicNanoseconds())
+        if !closeWhenAnswered, let last = input.unterminatedLastLine() {
+            switch last {
+            case .line(let line): answer(line, startedAt: monotonicNanoseconds())
+            case .tooLong, .incomplete: refuseLongLine()
             }
         }
         // The last line was parked: it is answered (and the connection closed) once it may be.

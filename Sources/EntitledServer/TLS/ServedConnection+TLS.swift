@@ -17,7 +17,7 @@ extension ServedConnection {
             }
         }
         do {
-            try tls.decrypt(into: &input)
+            try tls.decrypt(into: &input.bytes)
         } catch {
             // A failed handshake or a forged record: nothing can be answered on this stream.
             context.logger.debug("closing a TLS connection: \(error)", metadata: ["peer": "\(peerDescription)"])
@@ -67,7 +67,7 @@ extension ServedConnection {
     /// per connection, so requests never pay for it.
     func refusesTLSClient() -> Bool {
         awaitsFirstBytes = false
-        guard input.readableBytesView.first == Self.tlsHandshakeRecord else { return false }
+        guard input.bytes.readableBytesView.first == Self.tlsHandshakeRecord else { return false }
         context.logger.debug("a TLS client on a plain-text port: closed", metadata: ["peer": "\(peerDescription)"])
         input.clear()
         pending.writeBytes(Self.notTLSLine)
