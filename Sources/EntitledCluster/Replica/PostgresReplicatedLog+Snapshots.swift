@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 import PostgresNIO
 
 extension PostgresReplicatedLog {
-    public func snapshot() throws(JournalError) -> ReplicatedSnapshot {
+    public func snapshot() throws(JournalError) -> SnapshotSummary {
         switch runBlocking({ try await self.writeSnapshot(unlessNewerThan: nil) }) {
         case .success(let snapshot?): return snapshot
         case .success(nil): throw .snapshotInProgress
@@ -16,7 +16,7 @@ extension PostgresReplicatedLog {
     /// Writes a snapshot unless one no older than `interval` exists, or nothing changed since the newest
     /// one, or another node is writing one: for the periodic snapshots, which every node runs. Returns
     /// the snapshot written, if any.
-    public func snapshotIfDue(interval: Duration) async throws(ClusterError) -> ReplicatedSnapshot? {
+    public func snapshotIfDue(interval: Duration) async throws(ClusterError) -> SnapshotSummary? {
         do {
             return try await writeSnapshot(unlessNewerThan: interval)
         } catch let error as ClusterError {
@@ -28,7 +28,7 @@ extension PostgresReplicatedLog {
 
     /// Takes an image of the replica between two groups, encodes it and stores it on a connection of its
     /// own (the loop's goes on committing meanwhile); removes what it covers. `nil` when skipped.
-    private func writeSnapshot(unlessNewerThan interval: Duration?) async throws -> ReplicatedSnapshot? {
+    private func writeSnapshot(unlessNewerThan interval: Duration?) async throws -> SnapshotSummary? {
         let started = ContinuousClock.now
         let capture = ImageCapture()
         let accepted = state.withLockedValue { state -> Bool in
@@ -66,7 +66,7 @@ extension PostgresReplicatedLog {
         } else if newest >= image.sequence {
             // Nothing since the newest snapshot: it is the answer.
             try await tables.rollback()
-            return ReplicatedSnapshot(location: "postgres:\(location.schema).snapshots/\(newest)", sequence: newest, bytes: 0, memberships: image.memberships.count, milliseconds: 0)
+            return SnapshotSummary(location: "postgres:\(location.schema).snapshots/\(newest)", sequence: newest, bytes: 0, memberships: image.memberships.count, milliseconds: 0)
         }
         let bytes = PortableRecords.encodeSnapshot(image)
         let removed = try await tables.storeSnapshot(
@@ -82,9 +82,9 @@ extension PostgresReplicatedLog {
                 "removedChanges": "\(removed)", "ms": "\(milliseconds)",
             ]
         )
-        return ReplicatedSnapshot(
+        return SnapshotSummary(
             location: "postgres:\(location.schema).snapshots/\(image.sequence)", sequence: image.sequence, bytes: bytes.count,
-            memberships: image.memberships.count, milliseconds: milliseconds
+            memberships: image.memberships.count, milliseconds: Int64(milliseconds)
         )
     }
 

@@ -21,7 +21,7 @@ public protocol ReplicatedLog: AnyObject, Sendable {
 
     /// Writes a snapshot of the replica into the system of record, and removes the changes it covers.
     /// Checks and writes go on meanwhile (on every node).
-    func snapshot() throws(JournalError) -> ReplicatedSnapshot
+    func snapshot() throws(JournalError) -> SnapshotSummary
 
     /// Where the replica stands, read without waiting: for `stats` and the metrics.
     var replicationStatus: ReplicationStatus { get }
@@ -63,25 +63,6 @@ public struct WriteFailure: Error, Sendable, Hashable {
         var failure = WriteFailure(.notMade, reason: error.message)
         failure.refusal = error
         return failure
-    }
-}
-
-/// A snapshot written into the system of record.
-public struct ReplicatedSnapshot: Sendable, Hashable {
-    /// Where it is kept, for people: such as `postgres:entitled.snapshots/1234`.
-    public var location: String
-    /// The last change it holds.
-    public var sequence: UInt64
-    public var bytes: Int
-    public var memberships: Int
-    public var milliseconds: Int
-
-    public init(location: String, sequence: UInt64, bytes: Int, memberships: Int, milliseconds: Int) {
-        self.location = location
-        self.sequence = sequence
-        self.bytes = bytes
-        self.memberships = memberships
-        self.milliseconds = milliseconds
     }
 }
 

@@ -65,13 +65,7 @@ final class LogWriteBackend: WriteBackend {
         guard let durable else { return false }
         RequestProcessor.answerOffTheLoop(id: id, completion: completion) {
             do throws(StorageError) {
-                let report = try durable.snapshot()
-                return .success(
-                    Response.snapshot(
-                        file: report.file, sequence: report.sequence, bytes: report.bytes,
-                        milliseconds: report.milliseconds, memberships: report.membershipCount
-                    )
-                )
+                return .success(.snapshot(try durable.snapshot().summary))
             } catch {
                 // A log that takes no writes is the disk's state, not a server fault: the same code as writes get.
                 let code: ErrorCode = if case .writesUnavailable = error { .unavailable } else { .internal }

@@ -44,13 +44,7 @@ final class ReplicatedWriteBackend: WriteBackend {
         let replicated = self.replicated
         RequestProcessor.answerOffTheLoop(id: id, completion: completion) {
             do throws(JournalError) {
-                let snapshot = try replicated.snapshot()
-                return .success(
-                    Response.snapshot(
-                        file: snapshot.location, sequence: snapshot.sequence, bytes: snapshot.bytes,
-                        milliseconds: Int64(snapshot.milliseconds), memberships: snapshot.memberships
-                    )
-                )
+                return .success(.snapshot(try replicated.snapshot()))
             } catch {
                 return .failure(WireError(.unavailable, "the snapshot failed: \(error.reason)"))
             }

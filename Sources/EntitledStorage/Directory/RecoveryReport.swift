@@ -1,3 +1,5 @@
+import EntitledCore
+
 /// What opening a data directory found and did, for the start-up log line.
 public struct RecoveryReport: Sendable {
     /// The snapshot loaded, if any.
@@ -28,5 +30,10 @@ public struct SnapshotReport: Sendable, Hashable {
     /// The duration in whole milliseconds.
     public var milliseconds: Int64 {
         duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// What a `snapshot` answer says of it.
+    public var summary: SnapshotSummary {
+        SnapshotSummary(location: file, sequence: sequence, bytes: bytes, memberships: membershipCount, milliseconds: milliseconds)
     }
 }

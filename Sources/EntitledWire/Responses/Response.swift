@@ -22,7 +22,7 @@ public enum Response: Sendable {
     /// `catalog`: every entitlement and its products.
     case catalog([(entitlement: String, products: [String])])
     /// `snapshot`: the file written, the last change it holds, its size and how long it took.
-    case snapshot(file: String, sequence: UInt64, bytes: Int, milliseconds: Int64, memberships: Int)
+    case snapshot(SnapshotSummary)
     /// `grant` retried with an idempotency key: the first grant's membership, and `idempotentReplay`.
     case replayedGrant(Membership, moment: Timestamp)
     /// `grant` of a purchase another owner held, moved to the grant's user by the transfer rule: the

@@ -119,17 +119,17 @@ public enum ResponseEncoder {
         case .reloaded(let tokens):
             buffer.writeStaticString(",\"tokens\":")
             buffer.writeJSONInteger(tokens)
-        case .snapshot(let file, let sequence, let bytes, let milliseconds, let memberships):
+        case .snapshot(let snapshot):
             buffer.writeStaticString(",\"file\":")
-            buffer.writeJSONString(file)
+            buffer.writeJSONString(snapshot.location)
             buffer.writeStaticString(",\"sequence\":")
-            buffer.writeString(String(sequence))
+            buffer.writeString(String(snapshot.sequence))
             buffer.writeStaticString(",\"bytes\":")
-            buffer.writeJSONInteger(bytes)
+            buffer.writeJSONInteger(snapshot.bytes)
             buffer.writeStaticString(",\"durationMs\":")
-            buffer.writeString(String(milliseconds))
+            buffer.writeString(String(snapshot.milliseconds))
             buffer.writeStaticString(",\"memberships\":")
-            buffer.writeJSONInteger(memberships)
+            buffer.writeJSONInteger(snapshot.memberships)
         }
         buffer.writeStaticString("}\n")
     }

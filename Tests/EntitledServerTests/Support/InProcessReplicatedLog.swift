@@ -74,13 +74,13 @@ final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
         state.withLockedValue { $0.observer = observer }
     }
 
-    func snapshot() throws(JournalError) -> ReplicatedSnapshot {
+    func snapshot() throws(JournalError) -> SnapshotSummary {
         let sequence = store.sequence
         let count = state.withLockedValue { state -> Int in
             state.snapshots += 1
             return state.snapshots
         }
-        return ReplicatedSnapshot(location: "test:snapshots/\(count)", sequence: sequence, bytes: 123, memberships: store.membershipCount, milliseconds: 4)
+        return SnapshotSummary(location: "test:snapshots/\(count)", sequence: sequence, bytes: 123, memberships: store.membershipCount, milliseconds: 4)
     }
 
     var replicationStatus: ReplicationStatus {
