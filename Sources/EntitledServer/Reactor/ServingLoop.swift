@@ -77,8 +77,6 @@ final class ServingLoop: @unchecked Sendable {
     private let authenticationTimeoutMilliseconds: UInt64
     /// Whether connections are swept at all (either timeout set).
     private let sweepsConnections: Bool
-    /// When the connections are next looked at for the idle and authentication timeouts.
-    private var nextIdleSweep: UInt64 = 0
     private var running: [() -> Void] = []
     /// Run once, right after the writes of the current turn were committed (see `afterCurrentTurn`).
     private var afterCommit: [() -> Void] = []
@@ -87,16 +85,12 @@ final class ServingLoop: @unchecked Sendable {
     /// Timers in `expiryTimers` that will do nothing when they fire (their connection closed, unwatched,
     /// or set a newer deadline): a heap cannot drop them early, so they are swept out once they are many.
     private var staleExpiryTimers = 0
-    /// When accepting failed for lack of file descriptors: the listeners sleep until then.
-    private var listenersPausedUntil: UInt64?
+    /// Every deadline the loop keeps by the monotonic clock (parked reads, lingering connections, paused
+    /// listeners, the sweep), soonest first.
+    private var deadlines = LoopDeadlines()
     private var stopping = false
     /// While stopping gracefully: when the loop stops even if connections still have work (monotonic ms).
     private var drainDeadline: UInt64?
-    /// Drained connections waiting for their clients to close (see `ServedConnection.linger`).
-    private var lingering: [(connection: ServedConnection, deadline: UInt64)] = []
-    /// Connections holding a `minSeq` read, with which parking and when it stops waiting (monotonic ms).
-    /// A list rather than a heap: few connections wait at once, and each waits at most `--min-seq-wait`.
-    private var parkedReads: [(connection: ServedConnection, number: UInt64, deadline: UInt64)] = []
 
     // Any thread, under `postLock`.
     private let postLock = NIOLock()
@@ -257,6 +251,7 @@ final class ServingLoop: @unchecked Sendable {
     private func run() {
         // For `top -H` and /proc: an unnamed thread shows its creator's name (a Swift concurrency worker's).
         nameCurrentThread("entitled-loop\(index)")
+        if sweepsConnections { deadlines.add(.sweepConnections, at: 0) }
         if context.usesIoUring {
             // Made here: only the thread that made a ring may submit to it.
             do {
@@ -298,19 +293,14 @@ final class ServingLoop: @unchecked Sendable {
             if !receiving.isEmpty { completeReceives() }
             runPostedTasks()
             runDueTimers()
-            if !parkedReads.isEmpty { expireParkedReads() }
-            resumeListenersIfDue()
             // Checked here, not in the functions: at one request per turn, the calls alone cost ~40 instructions.
+            if let soonest = deadlines.soonest, soonest <= turnStarted { runDueDeadlines() }
             if !toResume.isEmpty { resumeConnections() }
-            if sweepsConnections, turnStarted >= nextIdleSweep { closeIdleConnectionsIfDue() }
             commitWrites()
             if !afterCommit.isEmpty { runAfterCommitTasks() }
             flushConnections()
             if let deadline = drainDeadline {
-                // Lingering happens only while draining, so its deadlines are looked at only then.
-                let now = monotonicMilliseconds()
-                if !lingering.isEmpty { closeLingeringConnections(dueBy: now) }
-                if connections.allSatisfy({ $0 == nil }) || now >= deadline { stopping = true }
+                if connections.allSatisfy({ $0 == nil }) || monotonicMilliseconds() >= deadline { stopping = true }
             }
         }
         shutDown()
@@ -342,21 +332,9 @@ final class ServingLoop: @unchecked Sendable {
         if !toFlush.isEmpty || !toCommit.isEmpty || !toResume.isEmpty || postLock.withLock({ !posted.isEmpty }) { return 0 }
         var timeout: Int32 = -1
         if drainDeadline != nil { return 10 }  // draining: look again soon whether every connection is done
-        if sweepsConnections {
-            // The sweep runs about once a second; a loop with nothing to do sleeps until it is due. Timed
-            // from the turn's start rather than a fresh clock read: a few milliseconds late is fine here.
-            timeout = nextIdleSweep > turnStarted ? Int32(min(nextIdleSweep - turnStarted, 1000)) : 0
-        }
-        if let until = listenersPausedUntil {
-            let now = monotonicMilliseconds()
-            let untilResumed = until > now ? Int32(min(until - now, 1000)) : 0
-            timeout = timeout < 0 ? untilResumed : min(timeout, untilResumed)
-        }
-        if !parkedReads.isEmpty {
-            let now = monotonicMilliseconds()
-            let soonest = parkedReads.reduce(UInt64.max) { min($0, $1.deadline) }
-            let untilDeadline = soonest > now ? Int32(min(soonest - now, 1000)) : 0
-            timeout = timeout < 0 ? untilDeadline : min(timeout, untilDeadline)
+        if let soonest = deadlines.soonest {
+            // Timed from the turn's start rather than a fresh clock read: a few milliseconds late is fine.
+            timeout = soonest > turnStarted ? Int32(min(soonest - turnStarted, 1000)) : 0
         }
         if let next = expiryTimers.min {
             // By the store's clock, which decides expiry. Capped at a second, so that a clock stepped
@@ -418,35 +396,31 @@ final class ServingLoop: @unchecked Sendable {
     /// `connection` holds a `minSeq` read (its parking `number`) that stops waiting at `deadline`
     /// (monotonic milliseconds): then `ServedConnection.sequenceWaitExpired(number:)` answers it.
     func noteParked(_ connection: ServedConnection, number: UInt64, until deadline: UInt64) {
-        parkedReads.append((connection, number, deadline))
-    }
-
-    private func expireParkedReads() {
-        let now = monotonicMilliseconds()
-        var due: [(connection: ServedConnection, number: UInt64)] = []
-        parkedReads.removeAll { connection, number, deadline in
-            // Answered already (woken by its change) or closed: nothing to do at the deadline.
-            guard !connection.isClosed, connection.parked?.number == number else { return true }
-            guard now >= deadline else { return false }
-            due.append((connection, number))
-            return true
-        }
-        // Answered after the sweep: answering may park the next line, which appends here.
-        for (connection, number) in due { connection.sequenceWaitExpired(number: number) }
+        deadlines.add(.expireParkedRead(connection, number: number), at: deadline)
     }
 
     /// `connection` has shut its write side and waits for its client to close, until `deadline`
     /// (monotonic milliseconds; see `ServedConnection.linger`).
     func noteLingering(_ connection: ServedConnection, until deadline: UInt64) {
-        lingering.append((connection, deadline))
+        deadlines.add(.closeLingering(connection), at: deadline)
     }
 
-    private func closeLingeringConnections(dueBy now: UInt64) {
-        lingering.removeAll { connection, deadline in
-            if connection.isClosed { return true }
-            guard now >= deadline else { return false }
-            connection.close()
-            return true
+    /// Does what is due by this turn's clock. An action may add a deadline (an expired read's answer can
+    /// park the next line): it is taken in this pass only if it is due too.
+    private func runDueDeadlines() {
+        while let action = deadlines.nextDue(by: turnStarted) {
+            switch action {
+            case .expireParkedRead(let connection, let number):
+                // Answered already (woken by its change) or closed: nothing to do at the deadline.
+                guard !connection.isClosed, connection.parked?.number == number else { continue }
+                connection.sequenceWaitExpired(number: number)
+            case .closeLingering(let connection):
+                if !connection.isClosed { connection.close() }
+            case .resumeListeners:
+                for descriptor in listeners.keys { try? epoll.add(descriptor, .readable) }
+            case .sweepConnections:
+                closeIdleConnectionsIfDue()
+            }
         }
     }
 
@@ -515,13 +489,7 @@ final class ServingLoop: @unchecked Sendable {
 
     private func pauseListeners() {
         for descriptor in listeners.keys { epoll.remove(descriptor) }
-        listenersPausedUntil = monotonicMilliseconds() + 100
-    }
-
-    private func resumeListenersIfDue() {
-        guard let until = listenersPausedUntil, monotonicMilliseconds() >= until else { return }
-        listenersPausedUntil = nil
-        for descriptor in listeners.keys { try? epoll.add(descriptor, .readable) }
+        deadlines.add(.resumeListeners, at: monotonicMilliseconds() + 100)
     }
 
     // MARK: Connections' requests of the loop
@@ -551,7 +519,7 @@ final class ServingLoop: @unchecked Sendable {
     private func closeIdleConnectionsIfDue() {
         let timeouts: [UInt64] = [idleTimeoutMilliseconds, authenticationTimeoutMilliseconds].filter { $0 > 0 }
         let shortest: UInt64 = timeouts.min() ?? 1000
-        nextIdleSweep = turnStarted + Swift.min(1000, Swift.max(10, shortest / 4))
+        deadlines.add(.sweepConnections, at: turnStarted + Swift.min(1000, Swift.max(10, shortest / 4)))
         var closed = 0
         var unauthenticated = 0
         for case let connection? in connections {
