@@ -3,11 +3,12 @@ public enum CommandSuggestions {
     /// Command names within two edits of `word` (or starting with it), closest first, at most three.
     public static func closest(to word: String) -> [String] {
         let typed = word.lowercased()
-        let scored = CommandSpec.all.compactMap { spec -> (name: String, distance: Int)? in
-            let distance = editDistance(typed, spec.name)
-            let isPrefix = typed.count >= 2 && spec.name.hasPrefix(typed)
+        let scored = ConsoleCommand.allCases.compactMap { command -> (name: String, distance: Int)? in
+            let name = command.rawValue
+            let distance = editDistance(typed, name)
+            let isPrefix = typed.count >= 2 && name.hasPrefix(typed)
             guard distance <= 2 || isPrefix else { return nil }
-            return (spec.name, isPrefix ? min(distance, 1) : distance)
+            return (name, isPrefix ? min(distance, 1) : distance)
         }
         return scored.sorted { ($0.distance, $0.name) < ($1.distance, $1.name) }.prefix(3).map(\.name)
     }

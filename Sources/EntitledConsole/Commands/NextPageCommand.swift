@@ -11,13 +11,13 @@ public enum NextPageCommand {
     /// `command`) for the page after `next`; `nil` for a command whose answers do not come in pages.
     public static func text(command: String, request: EntitledRequest, next: String) -> String? {
         var words = [command]
-        switch command {
-        case "show":
+        switch ConsoleCommand(rawValue: command) {
+        case .show?:
             words += subjectWords(request)
             if let transaction = request.string("transactionId") { words.append("transaction=" + quoted(transaction)) }
             if let original = request.string("originalTransactionId") { words.append("original=" + quoted(original)) }
             if let at = request.string("at") { words.append("at=" + quoted(at)) }
-        case "history":
+        case .history?:
             words += subjectWords(request)
             if let entitlement = request.string("entitlement") { words.append("entitlement:" + quoted(entitlement)) }
         default:
