@@ -62,7 +62,8 @@ import Testing
             #expect(report.verdict == .ok, "\(report)")
             #expect(report.recoveredSequence == 25)
             let entry = try #require(report.files.first { $0.name == Self.segment })
-            #expect(entry.note?.contains("zero-filled space") == true, "\(entry)")
+            let unused = (try #require(FileSystem.fileSize(crashed + "/" + Self.segment))) - end
+            #expect(entry.note == .unusedSpace(offset: end, bytes: unused, trimmedAtStart: true), "\(entry)")
 
             let recovered = try DurableStore(directory: crashed, policy: .always)
             defer { recovered.close() }
@@ -84,7 +85,7 @@ import Testing
             // A record that crosses a sector boundary, with records after it: a crash during the write of
             // a batch holding it wrote the sector before the boundary and the sectors after the next one,
             // but not the one after the boundary.
-            let sector = LogSegmentScan.sectorLength
+            let sector = LogRecordFrames.sectorLength
             let torn = try #require((1..<(sizes.count - 2)).first { sizes[$0 - 1] / sector != (sizes[$0] - 1) / sector })
             let boundary = (sizes[torn] - 1) / sector * sector
             #expect(sizes.last! > boundary + sector, "records must follow the lost sector")

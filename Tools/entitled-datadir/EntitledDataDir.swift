@@ -56,7 +56,7 @@ extension EntitledDataDir {
 
         func run() throws {
             let report = DataDirectoryInspector.verify(directory: directory)
-            print(report)
+            print(report.text)
             if report.verdict == .damaged { throw ExitCode(1) }
         }
     }
@@ -85,7 +85,7 @@ extension EntitledDataDir {
         func run() throws {
             do {
                 let report = try DataDirectoryInspector.cutLog(directory: directory, file: segment)
-                print(report)
+                print(report.text)
             } catch {
                 printError("entitled-datadir: \(error.message)")
                 throw ExitCode(1)

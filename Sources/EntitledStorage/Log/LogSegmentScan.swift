@@ -1,13 +1,16 @@
 import EntitledCore
 
-/// What one log segment file holds, read and checked front to back.
+/// What one log segment file holds, read and checked front to back: its file header here, each record's
+/// frame by `LogRecordFrames`, then the record's contents and sequence.
 struct LogSegmentScan {
     let file: String
     let firstSequence: UInt64
     var records: [LoggedChange] = []
+    /// Where each record starts in the file (its record header).
+    var recordOffsets: [Int] = []
     /// Where each record's payload starts in the file, for error messages about it.
-    var payloadOffsets: [Int] = []
-    /// Where a torn last record starts: a crash cut it short (see `isTorn(at:through:in:)`).
+    var payloadOffsets: [Int] { recordOffsets.map { $0 + LogFormat.recordHeaderLength } }
+    /// Where a torn last record starts: a crash cut it short (`LogRecordFrames.isTornTail`).
     var tornTailOffset: Int?
     /// Bytes from the torn record to the end of the file.
     var tornBytes = 0
@@ -17,6 +20,9 @@ struct LogSegmentScan {
     var unusedTailOffset: Int?
     /// Bytes of that zero-filled space.
     var unusedBytes: Int { unusedTailOffset.map { fileLength - $0 } ?? 0 }
+    /// Where reading stopped at damage (anything but a torn tail), when it did: only a scan made by
+    /// `upToDamage(path:file:)` keeps it; `init(path:file:)` throws it.
+    private(set) var damage: Damage?
     /// The file's length in bytes.
     private(set) var fileLength = 0
     /// The format version its header announces (`LogFormat.readableVersions`).
@@ -25,106 +31,114 @@ struct LogSegmentScan {
     /// dated with.
     private var newestRecordedTime = Timestamp(millisecondsSinceEpoch: 0)
 
+    /// The first problem found in a segment, other than a torn tail.
+    struct Damage {
+        /// What `init(path:file:)` throws: `StorageError.corruptLog`, naming the first byte found wrong.
+        let error: StorageError
+        /// Where the record found wrong starts, right after the last good one: where a cut keeps every
+        /// record before the damage. `nil` when the damage is in the file header.
+        let recordOffset: Int?
+    }
+
     /// Reads and checks the segment at `path` (named `file`). A torn tail is reported, not thrown; every
     /// other problem throws `StorageError.corruptLog` naming the byte offset.
     init(path: String, file: String) throws(StorageError) {
+        try self.init(path: path, file: file, pastDamagedHeader: false)
+        if let damage { throw damage.error }
+    }
+
+    /// Reads and checks the segment at `path` (named `file`) as far as its records pass every check, and
+    /// says where and why it stopped (`damage`) instead of throwing: `records` are the good ones before
+    /// the damage. Where the file header is damaged, the records are still read (with the version it
+    /// states, from the sequence the name states), so that an operator learns how many look intact.
+    /// Throws only when the file cannot be read, or `file` is not a segment's name.
+    static func upToDamage(path: String, file: String) throws(StorageError) -> LogSegmentScan {
+        try LogSegmentScan(path: path, file: file, pastDamagedHeader: true)
+    }
+
+    private init(path: String, file: String, pastDamagedHeader: Bool) throws(StorageError) {
         guard let namedSequence = LogFormat.firstSequence(ofSegmentNamed: file) else {
             throw .corruptLog(file: file, offset: 0, problem: "not a log segment name")
         }
         self.file = file
         self.firstSequence = namedSequence
         let bytes = try FileSystem.readWholeFile(path)
-        try bytes.withBytes { (raw) throws(StorageError) in try scan(raw) }
+        bytes.withUnsafeBytes { raw in scan(raw, pastDamagedHeader: pastDamagedHeader) }
     }
 
-    private mutating func scan(_ bytes: UnsafeRawBufferPointer) throws(StorageError) {
+    private mutating func scan(_ bytes: UnsafeRawBufferPointer, pastDamagedHeader: Bool) {
         fileLength = bytes.count
         guard bytes.count >= LogFormat.segmentHeaderLength,
             !bytes[0..<LogFormat.segmentHeaderLength].allSatisfy({ $0 == 0 })
         else {
             // Created but its header never (fully) written: a crash during a log rotation.
-            tornTailOffset = 0
-            tornBytes = bytes.count
+            return markTorn(at: 0, total: bytes.count)
+        }
+        do throws(StorageError) {
+            try checkHeader(bytes)
+        } catch {
+            damage = Damage(error: error, recordOffset: nil)
+            guard pastDamagedHeader else { return }
+            formatVersion = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            _ = readRecords(bytes)
             return
         }
-        try checkHeader(bytes)
-        var offset = LogFormat.segmentHeaderLength
+        switch readRecords(bytes) {
+        case .end:
+            break
+        case .unusedSpace(let offset):
+            unusedTailOffset = offset
+        case .tornTail(let offset):
+            markTorn(at: offset, total: bytes.count)
+        case .damage(let damage):
+            self.damage = damage
+        }
+    }
+
+    /// How the records of a segment end.
+    private enum End {
+        /// At the end of the file.
+        case end
+        /// At zero-filled space starting at this offset.
+        case unusedSpace(Int)
+        /// At a torn last record starting at this offset.
+        case tornTail(Int)
+        case damage(Damage)
+    }
+
+    /// Reads the records after the file header, each checked: its frame, its contents, its sequence.
+    private mutating func readRecords(_ bytes: UnsafeRawBufferPointer) -> End {
+        var frames = LogRecordFrames(bytes)
         var expected = firstSequence
-        while offset < bytes.count {
-            let remaining = bytes.count - offset
-            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            if rest.allSatisfy({ $0 == 0 }) {
-                unusedTailOffset = offset
-                return
+        while let frame = frames.next() {
+            let record: LogRecordFrames.Record
+            switch frame {
+            case .record(let intact):
+                record = intact
+            case .bad(let bad):
+                if frames.isTornTail(bad) { return .tornTail(bad.start) }
+                return damaged(at: bad.start, offset: bad.offset, problem: bad.problem)
             }
-            guard remaining >= LogFormat.recordHeaderLength else {
-                return markTorn(at: offset, total: bytes.count)
-            }
-            var header = BinaryReader(rest)
-            let length = Int(try read { () throws(BinaryReader.Malformed) in try header.readUInt32() })
-            let payloadChecksum = try read { () throws(BinaryReader.Malformed) in try header.readUInt32() }
-            let headerChecksum = try read { () throws(BinaryReader.Malformed) in try header.readUInt32() }
-            guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: rest[0..<8])) == headerChecksum else {
-                if Self.isTorn(at: offset, through: offset + LogFormat.recordHeaderLength, in: bytes) {
-                    return markTorn(at: offset, total: bytes.count)
-                }
-                throw .corruptLog(file: file, offset: offset, problem: "a record header fails its checksum")
-            }
-            guard length <= LogFormat.maximumPayloadLength else {
-                throw .corruptLog(file: file, offset: offset, problem: "a record claims \(length) bytes, more than any record has")
-            }
-            guard remaining - LogFormat.recordHeaderLength >= length else {
-                return markTorn(at: offset, total: bytes.count)
-            }
-            let payloadStart = offset + LogFormat.recordHeaderLength
-            let payload = UnsafeRawBufferPointer(rebasing: bytes[payloadStart..<(payloadStart + length)])
-            guard CRC32C.checksum(payload) == payloadChecksum else {
-                if Self.isTorn(at: offset, through: payloadStart + length, in: bytes) {
-                    return markTorn(at: offset, total: bytes.count)
-                }
-                throw .corruptLog(file: file, offset: payloadStart, problem: "a record fails its checksum")
-            }
-            var reader = BinaryReader(payload)
+            var reader = BinaryReader(record.payload)
             let logged: LoggedChange
             do {
                 logged = try reader.readLoggedChange(version: formatVersion, undatedTime: newestRecordedTime)
                 newestRecordedTime = max(newestRecordedTime, logged.context.recordedAt)
             } catch {
-                throw .corruptLog(file: file, offset: payloadStart + error.offset, problem: error.problem)
+                return damaged(at: record.start, offset: record.payloadStart + error.offset, problem: error.problem)
             }
             guard logged.sequence == expected else {
-                throw .corruptLog(file: file, offset: payloadStart, problem: "record \(logged.sequence) where record \(expected) belongs")
+                return damaged(at: record.start, offset: record.payloadStart, problem: "record \(logged.sequence) where record \(expected) belongs")
             }
             records.append(logged)
-            payloadOffsets.append(payloadStart)
+            recordOffsets.append(record.start)
             expected += 1
-            offset = payloadStart + length
         }
+        return frames.unusedSpaceOffset.map { .unusedSpace($0) } ?? .end
     }
 
-    /// The size of the unit a disk writes whole or not at all. Real devices write 512 or 4096 bytes
-    /// atomically; the smaller one is assumed, which is right for both.
-    static let sectorLength = 512
-
-    /// Whether the record spanning bytes `start..<end` (which fails its checksums) was cut short by a
-    /// crash, rather than damaged after it was written.
-    ///
-    /// A write that never reached the disk leaves the sectors it should have filled as they were, and the
-    /// space after the last record is zeros (the log writer fills it ahead, or the file system allocated it
-    /// as zeros). So the record is torn when, in some sector it reaches, every byte from the record's start
-    /// (or the sector's start) to the sector's end (or the end of the file) is zero. A record damaged on
-    /// disk after it was written has no such sector: within a sector, its bytes are followed by those of the
-    /// next record, and a torn write can only be the newest records. (etcd's write-ahead log uses the same
-    /// test.)
-    static func isTorn(at start: Int, through end: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
-        var chunkStart = start
-        while chunkStart < min(end, bytes.count) {
-            let sectorEnd = (chunkStart / sectorLength + 1) * sectorLength
-            let chunkEnd = min(sectorEnd, bytes.count)
-            if UnsafeRawBufferPointer(rebasing: bytes[chunkStart..<chunkEnd]).allSatisfy({ $0 == 0 }) { return true }
-            chunkStart = chunkEnd
-        }
-        return false
+    private func damaged(at recordOffset: Int, offset: Int, problem: String) -> End {
+        .damage(Damage(error: .corruptLog(file: file, offset: offset, problem: problem), recordOffset: recordOffset))
     }
 
     private func read<T>(_ body: () throws(BinaryReader.Malformed) -> T) throws(StorageError) -> T {
