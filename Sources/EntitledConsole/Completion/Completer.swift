@@ -29,15 +29,16 @@ public enum Completer {
         let positional = arguments.filter {
             !$0.lowercased().hasPrefix("user:") && !$0.lowercased().hasPrefix("device:") && !$0.contains("=")
         }
-        let options = { (keys: [String]) in keys.filter { key in !arguments.contains { $0.lowercased().hasPrefix(key) } } }
-        switch spec.name {
-        case "check":
+        // The options the command takes (its spec lists them), less those already typed.
+        let options = spec.options.map { $0 + "=" }.filter { key in !arguments.contains { $0.lowercased().hasPrefix(key) } }
+        switch spec.command {
+        case .check:
             let targets = positional.isEmpty ? Array(knowledge.products) + knowledge.entitlements.map { "entitlement:" + $0 } : []
-            return subjects + targets + options(["at="])
-        case "grant":
+            return subjects + targets + options
+        case .grant:
             var words =
                 subjects
-                + options(["source=", "plan=", "renews=", "period=", "env=", "ownership=", "type=", "transaction=", "original=", "key=", "reason="])
+                + options
                 + CommandSpec.sources.map { "source=" + $0 } + ["renews=yes", "renews=no"]
                 + CommandSpec.periodTypes.map { "period=" + $0 } + CommandSpec.environments.map { "env=" + $0 }
                 + CommandSpec.ownerships.map { "ownership=" + $0 } + CommandSpec.grantTypes.map { "type=" + $0 }
@@ -47,35 +48,35 @@ public enum Completer {
                 words += ["lifetime", "until", "30d", "7d", "365d"]
             }
             return words
-        case "claim", "erase":
-            return subjects + options(["reason="])
-        case "undefine":
-            return arguments.isEmpty ? Array(knowledge.entitlements) : options(["reason="])
-        case "show", "customer":
-            return subjects + (spec.name == "show" ? options(["at=", "transaction=", "original=", "limit=", "after="]) : [])
-        case "history":
+        case .claim, .erase:
+            return subjects + options
+        case .undefine:
+            return arguments.isEmpty ? Array(knowledge.entitlements) : options
+        case .show, .customer:
+            return subjects + options
+        case .history:
             let hasEntitlement = arguments.contains { $0.lowercased().hasPrefix("entitlement:") }
             let targets = hasUser || hasDevice ? [] : hasEntitlement ? [] : knowledge.entitlements.map { "entitlement:" + $0 } + ["entitlement:"]
-            return (hasEntitlement ? [] : subjects) + targets + options(["limit=", "after="])
-        case "watch", "unwatch":
+            return (hasEntitlement ? [] : subjects) + targets + options
+        case .watch, .unwatch:
             let hasAll = arguments.contains { $0.lowercased() == "all" }
             if hasAll { return [] }
             return subjects + (hasUser || hasDevice ? [] : ["all"])
-        case "revoke":
+        case .revoke:
             return arguments.isEmpty ? Array(knowledge.membershipIDs) : ["refund", "chargeback", "manual"]
-        case "event":
+        case .event:
             switch positional.count {
             case 0: return Array(knowledge.membershipIDs)
             case 1: return CommandSpec.eventTypes
             default:
                 let untilTyped = positional.dropFirst(2).contains { $0.lowercased() == "until" }
-                return options(["id=", "at=", "grace=", "product=", "transaction=", "reason="])
+                return options
                     + knowledge.products.map { "product=" + $0 } + (untilTyped ? [] : ["until"])
             }
-        case "define":
+        case .define:
             if arguments.isEmpty { return Array(knowledge.entitlements) }
-            return Array(knowledge.products.subtracting(arguments)) + options(["reason="])
-        case "help":
+            return Array(knowledge.products.subtracting(arguments)) + options
+        case .help:
             return arguments.isEmpty ? CommandSpec.all.map(\.name) : []
         default:
             return []
