@@ -45,7 +45,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        // `entitled`'s configuration: command line > environment > file > default. Without its default trait
+        // `entitled`'s and `entitled-stores`' settings: command line > environment > file > default. Without its default trait
         // (JSON): that provider links full Foundation (ICU, which valgrind cannot load; see EntitledStorage's
         // Threading.swift) and takes any key of any JSON file, where `entitled` refuses unknown and repeated keys.
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
@@ -223,6 +223,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Its settings, layered as `entitled`'s are: command line > environment > file > default.
+                .product(name: "Configuration", package: "swift-configuration"),
             ],
             exclude: ["STORES.md"]
         ),

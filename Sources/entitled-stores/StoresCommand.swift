@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import EntitledClient
 import EntitledStores
 import Foundation
@@ -24,9 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Receive the stores' notifications and apply them (the default).",
         discussion: """
             Every option can also come from the environment (ENTITLED_STORES_ and the option's name upper-cased, \
-            - as _: ENTITLED_STORES_STRIPE_SECRET) or from a JSON file (--config, keys named as the options: \
-            {"listen": "0.0.0.0:7118", "stripe-secret": ["whsec_..."]}). The command line wins over the \
-            environment, which wins over the file. A store whose secrets are not given is not served (404).
+            - as _: ENTITLED_STORES_STRIPE_SECRET) or from a JSON file (--config or ENTITLED_STORES_CONFIG, keys \
+            named as the options: {"listen": "0.0.0.0:7118", "stripe-secret": ["whsec_..."]}). The command line \
+            wins over the environment, which wins over the file. A store whose secrets are not given is not served (404).
             """
     )
 
@@ -105,11 +106,35 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let settings: StoresSettings
         do {
-            settings = try StoresSettings(command: self, environment: ProcessInfo.processInfo.environment)
+            settings = try StoresSettings(commandLine: configurationValues, environment: ProcessInfo.processInfo.environment)
         } catch {
             throw ValidationError(error.message)
         }
         try await StoresService(settings: settings).run()
+    }
+
+    /// What the command line gave, as configuration values by key: the first of the layered sources.
+    var configurationValues: [AbsoluteConfigKey: ConfigValue] {
+        let given: [(String, ConfigContent?)] = [
+            ("config", config.map(ConfigContent.string)), ("listen", listen.map(ConfigContent.string)),
+            ("entitled", entitled.map(ConfigContent.string)), ("token-file", tokenFile.map(ConfigContent.string)),
+            ("apple-root-ca", appleRootCa.map(ConfigContent.string)), ("apple-bundle-id", appleBundleId.map(ConfigContent.string)),
+            ("apple-app-id", appleAppId.map(ConfigContent.int)), ("google-package", googlePackage.map(ConfigContent.string)),
+            ("google-service-account", googleServiceAccount.map(ConfigContent.string)),
+            ("google-push-audience", googlePushAudience.map(ConfigContent.string)), ("google-push-email", googlePushEmail.map(ConfigContent.string)),
+            ("google-api-url", googleApiUrl.map(ConfigContent.string)), ("google-token-url", googleTokenUrl.map(ConfigContent.string)),
+            ("google-certs-url", googleCertsUrl.map(ConfigContent.string)),
+            ("stripe-secret", stripeSecret.isEmpty ? nil : .stringArray(stripeSecret)), ("stripe-user-key", stripeUserKey.map(ConfigContent.string)),
+            ("stripe-grace-days", stripeGraceDays.map(ConfigContent.int)), ("whop-secret", whopSecret.isEmpty ? nil : .stringArray(whopSecret)),
+            ("whop-user-key", whopUserKey.map(ConfigContent.string)), ("state-dir", stateDir.map(ConfigContent.string)),
+            ("unmatched-retry-seconds", unmatchedRetrySeconds.map(ConfigContent.int)), ("idle-timeout", idleTimeout.map(ConfigContent.int)),
+            ("max-connections", maxConnections.map(ConfigContent.int)), ("log-level", logLevel.map(ConfigContent.string)),
+        ]
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        for case (let name, let content?) in given {
+            values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(content, isSecret: StoresSettingKey.named(name)?.kind == .secrets)
+        }
+        return values
     }
 }
 

@@ -1,20 +1,16 @@
+import Configuration
 import EntitledClient
 import EntitledStores
 import Foundation
 import Logging
 
-/// The receiver's settings, from the command line, then the environment (`ENTITLED_STORES_*`), then the
-/// configuration file, then the defaults.
+/// The receiver's settings, each resolved by swift-configuration as `entitled`'s are: the command line, then
+/// the environment (`ENTITLED_STORES_*`, `StoresEnvironment`), then the configuration file (`--config`, else
+/// `ENTITLED_STORES_CONFIG`; `StoresConfigurationFile`), then the defaults. Every value, wherever it came
+/// from, is checked here.
 struct StoresSettings {
     static let defaultListen = "127.0.0.1:7118"
     static let defaultStateDirectory = "./entitled-stores-data"
-    /// The keys of the file and the variables, as the long options name them.
-    static let keys: Set<String> = [
-        "listen", "entitled", "token-file", "apple-root-ca", "apple-bundle-id", "apple-app-id", "google-package", "google-service-account",
-        "google-push-audience", "google-push-email", "google-api-url", "google-token-url", "google-certs-url", "stripe-secret", "stripe-user-key",
-        "stripe-grace-days", "whop-secret", "whop-user-key", "state-dir", "unmatched-retry-seconds", "log-level", "idle-timeout",
-        "max-connections",
-    ]
 
     var listenHost = "127.0.0.1"
     var listenPort = 7118
@@ -40,53 +36,55 @@ struct StoresSettings {
         var description: String { message }
     }
 
-    init(command: ServeCommand, environment: [String: String]) throws(Failure) {
-        let file = try Self.readFile(command.config ?? environment["ENTITLED_STORES_CONFIG"])
-        var unknown: [String] = []
-        for name in environment.keys where name.hasPrefix("ENTITLED_STORES_") && name != "ENTITLED_STORES_CONFIG" {
-            let key = name.dropFirst("ENTITLED_STORES_".count).lowercased().replacingOccurrences(of: "_", with: "-")
-            if !Self.keys.contains(key) { unknown.append(name) }
+    /// - Parameter commandLine: what the command line gave (`ServeCommand.configurationValues`), the first source.
+    init(commandLine: [AbsoluteConfigKey: ConfigValue], environment: [String: String]) throws(Failure) {
+        let overrides = StoresEnvironment(environment: environment)
+        let typed = InMemoryProvider(name: "the command line", values: commandLine)
+        // Which file: `--config`, else the variable; with `--config` given, a broken file the variable names does not matter.
+        let path = ConfigReader(providers: [typed, overrides.provider]).string(forKey: "config")
+        var providers: [any ConfigProvider] = [typed, overrides.provider]
+        if let path {
+            providers.append(InMemoryProvider(name: "the configuration file \(path)", values: try StoresConfigurationFile.values(path: path)))
         }
-        unknownVariables = unknown.sorted()
-        func variable(_ key: String) -> String? {
-            environment["ENTITLED_STORES_" + key.uppercased().replacingOccurrences(of: "-", with: "_")].flatMap { $0.isEmpty ? nil : $0 }
+        let reader = ConfigReader(providers: providers)
+        unknownVariables = overrides.unknownVariables
+
+        func text(_ name: String) -> String? {
+            reader.string(forKey: ConfigKey(name))
         }
-        /// A text setting: the command line's, the environment's, the file's.
-        func text(_ key: String, _ given: String?) throws(Failure) -> String? {
-            if let given { return given }
-            if let value = variable(key) { return value }
-            guard let value = file[key] else { return nil }
-            guard let text = value.stringValue ?? value.intValue.map(String.init) else {
-                throw Failure(message: "the configuration file's \"\(key)\" must be a string")
+        /// Only the environment's text is converted on reading (the command line's parser and the file typed
+        /// theirs), so no number with the variable set means its text is not one: a value of the command line,
+        /// which wins over it, would have been returned.
+        func number(_ name: String, in range: ClosedRange<Int>) throws(Failure) -> Int? {
+            guard let value = reader.int(forKey: ConfigKey(name)) else {
+                let variable = StoresSettingKey(name: name, kind: .integer).environmentVariable
+                if let text = overrides.variables[variable] { throw Failure("\(variable) must be a whole number, not \"\(text)\"") }
+                return nil
             }
-            return text
-        }
-        func number(_ key: String, _ given: Int?, in range: ClosedRange<Int>) throws(Failure) -> Int? {
-            let raw: String?
-            if let given { raw = String(given) } else if let value = variable(key) { raw = value } else {
-                raw = file[key].map { $0.intValue.map(String.init) ?? $0.stringValue ?? "?" }
-            }
-            guard let raw else { return nil }
-            guard let value = Int(raw), range.contains(value) else {
-                throw Failure(message: "\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(raw)")
+            guard range.contains(value) else {
+                throw Failure("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(value)")
             }
             return value
         }
+        /// Secrets: the command line's (repeated), the variable's (comma-separated), the file's (one or a list).
+        func secrets(_ name: String) -> [String] {
+            (reader.stringArray(forKey: ConfigKey(name), isSecret: true) ?? []).filter { !$0.isEmpty }
+        }
 
-        if let listen = try text("listen", command.listen) {
+        if let listen = text("listen") {
             guard let (host, port) = Self.hostAndPort(listen) else {
                 throw Failure(message: "listen must be HOST:PORT (such as 127.0.0.1:7118), not \(listen)")
             }
             listenHost = host
             listenPort = port
         }
-        if let address = try text("entitled", command.entitled) {
+        if let address = text("entitled") {
             guard let parsed = Self.serverAddress(address) else {
                 throw Failure(message: "entitled must be HOST:PORT, [IPv6]:PORT or unix:/path, not \(address)")
             }
             entitled = parsed
         }
-        if let path = try text("token-file", command.tokenFile) {
+        if let path = text("token-file") {
             guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw Failure(message: "cannot read the token file \(path)")
             }
@@ -95,31 +93,20 @@ struct StoresSettings {
             guard !token.isEmpty else { throw Failure(message: "the token file \(path) is empty: its first line must hold the token") }
             self.token = token
         }
-        /// Secrets: the command line's (repeated), the variable's (comma-separated), the file's (one or a list).
-        func secrets(_ key: String, _ given: [String]) throws(Failure) -> [String] {
-            if !given.isEmpty { return given }
-            if let value = variable(key) {
-                return value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            }
-            guard let value = file[key] else { return [] }
-            if let one = value.stringValue { return [one] }
-            if let many = value.arrayValue?.compactMap(\.stringValue), !many.isEmpty { return many }
-            throw Failure(message: "the configuration file's \"\(key)\" must be a string or an array of strings")
-        }
-        let googlePackage = try text("google-package", command.googlePackage)
-        let googleKey = try text("google-service-account", command.googleServiceAccount)
+        let googlePackage = text("google-package")
+        let googleKey = text("google-service-account")
         switch (googlePackage, googleKey) {
         case (let package?, let path?):
             guard let json = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw Failure(message: "cannot read the Google service account key file \(path)")
             }
             var google = GooglePlayReceiver.Settings(
-                packageName: package, serviceAccountJSON: json, pushAudience: try text("google-push-audience", command.googlePushAudience),
-                pushEmail: try text("google-push-email", command.googlePushEmail)
+                packageName: package, serviceAccountJSON: json, pushAudience: text("google-push-audience"),
+                pushEmail: text("google-push-email")
             )
-            if let url = try text("google-api-url", command.googleApiUrl) { google.apiURL = url.hasSuffix("/") ? String(url.dropLast()) : url }
-            google.tokenURL = try text("google-token-url", command.googleTokenUrl)
-            if let url = try text("google-certs-url", command.googleCertsUrl) { google.certificatesURL = url }
+            if let url = text("google-api-url") { google.apiURL = url.hasSuffix("/") ? String(url.dropLast()) : url }
+            google.tokenURL = text("google-token-url")
+            if let url = text("google-certs-url") { google.certificatesURL = url }
             self.google = google
         case (nil, nil):
             break
@@ -128,28 +115,28 @@ struct StoresSettings {
         case (_, nil):
             throw Failure(message: "google-package needs google-service-account: the key that reads purchases from the Play Developer API")
         }
-        let whopSecrets = try secrets("whop-secret", command.whopSecret)
+        let whopSecrets = secrets("whop-secret")
         if !whopSecrets.isEmpty {
             var whop = WhopReceiver.Settings(secrets: whopSecrets)
-            whop.userMetadataKey = try text("whop-user-key", command.whopUserKey) ?? whop.userMetadataKey
+            whop.userMetadataKey = text("whop-user-key") ?? whop.userMetadataKey
             self.whop = whop
         }
-        let secrets = try secrets("stripe-secret", command.stripeSecret)
-        if !secrets.isEmpty {
-            var stripe = StripeReceiver.Settings(secrets: secrets)
-            stripe.userMetadataKey = try text("stripe-user-key", command.stripeUserKey) ?? stripe.userMetadataKey
-            stripe.gracePeriodDays = try number("stripe-grace-days", command.stripeGraceDays, in: 0...365) ?? stripe.gracePeriodDays
+        let stripeSecrets = secrets("stripe-secret")
+        if !stripeSecrets.isEmpty {
+            var stripe = StripeReceiver.Settings(secrets: stripeSecrets)
+            stripe.userMetadataKey = text("stripe-user-key") ?? stripe.userMetadataKey
+            stripe.gracePeriodDays = try number("stripe-grace-days", in: 0...365) ?? stripe.gracePeriodDays
             self.stripe = stripe
         }
-        let appleRoot = try text("apple-root-ca", command.appleRootCa)
-        let appleBundle = try text("apple-bundle-id", command.appleBundleId)
+        let appleRoot = text("apple-root-ca")
+        let appleBundle = text("apple-bundle-id")
         switch (appleRoot, appleBundle) {
         case (let path?, let bundle?):
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw Failure(message: "cannot read the App Store root certificate file \(path)")
             }
             apple = AppleReceiver.Settings(
-                rootCertificatesPEM: pem, bundleID: bundle, appAppleID: try number("apple-app-id", command.appleAppId, in: 1...Int.max)
+                rootCertificatesPEM: pem, bundleID: bundle, appAppleID: try number("apple-app-id", in: 1...Int.max)
             )
         case (nil, nil):
             break
@@ -158,11 +145,11 @@ struct StoresSettings {
         case (_, nil):
             throw Failure(message: "apple-root-ca needs apple-bundle-id: the app whose notifications are accepted")
         }
-        stateDirectory = try text("state-dir", command.stateDir) ?? stateDirectory
-        unmatchedRetrySeconds = try number("unmatched-retry-seconds", command.unmatchedRetrySeconds, in: 1...86_400) ?? unmatchedRetrySeconds
-        idleTimeoutSeconds = try number("idle-timeout", command.idleTimeout, in: 1...3_600) ?? idleTimeoutSeconds
-        maximumConnections = try number("max-connections", command.maxConnections, in: 1...100_000) ?? maximumConnections
-        if let level = try text("log-level", command.logLevel) {
+        stateDirectory = text("state-dir") ?? stateDirectory
+        unmatchedRetrySeconds = try number("unmatched-retry-seconds", in: 1...86_400) ?? unmatchedRetrySeconds
+        idleTimeoutSeconds = try number("idle-timeout", in: 1...3_600) ?? idleTimeoutSeconds
+        maximumConnections = try number("max-connections", in: 1...100_000) ?? maximumConnections
+        if let level = text("log-level") {
             guard let parsed = Logger.Level(rawValue: level) else {
                 throw Failure(message: "log-level must be trace, debug, info, notice, warning, error or critical, not \(level)")
             }
@@ -173,26 +160,6 @@ struct StoresSettings {
     /// The stores served, for the start log.
     var storesOn: [String] {
         (apple == nil ? [] : ["apple"]) + (google == nil ? [] : ["google"]) + (stripe == nil ? [] : ["stripe"]) + (whop == nil ? [] : ["whop"])
-    }
-
-    private static func readFile(_ path: String?) throws(Failure) -> [String: JSONValue] {
-        guard let path else { return [:] }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure(message: "cannot read the configuration file \(path)")
-        }
-        guard let json = try? JSONValue(parsing: String(decoding: data, as: UTF8.self)), let members = json.objectMembers else {
-            throw Failure(message: "the configuration file \(path) is not a JSON object")
-        }
-        var values: [String: JSONValue] = [:]
-        for (key, value) in members {
-            guard keys.contains(key) else {
-                throw Failure(message: "the configuration file \(path) has an unknown key \"\(key)\"; keys: \(keys.sorted().joined(separator: ", "))")
-            }
-            guard values.updateValue(value, forKey: key) == nil else {
-                throw Failure(message: "the configuration file \(path) has the key \"\(key)\" twice")
-            }
-        }
-        return values
     }
 
     static func hostAndPort(_ text: String) -> (String, Int)? {

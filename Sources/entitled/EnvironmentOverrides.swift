@@ -21,6 +21,8 @@ struct EnvironmentOverrides: Sendable {
     /// Variables of the prefix that belong to other programs and are passed on to `entitled` by accident of
     /// a shared environment: `entitlectl`'s token, and the binary the Python client's tests start.
     static let variablesOfOtherPrograms: Set<String> = ["ENTITLED_TOKEN", "ENTITLED_BINARY"]
+    /// The prefix of `entitled-stores`' variables, which are not `entitled`'s typos.
+    static let receiverPrefix = "ENTITLED_STORES_"
     /// The first component of every key as the environment provider sees it: `entitled.port` is `ENTITLED_PORT`.
     static let keyPrefix: ConfigKey = "entitled"
 
@@ -45,7 +47,10 @@ struct EnvironmentOverrides: Sendable {
         let known = Set(ConfigurationKey.all.map(\.environmentVariable))
             .union(Self.variablesOfOtherPrograms)
             .union([Self.configurationVariable])
-        unknownVariables = environment.keys.filter { $0.hasPrefix(Self.prefix) && !known.contains($0) }.sorted()
+        // `entitled-stores`' own variables (`ENTITLED_STORES_*`) share the prefix and a unit's environment.
+        unknownVariables = environment.keys.filter {
+            $0.hasPrefix(Self.prefix) && !$0.hasPrefix(Self.receiverPrefix) && !known.contains($0)
+        }.sorted()
     }
 
     /// The library's provider of these variables, answering the settings' keys (`port`, `data-dir`).
