@@ -262,7 +262,6 @@ let package = Package(
         .executableTarget(
             name: "entitled-bench",
             dependencies: [
-                "CEpoll",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -1,28 +1,16 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// Measures how much CPU processes other than the benchmark and its server used over a stretch of time.
-/// On a small shared machine a compiler running next to the benchmark halves its numbers; this makes such
-/// a run visible in the report instead of silently wrong, and lets the benchmark wait for a quiet moment.
+/// How much CPU processes other than the benchmark and its servers used over a stretch of time: on a small
+/// shared machine a compiler beside the benchmark halves its numbers, and the report should say so.
 struct CPUMeter {
-    private let started: UInt64
-    private let busy: Int
-    private let own: Int
-    private let server: Int
+    private let started = monotonicNanoseconds()
+    private let busy = Self.machineBusyTicks() ?? 0
+    private let own = Self.processTicks("self") ?? 0
     private let serverPID: pid_t?
+    private let server: Int
 
-    /// Starts measuring; `serverPID` is a server of ours whose CPU is not "other" either.
+    /// Starts measuring; `serverPID` is a server of ours, whose CPU is not "other" either.
     init(serverPID: pid_t? = nil) {
-        started = monotonicNanoseconds()
-        busy = Self.machineBusyTicks() ?? 0
-        own = Self.processTicks("self") ?? 0
         self.serverPID = serverPID
         server = serverPID.flatMap { Self.processTicks("\($0)") } ?? 0
     }
@@ -39,38 +27,43 @@ struct CPUMeter {
         return max(0, Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK))) / seconds)
     }
 
-    /// Waits (at most `limit` seconds) until other processes use less than `threshold` cores over a
-    /// 0.5 s sample; returns the seconds waited and the last sample.
-    static func waitForQuiet(threshold: Double, limit: Double) -> (waited: Double, otherCores: Double?) {
+    /// Waits (at most `limit` seconds; 0: not at all) until other processes use under 0.25 cores over a 0.5 s
+    /// sample, before a timed step; returns the seconds waited.
+    static func settle(limit: Double) -> Double? {
+        guard limit > 0 else { return nil }
         let started = monotonicNanoseconds()
-        var last: Double?
-        for _ in 0..<10_000 {
+        while true {
             let meter = CPUMeter()
             sleep(seconds: 0.5)
-            last = meter.otherCores()
+            let other = meter.otherCores() ?? 0
             let waited = Double(monotonicNanoseconds() - started) / 1e9
-            if (last ?? 0) < threshold || waited >= limit { return (waited, last) }
+            if other < 0.25 { return waited }
+            if waited >= limit {
+                progress("  the machine stayed busy (\(Format.fixed(other, 2)) cores used by other processes); measuring anyway")
+                return waited
+            }
         }
-        return (Double(monotonicNanoseconds() - started) / 1e9, last)
     }
 
-    /// Ticks all CPUs spent in processes since boot: user, nice and system of /proc/stat. Interrupt time
-    /// is left out: the loopback traffic of the benchmark itself is mostly accounted there.
+    /// Seconds of CPU (user and system, all threads) process `pid` has used so far; nil where unreadable.
+    static func processSeconds(_ pid: pid_t) -> Double? {
+        processTicks("\(pid)").map { Double($0) / Double(sysconf(Int32(_SC_CLK_TCK))) }
+    }
+
+    /// Ticks all CPUs spent in processes since boot: user, nice and system of /proc/stat. Interrupt time is
+    /// left out: the benchmark's own loopback traffic is mostly accounted there.
     private static func machineBusyTicks() -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-            let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8), let line = text.split(separator: "\n").first,
+            line.hasPrefix("cpu ")
         else { return nil }
         let fields = line.split(separator: " ").dropFirst().compactMap { Int($0) }
-        guard fields.count >= 8 else { return nil }
-        return fields[0] + fields[1] + fields[2]
+        return fields.count >= 8 ? fields[0] + fields[1] + fields[2] : nil
     }
 
-    /// User plus system ticks of a process, all threads (`self` or a pid), from /proc/<pid>/stat.
-    static func processTicks(_ process: String) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
-        else { return nil }
-        // After the command name in parentheses (which may hold spaces): state is field 3, utime 14, stime 15.
+    /// User plus system ticks of a process (`self` or a pid), all threads, from /proc/PID/stat.
+    private static func processTicks(_ process: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
+        // After the command name in parentheses (which may hold spaces): utime is field 14, stime 15.
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
         return user + system

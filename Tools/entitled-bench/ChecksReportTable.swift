@@ -1,5 +1,3 @@
-import Foundation
-
 /// The table `entitled-bench checks` prints: one row per scenario, entitled next to Redis.
 enum ChecksReportTable {
     static func render(_ report: ChecksReport) -> String {
@@ -7,18 +5,15 @@ enum ChecksReportTable {
         var lines = [
             "entitled-bench checks  \(report.startedAt)",
             "machine: \(report.machine.cpus) cores, \(report.machine.kernel); \(settings.redisVersion)",
-            "load: \(ReportTable.grouped(Double(settings.users))) users, one membership each; \(settings.mix.rawValue), "
-                + "\(settings.distribution.rawValue) keys; fsync \(settings.fsync); "
-                + (settings.generator == .c
-                    ? "C load generator (one thread, no spinning)"
-                    : "\(settings.threads) load thread(s) polling \(settings.generatorSpinMicroseconds) µs before sleeping")
-                + "; medians of \(settings.runs) runs of \(ReportTable.format(settings.durationSeconds, 1)) s"
-                + (settings.idleConnections.map { $0 > 0 ? "; \(ReportTable.grouped(Double($0))) idle connections held to each server" : "" } ?? ""),
+            "load: \(Format.grouped(Double(settings.users))) users, one membership each; \(settings.mix.rawValue), "
+                + "\(settings.distribution.rawValue) keys; fsync \(settings.fsync); C load generator (one thread, no spinning)"
+                + "; medians of \(settings.runs) runs of \(Format.fixed(settings.durationSeconds, 1)) s"
+                + (settings.idleConnections > 0 ? "; \(Format.grouped(Double(settings.idleConnections))) idle connections held to each server" : ""),
         ]
         if let entitled = report.residentBytesAfterLoad["entitled"], let redis = report.residentBytesAfterLoad["redis"] {
             lines.append(
-                "resident memory after loading: entitled \(ReportTable.format(Double(entitled) / 1_048_576, 1)) MiB, "
-                    + "redis \(ReportTable.format(Double(redis) / 1_048_576, 1)) MiB"
+                "resident memory after loading: entitled \(Format.fixed(Double(entitled) / 1_048_576, 1)) MiB, "
+                    + "redis \(Format.fixed(Double(redis) / 1_048_576, 1)) MiB"
             )
         }
         lines.append("")
@@ -27,38 +22,25 @@ enum ChecksReportTable {
         if measuredCPU { header += ["server CPU µs/req (e/r)", "CPU ratio", "generator cores"] }
         let validated = report.scenarios.contains { $0.redisBenchmarkRequestsPerSecond != nil }
         if validated { header += ["redis-benchmark req/s", "generator / r-b"] }
-        var rows = [header]
-        for scenario in report.scenarios {
-            let e = scenario.entitledMedian
-            let r = scenario.redisMedian
+        let ratio = { (value: Double?) in value.map { Format.fixed($0, 2) + "×" } ?? "—" }
+        let rows = report.scenarios.map { scenario in
+            let (e, r) = (scenario.entitledMedian, scenario.redisMedian)
+            // entitled's figure and Redis's, whole or with `decimals`.
+            let pair = { (figure: (RunResult) -> Double?, decimals: Int) in
+                [e, r].map { run in figure(run).map { decimals > 0 ? Format.fixed($0, decimals) : "\(Int($0))" } ?? "—" }.joined(separator: " / ")
+            }
             var row = [
-                "\(scenario.connections)", "\(scenario.pipeline)",
-                ReportTable.grouped(e.requestsPerSecond), ReportTable.grouped(r.requestsPerSecond),
-                ReportTable.format(scenario.throughputRatio, 2) + "×",
-                "\(Int(e.p50Microseconds)) / \(Int(r.p50Microseconds))",
-                "\(Int(e.p99Microseconds)) / \(Int(r.p99Microseconds))",
-                "\(Int(e.p999Microseconds)) / \(Int(r.p999Microseconds))",
+                "\(scenario.connections)", "\(scenario.pipeline)", Format.grouped(e.requestsPerSecond), Format.grouped(r.requestsPerSecond),
+                ratio(scenario.throughputRatio), pair({ $0.p50Microseconds }, 0), pair({ $0.p99Microseconds }, 0),
+                pair({ $0.p999Microseconds }, 0),
             ]
             if measuredCPU {
-                let cpu = [e, r].map { $0.serverCPUMicrosecondsPerRequest.map { ReportTable.format($0, 2) } ?? "—" }
-                row.append(cpu.joined(separator: " / "))
-                row.append(scenario.serverCPURatio.map { ReportTable.format($0, 2) + "×" } ?? "—")
-                row.append([e, r].map { $0.generatorCores.map { ReportTable.format($0, 2) } ?? "—" }.joined(separator: " / "))
+                row += [pair({ $0.serverCPUMicrosecondsPerRequest }, 2), ratio(scenario.serverCPURatio), pair({ $0.generatorCores }, 2)]
             }
-            if validated {
-                row.append(scenario.redisBenchmarkRequestsPerSecond.map(ReportTable.grouped) ?? "—")
-                row.append(scenario.generatorOverRedisBenchmark.map { ReportTable.format($0, 2) + "×" } ?? "—")
-            }
-            rows.append(row)
+            if validated { row += [scenario.redisBenchmarkRequestsPerSecond.map(Format.grouped) ?? "—", ratio(scenario.generatorOverRedisBenchmark)] }
+            return row
         }
-        let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            lines.append(
-                row.enumerated().map { column, cell in
-                    column < 2 ? String(repeating: " ", count: widths[column] - cell.count) + cell : cell + String(repeating: " ", count: widths[column] - cell.count)
-                }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
-            )
-        }
+        lines += Format.columns([header] + rows) { $0 < 2 }
         if measuredCPU {
             lines += [
                 "",
@@ -79,7 +61,8 @@ enum ChecksReportTable {
                 let errors = runs.map(\.errors).reduce(0, +)
                 let inactive = runs.map(\.inactive).reduce(0, +)
                 guard errors + inactive > 0 else { return nil }
-                return "\(name) at \(scenario.connections) conns, pipeline \(scenario.pipeline): \(errors) errors, \(inactive) inactive answers; first: \(runs.compactMap(\.firstError).first ?? "-")"
+                return "\(name) at \(scenario.connections) conns, pipeline \(scenario.pipeline): \(errors) errors, \(inactive) inactive answers; "
+                    + "first: \(runs.compactMap(\.firstError).first ?? "-")"
             }
         }
         if !problems.isEmpty { lines += [""] + problems.map { "WARNING: " + $0 } }

@@ -1,80 +1,63 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Every server process and temporary directory the benchmark made, so that all of them are gone at the
 /// end: after a normal run, after an error, and after SIGINT or SIGTERM to the benchmark.
 final class Cleanup: @unchecked Sendable {
     private let lock = NSLock()
     private var pids: Set<pid_t> = []
     private var directories: [String] = []
-    /// Set once the benchmark is being torn down: from then on nothing new may be started or made, or
-    /// the thread still measuring could leave a server behind after the cleanup ran.
+    /// Set once the benchmark is being torn down: from then on nothing new may be started or made, or a
+    /// thread still measuring could leave a server behind after the cleanup ran.
     private var closed = false
 
-    /// Runs `spawn` (which returns a pid, or a non-positive error) and registers the pid, under the lock, so
-    /// an interrupting signal either sees the new process or comes before it exists.
+    /// Runs `spawn` (which returns a pid, or a non-positive error) and registers the pid under the lock, so
+    /// that an interrupting signal either sees the new process or comes before it exists.
     func registering(_ spawn: () -> pid_t) -> pid_t {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { return -ECANCELED }
-        let pid = spawn()
-        if pid > 0 { pids.insert(pid) }
-        return pid
+        lock.withLock {
+            guard !closed else { return -ECANCELED }
+            let pid = spawn()
+            if pid > 0 { pids.insert(pid) }
+            return pid
+        }
     }
 
     /// The process was reaped; it must no longer be signalled (its pid may be reused).
     func forget(pid: pid_t) {
-        lock.lock()
-        pids.remove(pid)
-        lock.unlock()
+        _ = lock.withLock { pids.remove(pid) }
     }
 
     /// Makes a fresh directory under `parent` and registers it for removal.
     func makeTemporaryDirectory(in parent: String, prefix: String) throws -> String {
         var template = Array("\(parent)/\(prefix)-XXXXXX".utf8CString)
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { throw BenchError("the benchmark is stopping") }
-        let made = template.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+        return try lock.withLock {
+            guard !closed else { throw BenchError("the benchmark is stopping") }
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { throw BenchError.system("mkdtemp in \(parent)") }
+            directories.append(String(cString: made))
+            return String(cString: made)
         }
-        guard let path = made else { throw BenchError.system("mkdtemp in \(parent)") }
-        directories.append(path)
-        return path
     }
 
     /// Removes a directory made by `makeTemporaryDirectory` now (its server must be stopped).
     func removeDirectory(_ path: String) {
-        lock.lock()
-        directories.removeAll { $0 == path }
-        lock.unlock()
+        lock.withLock { directories.removeAll { $0 == path } }
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    /// Kills every registered process that is still there, reaps it, and removes every directory; nothing
-    /// can be started or made afterwards.
+    /// Kills and reaps every registered process still there and removes every directory; nothing can be
+    /// started or made afterwards.
     func runAll() {
-        lock.lock()
-        closed = true
-        let running = pids
-        let leftovers = directories
-        pids.removeAll()
-        directories.removeAll()
-        lock.unlock()
+        let (running, leftovers) = lock.withLock {
+            closed = true
+            defer { (pids, directories) = ([], []) }
+            return (pids, directories)
+        }
         for pid in running {
             kill(pid, SIGKILL)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
         }
-        // Newest first (a data directory before the folder holding it); a few tries, because a thread
-        // that is still measuring may be removing part of the same tree at this moment.
+        // Newest first (a data directory before the folder holding it); a few tries, because a thread still
+        // measuring may be removing part of the same tree at this moment.
         for directory in leftovers.reversed() {
             for _ in 0..<5 {
                 try? FileManager.default.removeItem(atPath: directory)
@@ -95,8 +78,8 @@ final class Cleanup: @unchecked Sendable {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { return }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        signalPipe = ends[1]
         let readEnd = ends[0]
+        signalPipe = ends[1]
         let watcher = Thread { [self] in
             var number: UInt8 = 0
             while read(readEnd, &number, 1) < 0 && errno == EINTR {}

@@ -1,91 +1,65 @@
-/// What the connections of a closed-loop measurement saw, merged.
+/// What the closed-loop connections saw, merged: every request's start time and latency (monotonic ns).
 struct ClosedLoopResult: Sendable {
-    /// Latency in nanoseconds of every request started inside the measured window.
-    var latencies: [UInt64] = []
-    /// The start time (monotonic ns) of each of those requests, same order; filled only when asked for.
     var starts: [UInt64] = []
-    /// Requests started in the window whose answer was an error, or a check that said inactive.
+    var latencies: [UInt64] = []
+    /// Answers that were an error, or a check that said inactive.
     var errors = 0
     var inactive = 0
     /// The first unexpected answer, for the report.
     var firstError: String?
-    /// Every request sent, warm-up included.
-    var sent = 0
-
-    mutating func merge(_ other: ClosedLoopResult) {
-        latencies += other.latencies
-        starts += other.starts
-        errors += other.errors
-        inactive += other.inactive
-        firstError = firstError ?? other.firstError
-        sent += other.sent
-    }
 }
 
-/// The closed loop: each connection, on its own thread, sends one request, waits for its answer, and
-/// sends the next, until the deadline, the stop flag or the request cap. One request in flight per
-/// connection, so the rate is what the server sustains at that many concurrent clients.
+/// Checks in a closed loop, for the snapshot's check latency: each connection, on its own thread, sends
+/// `{"op":"check","user":"u<random below users>","entitlement":"pro"}`, waits for its answer and sends the
+/// next, until `stop` is set (or five minutes pass). One request in flight per connection, so the rate is
+/// what the server sustains at that many concurrent clients.
 enum ClosedLoop {
-    /// Runs `workload` on every connection from now until `deadline` (or `stop`).
-    /// - Parameters:
-    ///   - measureFrom: requests started before this instant are warm-up: sent, not counted.
-    ///   - maxRequestsPerConnection: a bound on the loop besides time.
-    ///   - recordStarts: also keep each request's start time (to pick the requests of a time window).
-    static func run(
-        connections: [TCPConnection],
-        workload: Workload,
-        measureFrom: UInt64,
-        deadline: UInt64,
-        stop: StopFlag? = nil,
-        maxRequestsPerConnection: Int = 50_000_000,
-        recordStarts: Bool = false
-    ) throws -> ClosedLoopResult {
-        let results = try onThreads(connections.count, name: "closed-loop") { index in
-            try runOne(
-                connection: connections[index], index: index, workload: workload, measureFrom: measureFrom,
-                deadline: deadline, stop: stop, maxRequests: maxRequestsPerConnection, recordStarts: recordStarts
-            )
-        }
-        var merged = ClosedLoopResult()
-        for result in results { merged.merge(result) }
-        return merged
-    }
-
-    private static func runOne(
-        connection: TCPConnection, index: Int, workload: Workload, measureFrom: UInt64, deadline: UInt64,
-        stop: StopFlag?, maxRequests: Int, recordStarts: Bool
-    ) throws -> ClosedLoopResult {
-        var encoder = RequestEncoder(workload, connection: index)
-        let reader = LineReader(connection)
-        var result = ClosedLoopResult()
-        // Room for a typical run up front; appends beyond it grow the arrays geometrically (rarely).
-        result.latencies.reserveCapacity(1 << 16)
-        if recordStarts { result.starts.reserveCapacity(1 << 16) }
-        var sequence = 0
-        while sequence < maxRequests {
-            let started = monotonicNanoseconds()
-            if started >= deadline { break }
-            // The flag is checked every 64 requests: often enough to stop within milliseconds.
-            if sequence & 63 == 0, let stop, stop.isSet { break }
-            encoder.encodeNext()
-            try encoder.bytes.withUnsafeBytes { try connection.writeAll($0) }
-            let line = try reader.readLine()
-            let finished = monotonicNanoseconds()
-            sequence += 1
-            guard started >= measureFrom else { continue }
-            result.latencies.append(finished - started)
-            if recordStarts { result.starts.append(started) }
-            switch encoder.classify(line) {
-            case .success:
-                break
-            case .inactive:
-                result.inactive += 1
-            case .failure:
-                result.errors += 1
-                if result.firstError == nil { result.firstError = String(decoding: line.prefix(300), as: UTF8.self) }
+    /// Runs the loop on every connection while the calling thread runs `meanwhile`, which must set `stop`.
+    static func run(connections: [TCPConnection], users: Int, seed: UInt64, stop: StopFlag, meanwhile: () throws -> Void) throws -> ClosedLoopResult {
+        let deadline = monotonicNanoseconds() + nanoseconds(seconds: 300)
+        let results = try onThreads(connections.count, name: "closed-loop", meanwhile: meanwhile) { index in
+            // Distinct, non-zero xorshift states per connection.
+            var random = (seed &+ UInt64(index + 1) &* 0x9E37_79B9_7F4A_7C15) | 1
+            let (connection, reader) = (connections[index], LineReader(connections[index]))
+            let head = Array(#"{"op":"check","user":"u"#.utf8)
+            let tail = Array(#"","entitlement":"pro"}"#.utf8) + [10]
+            var request: [UInt8] = []
+            var result = ClosedLoopResult()
+            result.latencies.reserveCapacity(1 << 16)
+            result.starts.reserveCapacity(1 << 16)
+            var sent = 0
+            while true {
+                let started = monotonicNanoseconds()
+                // The flag is looked at every 64 requests: often enough to stop within milliseconds.
+                if started >= deadline || (sent & 63 == 0 && stop.isSet) { break }
+                random ^= random << 13
+                random ^= random >> 7
+                random ^= random << 17
+                request.removeAll(keepingCapacity: true)
+                request += head
+                request.appendDecimal(Int(random % UInt64(max(1, users))))
+                request += tail
+                try connection.writeAll(request)
+                let line = try reader.readLine()
+                result.latencies.append(monotonicNanoseconds() - started)
+                result.starts.append(started)
+                sent += 1
+                if line.starts(with: #"{"ok":true,"active":true"#) { continue }
+                if line.starts(with: #"{"ok":true,"active":false"#) {
+                    result.inactive += 1
+                } else {
+                    result.errors += 1
+                    if result.firstError == nil { result.firstError = String(decoding: line.prefix(300), as: UTF8.self) }
+                }
             }
+            return result
         }
-        result.sent = sequence
-        return result
+        return results.reduce(into: ClosedLoopResult()) { merged, result in
+            merged.starts += result.starts
+            merged.latencies += result.latencies
+            merged.errors += result.errors
+            merged.inactive += result.inactive
+            merged.firstError = merged.firstError ?? result.firstError
+        }
     }
 }

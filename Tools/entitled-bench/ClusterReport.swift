@@ -12,8 +12,8 @@ struct ClusterReport: Codable {
     /// Durable grants per run: "cluster" (spread over the nodes), "standalone" (--fsync always), "redis"
     /// (appendfsync always).
     var grants: [String: [RunResult]] = [:]
-    /// Each sample's replication lag, µs: from the writer's acknowledgement to the other node's answer,
-    /// with no other load.
+    /// Each sample's replication lag, µs: from the writer's acknowledgement to the other node's answer, with
+    /// no other load.
     var lagMicroseconds: [Double] = []
     /// The same, sampled during the grant runs (the cluster under its full write load).
     var lagUnderLoadMicroseconds: [Double] = []
@@ -37,18 +37,29 @@ struct ClusterReport: Codable {
         return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))])
     }
 
+    /// The lines the command prints.
     func table() -> String {
         func rate(_ value: Double?) -> String { value.map { String(Int($0)) } ?? "-" }
         func ratio(_ top: Double?, _ bottom: Double?) -> String {
             guard let top, let bottom, bottom > 0 else { return "-" }
             return String(format: "%.2fx", top / bottom)
         }
-        var lines: [String] = []
-        lines.append("cluster: \(nodes) nodes on one PostgreSQL, \(users) users, \(connections) connections, \(runs) runs of \(duration) s (medians)")
-        lines.append("checks/s   one cluster node \(rate(medianChecks["cluster node"]))   standalone \(rate(medianChecks["standalone"]))   node/standalone \(ratio(medianChecks["cluster node"], medianChecks["standalone"]))")
-        lines.append("grants/s   cluster \(rate(medianGrants["cluster"]))   standalone --fsync always \(rate(medianGrants["standalone"]))   redis appendfsync always \(rate(medianGrants["redis"]))   cluster/standalone \(ratio(medianGrants["cluster"], medianGrants["standalone"]))   cluster/redis \(ratio(medianGrants["cluster"], medianGrants["redis"]))")
-        lines.append(String(format: "replication lag (ack on node 1 until node 2 answers it, %d samples)   p50 %.0f µs   p99 %.0f µs", lagMicroseconds.count, lagP50Microseconds, lagP99Microseconds))
-        lines.append(String(format: "replication lag under the grant load (%d samples)   p50 %.0f µs   p99 %.0f µs", lagUnderLoadMicroseconds.count, lagUnderLoadP50Microseconds, lagUnderLoadP99Microseconds))
-        return lines.joined(separator: "\n")
+        let (checks, grants) = (medianChecks, medianGrants)
+        return [
+            "cluster: \(nodes) nodes on one PostgreSQL, \(users) users, \(connections) connections, \(runs) runs of \(duration) s (medians)",
+            "checks/s   one cluster node \(rate(checks["cluster node"]))   standalone \(rate(checks["standalone"]))   "
+                + "node/standalone \(ratio(checks["cluster node"], checks["standalone"]))",
+            "grants/s   cluster \(rate(grants["cluster"]))   standalone --fsync always \(rate(grants["standalone"]))   "
+                + "redis appendfsync always \(rate(grants["redis"]))   cluster/standalone \(ratio(grants["cluster"], grants["standalone"]))   "
+                + "cluster/redis \(ratio(grants["cluster"], grants["redis"]))",
+            String(
+                format: "replication lag (ack on node 1 until node 2 answers it, %d samples)   p50 %.0f µs   p99 %.0f µs", lagMicroseconds.count,
+                lagP50Microseconds, lagP99Microseconds
+            ),
+            String(
+                format: "replication lag under the grant load (%d samples)   p50 %.0f µs   p99 %.0f µs", lagUnderLoadMicroseconds.count,
+                lagUnderLoadP50Microseconds, lagUnderLoadP99Microseconds
+            ),
+        ].joined(separator: "\n")
     }
 }

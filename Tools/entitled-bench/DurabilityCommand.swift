@@ -7,80 +7,41 @@ struct DurabilityCommand: ParsableCommand {
         commandName: "durability",
         abstract: "Measures entitled's durable write rate next to Redis, and its snapshot and recovery times at scale.",
         discussion: """
-            1. Durable writes: entitled --fsync always (grant of a new user per request) and redis-server \
-            --appendonly yes --appendfsync always (SADD), each on a fresh data directory, at each --connections \
-            count: closed loop, one request in flight per connection, driven by one load-generator thread on \
-            epoll (as redis-benchmark drives its connections), for --duration seconds after --warmup, --runs \
-            times (median reported). With --validate, each run also has redis-benchmark send SADD to a fresh \
-            Redis over as many connections: the generator must drive Redis at least as fast.
+            1. Durable writes: entitled --fsync always (a grant of a new user per request) against redis-server \
+            --appendfsync always (SADD), a fresh server per run, at each --connections count, one request in flight \
+            per connection, driven by entitled-loadgen; medians of --runs runs, with each server's CPU per write. \
+            --validate adds redis-benchmark's SADD, --ceiling both servers with no sync at all.
 
-            2. Snapshot and recovery: entitled --fsync no gets --memberships grants (pipelined), then a \
-            snapshot; check latency is measured without a snapshot and while a second one is written; then a \
-            graceful stop, a restart, --log-grants more grants, kill -9, and --runs timed restarts (launch to \
-            ready line: recovery from the snapshot plus the log).
-
-            Every server runs on 127.0.0.1 and is stopped at the end, also after an error or an interrupt; the \
-            temporary directories are removed. Progress goes to standard error, the table to standard output.
+            2. Snapshot and recovery: entitled --fsync no gets --memberships grants; a snapshot; check latency \
+            without a snapshot and while a second one is written; a graceful stop, a restart, --log-grants more \
+            grants, kill -9, and --runs timed restarts (launch to ready line: the snapshot plus the log).
             """
     )
 
-    @Option(help: "The entitled binary (default: entitled next to this executable, in the same build folder).")
-    var entitled: String?
-
+    @OptionGroup var common: CommonOptions
     @Option(name: .customLong("redis-server"), help: "The redis-server binary (a name is looked up on PATH). Without it the Redis half is skipped.")
     var redisServer = "redis-server"
-
-    @Option(help: "Seconds each write measurement runs (after the warm-up).")
-    var duration = 5.0
-
-    @Option(help: "Seconds of warm-up before each write measurement (sent, not counted).")
-    var warmup = 0.5
-
-    @Option(help: "How many times each write measurement, and the recovery, is repeated (the median is reported).")
-    var runs = 3
-
+    @Option(help: "The entitled-loadgen binary (default: entitled-loadgen next to this executable).") var loadgen: String?
+    @Option(help: "Seconds each write measurement runs (after the warm-up).") var duration = 5.0
+    @Option(help: "Seconds of warm-up before each write measurement (sent, not counted).") var warmup = 0.5
+    @Option(help: "How many times each write measurement, and the recovery, is repeated (the median is reported).") var runs = 3
     @Option(name: .customLong("connections"), help: "Concurrent connections of a write measurement; repeat the option for several (default: 1 and 50).")
     var connections: [Int] = []
-
-    @Option(help: "Memberships loaded before the snapshot.")
-    var memberships = 1_000_000
-
-    @Option(name: .customLong("log-grants"), help: "Grants after the snapshot, for recovery to replay from the log.")
-    var logGrants = 5000
-
-    @Option(name: .customLong("check-connections"), help: "Connections running checks during and without a snapshot.")
-    var checkConnections = 4
-
-    @Option(name: .customLong("load-connections"), help: "Connections loading the memberships.")
-    var loadConnections = 4
-
-    @Option(name: .customLong("load-window"), help: "Request lines in flight per loading connection.")
-    var loadWindow = 1000
-
-    @Option(help: "At most this many seconds to wait, before each timed step, until other processes use under 0.25 cores (0: never wait). The CPU they used is reported either way.")
-    var settle = 30.0
-
-    @Option(name: .customLong("work-dir"), help: "Where the temporary data directories go (must be a real disk for fsync to mean anything).")
-    var workDir = NSTemporaryDirectory()
-
-    @Option(help: "Also write the full results, every run included, as JSON to this file.")
-    var json: String?
-
+    @Option(help: "Memberships loaded before the snapshot.") var memberships = 1_000_000
+    @Option(name: .customLong("log-grants"), help: "Grants after the snapshot, for recovery to replay from the log.") var logGrants = 5000
+    @Option(name: .customLong("check-connections"), help: "Connections running checks during and without a snapshot.") var checkConnections = 4
+    @Option(name: .customLong("load-connections"), help: "Connections loading the memberships.") var loadConnections = 4
+    @Option(name: .customLong("load-window"), help: "Request lines in flight per loading connection.") var loadWindow = 1000
     @Option(
-        help: """
-            The load generator of the durable writes: c (entitled-loadgen, built beside this tool: one thread, epoll, \
-            no spinning, so it takes little CPU from the server measured; it also reads the servers' CPU time per \
-            write) or swift (this tool's own).
-            """
+        help: "At most this many seconds to wait, before each timed step, until other processes use under 0.25 cores (0: never wait). The CPU they used is reported either way."
     )
-    var generator: GeneratorKind = .c
-
-    @Option(help: "The entitled-loadgen binary (default: entitled-loadgen next to this executable).")
-    var loadgen: String?
-
-    @Flag(name: .customLong("validate"), help: "Also measure redis-benchmark's SADD, same connections, on a fresh Redis in each run: the load generator must drive Redis at least as fast.")
+    var settle = 30.0
+    @Option(help: "Also write the full results, every run included, as JSON to this file.") var json: String?
+    @Flag(
+        name: .customLong("validate"),
+        help: "Also measure redis-benchmark's SADD, same connections, on a fresh Redis in each run: the load generator must drive Redis at least as fast."
+    )
     var compareWithRedisBenchmark = false
-
     @Flag(
         help: """
             Also measure both servers with no sync at all (entitled --fsync no, Redis appendfsync no) in each run: \
@@ -88,12 +49,8 @@ struct DurabilityCommand: ParsableCommand {
             """
     )
     var ceiling = false
-
-    @Flag(name: .customLong("skip-writes"), help: "Skip part 1 (durable writes).")
-    var skipWrites = false
-
-    @Flag(name: .customLong("skip-snapshot"), help: "Skip part 2 (snapshot and recovery).")
-    var skipSnapshot = false
+    @Flag(name: .customLong("skip-writes"), help: "Skip part 1 (durable writes).") var skipWrites = false
+    @Flag(name: .customLong("skip-snapshot"), help: "Skip part 2 (snapshot and recovery).") var skipSnapshot = false
 
     func validate() throws {
         guard duration > 0 && duration <= 600 else { throw ValidationError("--duration must be above 0 and at most 600 seconds") }
@@ -110,66 +67,36 @@ struct DurabilityCommand: ParsableCommand {
 
     func run() throws {
         cleanup.installSignalHandlers()
-        do {
-            try measure()
-        } catch {
-            cleanup.runAll()
-            throw error
-        }
-        cleanup.runAll()
-    }
-
-    private func measure() throws {
-        let entitledPath = entitled ?? Executables.defaultEntitled()
-        guard Executables.isExecutable(entitledPath) else {
-            throw BenchError(
-                "no entitled binary at \(entitledPath); build it next to this tool (swift build -c release --product entitled, with the same --scratch-path) or pass --entitled PATH"
-            )
-        }
+        defer { cleanup.runAll() }
+        let entitledPath = try Executables.entitled(common.entitled)
         let redisPath = Executables.find(redisServer)
-        var redisSkipped: String?
-        if redisPath == nil {
-            redisSkipped = "no \(redisServer) found (install it: apt-get install -y redis-server, or pass --redis-server PATH)"
-            printError("entitled-bench durability: \(redisSkipped!); the Redis half is skipped")
-        }
-        let workRoot = try cleanup.makeTemporaryDirectory(
-            in: workDir.hasSuffix("/") ? String(workDir.dropLast()) : workDir, prefix: "entitled-bench-durability"
-        )
+        let redisSkipped = redisPath == nil ? "no \(redisServer) found (install it: apt-get install -y redis-server, or pass --redis-server PATH)" : nil
+        if let redisSkipped { printError("entitled-bench durability: \(redisSkipped); the Redis half is skipped") }
+        let workRoot = try common.workRoot(prefix: "entitled-bench-durability")
         let counts = connections.isEmpty ? [1, 50] : connections
         let machine = MachineInfo.current(workDirectory: workRoot)
         if machine.workFileSystem.hasPrefix("tmpfs") {
             printError("entitled-bench durability: warning: \(workRoot) is on tmpfs, where fsync costs nothing; use --work-dir on a real disk")
         }
-        var report = BenchReport(
+        var report = DurabilityReport(
             startedAt: Self.timestamp(), command: CommandLine.arguments, machine: machine,
-            settings: BenchSettings(
-                durationSeconds: duration, warmupSeconds: warmup, runs: runs, connections: counts,
-                memberships: memberships, logGrants: logGrants, checkConnections: checkConnections,
-                loadConnections: loadConnections, loadWindow: loadWindow, settleSeconds: settle, entitledBinary: entitledPath,
-                redisServer: redisPath, redisVersion: redisPath.map { RedisProcess.version(binary: $0) },
+            settings: DurabilitySettings(
+                durationSeconds: duration, warmupSeconds: warmup, runs: runs, connections: counts, memberships: memberships, logGrants: logGrants,
+                checkConnections: checkConnections, loadConnections: loadConnections, loadWindow: loadWindow, settleSeconds: settle,
+                entitledBinary: entitledPath, redisServer: redisPath, redisVersion: redisPath.map { RedisProcess.version(binary: $0) },
                 workDirectory: workRoot
             )
         )
         if !skipWrites {
-            report.writes = WriteBenchmark(
-                entitled: entitledPath, redis: redisPath, redisSkipped: redisSkipped, workDirectory: workRoot,
-                connections: counts, runs: runs, duration: duration, warmup: warmup, settle: settle,
-                redisBenchmark: compareWithRedisBenchmark ? redisPath.flatMap { RedisBenchmarkRun.binary(besideRedisServer: $0) } : nil,
-                neutral: generator == .c ? NeutralLoad(binary: try Executables.loadGenerator(loadgen), directory: workRoot) : nil,
-                ceiling: ceiling
-            ).run()
+            report.writes = measureWrites(
+                connections: counts, entitled: entitledPath, redis: redisPath, redisSkipped: redisSkipped, workRoot: workRoot,
+                neutral: NeutralLoad(binary: try Executables.loadGenerator(loadgen), directory: workRoot)
+            )
         }
-        if !skipSnapshot {
-            report.snapshot = SnapshotBenchmark(
-                entitled: entitledPath, workDirectory: workRoot, memberships: memberships, logGrants: logGrants,
-                checkConnections: checkConnections, loadConnections: loadConnections, loadWindow: loadWindow, runs: runs,
-                settle: settle
-            ).run()
-        }
+        if !skipSnapshot { report.snapshot = measureSnapshot(entitled: entitledPath, workRoot: workRoot) }
         report.finishedAt = Self.timestamp()
         report.goals = Self.goals(of: report)
-
-        print(ReportTable.render(report))
+        print(DurabilityReportTable.render(report))
         if let json {
             try writeJSON(report, to: json)
         } else {
@@ -177,70 +104,60 @@ struct DurabilityCommand: ParsableCommand {
         }
     }
 
-    /// The goals (issues 3, 5 and 22), judged on this run's numbers.
-    static func goals(of report: BenchReport) -> [Goal] {
+    /// The goals, judged on this run's numbers.
+    static func goals(of report: DurabilityReport) -> [Goal] {
+        let x = { (ratio: Double) in Format.fixed(ratio, 2) + "×" }
         var goals: [Goal] = []
         if let writes = report.writes, let most = report.settings.connections.max() {
             let ratio = writes.ratios.first { $0.connections == most }
-            // With --ceiling, what no sync at all would give, so a reader sees how much room is left.
-            let ceiling = writes.ceilings.first { $0.connections == most }.map {
-                " (no sync at all: \(ReportTable.format($0.entitledUnsyncedOverRedis, 2))×)"
-            } ?? ""
+            // With --ceiling, what no sync at all would give, so that a reader sees how much room is left.
+            let ceiling = writes.ceilings.first { $0.connections == most }.map { " (no sync at all: \(x($0.entitledUnsyncedOverRedis)))" } ?? ""
             goals.append(
                 Goal(
-                    name: "durable writes at \(most) conns vs Redis", target: "≥ 1.50×",
-                    measured: ratio.map { ReportTable.format($0.entitledOverRedis, 2) + "×" + ceiling } ?? "—",
+                    name: "durable writes at \(most) conns vs Redis", target: "≥ 1.50×", measured: ratio.map { x($0.entitledOverRedis) + ceiling } ?? "—",
                     met: ratio.map { $0.entitledOverRedis >= 1.5 }
                 )
             )
-        }
-        if let writes = report.writes, let most = report.settings.connections.max(),
-            let ratio = writes.generatorRatios.first(where: { $0.connections == most })
-        {
-            goals.append(
-                Goal(
-                    name: "generator vs redis-benchmark, \(most) conns (Redis)", target: "≥ 1.00×",
-                    measured: ReportTable.format(ratio.generatorOverRedisBenchmark, 2) + "×",
-                    met: ratio.generatorOverRedisBenchmark >= 1
-                )
-            )
-        }
-        if let snapshot = report.snapshot {
-            let scale = ReportTable.grouped(Double(snapshot.memberships))
-            let slowest = [snapshot.firstSnapshot, snapshot.secondSnapshot].compactMap { $0?.serverMs }.max()
-            goals.append(
-                Goal(
-                    name: "snapshot of \(scale) memberships (slower of 2)", target: "< 3 s",
-                    measured: slowest.map { "\(ReportTable.format(Double($0) / 1000, 3)) s" } ?? "—",
-                    met: slowest.map { $0 < 3000 }
-                )
-            )
-            goals.append(
-                Goal(
-                    name: "recovery, snapshot + log (median launch→ready)", target: "< 3 s",
-                    measured: snapshot.recoveryMedianSeconds.map { "\(ReportTable.format($0, 3)) s" } ?? "—",
-                    met: snapshot.recoveryMedianSeconds.map { $0 < 3 }
-                )
-            )
-            if let without = snapshot.checksWithoutSnapshot, let during = snapshot.checksDuringSnapshot {
-                let ratio = without.latency.p99Ms > 0 ? during.latency.p99Ms / without.latency.p99Ms : nil
+            if let ratio = writes.generatorRatios.first(where: { $0.connections == most }) {
                 goals.append(
                     Goal(
-                        name: "check p99 during snapshot vs without", target: "≤ 1.30×",
-                        measured: ratio.map {
-                            "\(ReportTable.format($0, 2))× (\(ReportTable.format(during.latency.p99Ms, 3)) / \(ReportTable.format(without.latency.p99Ms, 3)) ms)"
-                        } ?? "—",
-                        met: ratio.map { $0 <= 1.3 && during.errors == 0 && during.inactive == 0 }
-                    )
-                )
-                goals.append(
-                    Goal(
-                        name: "check p99.9 during snapshot (without)", target: "reported",
-                        measured: "\(ReportTable.format(during.latency.p999Ms, 2)) ms (\(ReportTable.format(without.latency.p999Ms, 2)))",
-                        met: during.errors == 0 && during.inactive == 0 && during.latency.count > 0
+                        name: "generator vs redis-benchmark, \(most) conns (Redis)", target: "≥ 1.00×", measured: x(ratio.generatorOverRedisBenchmark),
+                        met: ratio.generatorOverRedisBenchmark >= 1
                     )
                 )
             }
+        }
+        guard let snapshot = report.snapshot else { return goals }
+        let slowest = [snapshot.firstSnapshot, snapshot.secondSnapshot].compactMap { $0?.serverMs }.max()
+        goals.append(
+            Goal(
+                name: "snapshot of \(Format.grouped(Double(snapshot.memberships))) memberships (slower of 2)", target: "< 3 s",
+                measured: slowest.map { "\(Format.fixed(Double($0) / 1000, 3)) s" } ?? "—", met: slowest.map { $0 < 3000 }
+            )
+        )
+        goals.append(
+            Goal(
+                name: "recovery, snapshot + log (median launch→ready)", target: "< 3 s",
+                measured: snapshot.recoveryMedianSeconds.map { "\(Format.fixed($0, 3)) s" } ?? "—", met: snapshot.recoveryMedianSeconds.map { $0 < 3 }
+            )
+        )
+        if let without = snapshot.checksWithoutSnapshot, let during = snapshot.checksDuringSnapshot {
+            let ratio = without.latency.p99Ms > 0 ? during.latency.p99Ms / without.latency.p99Ms : nil
+            let clean = during.errors == 0 && during.inactive == 0
+            goals.append(
+                Goal(
+                    name: "check p99 during snapshot vs without", target: "≤ 1.30×",
+                    measured: ratio.map { "\(x($0)) (\(Format.fixed(during.latency.p99Ms, 3)) / \(Format.fixed(without.latency.p99Ms, 3)) ms)" } ?? "—",
+                    met: ratio.map { $0 <= 1.3 && clean }
+                )
+            )
+            goals.append(
+                Goal(
+                    name: "check p99.9 during snapshot (without)", target: "reported",
+                    measured: "\(Format.fixed(during.latency.p999Ms, 2)) ms (\(Format.fixed(without.latency.p999Ms, 2)))",
+                    met: clean && during.latency.count > 0
+                )
+            )
         }
         return goals
     }
@@ -249,4 +166,3 @@ struct DurabilityCommand: ParsableCommand {
         ISO8601DateFormatter().string(from: Date())
     }
 }
-

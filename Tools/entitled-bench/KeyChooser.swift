@@ -1,16 +1,13 @@
 import Foundation
 
-/// Which user each request names: uniform over the loaded users, or skewed the way real traffic is (a few
-/// users ask far more often than the rest).
+/// Which user each request names: uniform over the loaded users, or skewed as real traffic is.
+/// `skewed`: Zipfian with θ = 0.99 (YCSB's default), the ranks scattered over the key space so that the hot
+/// users are not neighbours.
 enum KeyDistribution: String, Sendable, CaseIterable, Codable {
-    case uniform
-    /// Zipfian with θ = 0.99 (YCSB's default), ranks scattered over the key space by a hash so the hot
-    /// users are not neighbours.
-    case skewed
+    case uniform, skewed
 }
 
-/// Draws user numbers for one load thread: a xorshift generator (no allocation, no lock) shaped by the
-/// distribution.
+/// Draws user numbers: a xorshift generator (no allocation, no lock) shaped by the distribution.
 struct KeyChooser {
     private let users: UInt64
     private var state: UInt64
@@ -31,9 +28,7 @@ struct KeyChooser {
     }
 
     /// A number in 0..<100, for the operation mix.
-    mutating func percent() -> Int {
-        Int(nextRandom() % 100)
-    }
+    mutating func percent() -> Int { Int(nextRandom() % 100) }
 
     private mutating func nextRandom() -> UInt64 {
         state ^= state << 13
@@ -43,8 +38,8 @@ struct KeyChooser {
     }
 }
 
-/// The Zipfian generator of Gray et al. ("Quickly generating billion-record synthetic databases"), as
-/// YCSB uses it: ζ(n) is computed once, then each draw is constant time.
+/// The Zipfian generator of Gray et al. ("Quickly generating billion-record synthetic databases"), as YCSB
+/// uses it: ζ(n) is computed once, then each draw is constant time.
 struct Zipfian: Sendable {
     let items: Int
     let theta = 0.99
@@ -55,9 +50,8 @@ struct Zipfian: Sendable {
 
     init(items: Int) {
         self.items = items
-        var zeta = 0.0
-        for rank in 1...items { zeta += 1 / pow(Double(rank), theta) }
-        zetaN = zeta
+        let theta = self.theta
+        zetaN = (1...items).reduce(0.0) { $0 + 1 / pow(Double($1), theta) }
         zeta2 = 1 + 1 / pow(2, theta)
         alpha = 1 / (1 - theta)
         eta = (1 - pow(2 / Double(items), 1 - theta)) / (1 - zeta2 / zetaN)

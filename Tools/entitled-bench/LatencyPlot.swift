@@ -36,10 +36,10 @@ enum LatencyPlot {
             }
             for percentile in [0.0, 90, 99, 99.9, 99.99, 99.999] {
                 svg += "<line x1=\"\(x(percentile))\" x2=\"\(x(percentile))\" y1=\"\(originY)\" y2=\"\(originY + panelHeight)\" stroke=\"#eee\"/>"
-                svg += "<text x=\"\(x(percentile))\" y=\"\(originY + panelHeight + 16)\" text-anchor=\"middle\">p\(ReportTable.format(percentile, percentile == percentile.rounded() ? 0 : 3))</text>\n"
+                svg += "<text x=\"\(x(percentile))\" y=\"\(originY + panelHeight + 16)\" text-anchor=\"middle\">p\(Format.fixed(percentile, percentile == percentile.rounded() ? 0 : 3))</text>\n"
             }
             for (series, color) in [(scenario.entitledSpectrum, "#1f5fbf"), (scenario.redisSpectrum, "#c62828")] {
-                let path = series.map { "\(ReportTable.format(x($0.percentile), 1)),\(ReportTable.format(y($0.microseconds), 1))" }
+                let path = series.map { "\(Format.fixed(x($0.percentile), 1)),\(Format.fixed(y($0.microseconds), 1))" }
                 svg += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" points=\"\(path.joined(separator: " "))\"/>\n"
             }
             svg += "<text x=\"\(originX + panelWidth / 2)\" y=\"\(originY + panelHeight + 36)\" text-anchor=\"middle\">percentile</text>\n"

@@ -1,63 +1,48 @@
 /// Which server a load talks to, and so which protocol it writes.
 enum Target: String, Sendable, Codable, CaseIterable {
-    case entitled
-    case redis
+    case entitled, redis
 }
 
-/// What a measured load sends.
+/// What a measured load sends: only checks (entitled `check` of entitlement `pro`, Redis `SISMEMBER
+/// ents:<user> pro`), or 95% checks and 5% grants (entitled `grant` of `prod_pro`, Redis `SADD ents:<user> pro`).
 enum OperationMix: String, Sendable, Codable, CaseIterable {
-    /// Only checks: entitled `check` of entitlement `pro`, Redis `SISMEMBER ents:<user> pro`.
-    case checks
-    /// 95% checks and 5% grants (entitled `grant` of `prod_pro`, Redis `SADD ents:<user> pro`).
-    case mixed
+    case checks, mixed
 
     var grantPercent: Int { self == .mixed ? 5 : 0 }
 }
 
-/// One request of a load, as it will be answered.
 enum RequestKind: Sendable {
-    case check
-    case grant
+    case check, grant
 }
 
-/// Writes the requests of both protocols straight into a connection's outgoing bytes, user number as
-/// twelve zero-padded digits (`000000012345`, the key shape `redis-benchmark -r` draws, so its runs hit
-/// the same keys), and classifies answers without parsing them. Nothing here allocates per request.
-struct LoadRequests {
-    let target: Target
+/// How one answer turned out; `inactive`: a check that said `"active":false`, where a loaded user should be active.
+enum AnswerKind {
+    case success, inactive, failure
+}
 
-    private static let entitledCheckHead = Array(#"{"op":"check","user":""#.utf8)
-    private static let entitledCheckTail = Array((#"","entitlement":"pro"}"# + "\n").utf8)
-    private static let entitledGrantHead = Array(#"{"op":"grant","user":""#.utf8)
-    private static let entitledGrantTail = Array((#"","product":"prod_pro"}"# + "\n").utf8)
-    private static let redisCheckHead = Array("*3\r\n$9\r\nSISMEMBER\r\n$17\r\nents:".utf8)
-    private static let redisGrantHead = Array("*3\r\n$4\r\nSADD\r\n$17\r\nents:".utf8)
-    private static let redisTail = Array("\r\n$3\r\npro\r\n".utf8)
+/// The requests of both protocols, written straight into bytes with the user number as twelve zero-padded
+/// digits (`000000012345`, the key shape `redis-benchmark -r` draws, so that its runs hit the same keys),
+/// and their answers classified without parsing them.
+struct LoadRequests: Sendable {
+    let target: Target
 
     /// Appends the request of `kind` for user number `user` to `bytes`.
     func append(_ kind: RequestKind, user: Int, to bytes: inout [UInt8]) {
         switch (target, kind) {
-        case (.entitled, .check):
-            bytes += Self.entitledCheckHead
-            Self.appendDigits(user, to: &bytes)
-            bytes += Self.entitledCheckTail
-        case (.entitled, .grant):
-            bytes += Self.entitledGrantHead
-            Self.appendDigits(user, to: &bytes)
-            bytes += Self.entitledGrantTail
-        case (.redis, .check):
-            bytes += Self.redisCheckHead
-            Self.appendDigits(user, to: &bytes)
-            bytes += Self.redisTail
-        case (.redis, .grant):
-            bytes += Self.redisGrantHead
-            Self.appendDigits(user, to: &bytes)
-            bytes += Self.redisTail
+        case (.entitled, .check): bytes += Array(#"{"op":"check","user":""#.utf8)
+        case (.entitled, .grant): bytes += Array(#"{"op":"grant","user":""#.utf8)
+        case (.redis, .check): bytes += Array("*3\r\n$9\r\nSISMEMBER\r\n$17\r\nents:".utf8)
+        case (.redis, .grant): bytes += Array("*3\r\n$4\r\nSADD\r\n$17\r\nents:".utf8)
+        }
+        Self.appendDigits(user, to: &bytes)
+        switch (target, kind) {
+        case (.entitled, .check): bytes += Array(#"","entitlement":"pro"}"#.utf8) + [10]
+        case (.entitled, .grant): bytes += Array(#"","product":"prod_pro"}"#.utf8) + [10]
+        case (.redis, _): bytes += Array("\r\n$3\r\npro\r\n".utf8)
         }
     }
 
-    /// How an answer line (without its newline) to a request of `kind` turned out. Both servers answer
-    /// these requests with one line each.
+    /// How an answer line (without its newline) to a request of `kind` turned out.
     func classify(_ line: UnsafeRawBufferPointer, kind: RequestKind) -> AnswerKind {
         switch target {
         case .entitled:
@@ -71,19 +56,27 @@ struct LoadRequests {
     }
 
     /// Twelve decimal digits, zero-padded.
-    @inline(__always)
     static func appendDigits(_ value: Int, to bytes: inout [UInt8]) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48)
-        var remaining = value
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var index = 11
-            while remaining > 0 && index >= 0 {
-                raw[index] = UInt8(48 + remaining % 10)
-                remaining /= 10
-                index -= 1
-            }
-            bytes.append(contentsOf: raw)
+        let start = bytes.count
+        bytes += Array(repeating: 48, count: 12)
+        var (remaining, index) = (value, start + 11)
+        while remaining > 0 && index >= start {
+            bytes[index] = UInt8(48 + remaining % 10)
+            remaining /= 10
+            index -= 1
         }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends a non-negative integer in decimal, in place (no String in between).
+    mutating func appendDecimal(_ value: Int) {
+        let first = count
+        var rest = value
+        repeat {
+            append(UInt8(48 + rest % 10))
+            rest /= 10
+        } while rest > 0
+        self[first...].reverse()
     }
 }

@@ -1,107 +1,83 @@
 import Foundation
-import Histogram
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Drives a server with `entitled-loadgen`, the C load generator (one thread, epoll, no spinning), and
-/// reads the server's CPU time over exactly the window the generator measured: the figure that does not
-/// depend on how much CPU the client itself takes on this 2-core machine.
+/// Drives a server with `entitled-loadgen`, the neutral generator in C (one thread, epoll, no spinning,
+/// request bytes made in advance), and reads the server's CPU time over exactly the window the generator
+/// measured: the figure that does not depend on how much CPU the client itself takes.
 struct NeutralLoad {
-    /// The generator's executable.
-    let binary: String
-    /// Where request files go.
-    let directory: String
-
+    /// The generator's executable, and where its request files go.
+    let binary, directory: String
     /// Requests written per file: each connection goes round them from its own starting point.
     static let requestsPerFile = 65_536
 
     /// Runs `shape` against the server on `port` (process `serverPID`): warm-up, then the measured window.
     func measure(port: UInt16, serverPID: pid_t, target: Target, shape: LoadShape, warmup: Double, duration: Double, seed: UInt64) throws -> LoadOutcome {
-        let requestsFile = "\(directory)/requests-\(target.rawValue)-\(seed).bin"
-        try Self.writeRequests(for: target, shape: shape, seed: seed, to: requestsFile)
+        var chooser = KeyChooser(users: shape.users, distribution: shape.distribution, seed: seed)
+        let requests = LoadRequests(target: target)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.requestsPerFile * 64)
+        // The generator's file format: a kind byte, the request, a NUL.
+        for _ in 0..<Self.requestsPerFile {
+            let kind: RequestKind = chooser.percent() < shape.mix.grantPercent ? .grant : .check
+            bytes.append(kind == .grant ? UInt8(ascii: "g") : UInt8(ascii: "c"))
+            requests.append(kind, user: chooser.next(), to: &bytes)
+            bytes.append(0)
+        }
         return try run(
-            port: port, serverPID: serverPID, target: target, connections: shape.connections, pipeline: shape.pipeline,
-            warmup: warmup, duration: duration, requestsFile: requestsFile
+            port: port, serverPID: serverPID, target: target, connections: shape.connections, pipeline: shape.pipeline, warmup: warmup,
+            duration: duration, requests: bytes, file: "requests-\(target.rawValue)-\(seed).bin"
         )
     }
 
-    /// Durable writes: every request a grant (entitled) or `SADD` (Redis) of a user never seen before,
-    /// one in flight per connection. The generator numbers the users itself (the request's placeholder),
-    /// so that no write repeats one: Redis logs nothing for an `SADD` that adds nothing. Several
-    /// generators at once (one per node of a cluster) each take users of their own from `firstUser`.
+    /// Durable writes: every request a grant (entitled) or `SADD` (Redis) of a user never seen before, one in
+    /// flight per connection. The generator numbers the users itself (the request's `############`), so that
+    /// no write repeats one: Redis logs nothing for an `SADD` that adds nothing. Several generators at once
+    /// (one per node of a cluster) each take users of their own from `firstUser`.
     func measureNewUsers(
         port: UInt16, serverPID: pid_t, target: Target, connections: Int, warmup: Double, duration: Double, firstUser: UInt64 = 0
     ) throws -> LoadOutcome {
-        let requestsFile = "\(directory)/new-users-\(target.rawValue)-\(firstUser).bin"
-        var bytes: [UInt8] = [UInt8(ascii: "g")]
         var request: [UInt8] = []
         LoadRequests(target: target).append(.grant, user: 0, to: &request)
-        // The user number LoadRequests writes (twelve zeros) becomes the generator's placeholder.
+        // The user number (twelve zeros) becomes the generator's placeholder.
         let zeros = Array(repeating: UInt8(ascii: "0"), count: 12)
         guard let at = request.indices.first(where: { request[$0...].starts(with: zeros) }) else {
             throw BenchError("the grant request has no user number to number")
         }
         request.replaceSubrange(at..<(at + 12), with: Array("############".utf8))
-        bytes += request
-        bytes.append(0)
-        guard FileManager.default.createFile(atPath: requestsFile, contents: Data(bytes)) else {
-            throw BenchError("cannot write the request file \(requestsFile)")
-        }
         return try run(
-            port: port, serverPID: serverPID, target: target, connections: connections, pipeline: 1, warmup: warmup,
-            duration: duration, requestsFile: requestsFile, extraArguments: ["--first-user", String(firstUser)]
+            port: port, serverPID: serverPID, target: target, connections: connections, pipeline: 1, warmup: warmup, duration: duration,
+            requests: [UInt8(ascii: "g")] + request + [0], file: "new-users-\(target.rawValue)-\(firstUser).bin",
+            extraArguments: ["--first-user", String(firstUser)]
         )
     }
 
     private func run(
-        port: UInt16, serverPID: pid_t, target: Target, connections: Int, pipeline: Int, warmup: Double, duration: Double,
-        requestsFile: String, extraArguments: [String] = []
+        port: UInt16, serverPID: pid_t, target: Target, connections: Int, pipeline: Int, warmup: Double, duration: Double, requests: [UInt8],
+        file: String, extraArguments: [String] = []
     ) throws -> LoadOutcome {
-        let generator = try ChildProcess.launch(
-            binary,
-            [
-                "--port", String(port), "--connections", String(connections), "--pipeline", String(pipeline),
-                "--warmup", String(warmup), "--duration", String(duration), "--protocol", target.rawValue, "--requests", requestsFile,
-            ] + extraArguments,
-            name: "entitled-loadgen"
-        )
+        let requestsFile = "\(directory)/\(file)"
+        guard FileManager.default.createFile(atPath: requestsFile, contents: Data(requests)) else {
+            throw BenchError("cannot write the request file \(requestsFile)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: requestsFile) }
+        let arguments = [
+            "--port", String(port), "--connections", String(connections), "--pipeline", String(pipeline), "--warmup", String(warmup),
+            "--duration", String(duration), "--protocol", target.rawValue, "--requests", requestsFile,
+        ]
+        let generator = try ChildProcess.launch(binary, arguments + extraArguments, name: "entitled-loadgen")
         defer { generator.stop(signal: SIGKILL, timeout: 5) }
         _ = try generator.waitForOutputLine(containing: "measuring", timeout: warmup + 30)
-        let serverBefore = ProcessCPU.seconds(of: serverPID)
-        let generatorBefore = ProcessCPU.seconds(of: generator.pid)
+        let before = (server: CPUMeter.processSeconds(serverPID), generator: CPUMeter.processSeconds(generator.pid))
         _ = try generator.waitForOutputLine(containing: "done", timeout: duration + 30)
-        let serverAfter = ProcessCPU.seconds(of: serverPID)
-        let generatorAfter = ProcessCPU.seconds(of: generator.pid)
+        let after = (server: CPUMeter.processSeconds(serverPID), generator: CPUMeter.processSeconds(generator.pid))
         guard generator.waitForExit(timeout: 30), generator.exitDescription == "exit 0" else {
             throw BenchError("entitled-loadgen ended with \(generator.exitDescription): \(generator.errorOutput.text)")
         }
         // The report's last lines may still be in the pipe when the process has exited: read to its end.
         generator.output.waitUntilFinished(timeout: 10)
         var outcome = try Self.parse(generator.output.text)
-        if let before = serverBefore, let after = serverAfter { outcome.serverCPUSeconds = after - before }
-        if let before = generatorBefore, let after = generatorAfter { outcome.generatorCPUSeconds = after - before }
-        try? FileManager.default.removeItem(atPath: requestsFile)
+        if let start = before.server, let end = after.server { outcome.serverCPUSeconds = end - start }
+        if let start = before.generator, let end = after.generator { outcome.generatorCPUSeconds = end - start }
         return outcome
-    }
-
-    /// The requests of `shape` for `target`, drawn as the Swift generator draws them (`KeyChooser`, the
-    /// same key shapes), in the generator's file format: a kind byte, the request, a NUL.
-    static func writeRequests(for target: Target, shape: LoadShape, seed: UInt64, to path: String) throws {
-        var chooser = KeyChooser(users: shape.users, distribution: shape.distribution, seed: seed)
-        let requests = LoadRequests(target: target)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(requestsPerFile * 64)
-        for _ in 0..<requestsPerFile {
-            let kind: RequestKind = chooser.percent() < shape.mix.grantPercent ? .grant : .check
-            bytes.append(kind == .grant ? UInt8(ascii: "g") : UInt8(ascii: "c"))
-            requests.append(kind, user: chooser.next(), to: &bytes)
-            bytes.append(0)
-        }
-        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
-            throw BenchError("cannot write the request file \(path)")
-        }
     }
 
     /// The generator's report (see Tools/entitled-loadgen/main.c).
@@ -123,23 +99,12 @@ struct NeutralLoad {
             case "latency", "check_latency":
                 let pair = value.split(separator: " ")
                 guard pair.count == 2, let nanoseconds = UInt64(pair[0]), let count = UInt64(pair[1]) else { continue }
-                if fields[0] == "latency" {
-                    _ = outcome.histogram.record(max(1, nanoseconds), count: count)
-                } else {
-                    _ = outcome.checkHistogram.record(max(1, nanoseconds), count: count)
-                }
+                _ = fields[0] == "latency"
+                    ? outcome.histogram.record(max(1, nanoseconds), count: count) : outcome.checkHistogram.record(max(1, nanoseconds), count: count)
             default: continue
             }
         }
         guard sawWindow else { throw BenchError("entitled-loadgen printed no report: \(text.suffix(500))") }
         return outcome
-    }
-}
-
-/// CPU time a process has used, user and system, all threads.
-enum ProcessCPU {
-    /// Seconds of CPU `pid` has used so far, from /proc/PID/stat; `nil` where it cannot be read.
-    static func seconds(of pid: pid_t) -> Double? {
-        CPUMeter.processTicks("\(pid)").map { Double($0) / Double(sysconf(Int32(_SC_CLK_TCK))) }
     }
 }

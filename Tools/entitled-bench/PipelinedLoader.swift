@@ -1,102 +1,130 @@
 import Foundation
 
-/// What a pipelined load did.
-struct LoadResult: Sendable {
-    var answered = 0
-    var errors = 0
-    var firstError: String?
-    var seconds = 0.0
-}
-
-/// Loads grants fast: each connection has a writer thread that keeps up to `window` request lines in
-/// flight and a reader thread that takes the answers. Separate threads, because a writer that also had to
-/// read could deadlock with the server, which stops reading a connection whose answers pile up unread.
+/// Sends one request per user as fast as the server takes them, and checks every answer: what fills a
+/// server before it is measured. Each connection has a writer thread that keeps up to `window` requests in
+/// flight and a reader thread that takes the answers: a writer that also read could deadlock with the
+/// server, which stops reading a connection whose answers pile up unread.
 enum PipelinedLoader {
-    /// Grants `product` to users `<prefix><i>` for every `i` in `users`, spread over `connections`.
-    static func grant(
-        port: UInt16, users: Range<Int>, prefix: String, product: String = "p",
-        connections: Int = 4, window: Int = 1000, timeLimitSeconds: Double = 600
-    ) throws -> LoadResult {
-        let links = try (0..<connections).map { _ in try TCPConnection(port: port) }
-        let states = links.map { _ in InFlightWindow(capacity: window) }
-        let deadline = monotonicNanoseconds() + nanoseconds(seconds: timeLimitSeconds)
+    struct Result: Sendable {
+        var answered = 0, errors = 0
+        var firstError: String?
+        var seconds = 0.0
+    }
+
+    /// Writes the request for one user; each connection's writer makes its own (it may keep state).
+    typealias RequestWriter = (_ user: Int, _ bytes: inout [UInt8]) -> Void
+
+    /// Grants to users 0..<users, named as twelve digits as the check loads ask for them: entitled `prod_pro`,
+    /// Redis `SADD ents:<user> pro`.
+    static func grants(port: UInt16, target: Target, users: Int) throws -> Result {
+        let requests = LoadRequests(target: target)
+        return try load(port: port, users: 0..<users, connections: 8, window: 256) { _ in
+            { user, bytes in requests.append(.grant, user: user, to: &bytes) }
+        } accepts: { requests.classify($0, kind: .grant) == .success }
+    }
+
+    /// Sends the request `writer` makes for each of `users`, in contiguous slices over `connections`; an
+    /// answer is an error unless `accepts` takes it.
+    static func load(
+        port: UInt16, users: Range<Int>, connections: Int, window: Int, writer: @escaping @Sendable (_ connection: Int) -> RequestWriter,
+        accepts: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) throws -> Result {
+        let count = max(1, min(connections, users.count))
+        let links = try (0..<count).map { _ in try TCPConnection(port: port) }
+        let windows = links.map { _ in InFlightWindow(capacity: window) }
+        let slices = (0..<count).map { (users.lowerBound + users.count * $0 / count)..<(users.lowerBound + users.count * ($0 + 1) / count) }
+        let deadline = monotonicNanoseconds() + nanoseconds(seconds: 3600)
+        // Several lines per write, at most a quarter of the window, so that the window refills while answers come.
+        let chunkLines = max(1, min(window / 4, 256))
         let started = monotonicNanoseconds()
-        // Contiguous slices of the user range, one per connection.
-        let slices = (0..<connections).map { index -> Range<Int> in
-            let lower = users.lowerBound + users.count * index / connections
-            let upper = users.lowerBound + users.count * (index + 1) / connections
-            return lower..<upper
-        }
-        let head = Array("{\"op\":\"grant\",\"user\":\"\(prefix)".utf8)
-        let tail = Array("\",\"product\":\"\(product)\"}\n".utf8)
-        let results = try onThreads(2 * connections, name: "loader") { thread -> LoadResult in
-            let index = thread / 2
-            let link = links[index]
-            let state = states[index]
+        let results = try onThreads(2 * count, name: "loader") { thread -> Result in
+            let (index, link, window) = (thread / 2, links[thread / 2], windows[thread / 2])
             do {
-                if thread % 2 == 0 {
-                    try write(slices[index], head: head, tail: tail, to: link, window: state, deadline: deadline)
-                    return LoadResult()
+                guard thread % 2 == 1 else {
+                    try write(slices[index], with: writer(index), chunkLines: chunkLines, to: link, window: window, deadline: deadline)
+                    return Result()
                 }
-                return try read(slices[index].count, from: link, window: state)
+                return try read(slices[index].count, from: link, window: window, accepts: accepts)
             } catch {
-                // Wake the other half of this connection, whichever it is.
-                state.fail()
+                // Wake the other half of this connection, which then fails with the same cause.
+                let cause = window.fail(error)
                 link.shutdownBoth()
-                throw error
+                throw cause
             }
         }
-        var total = LoadResult()
-        for result in results {
-            total.answered += result.answered
-            total.errors += result.errors
+        return results.reduce(into: Result(seconds: Double(monotonicNanoseconds() - started) / 1e9)) { total, result in
+            (total.answered, total.errors) = (total.answered + result.answered, total.errors + result.errors)
             total.firstError = total.firstError ?? result.firstError
         }
-        total.seconds = Double(monotonicNanoseconds() - started) / 1e9
-        return total
     }
 
     /// Writes the requests in chunks of lines, each only when the window has room for it.
-    private static func write(
-        _ users: Range<Int>, head: [UInt8], tail: [UInt8], to link: TCPConnection, window: InFlightWindow, deadline: UInt64
-    ) throws {
-        let chunkLines = 100
+    private static func write(_ users: Range<Int>, with writer: RequestWriter, chunkLines: Int, to link: TCPConnection, window: InFlightWindow, deadline: UInt64) throws {
         var chunk: [UInt8] = []
-        chunk.reserveCapacity(chunkLines * (head.count + tail.count + 20))
-        var next = users.lowerBound
-        while next < users.upperBound {
-            let end = min(next + chunkLines, users.upperBound)
+        for first in stride(from: users.lowerBound, to: users.upperBound, by: chunkLines) {
+            let end = min(first + chunkLines, users.upperBound)
             chunk.removeAll(keepingCapacity: true)
-            for user in next..<end {
-                chunk.append(contentsOf: head)
-                chunk.appendDecimal(user)
-                chunk.append(contentsOf: tail)
-            }
-            try window.reserve(end - next, deadline: deadline)
+            for user in first..<end { writer(user, &chunk) }
+            try window.reserve(end - first, deadline: deadline)
             try link.writeAll(chunk)
-            next = end
         }
     }
 
-    /// Reads `count` answers, releasing window room as they come.
-    private static func read(_ count: Int, from link: TCPConnection, window: InFlightWindow) throws -> LoadResult {
+    /// Reads `count` answers, releasing window room as they come (under the lock once per 32 answers).
+    private static func read(_ count: Int, from link: TCPConnection, window: InFlightWindow, accepts: (UnsafeRawBufferPointer) -> Bool) throws -> Result {
         let reader = LineReader(link)
-        var result = LoadResult()
-        var unreleased = 0
+        var result = Result()
         while result.answered < count {
             let line = try reader.readLine()
             result.answered += 1
-            if !line.starts(with: "{\"ok\":true") {
+            if !accepts(line) {
                 result.errors += 1
-                if result.firstError == nil { result.firstError = String(decoding: line.prefix(300), as: UTF8.self) }
+                result.firstError = result.firstError ?? String(decoding: line.prefix(300), as: UTF8.self)
             }
-            unreleased += 1
-            // Releasing under the lock once per 50 answers keeps the lock off the per-line path.
-            if unreleased == 50 || result.answered == count {
-                window.release(unreleased)
-                unreleased = 0
-            }
+            let unreleased = result.answered % 32 == 0 ? 32 : result.answered == count ? result.answered % 32 : 0
+            if unreleased > 0 { window.release(unreleased) }
         }
         return result
+    }
+}
+
+/// The count of requests in flight on one connection, shared by its writer and its reader.
+private final class InFlightWindow: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let capacity: Int
+    private var inFlight = 0
+    /// What failed first on this connection, once something did.
+    private var cause: (any Error)?
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Waits until `lines` more fit (or nothing is in flight), then counts them as in flight.
+    func reserve(_ lines: Int, deadline: UInt64) throws {
+        try condition.withLock {
+            while inFlight + lines > capacity && inFlight > 0 && cause == nil {
+                guard monotonicNanoseconds() < deadline else { throw BenchError("the load did not finish within its time limit: the server stalled") }
+                _ = condition.wait(until: Date().addingTimeInterval(0.5))
+            }
+            if cause != nil { throw BenchError("the other half of this connection failed") }
+            inFlight += lines
+        }
+    }
+
+    func release(_ lines: Int) {
+        condition.withLock {
+            inFlight -= lines
+            condition.signal()
+        }
+    }
+
+    /// Records `error` unless something failed before, wakes the writer, and returns the first cause.
+    func fail(_ error: any Error) -> any Error {
+        condition.withLock {
+            cause = cause ?? error
+            condition.broadcast()
+            return cause ?? error
+        }
     }
 }

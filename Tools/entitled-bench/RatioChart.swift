@@ -19,14 +19,14 @@ enum RatioChart {
         var svg = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="white"/>
-            <text x="10" y="20" font-size="14">entitled over Redis, per load (\(report.settings.mix.rawValue), \(report.settings.distribution.rawValue) keys, \(ReportTable.grouped(Double(report.settings.users))) users, medians of \(report.settings.runs) runs)</text>
+            <text x="10" y="20" font-size="14">entitled over Redis, per load (\(report.settings.mix.rawValue), \(report.settings.distribution.rawValue) keys, \(Format.grouped(Double(report.settings.users))) users, medians of \(report.settings.runs) runs)</text>
             <text x="10" y="38" fill="#555">\(report.machine.cpus) cores, \(escape(report.machine.kernel)); \(escape(report.settings.redisVersion.split(separator: " ").prefix(2).joined(separator: " ")))</text>
 
             """
         var step = 0.0
         while step <= top + 1e-9 {
             svg += "<line x1=\"\(margin.left)\" x2=\"\(width - margin.right)\" y1=\"\(f(y(step)))\" y2=\"\(f(y(step)))\" stroke=\"#eee\"/>"
-            svg += "<text x=\"\(margin.left - 6)\" y=\"\(f(y(step) + 4))\" text-anchor=\"end\">\(ReportTable.format(step, 2))×</text>\n"
+            svg += "<text x=\"\(margin.left - 6)\" y=\"\(f(y(step) + 4))\" text-anchor=\"end\">\(Format.fixed(step, 2))×</text>\n"
             step += 0.25
         }
         svg += "<line x1=\"\(margin.left)\" x2=\"\(width - margin.right)\" y1=\"\(f(y(1)))\" y2=\"\(f(y(1)))\" stroke=\"#333\" stroke-dasharray=\"4 3\"/>\n"
@@ -37,10 +37,10 @@ enum RatioChart {
                 guard let ratio = bar.0 else { continue }
                 let x = left + Double(offset) * 50
                 svg += "<rect x=\"\(f(x))\" y=\"\(f(y(ratio)))\" width=\"44\" height=\"\(f(y(0) - y(ratio)))\" fill=\"\(bar.1)\"/>"
-                svg += "<text x=\"\(f(x + 22))\" y=\"\(f(y(ratio) - 4))\" text-anchor=\"middle\">\(ReportTable.format(ratio, 2))×</text>\n"
+                svg += "<text x=\"\(f(x + 22))\" y=\"\(f(y(ratio) - 4))\" text-anchor=\"middle\">\(Format.fixed(ratio, 2))×</text>\n"
             }
             svg += "<text x=\"\(f(left + 47))\" y=\"\(f(y(0) + 18))\" text-anchor=\"middle\">\(scenario.connections) conn × \(scenario.pipeline)</text>\n"
-            let rates = "\(ReportTable.grouped(scenario.entitledMedian.requestsPerSecond)) / \(ReportTable.grouped(scenario.redisMedian.requestsPerSecond))"
+            let rates = "\(Format.grouped(scenario.entitledMedian.requestsPerSecond)) / \(Format.grouped(scenario.redisMedian.requestsPerSecond))"
             svg += "<text x=\"\(f(left + 47))\" y=\"\(f(y(0) + 34))\" text-anchor=\"middle\" fill=\"#555\" font-size=\"10\">\(rates) req/s</text>\n"
         }
         let legendX = width - margin.right + 16
@@ -53,7 +53,7 @@ enum RatioChart {
         return svg + "</svg>\n"
     }
 
-    private static func f(_ value: Double) -> String { ReportTable.format(value, 1) }
+    private static func f(_ value: Double) -> String { Format.fixed(value, 1) }
 
     private static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")

@@ -1,41 +1,23 @@
 import Foundation
 
-/// One run of `redis-benchmark` (the one beside redis-server, else the one on PATH): the yardstick the
-/// issue sets for the load generator, which must drive Redis at least as fast as it does.
+/// One run of `redis-benchmark`: the yardstick for the load generator, which must drive Redis at least
+/// as fast as it does.
 struct RedisBenchmarkRun {
     /// What `redis-benchmark --csv` reported.
     struct Result {
         let requestsPerSecond: Double
-        let p50Ms: Double?
-        let p99Ms: Double?
+        let p50Ms, p99Ms: Double?
     }
 
     let port: UInt16
-    let connections: Int
-    let pipeline: Int
-    let requests: Int
-    /// `-r`: the range `__rand_int__` is drawn from.
-    let keyRange: Int
-    let threads: Int
-    /// The command, with `__rand_int__` where the key number goes.
+    /// `keyRange`: `-r`, the range `__rand_int__` is drawn from, where the key number goes in `command`.
+    let connections, pipeline, requests, keyRange: Int
     let command: [String]
-
-    /// The redis-benchmark binary beside `redisServer` or on PATH, or nil without one.
-    static func binary(besideRedisServer redisServer: String) -> String? {
-        let beside = (redisServer as NSString).deletingLastPathComponent + "/redis-benchmark"
-        return Executables.isExecutable(beside) ? beside : Executables.find("redis-benchmark")
-    }
 
     /// Runs it to the end (at most 10 minutes) and reads its CSV line.
     func run(binary: String) throws -> Result {
-        let process = try ChildProcess.launch(
-            binary,
-            [
-                "-p", "\(port)", "-c", "\(connections)", "-P", "\(pipeline)", "-n", "\(requests)", "-r", "\(keyRange)",
-                "--threads", "\(threads)", "--csv",
-            ] + command,
-            name: "redis-benchmark"
-        )
+        let arguments = ["-p", "\(port)", "-c", "\(connections)", "-P", "\(pipeline)", "-n", "\(requests)", "-r", "\(keyRange)", "--threads", "1", "--csv"]
+        let process = try ChildProcess.launch(binary, arguments + command, name: "redis-benchmark")
         guard process.waitForExit(timeout: 600) else {
             process.stop(signal: SIGKILL)
             throw BenchError("redis-benchmark did not finish")
@@ -46,14 +28,10 @@ struct RedisBenchmarkRun {
         process.errorOutput.waitUntilFinished(timeout: 10)
         let text = process.output.text
         guard let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).last(where: { !$0.hasPrefix("\"test\"") && $0.hasPrefix("\"") }) else {
-            throw BenchError(
-                "redis-benchmark printed no result (\(process.exitDescription)): \(text.suffix(300)) \(process.errorOutput.text.suffix(300))"
-            )
+            throw BenchError("redis-benchmark printed no result (\(process.exitDescription)): \(text.suffix(300)) \(process.errorOutput.text.suffix(300))")
         }
         let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
-        guard fields.count >= 7, let rate = Double(fields[fields.count - 7]) else {
-            throw BenchError("redis-benchmark printed an unexpected line: \(line)")
-        }
+        guard fields.count >= 7, let rate = Double(fields[fields.count - 7]) else { throw BenchError("redis-benchmark printed an unexpected line: \(line)") }
         return Result(requestsPerSecond: rate, p50Ms: Double(fields[fields.count - 4]), p99Ms: Double(fields[fields.count - 2]))
     }
 }

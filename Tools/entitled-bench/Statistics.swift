@@ -1,21 +1,21 @@
 import Histogram
 
-/// Latency percentiles of a set of samples, in milliseconds (the unit the table prints).
+/// Latency percentiles of a set of samples, in milliseconds (the unit the durability table prints).
 struct LatencySummary: Codable, Sendable {
     let count: Int
-    let p50Ms: Double
-    let p99Ms: Double
-    let p999Ms: Double
-    let maxMs: Double
-    let meanMs: Double
+    let p50Ms, p99Ms, p999Ms, maxMs, meanMs: Double
 
-    /// Summarizes nanosecond samples (sorted here: at most a few million, so sorting is cheap enough).
+    /// Summarizes nanosecond samples (at most a few million, so sorting them is cheap enough).
     init(nanoseconds samples: [UInt64]) {
         let sorted = samples.sorted()
+        // Nearest rank: the smallest sample with at least `fraction` of the samples at or below it.
+        func percentile(_ fraction: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            let rank = Int((fraction * Double(sorted.count)).rounded(.up))
+            return Double(sorted[min(max(rank, 1), sorted.count) - 1]) / 1e6
+        }
         count = sorted.count
-        p50Ms = Self.percentile(sorted, 0.50)
-        p99Ms = Self.percentile(sorted, 0.99)
-        p999Ms = Self.percentile(sorted, 0.999)
+        (p50Ms, p99Ms, p999Ms) = (percentile(0.50), percentile(0.99), percentile(0.999))
         maxMs = Double(sorted.last ?? 0) / 1e6
         meanMs = sorted.isEmpty ? 0 : Double(sorted.reduce(0, &+)) / Double(sorted.count) / 1e6
     }
@@ -28,13 +28,6 @@ struct LatencySummary: Codable, Sendable {
         p999Ms = Double(histogram.valueAtPercentile(99.9)) / 1e6
         maxMs = Double(histogram.max) / 1e6
         meanMs = histogram.mean / 1e6
-    }
-
-    /// Nearest rank: the smallest sample with at least `fraction` of the samples at or below it.
-    private static func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((fraction * Double(sorted.count)).rounded(.up))
-        return Double(sorted[min(max(rank, 1), sorted.count) - 1]) / 1e6
     }
 }
 

@@ -1,14 +1,6 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// A failure of the benchmark itself or of a server it drives, with a sentence for the operator.
+/// A failure of the benchmark or of a server it drives, as a sentence for the operator.
 struct BenchError: Error, CustomStringConvertible {
     let description: String
 
@@ -16,22 +8,19 @@ struct BenchError: Error, CustomStringConvertible {
         self.description = description
     }
 
-    /// An error for a failed system call, naming it and `errno`.
+    /// A failed system call, named with `errno`.
     static func system(_ call: String, _ code: Int32 = errno) -> BenchError {
         BenchError("\(call) failed: \(String(cString: strerror(code))) (errno \(code))")
     }
 }
 
-/// Monotonic time in nanoseconds: latencies and deadlines must not jump with the wall clock, and reading
-/// it costs no allocation in the request loops.
-@inline(__always)
+/// Monotonic nanoseconds: latencies and deadlines must not jump with the wall clock.
 func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 
-/// Nanoseconds from seconds, for deadlines.
 func nanoseconds(seconds: Double) -> UInt64 {
     UInt64(max(0, seconds) * 1e9)
 }
@@ -47,33 +36,25 @@ func printError(_ line: String) {
     _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
-/// Prints a progress line to standard error at once, so the table on standard output stays clean.
+/// A progress line, on standard error so that the table on standard output stays clean.
 func progress(_ line: String) {
     printError("· " + line)
 }
 
-/// A Boolean that one thread sets and others poll: how the main thread ends open-ended request loops.
+/// A Boolean that one thread sets and others poll: how open-ended request loops are ended.
 final class StopFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
 
-    var isSet: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
+    var isSet: Bool { lock.withLock { stopped } }
 
-    func set() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
-    }
+    func set() { lock.withLock { stopped = true } }
 }
 
-/// Runs `body(index)` for `count` indexes, each on its own OS thread (blocking sockets need one thread per
-/// connection), waits for all of them and returns their results in index order, or the first error.
-/// Every body must bound itself in time; this waits for as long as they run.
-func onThreads<T: Sendable>(_ count: Int, name: String, _ body: @escaping @Sendable (Int) throws -> T) throws -> [T] {
+/// Runs `body(index)` for `count` indexes, each on a thread of its own (blocking sockets need one per
+/// connection), while the calling thread runs `meanwhile`; returns the results in index order, or the error
+/// that came first in time. Every body must bound itself in time: this waits for as long as they run.
+func onThreads<T: Sendable>(_ count: Int, name: String, meanwhile: () throws -> Void = {}, _ body: @escaping @Sendable (Int) throws -> T) throws -> [T] {
     let slots = ResultSlots<T>(count: count)
     let group = DispatchGroup()
     for index in 0..<count {
@@ -86,100 +67,33 @@ func onThreads<T: Sendable>(_ count: Int, name: String, _ body: @escaping @Senda
         thread.stackSize = 1 << 20
         thread.start()
     }
+    let ownOutcome = Result { try meanwhile() }
     group.wait()
+    try ownOutcome.get()
     return try slots.results()
 }
 
 /// The results of `onThreads`, written by the worker threads under a lock.
 private final class ResultSlots<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
-    private var slots: [Result<T, any Error>?]
+    private var slots: [T?]
+    private var firstError: (any Error)?
 
     init(count: Int) {
         slots = Array(repeating: nil, count: count)
     }
 
     func set(_ index: Int, _ result: Result<T, any Error>) {
-        lock.lock()
-        slots[index] = result
-        lock.unlock()
+        lock.withLock {
+            do { slots[index] = try result.get() } catch { firstError = firstError ?? error }
+        }
     }
 
     func results() throws -> [T] {
-        lock.lock()
-        defer { lock.unlock() }
-        return try slots.map { slot in
-            guard let slot else { throw BenchError("a worker thread ended without a result") }
-            return try slot.get()
+        try lock.withLock {
+            if let firstError { throw firstError }
+            return slots.compactMap { $0 }
         }
-    }
-}
-
-/// Facts about the machine for the report: the numbers mean little without them.
-struct MachineInfo: Codable {
-    let cpus: Int
-    let kernel: String
-    let memoryGiB: Double
-    /// The file system type of the directory the servers write to (fsync on tmpfs would be free).
-    let workFileSystem: String
-
-    static func current(workDirectory: String) -> MachineInfo {
-        var names = utsname()
-        uname(&names)
-        let release = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let system = withUnsafeBytes(of: &names.sysname) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        return MachineInfo(
-            cpus: ProcessInfo.processInfo.activeProcessorCount,
-            kernel: "\(system) \(release)",
-            memoryGiB: (Double(ProcessInfo.processInfo.physicalMemory) / Double(1 << 30) * 10).rounded() / 10,
-            workFileSystem: fileSystemType(of: workDirectory)
-        )
-    }
-
-    /// The type of the file system holding `path`, from /proc/self/mounts (the longest matching mount).
-    private static func fileSystemType(of path: String) -> String {
-        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return "unknown" }
-        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        var best: (mountPoint: String, type: String)?
-        for line in mounts.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count >= 3 else { continue }
-            let mountPoint = String(fields[1])
-            let inside = resolved == mountPoint || resolved.hasPrefix(mountPoint == "/" ? "/" : mountPoint + "/")
-            if inside && mountPoint.count >= (best?.mountPoint.count ?? -1) {
-                best = (mountPoint, String(fields[2]))
-            }
-        }
-        return best.map { "\($0.type) (\($0.mountPoint))" } ?? "unknown"
-    }
-}
-
-/// A body running on its own thread while the caller does something else, joined with `value()`.
-final class Background<T: Sendable>: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var result: Result<T, any Error>?
-
-    init(name: String, _ body: @escaping @Sendable () throws -> T) {
-        let thread = Thread { [self] in
-            let outcome = Result { try body() }
-            lock.lock()
-            result = outcome
-            lock.unlock()
-            done.signal()
-        }
-        thread.name = name
-        thread.start()
-    }
-
-    /// Waits for the body to end and returns its result. The body must bound itself in time.
-    func value() throws -> T {
-        done.wait()
-        done.signal()  // later calls return at once
-        lock.lock()
-        defer { lock.unlock() }
-        guard let result else { throw BenchError("a background thread ended without a result") }
-        return try result.get()
     }
 }
 
@@ -195,8 +109,17 @@ func writeJSON<Report: Encodable>(_ report: Report, to path: String) throws {
     }
 }
 
-/// Raises this process's soft limit on open files to `wanted`, within the hard limit; fails when the hard
-/// limit is lower, naming it.
+/// Writes an SVG `what` (the plot, the chart) to `path` and says where it went.
+func writeSVG(_ svg: String, to path: String, naming what: String) throws {
+    do {
+        try svg.write(toFile: path, atomically: true, encoding: .utf8)
+        print("\(what): \(path)")
+    } catch {
+        throw BenchError("cannot write the \(what) \(path): \(error)")
+    }
+}
+
+/// Raises this process's soft limit on open files to `wanted`; fails, naming it, when the hard limit is lower.
 func raiseDescriptorLimit(to wanted: Int) throws {
     var limit = rlimit()
     guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { throw BenchError("cannot read the open file limit") }

@@ -2,7 +2,7 @@
 //
 // One thread, one epoll set, no spinning: it sends request bytes prepared in advance and only counts and
 // times the answers, so that on a 2-core machine it takes as little CPU as possible from the server it
-// measures (the Swift generator's polling client took most of a core, from whichever server was measured).
+// measures (a polling client took most of a core, from whichever server was measured).
 // It is built with the package (`swift build -c release` puts it beside entitled-bench, which runs it).
 //
 // Usage: entitled-loadgen --port P --connections N --pipeline D --warmup S --duration S
