@@ -304,7 +304,7 @@ let package = Package(
         .target(name: "EntitledTestSupport", path: "Tests/EntitledTestSupport"),
         // The helpers' own tests: the real PostgreSQL server the cluster tests run against.
         .testTarget(name: "EntitledTestSupportTests", dependencies: ["EntitledTestSupport"]),
-        .testTarget(name: "EntitledStorageTests", dependencies: ["EntitledStorage", "EntitledCore"]),
+        .testTarget(name: "EntitledStorageTests", dependencies: ["EntitledStorage", "EntitledCore", "EntitledTestSupport"]),
         .testTarget(
             name: "EntitledWireTests",
             dependencies: ["EntitledWire", "EntitledCore", .product(name: "NIOCore", package: "swift-nio")]

@@ -8,16 +8,7 @@ extension ClusterTests {
     @Suite("Copying between a data directory and a cluster")
     struct Migration {
     static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = ServerProcess.builtExecutable(named: "entitled-datadir")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try ServerProcess.runToCompletion("entitled-datadir", arguments)
     }
 
     @Test func aDataDirectoryCopiedIntoADatabaseAndBackServesTheSameAnswers() throws {

@@ -1,4 +1,5 @@
 import EntitledCore
+import EntitledTestSupport
 import Foundation
 import Testing
 
@@ -184,19 +185,9 @@ import Testing
     /// Runs the built `entitled-datadir` (beside the test runner) with `arguments`: its exit status, and
     /// what it wrote to standard output and standard error.
     static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let runner = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let executable = runner.deletingLastPathComponent().appendingPathComponent("entitled-datadir")
+        let executable = ServerProcess.builtExecutable(named: "entitled-datadir")
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the package first: \(executable.path)")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return try ServerProcess.runToCompletion("entitled-datadir", arguments)
     }
 
     /// The memberships the snapshot `file` of `directory` holds.

@@ -18,6 +18,21 @@ public final class ServerProcess {
         return runner.deletingLastPathComponent().appendingPathComponent(name)
     }
 
+    /// Runs the built executable `name` with `arguments` to its end: its exit status, and what it wrote to
+    /// standard output and standard error together (the tools' output as a person sees it).
+    public static func runToCompletion(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = builtExecutable(named: name)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
     /// - Parameter environment: `ENTITLED_*` variables for the server. Those of the test runner's own
     ///   environment are not passed on, so that a developer's `ENTITLED_CONFIG` or `ENTITLED_PORT` cannot
     ///   change what a test starts; everything else is inherited.
