@@ -141,32 +141,32 @@ import Glibc
         #expect(throws: EntitledClientError.self) { try connection.allMemberships(user: "whale", at: "2026-01-01T00:00:00Z") }
     }
 
+    /// `body` throws `malformedResponse` with `reason`.
+    private func expectMalformed(_ reason: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws(EntitledClientError) -> Void) {
+        do {
+            try body()
+            Issue.record("expected malformedResponse", sourceLocation: sourceLocation)
+        } catch {
+            guard case .malformedResponse(_, let given) = error else {
+                Issue.record("expected malformedResponse, got \(error)", sourceLocation: sourceLocation)
+                return
+            }
+            #expect(given == reason, sourceLocation: sourceLocation)
+        }
+    }
+
     @Test func aWalkThatWouldNeverEndOrAnAnswerWithoutItsListIsMalformed() throws {
         let looping = try FakeLineServer { _ in .line(#"{"ok":true,"memberships":[],"next":"mem_1"}"#) }
         let connection = EntitledConnection(address: .tcp(host: "127.0.0.1", port: looping.port))
-        do {
+        expectMalformed(#"the server gave the "next" mem_1 twice; following it would never end"#) { () throws(EntitledClientError) in
             _ = try connection.allMemberships(user: "u1")
-            Issue.record("expected malformedResponse")
-        } catch {
-            guard case .malformedResponse(_, let reason) = error else {
-                Issue.record("expected malformedResponse, got \(error)")
-                return
-            }
-            #expect(reason == #"the server gave the "next" mem_1 twice; following it would never end"#)
         }
         #expect(looping.receivedLines.count == 2)
 
         let listless = try FakeLineServer { _ in .line(#"{"ok":true,"next":"1.2.-.3"}"#) }
         let other = EntitledConnection(address: .tcp(host: "127.0.0.1", port: listless.port))
-        do {
+        expectMalformed(#"an answer to history must have an array "history""#) { () throws(EntitledClientError) in
             _ = try other.allHistory(entitlement: "pro")
-            Issue.record("expected malformedResponse")
-        } catch {
-            guard case .malformedResponse(_, let reason) = error else {
-                Issue.record("expected malformedResponse, got \(error)")
-                return
-            }
-            #expect(reason == #"an answer to history must have an array "history""#)
         }
     }
 
