@@ -27,24 +27,6 @@ struct CPUMeter {
         return max(0, Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK))) / seconds)
     }
 
-    /// Waits (at most `limit` seconds; 0: not at all) until other processes use under 0.25 cores over a 0.5 s
-    /// sample, before a timed step; returns the seconds waited.
-    static func settle(limit: Double) -> Double? {
-        guard limit > 0 else { return nil }
-        let started = monotonicNanoseconds()
-        while true {
-            let meter = CPUMeter()
-            sleep(seconds: 0.5)
-            let other = meter.otherCores() ?? 0
-            let waited = Double(monotonicNanoseconds() - started) / 1e9
-            if other < 0.25 { return waited }
-            if waited >= limit {
-                progress("  the machine stayed busy (\(Format.fixed(other, 2)) cores used by other processes); measuring anyway")
-                return waited
-            }
-        }
-    }
-
     /// Seconds of CPU (user and system, all threads) process `pid` has used so far; nil where unreadable.
     static func processSeconds(_ pid: pid_t) -> Double? {
         processTicks("\(pid)").map { Double($0) / Double(sysconf(Int32(_SC_CLK_TCK))) }

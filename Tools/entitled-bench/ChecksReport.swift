@@ -1,6 +1,6 @@
 import Histogram
 
-/// Everything `entitled-bench checks` measured, for the table, the JSON file, the plot and the chart.
+/// Everything `entitled-bench checks` measured, for the table, the JSON file and the chart.
 struct ChecksReport: Codable {
     var tool = "entitled-bench checks"
     var startedAt: String
@@ -16,8 +16,7 @@ struct ChecksReport: Codable {
     var ratios: [ScenarioRatios] = []
 }
 
-/// The settings the numbers were taken with: `generator` is the load generator (`c`: entitled-loadgen);
-/// `idleConnections`, those opened to each server before the measurements and held, silent, through them.
+/// The settings the numbers were taken with: `generator` is the load generator (`c`: entitled-loadgen).
 struct ChecksSettings: Codable {
     var users: Int
     var durationSeconds, warmupSeconds: Double
@@ -26,7 +25,6 @@ struct ChecksSettings: Codable {
     var mix: OperationMix
     var fsync: String
     var generator = "c"
-    var idleConnections: Int
     var entitledBinary, redisServer, redisVersion: String
 }
 
@@ -52,15 +50,6 @@ struct ScenarioRatios: Codable {
 struct ScenarioResult: Codable {
     var connections, pipeline: Int
     var entitled: [RunResult] = [], redis: [RunResult] = []
-    /// The latency distribution of every run of each server together: the plot's points.
-    var entitledSpectrum: [PercentilePoint] = [], redisSpectrum: [PercentilePoint] = []
-    /// With --validate, redis-benchmark's throughput at the same load: the median of `redisBenchmarkRuns`,
-    /// one per run, each right after the generator's run against Redis.
-    var redisBenchmarkRequestsPerSecond: Double?
-    var redisBenchmarkRuns: [Double] = []
-    /// The generator's Redis rate over redis-benchmark's, the median of the runs' ratios (each pair measured
-    /// back to back, which the drift of Redis's own rate between runs does not blur as it blurs two medians).
-    var generatorOverRedisBenchmark: Double?
 
     var entitledMedian: RunResult { RunResult.medians(of: entitled) }
     var redisMedian: RunResult { RunResult.medians(of: redis) }
@@ -109,17 +98,5 @@ extension RunResult {
             serverCPUMicrosecondsPerRequest: outcome.serverCPUSeconds.flatMap { outcome.answered > 0 ? $0 * 1e6 / Double(outcome.answered) : nil },
             generatorCores: outcome.generatorCPUSeconds.flatMap { outcome.windowSeconds > 0 ? $0 / outcome.windowSeconds : nil }
         )
-    }
-}
-
-/// A point of a latency distribution: the latency below which `percentile` percent of requests were.
-struct PercentilePoint: Codable {
-    var percentile, microseconds: Double
-
-    /// The classic HdrHistogram percentile spectrum: denser towards the tail.
-    static let spectrum: [Double] = [0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999]
-
-    static func points(of histogram: Histogram<UInt64>) -> [PercentilePoint] {
-        spectrum.map { PercentilePoint(percentile: $0, microseconds: Double(histogram.valueAtPercentile($0)) / 1000) }
     }
 }

@@ -7,21 +7,15 @@ enum ChecksReportTable {
             "machine: \(report.machine.cpus) cores, \(report.machine.kernel); \(settings.redisVersion)",
             "load: \(Format.grouped(Double(settings.users))) users, one membership each; \(settings.mix.rawValue), "
                 + "\(settings.distribution.rawValue) keys; fsync \(settings.fsync); C load generator (one thread, no spinning)"
-                + "; medians of \(settings.runs) runs of \(Format.fixed(settings.durationSeconds, 1)) s"
-                + (settings.idleConnections > 0 ? "; \(Format.grouped(Double(settings.idleConnections))) idle connections held to each server" : ""),
+                + "; medians of \(settings.runs) runs of \(Format.fixed(settings.durationSeconds, 1)) s",
         ]
         if let entitled = report.residentBytesAfterLoad["entitled"], let redis = report.residentBytesAfterLoad["redis"] {
-            lines.append(
-                "resident memory after loading: entitled \(Format.fixed(Double(entitled) / 1_048_576, 1)) MiB, "
-                    + "redis \(Format.fixed(Double(redis) / 1_048_576, 1)) MiB"
-            )
+            lines.append("resident memory after loading: entitled \(Format.mebibytes(entitled)), redis \(Format.mebibytes(redis))")
         }
         lines.append("")
         var header = ["conns", "pipeline", "entitled req/s", "redis req/s", "ratio", "p50 µs (e/r)", "p99 µs (e/r)", "p99.9 µs (e/r)"]
         let measuredCPU = report.scenarios.contains { $0.serverCPURatio != nil }
         if measuredCPU { header += ["server CPU µs/req (e/r)", "CPU ratio", "generator cores"] }
-        let validated = report.scenarios.contains { $0.redisBenchmarkRequestsPerSecond != nil }
-        if validated { header += ["redis-benchmark req/s", "generator / r-b"] }
         let ratio = { (value: Double?) in value.map { Format.fixed($0, 2) + "×" } ?? "—" }
         let rows = report.scenarios.map { scenario in
             let (e, r) = (scenario.entitledMedian, scenario.redisMedian)
@@ -37,7 +31,6 @@ enum ChecksReportTable {
             if measuredCPU {
                 row += [pair({ $0.serverCPUMicrosecondsPerRequest }, 2), ratio(scenario.serverCPURatio), pair({ $0.generatorCores }, 2)]
             }
-            if validated { row += [scenario.redisBenchmarkRequestsPerSecond.map(Format.grouped) ?? "—", ratio(scenario.generatorOverRedisBenchmark)] }
             return row
         }
         lines += Format.columns([header] + rows) { $0 < 2 }
@@ -47,13 +40,6 @@ enum ChecksReportTable {
                 "server CPU: user + system time of the server process over the measured window (/proc/PID/stat) per answered "
                     + "request; CPU ratio: entitled's over Redis's (below 1.00×: entitled is cheaper); generator cores: what the "
                     + "load generator itself used meanwhile (e/r)",
-            ]
-        }
-        if validated {
-            lines += [
-                "",
-                "generator / r-b: Redis's rate driven by this tool over its rate driven by redis-benchmark right after, "
-                    + "median of the runs' ratios (at least 1.00×: the generator is not what limits Redis)",
             ]
         }
         let problems = report.scenarios.flatMap { scenario in

@@ -20,13 +20,17 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments`, standard input from /dev/null, output captured.
     static func launch(_ executable: String, _ arguments: [String], name: String) throws -> ChildProcess {
-        let (outPipe, errPipe) = (try makePipe(), try makePipe())
+        // Both pipes' ends are closed on exec, so that later children do not inherit them and keep them open
+        // (children are spawned from one thread, so nothing can fork in between).
+        var (outPipe, errPipe): ([Int32], [Int32]) = ([0, 0], [0, 0])
+        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw BenchError.system("pipe") }
+        for descriptor in outPipe + errPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe.write, 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe.write, 2)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
@@ -36,23 +40,14 @@ final class ChildProcess: @unchecked Sendable {
             return status == 0 ? pid : -status
         }
         // The child has its copies; the parent keeps only the read ends (so EOF means the child is gone).
-        close(outPipe.write)
-        close(errPipe.write)
+        close(outPipe[1])
+        close(errPipe[1])
         guard spawned > 0 else {
-            close(outPipe.read)
-            close(errPipe.read)
+            close(outPipe[0])
+            close(errPipe[0])
             throw BenchError.system("posix_spawn \(executable)", -spawned)
         }
-        return ChildProcess(pid: spawned, name: name, launchedAt: launchedAt, output: outPipe.read, errorOutput: errPipe.read)
-    }
-
-    /// A pipe whose ends are closed on exec, so that later children do not inherit them and keep it open
-    /// (children are spawned from one thread, so nothing can fork in between).
-    private static func makePipe() throws -> (read: Int32, write: Int32) {
-        var descriptors: [Int32] = [0, 0]
-        guard pipe(&descriptors) == 0 else { throw BenchError.system("pipe") }
-        for descriptor in descriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        return (descriptors[0], descriptors[1])
+        return ChildProcess(pid: spawned, name: name, launchedAt: launchedAt, output: outPipe[0], errorOutput: errPipe[0])
     }
 
     /// Waits for a standard output line containing `fragment`; returns it and when it arrived. Throws when

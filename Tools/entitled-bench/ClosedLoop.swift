@@ -18,8 +18,7 @@ enum ClosedLoop {
     static func run(connections: [TCPConnection], users: Int, seed: UInt64, stop: StopFlag, meanwhile: () throws -> Void) throws -> ClosedLoopResult {
         let deadline = monotonicNanoseconds() + nanoseconds(seconds: 300)
         let results = try onThreads(connections.count, name: "closed-loop", meanwhile: meanwhile) { index in
-            // Distinct, non-zero xorshift states per connection.
-            var random = (seed &+ UInt64(index + 1) &* 0x9E37_79B9_7F4A_7C15) | 1
+            var random = Xorshift(seed: seed &+ UInt64(index + 1))
             let (connection, reader) = (connections[index], LineReader(connections[index]))
             let head = Array(#"{"op":"check","user":"u"#.utf8)
             let tail = Array(#"","entitlement":"pro"}"#.utf8) + [10]
@@ -32,12 +31,9 @@ enum ClosedLoop {
                 let started = monotonicNanoseconds()
                 // The flag is looked at every 64 requests: often enough to stop within milliseconds.
                 if started >= deadline || (sent & 63 == 0 && stop.isSet) { break }
-                random ^= random << 13
-                random ^= random >> 7
-                random ^= random << 17
                 request.removeAll(keepingCapacity: true)
                 request += head
-                request.appendDecimal(Int(random % UInt64(max(1, users))))
+                request.appendDecimal(Int(random.next() % UInt64(max(1, users))))
                 request += tail
                 try connection.writeAll(request)
                 let line = try reader.readLine()

@@ -8,10 +8,8 @@ struct ClusterCommand: ParsableCommand {
         commandName: "cluster",
         abstract: "Cluster mode: checks on one node against standalone, durable grants across the nodes against standalone and Redis, replication lag.",
         discussion: """
-            Needs a PostgreSQL database (--postgres or ENTITLED_POSTGRES) whose role may create schemas: each \
-            run uses a new schema (bench_<random>) and drops it afterwards (with psql, when it is on PATH). \
-            Starts --nodes entitled processes on it, a standalone entitled with --fsync always, and Redis with \
-            appendfsync always when redis-server is found.
+            Needs a PostgreSQL database whose role may create schemas: a run uses a new schema, dropped afterwards \
+            with psql. What is measured and how: Tools/entitled-bench/README.md.
             """
     )
 
@@ -25,7 +23,7 @@ struct ClusterCommand: ParsableCommand {
     @Option(help: "Seconds of warm-up before each measurement.") var warmup = 1.0
     @Option(help: "Measurements of each kind; medians are reported.") var runs = 3
     @Option(name: .customLong("lag-samples"), help: "Writes whose replication lag is measured.") var lagSamples = 300
-    @Option(help: "The entitled-loadgen binary that drives the checks and the durable grants (default: next to this executable).") var loadgen: String?
+    @Option(help: "The entitled-loadgen binary (default: next to this executable).") var loadgen: String?
     @Option(help: "Write the results as JSON to this file.") var json: String?
 
     func run() throws {
@@ -33,8 +31,6 @@ struct ClusterCommand: ParsableCommand {
             throw ValidationError("name the database with --postgres URL or ENTITLED_POSTGRES")
         }
         guard nodes >= 2 else { throw ValidationError("--nodes must be at least 2: the lag is measured between two nodes") }
-        cleanup.installSignalHandlers()
-        defer { cleanup.runAll() }
         let redis = Executables.find(redisServer)
         if redis == nil { progress("redis-server not found: the Redis column is skipped") }
         let workDirectory = try common.workRoot(prefix: "entitled-bench-cluster")
@@ -53,30 +49,22 @@ struct ClusterCommand: ParsableCommand {
         let url = postgres + (postgres.contains("?") ? "&" : "?") + "schema=" + schema
         defer { dropSchema(schema, postgres: postgres) }
         var report = ClusterReport(nodes: nodes, users: users, connections: connections, duration: duration, runs: runs)
-        let cluster = try (1...nodes).map { try EntitledProcess.startNode(binary: entitled, postgres: url, name: "bench\($0)") }
+        let cluster = try (1...nodes).map { try Server.node(entitled, postgres: url, name: "bench\($0)") }
         defer { for node in cluster { node.process.stop() } }
-        let standalone = try EntitledProcess.start(binary: entitled, dataDirectory: workDirectory + "/standalone", fsync: "always")
+        let standalone = try Server.entitled(entitled, dataDirectory: workDirectory + "/standalone", fsync: "always")
         defer { standalone.process.stop() }
-        let redisProcess = try redis.map { try RedisProcess.start(binary: $0, directory: workDirectory, appendfsync: "always") }
-        defer { redisProcess?.process.stop() }
+        let redisServer = try redis.map { try Server.redis($0, directory: workDirectory, appendfsync: "always") }
+        defer { redisServer?.process.stop() }
 
         progress("loading \(users) users into the cluster (through node 1) and the standalone server")
-        for port in [cluster[0].port, standalone.port] {
-            try EntitledProcess.defineProEntitlement(port: port)
-            let loaded = try PipelinedLoader.grants(port: port, target: .entitled, users: users)
-            guard loaded.errors == 0 else { throw BenchError("loading failed: \(loaded.firstError ?? "?")") }
-        }
+        for server in [cluster[0], standalone] { _ = try PipelinedLoader.grants(to: server, users: users) }
         // Every node holds the load before checks are measured on the last one.
         try waitUntilActive(port: cluster[nodes - 1].port, user: String(format: "%012d", users - 1))
 
         let shape = LoadShape(connections: connections, pipeline: 1, users: users, distribution: .uniform, mix: .checks)
         for run in 1...runs {
             for (name, server) in [("cluster node", cluster[nodes - 1]), ("standalone", standalone)] {
-                let result = RunResult(
-                    try neutral.measure(
-                        port: server.port, serverPID: server.process.pid, target: .entitled, shape: shape, warmup: warmup, duration: duration, seed: UInt64(run)
-                    )
-                )
+                let result = RunResult(try neutral.measure(server, shape: shape, warmup: warmup, duration: duration, seed: UInt64(run)))
                 progress("checks run \(run)/\(runs), \(name): \(Int(result.requestsPerSecond)) req/s, p99 \(Int(result.p99Microseconds)) µs")
                 report.checks[name, default: []].append(result)
             }
@@ -89,13 +77,10 @@ struct ClusterCommand: ParsableCommand {
             progress("grants run \(run)/\(runs), cluster (\(connections) connections over \(nodes) nodes): \(Int(spread.requestsPerSecond)) req/s, \(lags.count) lag samples meanwhile")
             report.grants["cluster", default: []].append(spread)
             report.lagUnderLoadMicroseconds += lags
-            var others = [("standalone", standalone.port, standalone.process.pid, Target.entitled, "standalone --fsync always")]
-            if let redisProcess { others.append(("redis", redisProcess.port, redisProcess.process.pid, .redis, "redis appendfsync always")) }
-            for (name, port, pid, target, label) in others {
+            let others = [("standalone", standalone, "standalone --fsync always")] + (redisServer.map { [("redis", $0, "redis appendfsync always")] } ?? [])
+            for (name, server, label) in others {
                 let result = RunResult(
-                    try neutral.measureNewUsers(
-                        port: port, serverPID: pid, target: target, connections: connections, warmup: warmup, duration: duration, firstUser: firstUser
-                    )
+                    try neutral.measureNewUsers(server, connections: connections, warmup: warmup, duration: duration, firstUser: firstUser)
                 )
                 progress("grants run \(run)/\(runs), \(label): \(Int(result.requestsPerSecond)) req/s")
                 report.grants[name, default: []].append(result)
@@ -120,19 +105,18 @@ struct ClusterCommand: ParsableCommand {
     /// together: one generator per node. Meanwhile (after the warm-up) one more thread measures the
     /// replication lag under that load, node 1 to node 2, with `minSeq` reads (a few hundred grants a
     /// second, not counted).
-    private func grantsAcross(_ nodes: [EntitledProcess], neutral: NeutralLoad, firstUser: UInt64) throws -> (RunResult, lags: [Double]) {
-        let ports = nodes.map(\.port), pids = nodes.map(\.process.pid)
-        let share = ports.indices.map { connections / ports.count + ($0 < connections % ports.count ? 1 : 0) }
+    private func grantsAcross(_ nodes: [Server], neutral: NeutralLoad, firstUser: UInt64) throws -> (RunResult, lags: [Double]) {
+        let (ports, count) = (nodes.map(\.port), nodes.count)
+        let share = nodes.indices.map { connections / count + ($0 < connections % count ? 1 : 0) }
         let (warmup, duration) = (self.warmup, self.duration)
-        let results = try onThreads(ports.count + 1, name: "cluster-grants") { index -> (LoadOutcome?, [Double]) in
-            guard index < ports.count else {
+        let results = try onThreads(count + 1, name: "cluster-grants") { index -> (LoadOutcome?, [Double]) in
+            guard index < count else {
                 usleep(UInt32(warmup * 1_000_000))
                 let end = monotonicNanoseconds() + UInt64(duration * 1e9)
                 return (nil, try measureLag(writer: ports[0], reader: ports[1], until: end, waitingWithMinSeq: true))
             }
             let outcome = try neutral.measureNewUsers(
-                port: ports[index], serverPID: pids[index], target: .entitled, connections: share[index], warmup: warmup, duration: duration,
-                firstUser: firstUser + UInt64(index) * 10_000_000
+                nodes[index], connections: share[index], warmup: warmup, duration: duration, firstUser: firstUser + UInt64(index) * 10_000_000
             )
             return (outcome, [])
         }
@@ -176,12 +160,6 @@ struct ClusterCommand: ParsableCommand {
 
     private func dropSchema(_ schema: String, postgres: String) {
         guard let psql = Executables.find("psql") else { return progress("psql not found: drop schema \(schema) by hand") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: psql)
-        process.arguments = [postgres, "-qc", "DROP SCHEMA IF EXISTS \(schema) CASCADE"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
-        process.waitUntilExit()
+        _ = try? ChildProcess.launch(psql, [postgres, "-qc", "DROP SCHEMA IF EXISTS \(schema) CASCADE"], name: "psql").waitForExit(timeout: 60)
     }
 }

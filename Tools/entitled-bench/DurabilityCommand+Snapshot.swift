@@ -6,7 +6,7 @@ extension DurabilityCommand {
     /// grants on top, kill -9, and timed restarts (snapshot plus log).
     func measureSnapshot(entitled: String, workRoot: String) -> SnapshotSection {
         var section = SnapshotSection(memberships: memberships)
-        var server: EntitledProcess?
+        var server: Server?
         var directory: String?
         do {
             let made = try cleanup.makeTemporaryDirectory(in: workRoot, prefix: "entitled-snapshot")
@@ -28,9 +28,9 @@ extension DurabilityCommand {
 
     /// The steps, each recorded into `section` as soon as it is measured, so that a failure keeps what came
     /// before. `server` is the one running now, for the caller to stop.
-    private func measureSnapshot(entitled: String, in directory: String, section: inout SnapshotSection, server: inout EntitledProcess?) throws {
+    private func measureSnapshot(entitled: String, in directory: String, section: inout SnapshotSection, server: inout Server?) throws {
         progress("snapshot: starting entitled --fsync no on a fresh data directory")
-        var current = try EntitledProcess.start(binary: entitled, dataDirectory: directory, fsync: "no")
+        var current = try Server.entitled(entitled, dataDirectory: directory, fsync: "no")
         server = current
         let control = try TCPConnection(port: current.port, timeoutSeconds: 300)
         let controlReader = LineReader(control)
@@ -44,22 +44,19 @@ extension DurabilityCommand {
         guard load.answered == memberships else { throw BenchError("the load got \(load.answered) answers for \(memberships) grants") }
 
         progress("snapshot: first snapshot")
-        _ = CPUMeter.settle(limit: settle)
         let first = try snapshot(control, controlReader)
         section.firstSnapshot = first
         progress("  server \(first.serverMs) ms, wall \(Int(first.wallMs)) ms, \(first.bytes) bytes")
 
         let window = max(1.0, first.wallMs / 1000)
         progress("snapshot: check latency without a snapshot (\(String(format: "%.1f", window)) s)")
-        _ = CPUMeter.settle(limit: settle)
-        section.checksWithoutSnapshot = try checks(port: current.port, serverPID: current.process.pid) {
+        section.checksWithoutSnapshot = try checks(current) {
             sleep(seconds: window)
             return nil
         }.checks
 
         progress("snapshot: check latency while a second snapshot is written")
-        _ = CPUMeter.settle(limit: settle)
-        let during = try checks(port: current.port, serverPID: current.process.pid) { try snapshot(control, controlReader) }
+        let during = try checks(current) { try snapshot(control, controlReader) }
         section.checksDuringSnapshot = during.checks
         section.secondSnapshot = during.snapshot
         if let second = during.snapshot { progress("  server \(second.serverMs) ms, wall \(Int(second.wallMs)) ms") }
@@ -129,16 +126,15 @@ extension DurabilityCommand {
         } accepts: { $0.starts(with: #"{"ok":true"#) }
     }
 
-    /// Starts entitled on the existing directory after a quiet moment; times launch to ready.
-    private func timedStart(_ entitled: String, directory: String) throws -> (server: EntitledProcess, timing: RestartTiming) {
-        _ = CPUMeter.settle(limit: settle)
+    /// Starts entitled on the existing directory; times launch to ready.
+    private func timedStart(_ entitled: String, directory: String) throws -> (server: Server, timing: RestartTiming) {
         let meter = CPUMeter()
-        let started = try EntitledProcess.start(binary: entitled, dataDirectory: directory, fsync: "no")
-        let other = meter.otherCores(newServer: started.process.pid)
+        let started = try Server.entitled(entitled, dataDirectory: directory, fsync: "no")
+        let other = meter.otherCores(newServer: started.pid)
         return (started, RestartTiming(secondsToReady: started.secondsToReady, recovery: started.recoveryLine(), otherCPUCores: other))
     }
 
-    private func summary(of load: PipelinedLoader.Result, grants: Int, server: EntitledProcess) -> LoadSummary {
+    private func summary(of load: PipelinedLoader.Result, grants: Int, server: Server) -> LoadSummary {
         LoadSummary(
             grants: grants, seconds: load.seconds, grantsPerSecond: Double(grants) / max(load.seconds, 1e-9), errors: load.errors,
             firstError: load.firstError, connections: loadConnections, window: loadWindow, serverResidentBytes: server.process.residentBytes()
@@ -162,10 +158,10 @@ extension DurabilityCommand {
 
     /// Check latency on `checkConnections` closed-loop connections while `action` runs (the window is the
     /// action's own time). The checks start 0.3 s before the window, so that they are at their pace when it opens.
-    private func checks(port: UInt16, serverPID: pid_t, during action: () throws -> SnapshotTiming?) throws -> (checks: CheckWindow, snapshot: SnapshotTiming?) {
-        let links = try (0..<checkConnections).map { _ in try TCPConnection(port: port, timeoutSeconds: 60) }
+    private func checks(_ server: Server, during action: () throws -> SnapshotTiming?) throws -> (checks: CheckWindow, snapshot: SnapshotTiming?) {
+        let links = try (0..<checkConnections).map { _ in try TCPConnection(port: server.port, timeoutSeconds: 60) }
         let stop = StopFlag()
-        let meter = CPUMeter(serverPID: serverPID)
+        let meter = CPUMeter(serverPID: server.pid)
         var (opened, closed): (UInt64, UInt64) = (0, 0)
         var timing: SnapshotTiming?
         var other: Double?

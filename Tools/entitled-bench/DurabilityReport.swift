@@ -11,22 +11,15 @@ struct DurabilityReport: Codable {
     var goals: [Goal] = []
 }
 
-/// The settings the numbers were taken with (`settleSeconds`: the longest wait for a quiet machine).
+/// The settings the numbers were taken with.
 struct DurabilitySettings: Codable {
     let durationSeconds, warmupSeconds: Double
     let runs: Int
     let connections: [Int]
     let memberships, logGrants, checkConnections, loadConnections, loadWindow: Int
-    let settleSeconds: Double
     let entitledBinary: String
     let redisServer, redisVersion: String?
     let workDirectory: String
-}
-
-/// A goal and whether this run met it (nil: it could not be measured).
-struct Goal: Codable {
-    let name, target, measured: String
-    let met: Bool?
 }
 
 /// Part 1: durable writes, entitled (`--fsync always`) next to Redis (`appendfsync always`); `redisSkipped`
@@ -35,13 +28,11 @@ struct WriteSection: Codable {
     var redisSkipped: String?
     var measurements: [WriteMeasurement] = []
     var ratios: [WriteRatio] = []
-    var generatorRatios: [GeneratorRatio] = []
     var ceilings: [WriteCeiling] = []
 }
 
-/// One system at one concurrency over all runs: `entitled` (grant), `redis` (SADD), `redis-benchmark` (Redis
-/// driven by redis-benchmark, --validate), or with --ceiling `entitled-nosync` and `redis-nosync`. `median`:
-/// over the runs that completed, nil when none did.
+/// One system at one concurrency over all runs: `entitled` (grant), `redis` (SADD), or with --ceiling
+/// `entitled-nosync` and `redis-nosync`. `median`: over the runs that completed, nil when none did.
 struct WriteMeasurement: Codable {
     let system, operation: String
     let connections: Int
@@ -59,20 +50,16 @@ struct WriteRun: Codable {
     var latency: LatencySummary?
     /// The server's CPU time (user and system, every thread) over the measured window, per request.
     var serverCPUMicrosecondsPerRequest: Double?
-    /// p50 and p99 as redis-benchmark reported them: its runs have no `latency`.
-    var reportedP50Ms, reportedP99Ms: Double?
     /// Why the run did not complete (the server crashed, stalled, refused to start...).
     var failure: String?
     /// The server's log lines at warning or above, and an unclean stop.
     var serverProblems: [String] = []
     /// Cores that other processes kept busy during the run (above about 0.3 on a 2-core machine the numbers
-    /// are disturbed), and how long the run waited for the machine to become quiet before it started.
-    var otherCPUCores, settleSeconds: Double?
-
-    var p50Ms: Double? { latency?.p50Ms ?? reportedP50Ms }
-    var p99Ms: Double? { latency?.p99Ms ?? reportedP99Ms }
+    /// are disturbed).
+    var otherCPUCores: Double?
 }
 
+/// A measurement's medians over the runs that completed (`runsCounted`).
 struct WriteMedian: Codable {
     let requestsPerSecond, p50Ms, p99Ms: Double
     var serverCPUMicrosecondsPerRequest: Double?
@@ -85,13 +72,6 @@ struct WriteRatio: Codable {
     let connections: Int
     let entitledOverRedis: Double
     var serverCPUEntitledOverRedis: Double?
-}
-
-/// With --validate: the generator's median Redis rate over redis-benchmark's (at least 1: the generator is
-/// not what limits the numbers).
-struct GeneratorRatio: Codable {
-    let connections: Int
-    let generatorOverRedisBenchmark: Double
 }
 
 /// With --ceiling, the most any way of syncing could give: each server's rate with no sync at all over

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The table `entitled-bench durability` prints.
 enum DurabilityReportTable {
     /// Above this many cores used by other processes, a measurement is marked as disturbed.
@@ -14,48 +16,38 @@ enum DurabilityReportTable {
         if let writes = report.writes { out += renderWrites(writes, settings) }
         if let snapshot = report.snapshot { out += renderSnapshot(snapshot, settings) }
         if !report.goals.isEmpty {
-            out += ["", "Goals"]
-            for goal in report.goals {
-                let verdict = goal.met.map { $0 ? "met" : "MISSED" } ?? "not measured"
-                out.append("  " + pad(goal.name, 48) + pad(goal.target, 10) + pad(goal.measured, 32) + verdict)
-            }
+            let rows = report.goals.map { [$0.name, $0.target, $0.measured, $0.met.map { $0 ? "met" : "MISSED" } ?? "not measured"] }
+            out += ["", "Goals"] + indented(rows) { _ in false }
         }
         return out.joined(separator: "\n")
     }
 
     private static func renderWrites(_ writes: WriteSection, _ settings: DurabilitySettings) -> [String] {
+        var rows = [["system", "conns", "req/s", "p50 ms", "p99 ms", "CPU µs", "runs (req/s)"]]
+        for measurement in writes.measurements {
+            let runs = measurement.runs.map { run in
+                run.failure != nil ? "failed" : Format.grouped(run.requestsPerSecond) + ((run.otherCPUCores ?? 0) > busyCores ? "*" : "")
+            }
+            let median = measurement.median
+            rows.append(
+                ["\(measurement.system) \(measurement.operation)", "\(measurement.connections)", median.map { Format.grouped($0.requestsPerSecond) } ?? "—"]
+                    + [median?.p50Ms, median?.p99Ms].map { $0.map { fixed($0, 3) } ?? "" }
+                    + [median?.serverCPUMicrosecondsPerRequest.map { fixed($0, 2) } ?? (median == nil ? "" : "—"), runs.joined(separator: " / ")]
+            )
+        }
+        rows += writes.ratios.map {
+            ["entitled / redis", "\($0.connections)", fixed($0.entitledOverRedis, 2) + "×", "", "", $0.serverCPUEntitledOverRedis.map { fixed($0, 2) + "×" } ?? "", ""]
+        }
+        rows += writes.ceilings.map {
+            ["ceiling (no sync)", "\($0.connections)", fixed($0.entitledUnsyncedOverRedis, 2) + "×", "", "", "", "entitled no sync / Redis always; Redis no sync / Redis always: \(fixed($0.redisUnsyncedOverRedis, 2))×"]
+        }
         var out = [
             "", "Durable writes: closed loop, one request in flight per connection, one generator thread, fresh server per run;",
             "  \(settings.runs) run(s) of \(fixed(settings.durationSeconds, 1)) s (+\(fixed(settings.warmupSeconds, 1)) s warm-up), median shown.",
             "  entitled --fsync always: grant of a new user;  redis appendonly yes, appendfsync always: SADD ents:<user> pro",
             "  CPU µs: the server's CPU time (user and system, every thread) per write over the measured window", "",
-            row("system", "conns", "req/s") + lpad("p50 ms", 9) + lpad("p99 ms", 9) + lpad("CPU µs", 8) + "   runs (req/s)",
         ]
-        for measurement in writes.measurements {
-            let name = "\(measurement.system) \(measurement.operation)"
-            let runs = measurement.runs.map { run in
-                run.failure != nil ? "failed" : Format.grouped(run.requestsPerSecond) + ((run.otherCPUCores ?? 0) > busyCores ? "*" : "")
-            }.joined(separator: " / ")
-            guard let median = measurement.median else {
-                out.append(row(name, measurement.connections, "—") + "   " + runs)
-                continue
-            }
-            out.append(
-                row(name, measurement.connections, Format.grouped(median.requestsPerSecond)) + lpad(fixed(median.p50Ms, 3), 9) + lpad(fixed(median.p99Ms, 3), 9)
-                    + lpad(median.serverCPUMicrosecondsPerRequest.map { fixed($0, 2) } ?? "—", 8) + "   " + runs
-            )
-        }
-        out += writes.ratios.map { ratio in
-            row("entitled / redis", ratio.connections, fixed(ratio.entitledOverRedis, 2) + "×") + lpad("", 18)
-                + lpad(ratio.serverCPUEntitledOverRedis.map { fixed($0, 2) + "×" } ?? "", 8)
-        }
-        out += writes.ceilings.map { ceiling in
-            row("ceiling (no sync)", ceiling.connections, fixed(ceiling.entitledUnsyncedOverRedis, 2) + "×")
-                + "   entitled with no sync / Redis always; Redis with no sync / Redis always: \(fixed(ceiling.redisUnsyncedOverRedis, 2))×"
-        }
-        out += writes.generatorRatios.map { ratio in
-            row("generator / r-bench", ratio.connections, fixed(ratio.generatorOverRedisBenchmark, 2) + "×") + "   (Redis driven by this tool / by redis-benchmark)"
-        }
+        out += indented(rows) { (1...5).contains($0) }
         if let skipped = writes.redisSkipped { out.append("  Redis not measured: \(skipped)") }
         let other = writes.measurements.flatMap(\.runs).compactMap(\.otherCPUCores)
         if let most = other.max() {
@@ -85,22 +77,16 @@ enum DurabilityReportTable {
         }
         if let first = section.firstSnapshot { out.append("  snapshot 1         " + describe(first)) }
         if let second = section.secondSnapshot { out.append("  snapshot 2         " + describe(second) + "  (under checks)") }
-        if section.checksWithoutSnapshot != nil || section.checksDuringSnapshot != nil {
-            out += [
-                "",
-                "  check latency, \(settings.checkConnections) conns   " + lpad("window s", 9) + lpad("checks/s", 10) + lpad("p50 ms", 9)
-                    + lpad("p99 ms", 9) + lpad("p99.9 ms", 10) + lpad("max ms", 9) + lpad("errors", 8),
-            ]
-            for (name, window) in [("without snapshot", section.checksWithoutSnapshot), ("during snapshot", section.checksDuringSnapshot)] {
-                guard let window else { continue }
-                let latency = window.latency
-                out.append(
-                    "    " + pad(name, 23) + lpad(fixed(window.windowMs / 1000, 2), 9) + lpad(Format.grouped(window.checksPerSecond), 10)
-                        + lpad(fixed(latency.p50Ms, 3), 9) + lpad(fixed(latency.p99Ms, 3), 9) + lpad(fixed(latency.p999Ms, 3), 10)
-                        + lpad(fixed(latency.maxMs, 2), 9) + lpad("\(window.errors + window.inactive)", 8) + disturbed(window.otherCPUCores)
-                )
+        let windows = [("without snapshot", section.checksWithoutSnapshot), ("during snapshot", section.checksDuringSnapshot)].compactMap { name, window in
+            window.map { window in
+                [name, fixed(window.windowMs / 1000, 2), Format.grouped(window.checksPerSecond)]
+                    + [window.latency.p50Ms, window.latency.p99Ms, window.latency.p999Ms].map { fixed($0, 3) }
+                    + [fixed(window.latency.maxMs, 2), "\(window.errors + window.inactive)", disturbed(window.otherCPUCores).trimmingCharacters(in: .whitespaces)]
             }
-            out.append("")
+        }
+        if !windows.isEmpty {
+            let header = ["check latency, \(settings.checkConnections) conns", "window s", "checks/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "errors", ""]
+            out += [""] + indented([header] + windows) { (1...7).contains($0) } + [""]
         }
         if let stop = section.gracefulStop {
             let snapshot = stop.wroteFinalSnapshot ? "final snapshot written" : "no final snapshot (nothing changed since the last)"
@@ -125,9 +111,9 @@ enum DurabilityReportTable {
         return out
     }
 
-    /// The first columns of a row of the writes: what, at how many connections, how fast (or how much faster).
-    private static func row(_ name: String, _ connections: Any, _ value: String) -> String {
-        "  " + pad(name, 22) + lpad("\(connections)", 6) + lpad(value, 11)
+    /// `rows` as aligned columns, two spaces in.
+    private static func indented(_ rows: [[String]], rightAligned: (Int) -> Bool) -> [String] {
+        Format.columns(rows, rightAligned: rightAligned).map { "  " + $0 }
     }
 
     private static func disturbed(_ otherCores: Double?) -> String {
@@ -146,6 +132,4 @@ enum DurabilityReportTable {
     }
 
     private static func fixed(_ value: Double, _ decimals: Int) -> String { Format.fixed(value, decimals) }
-    private static func pad(_ text: String, _ width: Int) -> String { Format.pad(text, width) }
-    private static func lpad(_ text: String, _ width: Int) -> String { Format.lpad(text, width) }
 }

@@ -4,13 +4,12 @@ import Foundation
 enum Executables {
     /// `entitled` (a path), or the one beside this tool.
     static func entitled(_ path: String?) throws -> String {
-        let path = path ?? besideThisTool("entitled")
-        guard isExecutable(path) else {
-            throw BenchError(
-                "no entitled binary at \(path); build it next to this tool (swift build -c release --product entitled, with the same --scratch-path) or pass --entitled PATH"
-            )
-        }
-        return path
+        try product("entitled", path, option: "--entitled")
+    }
+
+    /// The neutral load generator: `path`, or `entitled-loadgen` beside this tool.
+    static func loadGenerator(_ path: String?) throws -> String {
+        try product("entitled-loadgen", path, option: "--loadgen")
     }
 
     /// The entitled binary (as `entitled(_:)`) and redis-server (`redisServer`, a path or a name on PATH).
@@ -22,27 +21,16 @@ enum Executables {
         return (entitledPath, redisPath)
     }
 
-    /// The neutral load generator: `loadgen`, or `entitled-loadgen` beside this tool.
-    static func loadGenerator(_ loadgen: String?) throws -> String {
-        let path = loadgen ?? besideThisTool("entitled-loadgen")
+    /// `path`, or the package's `product` in the folder of this executable (the same build folder, from /proc/self/exe).
+    private static func product(_ product: String, _ path: String?, option: String) throws -> String {
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let path = path ?? URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent(product).path
         guard isExecutable(path) else {
             throw BenchError(
-                "no entitled-loadgen at \(path); build it next to this tool (swift build -c release --product entitled-loadgen, with the same --scratch-path) or pass --loadgen PATH"
+                "no \(product) at \(path); build it next to this tool (swift build -c release --product \(product), with the same --scratch-path) or pass \(option) PATH"
             )
         }
         return path
-    }
-
-    /// The redis-benchmark beside `redisServer`, else the one on PATH.
-    static func redisBenchmark(besideRedisServer redisServer: String) -> String? {
-        let beside = URL(fileURLWithPath: redisServer).deletingLastPathComponent().appendingPathComponent("redis-benchmark").path
-        return isExecutable(beside) ? beside : find("redis-benchmark")
-    }
-
-    /// `name` in the folder of this executable (the same build folder), from /proc/self/exe.
-    private static func besideThisTool(_ name: String) -> String {
-        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     /// `name` itself when it contains a slash, else its first executable match on PATH.
@@ -52,7 +40,7 @@ enum Executables {
         return path.split(separator: ":").map { "\($0)/\(name)" }.first(where: isExecutable)
     }
 
-    static func isExecutable(_ path: String) -> Bool {
+    private static func isExecutable(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue && access(path, X_OK) == 0
     }

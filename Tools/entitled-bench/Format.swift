@@ -21,15 +21,6 @@ enum Format {
         bytes.map { "\(fixed(Double($0) / Double(1 << 20), 1)) MiB" } ?? "?"
     }
 
-    /// `text` padded on the right (`pad`) or the left (`lpad`) to `width`, or followed (preceded) by a space.
-    static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
-    }
-
-    static func lpad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? " " + text : String(repeating: " ", count: width - text.count) + text
-    }
-
     /// `rows` as lines of columns two spaces apart, each as wide as its widest cell; a cell of a column
     /// `rightAligned` names is padded on the left.
     static func columns(_ rows: [[String]], rightAligned: (Int) -> Bool) -> [String] {

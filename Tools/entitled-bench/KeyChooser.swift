@@ -7,35 +7,28 @@ enum KeyDistribution: String, Sendable, CaseIterable, Codable {
     case uniform, skewed
 }
 
-/// Draws user numbers: a xorshift generator (no allocation, no lock) shaped by the distribution.
+/// Draws user numbers: random bits shaped by the distribution.
 struct KeyChooser {
     private let users: UInt64
-    private var state: UInt64
+    private var random: Xorshift
     private let zipf: Zipfian?
 
     init(users: Int, distribution: KeyDistribution, seed: UInt64) {
         self.users = UInt64(max(1, users))
-        state = (seed &* 0x9E37_79B9_7F4A_7C15) | 1
+        random = Xorshift(seed: seed)
         zipf = distribution == .skewed ? Zipfian(items: max(1, users)) : nil
     }
 
     /// A number in 0..<users.
     mutating func next() -> Int {
-        guard let zipf else { return Int(nextRandom() % users) }
-        let rank = zipf.rank(uniform: Double(nextRandom() >> 11) / Double(1 << 53))
+        guard let zipf else { return Int(random.next() % users) }
+        let rank = zipf.rank(uniform: Double(random.next() >> 11) / Double(1 << 53))
         // FNV-style scatter of the rank: rank 0 (the hottest) lands anywhere in the key space.
         return Int((UInt64(rank) &* 0x100_0000_01B3 ^ 0xCBF2_9CE4_8422_2325) % users)
     }
 
     /// A number in 0..<100, for the operation mix.
-    mutating func percent() -> Int { Int(nextRandom() % 100) }
-
-    private mutating func nextRandom() -> UInt64 {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return state
-    }
+    mutating func percent() -> Int { Int(random.next() % 100) }
 }
 
 /// The Zipfian generator of Gray et al. ("Quickly generating billion-record synthetic databases"), as YCSB

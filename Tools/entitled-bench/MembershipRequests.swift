@@ -30,7 +30,7 @@ struct MembershipRequests: Sendable {
 
     /// A writer for one connection, with random ids of its own for Redis.
     func writer(seed: UInt64) -> PipelinedLoader.RequestWriter {
-        var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: Int(Date().timeIntervalSince1970 * 1000)))
+        var random = Xorshift(seed: seed ^ UInt64(truncatingIfNeeded: Int(Date().timeIntervalSince1970 * 1000)))
         return { user, bytes in append(user: user, random: &random, to: &bytes) }
     }
 
@@ -41,7 +41,7 @@ struct MembershipRequests: Sendable {
     private static let redisAfterUser = Array("\r\n$6\r\nsource\r\n$9\r\napp_store\r\n$10\r\ncreated_at".utf8)
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private func append(user: Int, random: inout SplitMix64, to bytes: inout [UInt8]) {
+    private func append(user: Int, random: inout Xorshift, to bytes: inout [UInt8]) {
         switch target {
         case .entitled:
             bytes += Self.entitledHead
@@ -68,22 +68,5 @@ struct MembershipRequests: Sendable {
         bytes.appendDecimal(String(value).utf8.count)
         bytes += [13, 10]
         bytes.appendDecimal(value)
-    }
-}
-
-/// SplitMix64: the random bits of the Redis membership ids (fast, no lock, one per writer thread).
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -9,10 +9,10 @@ struct NeutralLoad {
     /// Requests written per file: each connection goes round them from its own starting point.
     static let requestsPerFile = 65_536
 
-    /// Runs `shape` against the server on `port` (process `serverPID`): warm-up, then the measured window.
-    func measure(port: UInt16, serverPID: pid_t, target: Target, shape: LoadShape, warmup: Double, duration: Double, seed: UInt64) throws -> LoadOutcome {
+    /// Runs `shape` against `server`: warm-up, then the measured window.
+    func measure(_ server: Server, shape: LoadShape, warmup: Double, duration: Double, seed: UInt64) throws -> LoadOutcome {
         var chooser = KeyChooser(users: shape.users, distribution: shape.distribution, seed: seed)
-        let requests = LoadRequests(target: target)
+        let requests = LoadRequests(target: server.target)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.requestsPerFile * 64)
         // The generator's file format: a kind byte, the request, a NUL.
@@ -23,8 +23,8 @@ struct NeutralLoad {
             bytes.append(0)
         }
         return try run(
-            port: port, serverPID: serverPID, target: target, connections: shape.connections, pipeline: shape.pipeline, warmup: warmup,
-            duration: duration, requests: bytes, file: "requests-\(target.rawValue)-\(seed).bin"
+            server, connections: shape.connections, pipeline: shape.pipeline, warmup: warmup, duration: duration, requests: bytes,
+            file: "requests-\(server.target.rawValue)-\(seed).bin"
         )
     }
 
@@ -32,11 +32,9 @@ struct NeutralLoad {
     /// flight per connection. The generator numbers the users itself (the request's `############`), so that
     /// no write repeats one: Redis logs nothing for an `SADD` that adds nothing. Several generators at once
     /// (one per node of a cluster) each take users of their own from `firstUser`.
-    func measureNewUsers(
-        port: UInt16, serverPID: pid_t, target: Target, connections: Int, warmup: Double, duration: Double, firstUser: UInt64 = 0
-    ) throws -> LoadOutcome {
+    func measureNewUsers(_ server: Server, connections: Int, warmup: Double, duration: Double, firstUser: UInt64 = 0) throws -> LoadOutcome {
         var request: [UInt8] = []
-        LoadRequests(target: target).append(.grant, user: 0, to: &request)
+        LoadRequests(target: server.target).append(.grant, user: 0, to: &request)
         // The user number (twelve zeros) becomes the generator's placeholder.
         let zeros = Array(repeating: UInt8(ascii: "0"), count: 12)
         guard let at = request.indices.first(where: { request[$0...].starts(with: zeros) }) else {
@@ -44,15 +42,13 @@ struct NeutralLoad {
         }
         request.replaceSubrange(at..<(at + 12), with: Array("############".utf8))
         return try run(
-            port: port, serverPID: serverPID, target: target, connections: connections, pipeline: 1, warmup: warmup, duration: duration,
-            requests: [UInt8(ascii: "g")] + request + [0], file: "new-users-\(target.rawValue)-\(firstUser).bin",
-            extraArguments: ["--first-user", String(firstUser)]
+            server, connections: connections, pipeline: 1, warmup: warmup, duration: duration, requests: [UInt8(ascii: "g")] + request + [0],
+            file: "new-users-\(server.target.rawValue)-\(firstUser).bin", extraArguments: ["--first-user", String(firstUser)]
         )
     }
 
     private func run(
-        port: UInt16, serverPID: pid_t, target: Target, connections: Int, pipeline: Int, warmup: Double, duration: Double, requests: [UInt8],
-        file: String, extraArguments: [String] = []
+        _ server: Server, connections: Int, pipeline: Int, warmup: Double, duration: Double, requests: [UInt8], file: String, extraArguments: [String] = []
     ) throws -> LoadOutcome {
         let requestsFile = "\(directory)/\(file)"
         guard FileManager.default.createFile(atPath: requestsFile, contents: Data(requests)) else {
@@ -60,15 +56,15 @@ struct NeutralLoad {
         }
         defer { try? FileManager.default.removeItem(atPath: requestsFile) }
         let arguments = [
-            "--port", String(port), "--connections", String(connections), "--pipeline", String(pipeline), "--warmup", String(warmup),
-            "--duration", String(duration), "--protocol", target.rawValue, "--requests", requestsFile,
+            "--port", String(server.port), "--connections", String(connections), "--pipeline", String(pipeline), "--warmup", String(warmup),
+            "--duration", String(duration), "--protocol", server.target.rawValue, "--requests", requestsFile,
         ]
         let generator = try ChildProcess.launch(binary, arguments + extraArguments, name: "entitled-loadgen")
         defer { generator.stop(signal: SIGKILL, timeout: 5) }
         _ = try generator.waitForOutputLine(containing: "measuring", timeout: warmup + 30)
-        let before = (server: CPUMeter.processSeconds(serverPID), generator: CPUMeter.processSeconds(generator.pid))
+        let before = (server: CPUMeter.processSeconds(server.pid), generator: CPUMeter.processSeconds(generator.pid))
         _ = try generator.waitForOutputLine(containing: "done", timeout: duration + 30)
-        let after = (server: CPUMeter.processSeconds(serverPID), generator: CPUMeter.processSeconds(generator.pid))
+        let after = (server: CPUMeter.processSeconds(server.pid), generator: CPUMeter.processSeconds(generator.pid))
         guard generator.waitForExit(timeout: 30), generator.exitDescription == "exit 0" else {
             throw BenchError("entitled-loadgen ended with \(generator.exitDescription): \(generator.errorOutput.text)")
         }

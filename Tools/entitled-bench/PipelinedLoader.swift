@@ -14,13 +14,19 @@ enum PipelinedLoader {
     /// Writes the request for one user; each connection's writer makes its own (it may keep state).
     typealias RequestWriter = (_ user: Int, _ bytes: inout [UInt8]) -> Void
 
-    /// Grants to users 0..<users, named as twelve digits as the check loads ask for them: entitled `prod_pro`,
-    /// Redis `SADD ents:<user> pro`.
-    static func grants(port: UInt16, target: Target, users: Int) throws -> Result {
-        let requests = LoadRequests(target: target)
-        return try load(port: port, users: 0..<users, connections: 8, window: 256) { _ in
+    /// Grants to users 0..<users, named as twelve digits as the check loads ask for them: entitled `prod_pro`
+    /// (entitlement `pro` defined first), Redis `SADD ents:<user> pro`. Returns the seconds it took; any
+    /// answer but a success fails it.
+    static func grants(to server: Server, users: Int) throws -> Double {
+        if server.target == .entitled { try server.definePro() }
+        let requests = LoadRequests(target: server.target)
+        let loaded = try load(port: server.port, users: 0..<users, connections: 8, window: 256) { _ in
             { user, bytes in requests.append(.grant, user: user, to: &bytes) }
-        } accepts: { requests.classify($0, kind: .grant) == .success }
+        } accepts: { requests.grantSucceeded($0) }
+        guard loaded.errors == 0 else {
+            throw BenchError("loading \(server.target.rawValue) failed: \(loaded.errors) errors, the first: \(loaded.firstError ?? "?")")
+        }
+        return loaded.seconds
     }
 
     /// Sends the request `writer` makes for each of `users`, in contiguous slices over `connections`; an

@@ -25,6 +25,11 @@ func nanoseconds(seconds: Double) -> UInt64 {
     UInt64(max(0, seconds) * 1e9)
 }
 
+/// Now, as the reports write it (ISO 8601, UTC).
+func timestamp() -> String {
+    ISO8601DateFormatter().string(from: Date())
+}
+
 /// Sleeps the calling thread (the benchmark drives servers from plain threads, not tasks).
 func sleep(seconds: Double) {
     Thread.sleep(forTimeInterval: seconds)
@@ -97,36 +102,16 @@ private final class ResultSlots<T: Sendable>: @unchecked Sendable {
     }
 }
 
-/// Writes a report as pretty, key-sorted JSON to `path` and says where it went.
-func writeJSON<Report: Encodable>(_ report: Report, to path: String) throws {
+/// Writes a report as pretty, key-sorted JSON to `path`, after a blank line below the table.
+func writeJSON(_ report: some Encodable, to path: String) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    do {
-        try encoder.encode(report).write(to: URL(fileURLWithPath: path))
-        print("\nJSON: \(path)")
-    } catch {
-        throw BenchError("cannot write the JSON file \(path): \(error)")
-    }
+    print("")
+    try write(try encoder.encode(report), to: path, naming: "JSON")
 }
 
-/// Writes an SVG `what` (the plot, the chart) to `path` and says where it went.
-func writeSVG(_ svg: String, to path: String, naming what: String) throws {
-    do {
-        try svg.write(toFile: path, atomically: true, encoding: .utf8)
-        print("\(what): \(path)")
-    } catch {
-        throw BenchError("cannot write the \(what) \(path): \(error)")
-    }
-}
-
-/// Raises this process's soft limit on open files to `wanted`; fails, naming it, when the hard limit is lower.
-func raiseDescriptorLimit(to wanted: Int) throws {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { throw BenchError("cannot read the open file limit") }
-    guard limit.rlim_cur < rlim_t(wanted) else { return }
-    guard limit.rlim_max >= rlim_t(wanted) else {
-        throw BenchError("the open file limit's hard value \(limit.rlim_max) is below the \(wanted) needed; raise it (ulimit -Hn)")
-    }
-    limit.rlim_cur = rlim_t(wanted)
-    guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { throw BenchError("cannot raise the open file limit to \(wanted)") }
+/// Writes a result file (the JSON, the chart) to `path` and says where it went.
+func write(_ data: Data, to path: String, naming what: String) throws {
+    do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch { throw BenchError("cannot write the \(what) \(path): \(error)") }
+    print("\(what): \(path)")
 }

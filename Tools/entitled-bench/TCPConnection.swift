@@ -71,10 +71,11 @@ final class TCPConnection: Sendable {
     /// Ends both directions, which wakes a thread blocked reading or writing this connection.
     func shutdownBoth() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
-    /// Sends one line (adding the newline) and returns the answer line: for the few one-off requests.
-    func call(_ line: String, reader: LineReader) throws -> String {
+    /// Sends one line (adding the newline) and returns the answer line: for the few one-off requests. Calls
+    /// on one connection share a `reader`, which may hold what the server sent beyond the answer.
+    func call(_ line: String, reader: LineReader? = nil) throws -> String {
         try writeAll(Array((line + "\n").utf8))
-        return String(decoding: try reader.readLine(), as: UTF8.self)
+        return String(decoding: try (reader ?? LineReader(self)).readLine(), as: UTF8.self)
     }
 
     /// A free TCP port on 127.0.0.1 for a server that cannot pick its own and report it (redis-server).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `entitled-bench`: entitled next to Redis, in one run, against real processes.
 struct EntitledBench: ParsableCommand {
@@ -10,4 +11,8 @@ struct EntitledBench: ParsableCommand {
     )
 }
 
+// Every server and temporary directory a command made goes at the end: after it ran, after an error (the
+// argument parser ends the process with exit()), and after SIGINT or SIGTERM.
+cleanup.installSignalHandlers()
+atexit { cleanup.runAll() }
 EntitledBench.main()
