@@ -45,7 +45,7 @@ struct ChecksCommand: ParsableCommand {
 
     /// Starts both servers, loads them, measures every load on each.
     private func measure() throws -> ChecksReport {
-        let (entitledPath, redisPath) = try Executables.servers(entitled: common.entitled, redisServer: redisServer)
+        let (entitledPath, redisPath) = (try Executables.entitled(common.entitled), try Executables.redisServer(redisServer))
         let workRoot = try common.workRoot(prefix: "entitled-bench-checks")
         var report = ChecksReport(
             startedAt: timestamp(), command: CommandLine.arguments, machine: MachineInfo.current(workDirectory: workRoot),

@@ -59,7 +59,12 @@ struct ClusterCommand: ParsableCommand {
         progress("loading \(users) users into the cluster (through node 1) and the standalone server")
         for server in [cluster[0], standalone] { _ = try PipelinedLoader.grants(to: server, users: users) }
         // Every node holds the load before checks are measured on the last one.
-        try waitUntilActive(port: cluster[nodes - 1].port, user: String(format: "%012d", users - 1))
+        var waits = 0
+        while try !cluster[nodes - 1].denied([String(format: "%012d", users - 1)]).isEmpty {
+            guard waits < 600 else { throw BenchError("node \(nodes) never saw the last user of the load") }
+            waits += 1
+            usleep(50_000)
+        }
 
         let shape = LoadShape(connections: connections, pipeline: 1, users: users, distribution: .uniform, mix: .checks)
         for run in 1...runs {
@@ -89,16 +94,6 @@ struct ClusterCommand: ParsableCommand {
         report.lagMicroseconds = try measureLag(writer: cluster[0].port, reader: cluster[1].port, samples: lagSamples)
         report.summarize()
         return report
-    }
-
-    private func waitUntilActive(port: UInt16, user: String) throws {
-        let connection = try TCPConnection(port: port)
-        let reader = LineReader(connection)
-        for _ in 0..<600 {
-            if try connection.call(#"{"op":"check","user":"\#(user)","entitlement":"pro"}"#, reader: reader).contains(#""active":true"#) { return }
-            usleep(50_000)
-        }
-        throw BenchError("node on port \(port) never saw \(user)")
     }
 
     /// Durable grants to new users over `connections` connections spread evenly over the nodes, measured

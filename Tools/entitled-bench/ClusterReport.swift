@@ -44,6 +44,9 @@ struct ClusterReport: Codable {
             guard let top, let bottom, bottom > 0 else { return "-" }
             return String(format: "%.2fx", top / bottom)
         }
+        func lag(_ what: String, _ samples: [Double], _ p50: Double, _ p99: Double) -> String {
+            String(format: "replication lag %@%d samples)   p50 %.0f µs   p99 %.0f µs", what, samples.count, p50, p99)
+        }
         let (checks, grants) = (medianChecks, medianGrants)
         return [
             "cluster: \(nodes) nodes on one PostgreSQL, \(users) users, \(connections) connections, \(runs) runs of \(duration) s (medians)",
@@ -52,14 +55,8 @@ struct ClusterReport: Codable {
             "grants/s   cluster \(rate(grants["cluster"]))   standalone --fsync always \(rate(grants["standalone"]))   "
                 + "redis appendfsync always \(rate(grants["redis"]))   cluster/standalone \(ratio(grants["cluster"], grants["standalone"]))   "
                 + "cluster/redis \(ratio(grants["cluster"], grants["redis"]))",
-            String(
-                format: "replication lag (ack on node 1 until node 2 answers it, %d samples)   p50 %.0f µs   p99 %.0f µs", lagMicroseconds.count,
-                lagP50Microseconds, lagP99Microseconds
-            ),
-            String(
-                format: "replication lag under the grant load (%d samples)   p50 %.0f µs   p99 %.0f µs", lagUnderLoadMicroseconds.count,
-                lagUnderLoadP50Microseconds, lagUnderLoadP99Microseconds
-            ),
+            lag("(ack on node 1 until node 2 answers it, ", lagMicroseconds, lagP50Microseconds, lagP99Microseconds),
+            lag("under the grant load (", lagUnderLoadMicroseconds, lagUnderLoadP50Microseconds, lagUnderLoadP99Microseconds),
         ].joined(separator: "\n")
     }
 }

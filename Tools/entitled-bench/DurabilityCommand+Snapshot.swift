@@ -103,7 +103,9 @@ extension DurabilityCommand {
             if attempt < runs {
                 current.process.stop(signal: SIGKILL)
             } else {
-                section.verificationProblems += try spotCheck(port: current.port)
+                // The first and last user of the load and of the log must be active.
+                let users = ["u0", "u\(memberships - 1)"] + (logGrants > 0 ? ["x0", "x\(logGrants - 1)"] : [])
+                section.verificationProblems += try current.denied(users).map { "after recovery, " + $0 }
                 let stop = current.process.stop(signal: SIGTERM, timeout: 120)
                 if stop.killed || current.process.exitDescription != "exit 0" {
                     section.serverProblems.append("final SIGTERM: \(current.process.exitDescription)")
@@ -188,16 +190,5 @@ extension DurabilityCommand {
             otherCPUCores: other
         )
         return (checks, timing)
-    }
-
-    /// After recovery: the first and last user of the load and of the log must be active.
-    private func spotCheck(port: UInt16) throws -> [String] {
-        let connection = try TCPConnection(port: port, timeoutSeconds: 30)
-        let reader = LineReader(connection)
-        let users = ["u0", "u\(memberships - 1)"] + (logGrants > 0 ? ["x0", "x\(logGrants - 1)"] : [])
-        return try users.compactMap { user in
-            let answer = try connection.call(#"{"op":"check","user":"\#(user)","entitlement":"pro"}"#, reader: reader)
-            return answer.hasPrefix(#"{"ok":true,"active":true"#) ? nil : "after recovery, check of \(user) answered \(answer)"
-        }
     }
 }

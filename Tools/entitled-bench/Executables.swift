@@ -12,13 +12,10 @@ enum Executables {
         try product("entitled-loadgen", path, option: "--loadgen")
     }
 
-    /// The entitled binary (as `entitled(_:)`) and redis-server (`redisServer`, a path or a name on PATH).
-    static func servers(entitled path: String?, redisServer: String) throws -> (entitled: String, redis: String) {
-        let entitledPath = try entitled(path)
-        guard let redisPath = find(redisServer) else {
-            throw BenchError("no \(redisServer) found: install it (apt-get install -y redis-server) or pass --redis-server PATH")
-        }
-        return (entitledPath, redisPath)
+    /// redis-server: `name`, a path or a name on PATH.
+    static func redisServer(_ name: String) throws -> String {
+        guard let path = find(name) else { throw BenchError("no \(name) found: install it (apt-get install -y redis-server) or pass --redis-server PATH") }
+        return path
     }
 
     /// `path`, or the package's `product` in the folder of this executable (the same build folder, from /proc/self/exe).

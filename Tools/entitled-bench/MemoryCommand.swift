@@ -35,7 +35,7 @@ struct MemoryCommand: ParsableCommand {
 
     /// Starts both servers, reads their resident memory, loads one membership per user into each, reads it again.
     private func measure() throws -> MemoryReport {
-        let (entitledPath, redisPath) = try Executables.servers(entitled: common.entitled, redisServer: redisServer)
+        let (entitledPath, redisPath) = (try Executables.entitled(common.entitled), try Executables.redisServer(redisServer))
         let workRoot = try common.workRoot(prefix: "entitled-bench-memory")
         // Whole seconds, so that entitled's expiresAt and Redis's expires_at are the same instant.
         let expiresAt = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 30 * 86_400).rounded(.down))
@@ -67,7 +67,7 @@ struct MemoryCommand: ParsableCommand {
             loadSeconds.append(loaded.seconds)
             progress("loaded \(target.rawValue) in \(Format.fixed(loaded.seconds, 2)) s (\(Format.grouped(Double(users) / max(loaded.seconds, 1e-9))) users/s)")
         }
-        try verify(entitledPort: entitled.port, redisPort: redis.port)
+        try verify(entitled: entitled, redisPort: redis.port)
 
         progress("waiting 1 s before reading the resident memory")
         sleep(seconds: 1)
@@ -96,12 +96,9 @@ struct MemoryCommand: ParsableCommand {
 
     /// The load reached both stores: the first and the last user have access to `pro` in entitled, and Redis
     /// holds exactly one hash per user.
-    private func verify(entitledPort: UInt16, redisPort: UInt16) throws {
-        let connection = try TCPConnection(port: entitledPort)
-        let reader = LineReader(connection)
-        for user in Set([0, users - 1]) {
-            let answer = try connection.call(#"{"op":"check","user":"\#(String(format: "%012d", user))","entitlement":"pro"}"#, reader: reader)
-            guard answer.hasPrefix(#"{"ok":true,"active":true"#) else { throw BenchError("entitled does not give user \(user) access after the load: \(answer)") }
+    private func verify(entitled: Server, redisPort: UInt16) throws {
+        if let denied = try entitled.denied(Set([0, users - 1]).map { String(format: "%012d", $0) }).first {
+            throw BenchError("entitled does not give access after the load: \(denied)")
         }
         let keys = try TCPConnection(port: redisPort).call("DBSIZE").trimmingCharacters(in: .whitespacesAndNewlines)
         guard keys == ":\(users)" else { throw BenchError("redis holds \(keys) keys after the load, not :\(users)") }

@@ -33,16 +33,12 @@ struct NeutralLoad {
     /// no write repeats one: Redis logs nothing for an `SADD` that adds nothing. Several generators at once
     /// (one per node of a cluster) each take users of their own from `firstUser`.
     func measureNewUsers(_ server: Server, connections: Int, warmup: Double, duration: Double, firstUser: UInt64 = 0) throws -> LoadOutcome {
-        var request: [UInt8] = []
-        LoadRequests(target: server.target).append(.grant, user: 0, to: &request)
+        var grant: [UInt8] = []
+        LoadRequests(target: server.target).append(.grant, user: 0, to: &grant)
         // The user number (twelve zeros) becomes the generator's placeholder.
-        let zeros = Array(repeating: UInt8(ascii: "0"), count: 12)
-        guard let at = request.indices.first(where: { request[$0...].starts(with: zeros) }) else {
-            throw BenchError("the grant request has no user number to number")
-        }
-        request.replaceSubrange(at..<(at + 12), with: Array("############".utf8))
+        let request = String(decoding: grant, as: UTF8.self).replacingOccurrences(of: "000000000000", with: "############")
         return try run(
-            server, connections: connections, pipeline: 1, warmup: warmup, duration: duration, requests: [UInt8(ascii: "g")] + request + [0],
+            server, connections: connections, pipeline: 1, warmup: warmup, duration: duration, requests: Array(("g" + request + "\0").utf8),
             file: "new-users-\(server.target.rawValue)-\(firstUser).bin", extraArguments: ["--first-user", String(firstUser)]
         )
     }

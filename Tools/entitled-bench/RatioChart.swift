@@ -44,12 +44,13 @@ enum RatioChart {
             svg += "<text x=\"\(f(left + 47))\" y=\"\(f(y(0) + 34))\" text-anchor=\"middle\" fill=\"#555\" font-size=\"10\">\(rates) req/s</text>\n"
         }
         let legendX = width - margin.right + 16
-        svg += "<rect x=\"\(f(legendX))\" y=\"\(f(margin.top))\" width=\"12\" height=\"12\" fill=\"\(colors.throughput)\"/>"
-        svg += "<text x=\"\(f(legendX + 18))\" y=\"\(f(margin.top + 10))\">throughput ratio</text>"
-        svg += "<text x=\"\(f(legendX + 18))\" y=\"\(f(margin.top + 24))\" fill=\"#555\" font-size=\"10\">above 1: entitled faster</text>\n"
-        svg += "<rect x=\"\(f(legendX))\" y=\"\(f(margin.top + 40))\" width=\"12\" height=\"12\" fill=\"\(colors.cpu)\"/>"
-        svg += "<text x=\"\(f(legendX + 18))\" y=\"\(f(margin.top + 50))\">server CPU per request</text>"
-        svg += "<text x=\"\(f(legendX + 18))\" y=\"\(f(margin.top + 64))\" fill=\"#555\" font-size=\"10\">below 1: entitled cheaper</text>\n"
+        let legend = [(colors.throughput, "throughput ratio", "above 1: entitled faster"), (colors.cpu, "server CPU per request", "below 1: entitled cheaper")]
+        for (index, (color, name, reading)) in legend.enumerated() {
+            let top = margin.top + 40 * Double(index)
+            svg += "<rect x=\"\(f(legendX))\" y=\"\(f(top))\" width=\"12\" height=\"12\" fill=\"\(color)\"/>"
+            svg += "<text x=\"\(f(legendX + 18))\" y=\"\(f(top + 10))\">\(name)</text>"
+            svg += "<text x=\"\(f(legendX + 18))\" y=\"\(f(top + 24))\" fill=\"#555\" font-size=\"10\">\(reading)</text>\n"
+        }
         return svg + "</svg>\n"
     }
 

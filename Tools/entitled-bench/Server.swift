@@ -74,6 +74,16 @@ struct Server {
         return process.output.waitForLine(containing: "v=", timeout: 2)?.line ?? "unknown"
     }
 
+    /// entitled's answers to checks of `pro` for `users` that do not give access: none when all have it.
+    func denied(_ users: [String]) throws -> [String] {
+        let connection = try TCPConnection(port: port, timeoutSeconds: 30)
+        let reader = LineReader(connection)
+        return try users.compactMap { user in
+            let answer = try connection.call(#"{"op":"check","user":"\#(user)","entitlement":"pro"}"#, reader: reader)
+            return answer.hasPrefix(#"{"ok":true,"active":true"#) ? nil : "check of \(user) answered \(answer)"
+        }
+    }
+
     /// Defines entitlement `pro` as product `prod_pro` on entitled: what every check load asks for.
     func definePro() throws {
         let answer = try TCPConnection(port: port).call(#"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)

@@ -45,14 +45,8 @@ struct UnsyncedReadsCommand: ParsableCommand {
         }
         let medians = settings.map { setting in (0..<3).map { figure in median(results[setting, default: []].map { $0[figure] }) } }
         print("unsynced reads: \(connections) connections, 95% checks and 5% grants, entitled --fsync always, medians of \(runs) runs of \(duration) s")
-        for (setting, measured) in zip(settings, medians) {
-            print(
-                "\(setting.padding(toLength: 7, withPad: " ", startingAt: 0)) requests/s \(Int(measured[0]))   "
-                    + "checks p50 \(String(format: "%.1f", measured[1])) µs   p99 \(String(format: "%.1f", measured[2])) µs"
-            )
-        }
-        let (answer, hold) = (medians[0], medians[1])
-        let ratio = { (figure: Int) in String(format: "%.2f", hold[figure] / max(1, answer[figure])) }
-        print("hold/answer: checks p50 \(ratio(1))x, p99 \(ratio(2))x, requests/s \(ratio(0))x")
+        let rows = zip(settings, medians).map { setting, measured in [setting, Format.grouped(measured[0])] + measured[1...].map { Format.fixed($0, 1) } }
+        let ratios = ["hold / answer"] + (0..<3).map { Format.fixed(medians[1][$0] / max(1, medians[0][$0]), 2) + "×" }
+        print(Format.columns([["--unsynced-reads", "requests/s", "checks p50 µs", "checks p99 µs"]] + rows + [ratios]) { $0 > 0 }.joined(separator: "\n"))
     }
 }
