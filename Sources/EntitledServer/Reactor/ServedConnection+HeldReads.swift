@@ -7,30 +7,17 @@ import NIOCore
 /// then waits, like a write's, until the log acknowledges every change recorded when it was read; if
 /// the log fails instead, those changes are undone and the read is answered again from what is left.
 extension ServedConnection {
-    /// Moves the answer just written (from `start`, at the end of `pending` or of the last waiting answer's
-    /// trailing answers) into an answer of its own that waits for change `sequence`.
+    /// Moves the answer just written (from `start`, an `answers.appendPosition`) into an answer of its
+    /// own that waits for change `sequence`.
     func holdAnswer(from start: Int, of line: ByteBuffer, until sequence: UInt64, operation: Request.Operation, startedAt: UInt64) {
-        func cut(_ buffer: inout ByteBuffer) -> ByteBuffer {
-            // Copied: a slice would share the buffer, and the next answer written there would copy it all.
-            var held = ByteBufferAllocator().buffer(capacity: buffer.writerIndex - start)
-            held.writeImmutableBuffer(buffer.getSlice(at: start, length: buffer.writerIndex - start)!)
-            buffer.moveWriterIndex(to: start)
-            return held
-        }
-        let held: ByteBuffer
-        if waiting.isEmpty {
-            held = cut(&pending)
-        } else {
-            held = waiting.modify(waiting.index(before: waiting.endIndex)) { cut(&$0.trailing) }
-        }
+        let held = answers.takeAppended(since: start)
         var ownLine = ByteBufferAllocator().buffer(capacity: line.readableBytes)
         ownLine.writeImmutableBuffer(line)
         appendWaiting(
             WaitingAnswer(
-                token: takeToken(), answer: held, awaitedSequence: sequence, id: nil, trailing: ByteBuffer(), notice: nil,
+                token: answers.takeToken(), answer: held, awaitedSequence: sequence, id: nil, trailing: ByteBuffer(), notice: nil,
                 operation: operation, startedAt: startedAt, heldLine: ownLine
-            ),
-            awaiting: sequence
+            )
         )
     }
 

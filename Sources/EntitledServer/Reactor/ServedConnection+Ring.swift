@@ -9,19 +9,19 @@ extension ServedConnection {
     /// returns `true`; `sendCompleted(_:)` then finishes what `flush()` would. Returns `false`, queueing
     /// nothing, when a plain send cannot serve it (TLS, nothing to send, closing): `flush()` does it all.
     func queueSend(in ring: SubmissionRing, tag: UInt64) -> Bool {
-        guard !isClosed, !isLingering, tls == nil, pending.readableBytes > 0 else { return false }
-        // The pointer outlives the closure: `pending` is neither changed nor released until the ring has
+        guard !isClosed, !isLingering, tls == nil, answers.ready.readableBytes > 0 else { return false }
+        // The pointer outlives the closure: `answers.ready` is neither changed nor released until the ring has
         // completed the send, within the same `flushThroughRing` call.
-        pending.withUnsafeReadableBytes { ring.queueSend(on: descriptor, $0, tag: tag) }
+        answers.ready.withUnsafeReadableBytes { ring.queueSend(on: descriptor, $0, tag: tag) }
         return true
     }
 
-    /// The ring sent `result` bytes of `pending` (or failed with `-result`): what is left is sent, or
+    /// The ring sent `result` bytes of `answers.ready` (or failed with `-result`): what is left is sent, or
     /// waited for, as `flush()` does.
     func sendCompleted(_ result: Int32) {
         guard !isClosed else { return }
         if result > 0 {
-            pending.moveReaderIndex(forwardBy: Int(result))
+            answers.ready.moveReaderIndex(forwardBy: Int(result))
         } else if result != -EAGAIN, result != -EWOULDBLOCK, result != -EINTR {
             close()  // the client is gone
             return

@@ -13,8 +13,8 @@ import Musl
 /// One client connection, served on its loop's thread from accept to close.
 ///
 /// Reading: one `read` of at most `readSize` bytes per loop turn; every complete line in the buffer is
-/// answered in place, its answer appended to `pending`. Writing: one `write` per read, so a client that
-/// pipelines gets one system call for a whole batch. It happens right after the read when every answer
+/// answered in place, its answer appended to `answers` (an `AnswerQueue`). Writing: one `write` per read,
+/// so a client that pipelines gets one system call for a whole batch. It happens right after the read when every answer
 /// is ready, and at the end of the turn (`ServingLoop.flushConnections`) when one waits for the log's
 /// group commit or a snapshot. Writing at once rather than after the turn's reads, as Redis does, lets
 /// the client turn its answer round while the loop reads the other connections: at 50 connections without
@@ -24,7 +24,7 @@ import Musl
 ///
 /// Answers leave in request order. A write's answer waits until its change is committed (a single
 /// server's loop asks the log once per turn; a cluster node's write is answered when its group commits),
-/// a snapshot's until it is written; answers to later requests queue behind it in `waiting`. On a cluster
+/// a snapshot's until it is written; answers to later requests queue behind it (`AnswerQueue`). On a cluster
 /// node, whose writes reach the store only once committed, a read after a write of the same connection
 /// waits until that write is answered (`+Parking`), so that it sees it; later writes do not wait (they
 /// join the same group).
@@ -39,8 +39,8 @@ final class ServedConnection {
 
     /// Bytes read and not yet answered, cut into request lines (the last may still be arriving).
     var input: LineFramer
-    /// Answers ready to write.
-    var pending: ByteBuffer
+    /// The answers, in request order: those ready to write (`answers.ready`) and those that wait.
+    var answers: AnswerQueue
     private var isQueuedForFlush = false
     var isQueuedForCommit = false
     private var isQueuedForResume = false
@@ -67,10 +67,6 @@ final class ServedConnection {
     /// Whether answers wait for the end of the loop turn, which sends every connection's through its
     /// io_uring in one system call (`ServingLoop.flushThroughRing`), rather than going at once.
     let sendsAtTurnEnd: Bool
-    /// Answers still waiting (for a commit or a snapshot), oldest first, each with the ready answers of
-    /// the requests that came after it.
-    var waiting = CircularBuffer<WaitingAnswer>()
-    var nextToken: UInt64 = 0
     /// Writes submitted to a backend that applies them only once committed (a cluster's), not yet
     /// answered: a read waits for them.
     var unansweredWrites = 0
@@ -90,10 +86,6 @@ final class ServedConnection {
     private(set) var isReading = true
     private var wantsWritable = false
     private(set) var isClosed = false
-
-    /// The change of the newest write read, and the newest change the log acknowledged to this connection.
-    var newestWriteSequence: UInt64 = 0
-    var acknowledgedSequence: UInt64 = 0
 
     /// The most one `read` takes: a turn's share of one connection.
     static let readSize = 16 * 1024
@@ -138,7 +130,7 @@ final class ServedConnection {
         self.sendsAtTurnEnd = loop.hasRing
         let allocator = ByteBufferAllocator()
         input = LineFramer(bytes: allocator.buffer(capacity: Self.readSize), maximumLineLength: loop.context.maximumLineLength)
-        pending = allocator.buffer(capacity: 4096)
+        answers = AnswerQueue(ready: allocator.buffer(capacity: 4096))
     }
 
     var context: ConnectionContext { loop.context }
@@ -245,8 +237,9 @@ final class ServedConnection {
                 break
             }
             let line: ByteBuffer
+            let look: CompactCheckLook
             switch input.nextLine() {
-            case .line(let next): line = next
+            case .line(let next, let nextLook): (line, look) = (next, nextLook)
             case .incomplete: break lines
             case .tooLong:
                 refuseLongLine()
@@ -257,7 +250,7 @@ final class ServedConnection {
                 clock = monotonicNanoseconds()
                 if !everyLine { sliceEnd = clock &+ Self.timeSliceNanoseconds }
             }
-            clock = answer(line, startedAt: clock)
+            clock = answer(line, look: look, startedAt: clock)
         }
         input.compact(discardAfter: Self.readSize)
     }
@@ -267,9 +260,9 @@ final class ServedConnection {
     func sendAnswers() {
         // With a ring the answers wait for the end of the turn, to go out with the other connections' in one
         // system call.
-        if !waiting.isEmpty || closeWhenAnswered || isQueuedForFlush || sendsAtTurnEnd {
+        if answers.hasWaiting || closeWhenAnswered || isQueuedForFlush || sendsAtTurnEnd {
             scheduleFlush()
-        } else if pending.readableBytes > 0 || tls?.hasOutput == true {
+        } else if answers.ready.readableBytes > 0 || tls?.hasOutput == true {
             flush()
         }
         if !isClosed, unsentByteCount > Self.highWaterMark { stopReading() }
@@ -282,7 +275,7 @@ final class ServedConnection {
         if deferUntilUnparked(.endOfInput) { return }
         if !closeWhenAnswered, let last = input.unterminatedLastLine() {
             switch last {
-            case .line(let line): answer(line, startedAt: monotonicNanoseconds())
+            case .line(let line, let look): answer(line, look: look, startedAt: monotonicNanoseconds())
             case .tooLong, .incomplete: refuseLongLine()
             }
         }
@@ -305,13 +298,7 @@ final class ServedConnection {
             .tooLarge, "the line is longer than the limit of \(limit) bytes; the connection will be closed"
         )
         statistics.recordInvalidLine(.tooLarge)
-        if waiting.isEmpty {
-            ResponseEncoder.write(tooLarge, id: nil, into: &pending)
-        } else {
-            waiting.modify(waiting.index(before: waiting.endIndex)) { last in
-                ResponseEncoder.write(tooLarge, id: nil, into: &last.trailing)
-            }
-        }
+        answers.appending { ResponseEncoder.write(tooLarge, id: nil, into: &$0) }
         closeAfterAnswers()
     }
 
@@ -354,27 +341,24 @@ final class ServedConnection {
     /// Whether the idle timeout may close this connection: nothing in flight and no watch, whose pushes a
     /// silent client legitimately waits for.
     var isIdle: Bool {
-        waiting.isEmpty && unsentByteCount == 0 && !hasUnansweredLines && parked == nil && (watches?.count ?? 0) == 0
+        !answers.hasWaiting && unsentByteCount == 0 && !hasUnansweredLines && parked == nil && (watches?.count ?? 0) == 0
     }
 
     // MARK: Answers
 
-    /// Answers one line read at `started` (monotonic ns); returns the clock when its answer was ready.
+    /// Answers one line read at `started` (monotonic ns), with what a look ahead found in it; returns the
+    /// clock when its answer was ready.
     @discardableResult
-    func answer(_ line: ByteBuffer, startedAt started: UInt64) -> UInt64 {
+    func answer(_ line: ByteBuffer, look: CompactCheckLook = .notLooked, startedAt started: UInt64) -> UInt64 {
         let answer: RequestProcessor.Answer
         var note = RequestProcessor.Note()
         let ownWritesPending = unansweredWrites > 0
         // Where this line's answer starts, for a read that must wait for the log after all.
-        let answerStart = heldReads == nil ? 0 : waiting.isEmpty ? pending.writerIndex : waiting.last!.trailing.writerIndex
-        if waiting.isEmpty {
-            answer = processor.respond(to: line, access: access, into: &pending, noting: &note, ownWritesPending: ownWritesPending)
-        } else {
-            let processor = self.processor
-            let access = self.access
-            answer = waiting.modify(waiting.index(before: waiting.endIndex)) { last in
-                processor.respond(to: line, access: access, into: &last.trailing, noting: &note, ownWritesPending: ownWritesPending)
-            }
+        let answerStart = heldReads == nil ? 0 : answers.appendPosition
+        let processor = self.processor
+        let access = self.access
+        answer = answers.appending { output in
+            processor.respond(to: line, look: look, access: access, into: &output, noting: &note, ownWritesPending: ownWritesPending)
         }
         switch answer {
         case .written:
@@ -388,9 +372,8 @@ final class ServedConnection {
         case .afterOwnWrites:
             park(line, until: .ownWrites, startedAt: started)
         case .afterSnapshot(let id):
-            nextToken += 1
-            let token = nextToken
-            waiting.append(
+            let token = answers.takeToken()
+            answers.wait(for: 
                 WaitingAnswer(
                     token: token, answer: nil, awaitedSequence: 0, id: nil, trailing: ByteBuffer(), notice: nil, operation: .snapshot,
                     startedAt: started
@@ -435,30 +418,30 @@ final class ServedConnection {
         loop.needsFlush(self)
     }
 
-    /// Answers not yet taken by the socket: `pending`, and with TLS what waits encrypted.
-    var unsentByteCount: Int { pending.readableBytes + (tls?.output.readableBytes ?? 0) }
+    /// Answers not yet taken by the socket: `answers.ready`, and with TLS what waits encrypted.
+    var unsentByteCount: Int { answers.ready.readableBytes + (tls?.output.readableBytes ?? 0) }
 
-    /// Writes what `pending` holds (encrypted first, with TLS); what the socket does not take waits for
+    /// Writes what `answers.ready` holds (encrypted first, with TLS); what the socket does not take waits for
     /// it to be writable.
     func flush() {
         isQueuedForFlush = false
         guard !isClosed, !isLingering else { return }
         if let tls {
             do {
-                try tls.encrypt(&pending)
+                try tls.encrypt(&answers.ready)
             } catch {
                 close()
                 return
             }
             guard write(&tls.output) else { return }
         } else {
-            guard write(&pending) else { return }
+            guard write(&answers.ready) else { return }
         }
         if wantsWritable { watchWritable(false) }
         if !isReading, !closeWhenAnswered, parked == nil, unsentByteCount < Self.lowWaterMark { startReading() }
         // `startReading` may have answered lines left by the per-turn cap, the last of them closing the
         // connection: those answers are written first (it scheduled a flush).
-        if closeWhenAnswered, waiting.isEmpty, parked == nil, unsentByteCount == 0 {
+        if closeWhenAnswered, !answers.hasWaiting, parked == nil, unsentByteCount == 0 {
             if lingersWhenAnswered { linger() } else { close() }
         }
     }
@@ -567,12 +550,14 @@ final class ServedConnection {
         _ = Glibc.close(descriptor)
         // Writes this connection made whose answers were still waiting are durable once the log says so,
         // whether or not their writer is there to read the answer: watchers are still told.
-        publishNoticesOfClosedConnection()
+        let writes = context.processor.writes
+        answers.dropWaiting { answer in
+            if let notice = answer.notice { writes.publishWhenCommitted(notice) }
+        }
         if parked != nil {
             parked = nil
             context.processor.sequenceWaiters.cancel(self)
         }
-        waiting.removeAll()
         dropAllWatches()
         context.onClose(kind)
     }

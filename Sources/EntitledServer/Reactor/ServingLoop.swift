@@ -594,7 +594,7 @@ final class ServingLoop: @unchecked Sendable {
         defer { committing.removeAll(keepingCapacity: true) }
         var newest: UInt64?
         for connection in committing {
-            if let sequence = connection.uncommittedSequence { newest = max(newest ?? 0, sequence) }
+            if let sequence = connection.answers.uncommittedSequence { newest = max(newest ?? 0, sequence) }
         }
         guard let through = newest else { return }
         let unchecked = UncheckedConnections(committing)  // a copy: the callback may come later

@@ -58,7 +58,7 @@ extension ServedConnection {
         context.logger.debug("a plain-text client on the TLS port: told to use TLS", metadata: ["peer": "\(peerDescription)"])
         tls?.discard()
         tls = nil
-        pending.writeBytes(Self.tlsRequiredLine)
+        answers.ready.writeBytes(Self.tlsRequiredLine)
         drain()
     }
 
@@ -70,7 +70,7 @@ extension ServedConnection {
         guard input.bytes.readableBytesView.first == Self.tlsHandshakeRecord else { return false }
         context.logger.debug("a TLS client on a plain-text port: closed", metadata: ["peer": "\(peerDescription)"])
         input.clear()
-        pending.writeBytes(Self.notTLSLine)
+        answers.ready.writeBytes(Self.notTLSLine)
         drain()
         return true
     }

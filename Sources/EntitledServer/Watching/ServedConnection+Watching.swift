@@ -52,7 +52,7 @@ extension ServedConnection {
         // A transfer's former owner is told too: the membership, now another user's, is gone from it.
         let watchesFormerOwner = formerOwner.map { watches.covers(owner: $0) } ?? false
         for membership in memberships where watchesFormerOwner || watches.covers(membership) {
-            ResponseEncoder.writePush(cause: cause, membership: membership, at: now, sequence: sequence, into: &pending)
+            ResponseEncoder.writePush(cause: cause, membership: membership, at: now, sequence: sequence, into: &answers.ready)
             scheduleTimer(for: membership, now: now)
         }
         pushed()
@@ -73,7 +73,7 @@ extension ServedConnection {
             return
         }
         // `expired`, not `expiration`: that is the cause of an applied expiration event.
-        ResponseEncoder.writePush(cause: "expired", membership: membership, at: now, sequence: nil, into: &pending)
+        ResponseEncoder.writePush(cause: "expired", membership: membership, at: now, sequence: nil, into: &answers.ready)
         pushed()
     }
 
@@ -102,15 +102,6 @@ extension ServedConnection {
         scheduleFlush()
     }
 
-    /// Writes whose answers were still waiting when the connection closed happened all the same: their
-    /// watchers are told once the backend commits them.
-    func publishNoticesOfClosedConnection() {
-        let writes = context.processor.writes
-        for element in waiting {
-            guard let notice = element.notice else { continue }
-            writes.publishWhenCommitted(notice)
-        }
-    }
 }
 
 extension ConnectionWatches {
