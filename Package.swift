@@ -156,11 +156,22 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // Both executables' settings, layered one way: command line > environment > configuration file >
+        // default, with the same checks of the file and the environment and the same messages.
+        .target(
+            name: "EntitledConfiguration",
+            dependencies: [
+                "EntitledCore",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "entitled",
             dependencies: [
                 "EntitledMetrics",
                 "EntitledCluster",
+                "EntitledConfiguration",
                 "EntitledCore",
                 "EntitledServer",
                 // The JSON log lines' string escaping.
@@ -213,6 +224,7 @@ let package = Package(
             dependencies: [
                 "EntitledStores",
                 "EntitledClient",
+                "EntitledConfiguration",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // Its HTTP/1 channel's idle timeout and its connection limiter.
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EntitledConfiguration
 import Configuration
 import EntitledClient
 import EntitledStores
@@ -132,7 +133,7 @@ struct ServeCommand: AsyncParsableCommand {
         ]
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for case (let name, let content?) in given {
-            values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(content, isSecret: StoresSettingKey.named(name)?.kind == .secrets)
+            values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(content, isSecret: SettingTable.stores.named(name)?.kind == .secrets)
         }
         return values
     }

@@ -1,5 +1,6 @@
 import Crypto
 import EntitledClient
+import EntitledConfiguration
 import EntitledStores
 import Foundation
 import HTTPTypes
@@ -19,8 +20,11 @@ struct StoresService {
     func run() async throws {
         var logger = Logger(label: "entitled-stores")
         logger.logLevel = settings.logLevel
-        for variable in settings.unknownVariables {
-            logger.warning("ignoring unknown environment variable \(variable): it names no setting of entitled-stores")
+        if !settings.unknownVariables.isEmpty {
+            let described = settings.unknownVariables.map(SettingTable.stores.describing(unknownVariable:))
+            logger.warning(
+                "ignoring unknown environment variables: \(described.joined(separator: ", ")); the settings are ENTITLED_STORES_ and a long option name, such as ENTITLED_STORES_LISTEN"
+            )
         }
         let pool = EntitledPool(
             address: settings.entitled,

@@ -1,13 +1,14 @@
 import Configuration
 import EntitledClient
+import EntitledConfiguration
 import EntitledStores
 import Foundation
 import Logging
 
-/// The receiver's settings, each resolved by swift-configuration as `entitled`'s are: the command line, then
-/// the environment (`ENTITLED_STORES_*`, `StoresEnvironment`), then the configuration file (`--config`, else
-/// `ENTITLED_STORES_CONFIG`; `StoresConfigurationFile`), then the defaults. Every value, wherever it came
-/// from, is checked here.
+/// The receiver's settings, layered as `entitled`'s are (`LayeredSettings`, `SettingTable.stores`): the
+/// command line, then the environment (`ENTITLED_STORES_*`), then the configuration file (`--config`, else
+/// `ENTITLED_STORES_CONFIG`), then the defaults. Every value, wherever it came from, is checked here; a
+/// refused value that the operator did not type names where it came from.
 struct StoresSettings {
     static let defaultListen = "127.0.0.1:7118"
     static let defaultStateDirectory = "./entitled-stores-data"
@@ -38,55 +39,55 @@ struct StoresSettings {
 
     /// - Parameter commandLine: what the command line gave (`ServeCommand.configurationValues`), the first source.
     init(commandLine: [AbsoluteConfigKey: ConfigValue], environment: [String: String]) throws(Failure) {
-        let overrides = StoresEnvironment(environment: environment)
-        let typed = InMemoryProvider(name: "the command line", values: commandLine)
-        // Which file: `--config`, else the variable; with `--config` given, a broken file the variable names does not matter.
-        let path = ConfigReader(providers: [typed, overrides.provider]).string(forKey: "config")
-        var providers: [any ConfigProvider] = [typed, overrides.provider]
-        if let path {
-            providers.append(InMemoryProvider(name: "the configuration file \(path)", values: try StoresConfigurationFile.values(path: path)))
+        let layered: LayeredSettings
+        do throws(SettingsError) {
+            layered = try LayeredSettings(table: .stores, commandLine: commandLine, environment: environment)
+        } catch {
+            throw Failure(error.message)
         }
-        let reader = ConfigReader(providers: providers)
-        unknownVariables = overrides.unknownVariables
+        do throws(Failure) {
+            try self.init(reading: layered)
+        } catch {
+            // A value the operator did not type: say where it is.
+            guard let explanation = layered.origins.explanation(of: error.message) else { throw error }
+            throw Failure("\(error.message)\nNote: \(explanation).")
+        }
+    }
 
-        func text(_ name: String) -> String? {
-            reader.string(forKey: ConfigKey(name))
-        }
-        /// Only the environment's text is converted on reading (the command line's parser and the file typed
-        /// theirs), so no number with the variable set means its text is not one: a value of the command line,
-        /// which wins over it, would have been returned.
+    private init(reading layered: LayeredSettings) throws(Failure) {
+        unknownVariables = layered.environment.unknownVariables
+        func text(_ name: String) -> String? { layered.text(name) }
+        func secrets(_ name: String) -> [String] { layered.secrets(name) }
         func number(_ name: String, in range: ClosedRange<Int>) throws(Failure) -> Int? {
-            guard let value = reader.int(forKey: ConfigKey(name)) else {
-                let variable = StoresSettingKey(name: name, kind: .integer).environmentVariable
-                if let text = overrides.variables[variable] { throw Failure("\(variable) must be a whole number, not \"\(text)\"") }
-                return nil
+            let value: Int?
+            do throws(SettingsError) {
+                value = try layered.integer(name)
+            } catch {
+                throw Failure(error.message)
             }
+            guard let value else { return nil }
             guard range.contains(value) else {
-                throw Failure("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(value)")
+                throw Failure("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(value)")
             }
             return value
-        }
-        /// Secrets: the command line's (repeated), the variable's (comma-separated), the file's (one or a list).
-        func secrets(_ name: String) -> [String] {
-            (reader.stringArray(forKey: ConfigKey(name), isSecret: true) ?? []).filter { !$0.isEmpty }
         }
 
         if let listen = text("listen") {
             guard let (host, port) = Self.hostAndPort(listen) else {
-                throw Failure(message: "listen must be HOST:PORT (such as 127.0.0.1:7118), not \(listen)")
+                throw Failure(message: "--listen must be HOST:PORT (such as 127.0.0.1:7118), not \(listen)")
             }
             listenHost = host
             listenPort = port
         }
         if let address = text("entitled") {
             guard let parsed = Self.serverAddress(address) else {
-                throw Failure(message: "entitled must be HOST:PORT, [IPv6]:PORT or unix:/path, not \(address)")
+                throw Failure(message: "--entitled must be HOST:PORT, [IPv6]:PORT or unix:/path, not \(address)")
             }
             entitled = parsed
         }
         if let path = text("token-file") {
             guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw Failure(message: "cannot read the token file \(path)")
+                throw Failure(message: "cannot read the token file \(path) (--token-file)")
             }
             let first = contents.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
             let token = first.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -111,9 +112,9 @@ struct StoresSettings {
         case (nil, nil):
             break
         case (nil, _):
-            throw Failure(message: "google-service-account needs google-package: the app whose notifications are accepted")
+            throw Failure(message: "--google-service-account needs --google-package: the app whose notifications are accepted")
         case (_, nil):
-            throw Failure(message: "google-package needs google-service-account: the key that reads purchases from the Play Developer API")
+            throw Failure(message: "--google-package needs --google-service-account: the key that reads purchases from the Play Developer API")
         }
         let whopSecrets = secrets("whop-secret")
         if !whopSecrets.isEmpty {
@@ -141,9 +142,9 @@ struct StoresSettings {
         case (nil, nil):
             break
         case (nil, _):
-            throw Failure(message: "apple-bundle-id needs apple-root-ca: the root certificate the notifications must lead to")
+            throw Failure(message: "--apple-bundle-id needs --apple-root-ca: the root certificate the notifications must lead to")
         case (_, nil):
-            throw Failure(message: "apple-root-ca needs apple-bundle-id: the app whose notifications are accepted")
+            throw Failure(message: "--apple-root-ca needs --apple-bundle-id: the app whose notifications are accepted")
         }
         stateDirectory = text("state-dir") ?? stateDirectory
         unmatchedRetrySeconds = try number("unmatched-retry-seconds", in: 1...86_400) ?? unmatchedRetrySeconds
@@ -151,7 +152,7 @@ struct StoresSettings {
         maximumConnections = try number("max-connections", in: 1...100_000) ?? maximumConnections
         if let level = text("log-level") {
             guard let parsed = Logger.Level(rawValue: level) else {
-                throw Failure(message: "log-level must be trace, debug, info, notice, warning, error or critical, not \(level)")
+                throw Failure(message: "--log-level must be trace, debug, info, notice, warning, error or critical, not \(level)")
             }
             logLevel = parsed
         }

@@ -1,4 +1,4 @@
-// FoundationEssentials, not Foundation (see ConfigurationFile.swift): only `FileManager.removeItem` is needed.
+// FoundationEssentials, not Foundation (see EntitledConfiguration's SettingsFile.swift): only `FileManager.removeItem` is needed.
 import FoundationEssentials
 
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ import Configuration
 import EntitledCore
 import EntitledServer
 import EntitledStorage
-// FoundationEssentials, not Foundation (see ConfigurationFile.swift): `ProcessInfo`'s environment.
+// FoundationEssentials, not Foundation (see EntitledConfiguration's SettingsFile.swift): `ProcessInfo`'s environment.
 import FoundationEssentials
 import Logging
 

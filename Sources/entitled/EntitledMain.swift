@@ -1,6 +1,6 @@
 import ArgumentParser
 import Dispatch
-// FoundationEssentials, not Foundation: only `ProcessInfo`'s environment is needed here (see ConfigurationFile.swift).
+// FoundationEssentials, not Foundation: only `ProcessInfo`'s environment is needed here (see EntitledConfiguration's SettingsFile.swift).
 import FoundationEssentials
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Configuration
+import EntitledConfiguration
 import EntitledStorage
 import Logging
 
@@ -13,34 +14,17 @@ extension EntitledSettings {
     /// Throws what stops the start with exit status 64, as a bad flag does: a broken file, a flag variable
     /// that is no boolean, a value that is not of its option's type or range.
     init(commandLine: [AbsoluteConfigKey: ConfigValue], environment: [String: String]) throws(ValidationError) {
-        let overrides: EnvironmentOverrides
-        do throws(ConfigurationError) {
-            overrides = try EnvironmentOverrides(environment: environment)
+        let layered: LayeredSettings
+        do throws(SettingsError) {
+            layered = try LayeredSettings(table: .entitled, commandLine: commandLine, environment: environment)
         } catch {
             throw ValidationError(error.message)
         }
-        let typed = InMemoryProvider(name: SettingOrigins.commandLineName, values: commandLine)
-        // Which file: `--config`, else `ENTITLED_CONFIG`. The file is not read before this: with
-        // `--config` given, a broken file named by the variable must not matter.
-        let path = ConfigReader(providers: [typed, overrides.provider]).string(forKey: "config")
-        let file: ConfigurationFile?
-        do throws(ConfigurationError) {
-            file = try path.map { path throws(ConfigurationError) in try ConfigurationFile(path: path) }
-        } catch {
-            throw ValidationError(error.message)
-        }
-        var providers: [any ConfigProvider] = [typed, overrides.provider]
-        var fileProvider: (name: String, origin: String)?
-        if let file {
-            let provider = file.provider
-            providers.append(provider)
-            fileProvider = (provider.providerName, ConfigurationFile.providerName(path: file.path))
-        }
-        let origins = SettingOrigins(commandLineProvider: typed.providerName, fileProvider: fileProvider)
-        let sources = Sources(reader: ConfigReader(providers: providers, accessReporter: origins), origins: origins, variables: overrides.variables)
+        let sources = layered
+        let path = layered.configurationPath
 
         self.init()
-        do throws(ConfigurationError) {
+        do throws(SettingsError) {
             config = path
             host = sources.text("host") ?? host
             port = try sources.integer("port") ?? port
@@ -85,62 +69,21 @@ extension EntitledSettings {
             try validate()
         } catch {
             // A value the operator did not type: say where it is.
-            guard let explanation = origins.explanation(of: error.message) else { throw error }
+            guard let explanation = layered.origins.explanation(of: error.message) else { throw error }
             throw ValidationError("\(error.message)\nNote: \(explanation).")
         }
-        unknownVariables = overrides.unknownVariables
+        unknownVariables = layered.environment.unknownVariables
     }
+}
 
-    /// Typed reads of the layered sources, by setting name.
-    private struct Sources {
-        let reader: ConfigReader
-        let origins: SettingOrigins
-        /// The environment's setting variables, to quote the text of one that does not convert.
-        let variables: [String: String]
-
-        func text(_ name: String) -> String? {
-            reader.string(forKey: key(name).configKey)
+extension LayeredSettings {
+    /// One of the option's values (`--fsync always`), refused as the command line's parser refuses it.
+    func choice<Value: ExpressibleByArgument>(_ name: String) throws(ValidationError) -> Value? {
+        guard let text = text(name) else { return nil }
+        guard let value = Value(argument: text) else {
+            let values = Value.allValueStrings.joined(separator: ", ")
+            throw ValidationError("the value '\(text)' is invalid for \(key(name).option): it is one of \(values)")
         }
-
-        func flag(_ name: String) throws(ConfigurationError) -> Bool {
-            let value = reader.bool(forKey: key(name).configKey)
-            try check(name, expected: "true, false, 1 or 0")
-            return value ?? false
-        }
-
-        func integer(_ name: String) throws(ConfigurationError) -> Int? {
-            let value = reader.int(forKey: key(name).configKey)
-            try check(name, expected: "a whole number")
-            return value
-        }
-
-        func number(_ name: String) throws(ConfigurationError) -> Double? {
-            let value = reader.double(forKey: key(name).configKey)
-            try check(name, expected: "a number")
-            return value
-        }
-
-        /// One of the option's values (`--fsync always`), refused as the command line's parser refuses it.
-        func choice<Value: ExpressibleByArgument>(_ name: String) throws(ValidationError) -> Value? {
-            guard let text = text(name) else { return nil }
-            guard let value = Value(argument: text) else {
-                let values = Value.allValueStrings.joined(separator: ", ")
-                throw ValidationError("the value '\(text)' is invalid for \(key(name).option): it is one of \(values)")
-            }
-            return value
-        }
-
-        /// Throws when the last read of `name` found a value of the wrong type. Only the environment's text
-        /// is converted on reading: the command line's parser and the file's reader typed the others.
-        private func check(_ name: String, expected: String) throws(ConfigurationError) {
-            let key = key(name)
-            guard case .unconvertible = origins.outcome(of: key) else { return }
-            throw .invalidEnvironmentNumber(variable: key.environmentVariable, value: variables[key.environmentVariable] ?? "", expected: expected)
-        }
-
-        private func key(_ name: String) -> ConfigurationKey {
-            guard let key = ConfigurationKey.named(name) else { preconditionFailure("no setting is named \(name)") }
-            return key
-        }
+        return value
     }
 }

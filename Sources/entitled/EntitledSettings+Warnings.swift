@@ -1,3 +1,4 @@
+import EntitledConfiguration
 import Logging
 
 extension EntitledSettings {
@@ -8,11 +9,7 @@ extension EntitledSettings {
         guard !unknownVariables.isEmpty else { return }
         let (level, format) = (logLevel, logFormat)
         let logger = Logger(label: "entitled") { label in format.makeHandler(label: label, level: level) }
-        let described = unknownVariables.map { variable in
-            let name = String(variable.dropFirst(EnvironmentOverrides.prefix.count).lowercased().map { $0 == "_" ? "-" : $0 })
-            guard let closest = ConfigurationKey.closest(to: name) else { return variable }
-            return "\(variable) (did you mean \(closest.environmentVariable)?)"
-        }
+        let described = unknownVariables.map(SettingTable.entitled.describing(unknownVariable:))
         logger.warning(
             "ignoring unknown environment variables: \(described.joined(separator: ", ")); the settings are ENTITLED_ and a long flag name, such as ENTITLED_DATA_DIR"
         )

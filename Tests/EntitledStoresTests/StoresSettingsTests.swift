@@ -57,7 +57,10 @@ import Testing
             (#"{"max-connections": "many"}"#, #"the key "max-connections" in the configuration file stores.json must be a whole number, not the string "many""#),
             (#"{"stripe-secret": ["whsec_x", 1]}"#, #"the key "stripe-secret" in the configuration file stores.json must be a string or a list of strings, not a list"#),
             (#"["listen"]"#, #"the configuration file stores.json must be one JSON object"#),
-            (#"{"listen": "#, "the configuration file stores.json is not valid JSON"),
+            (#"{"listen": "#, "the configuration file stores.json is not valid JSON: line 1, column 12"),
+            // The same reader as `entitled`'s (EntitledConfiguration): a near miss is named.
+            (#"{"stripe-secrets": "whsec_x"}"#, #"unknown key "stripe-secrets" in the configuration file stores.json; did you mean "stripe-secret"?"#),
+            (#"{"listen": "127.0.0.1:1",}"#, "JSON allows no trailing comma"),
         ]
         for (file, error) in cases {
             try file.write(toFile: files.path + "/stores.json", atomically: true, encoding: .utf8)
@@ -69,7 +72,12 @@ import Testing
         #expect(variable.contains(#"ENTITLED_STORES_MAX_CONNECTIONS must be a whole number, not "lots""#), "\(variable)")
         // A value of the right type out of range is refused whatever gave it.
         let range = try Self.refusal(arguments: [], environment: ["ENTITLED_STORES_IDLE_TIMEOUT": "0"], in: files)
-        #expect(range.contains("idle-timeout must be a whole number from 1 to 3600, not 0"), "\(range)")
+        #expect(range.contains("--idle-timeout must be a whole number from 1 to 3600, not 0"), "\(range)")
+        #expect(range.contains("Note: --idle-timeout came from ENTITLED_STORES_IDLE_TIMEOUT."), "\(range)")
+        try #"{"log-level": "loud"}"#.write(toFile: files.path + "/stores.json", atomically: true, encoding: .utf8)
+        let fromFile = try Self.refusal(arguments: ["--config", "stores.json"], in: files)
+        #expect(fromFile.contains("--log-level must be trace, debug"), "\(fromFile)")
+        #expect(fromFile.contains("Note: --log-level came from the configuration file stores.json."), "\(fromFile)")
         // `--config` wins over the variable: the broken file it names is not read.
         try "{}".write(toFile: files.path + "/good.json", atomically: true, encoding: .utf8)
         let started = try Self.started(arguments: ["--config", "good.json"], environment: ["ENTITLED_STORES_CONFIG": "stores.json"], in: files)

@@ -1,7 +1,7 @@
-/// Why the configuration file or an `ENTITLED_*` environment variable cannot be used. Any of these stops
-/// `entitled` before it starts, as a bad flag does: a server that silently ignored part of its
+/// Why the configuration file or one of the program's environment variables cannot be used. Any of these
+/// stops the program before it starts, as a bad option does: a server that silently ignored part of its
 /// configuration would run with settings nobody chose.
-enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum SettingsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file cannot be opened or read (missing, a directory, no permission).
     case unreadable(path: String, reason: String)
     /// The file is larger than any configuration file: probably the wrong file.
@@ -9,11 +9,12 @@ enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file is not JSON.
     case invalidJSON(path: String, reason: String)
     /// The file is JSON, but not one object.
-    case notAnObject(path: String, found: String)
+    case notAnObject(path: String, found: String, example: String)
     /// A key given twice: which one counts would be a guess.
     case repeatedKey(path: String, key: String)
-    /// A key that is no setting of `entitled`, with the closest known one when there is one.
-    case unknownKey(path: String, key: String, suggestion: String?)
+    /// A key that is no setting of the program, with the closest known one when there is one, the known
+    /// keys and how they are made (`keyWording`: "long flag names").
+    case unknownKey(path: String, key: String, suggestion: String?, known: [String], keyWording: String)
     /// `config` inside the configuration file.
     case nestedConfiguration(path: String)
     /// A value of the wrong JSON type for its key: `expected` and `found` are said in words.
@@ -24,7 +25,7 @@ enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidEnvironmentNumber(variable: String, value: String, expected: String)
 
     /// A stable machine-readable code.
-    var code: String {
+    public var code: String {
         switch self {
         case .unreadable: "config_unreadable"
         case .tooLarge: "config_too_large"
@@ -40,7 +41,7 @@ enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A sentence a person can act on: it names the file (or the variable) and the key.
-    var message: String {
+    public var message: String {
         switch self {
         case .unreadable(let path, let reason):
             "cannot read the configuration file \(path): \(reason)"
@@ -48,15 +49,15 @@ enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
             "the configuration file \(path) is larger than \(limit / 1024) KiB; is it the right file?"
         case .invalidJSON(let path, let reason):
             "the configuration file \(path) is not valid JSON: \(reason)"
-        case .notAnObject(let path, let found):
-            "the configuration file \(path) must be one JSON object such as {\"port\": 7117}, not \(found)"
+        case .notAnObject(let path, let found, let example):
+            "the configuration file \(path) must be one JSON object such as \(example), not \(found)"
         case .repeatedKey(let path, let key):
             "the key \"\(key)\" is given more than once in the configuration file \(path); keep one"
-        case .unknownKey(let path, let key, let suggestion):
+        case .unknownKey(let path, let key, let suggestion, let known, let keyWording):
             "unknown key \"\(key)\" in the configuration file \(path)"
                 + (suggestion.map { "; did you mean \"\($0)\"?" } ?? ".")
-                + " The keys are the long flag names without their dashes: "
-                + ConfigurationKey.all.map(\.name).sorted().joined(separator: ", ")
+                + " The keys are the \(keyWording) without their dashes: "
+                + known.sorted().joined(separator: ", ")
         case .nestedConfiguration(let path):
             "the configuration file \(path) cannot name another configuration file (key \"config\")"
         case .wrongType(let path, let key, let expected, let found):
@@ -68,5 +69,5 @@ enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    var description: String { message }
+    public var description: String { message }
 }

@@ -3,7 +3,7 @@
 /// are given twice (it keeps one of them without a word, so one of two `"port"` lines would be ignored).
 ///
 /// It only checks; `JSONDecoder` still decodes the values (escapes, numbers), once this found nothing wrong.
-struct ConfigurationSyntax {
+struct SettingsFileSyntax {
     /// Where and why the text is not JSON: `line 3, column 12: expected , or } after a value`.
     struct Problem: Error, Sendable, CustomStringConvertible {
         let line: Int
@@ -28,7 +28,7 @@ struct ConfigurationSyntax {
     /// Checks `bytes`; returns the keys of the top-level object given more than once (as written, in the
     /// order of their second appearance), none when the text is not an object.
     static func repeatedKeys(in bytes: [UInt8]) throws(Problem) -> [String] {
-        var syntax = ConfigurationSyntax(bytes: bytes)
+        var syntax = SettingsFileSyntax(bytes: bytes)
         syntax.skipWhitespace()
         guard syntax.offset < bytes.count else { throw syntax.problem("the file holds no JSON value") }
         try syntax.value(depth: 0)

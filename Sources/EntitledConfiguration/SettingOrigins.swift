@@ -6,21 +6,23 @@ import NIOConcurrencyHelpers
 ///
 /// What lets an error about a value that the operator did not type say where it is: `--port must be between
 /// 0 and 65535, not 70000` followed by `Note: --port came from the configuration file /etc/entitled.json.`
-final class SettingOrigins: AccessReporter, Sendable {
+public final class SettingOrigins: AccessReporter, Sendable {
     /// The name the command line's `InMemoryProvider` is given: a value from it needs no note.
-    static let commandLineName = "the command line"
+    public static let commandLineName = "the command line"
 
     /// The `providerName` of the command line's provider, and of the file's with the file's description.
     private let commandLineProvider: String
     private let fileProvider: (name: String, origin: String)?
+    private let keys: [SettingKey]
 
-    init(commandLineProvider: String, fileProvider: (name: String, origin: String)?) {
+    public init(commandLineProvider: String, fileProvider: (name: String, origin: String)?, table: SettingTable) {
         self.commandLineProvider = commandLineProvider
         self.fileProvider = fileProvider
+        self.keys = table.keys
     }
 
     /// What one lookup found.
-    enum Outcome: Sendable, Hashable {
+    public enum Outcome: Sendable, Hashable {
         /// No source gave the key: the built-in default holds.
         case unset
         /// Typed on the command line.
@@ -33,7 +35,7 @@ final class SettingOrigins: AccessReporter, Sendable {
 
     private let outcomes = NIOLockedValueBox<[String: Outcome]>([:])
 
-    func report(_ event: AccessEvent) {
+    public func report(_ event: AccessEvent) {
         // The providers in precedence order, up to the first that answered (with a value or an error).
         var outcome = Outcome.unset
         for provider in event.providerResults {
@@ -62,14 +64,14 @@ final class SettingOrigins: AccessReporter, Sendable {
     }
 
     /// What the last lookup of `key` found.
-    func outcome(of key: ConfigurationKey) -> Outcome {
+    public func outcome(of key: SettingKey) -> Outcome {
         outcomes.withLockedValue { $0[AbsoluteConfigKey(key.configKey).description] } ?? .unset
     }
 
     /// The options a message names that got their value from somewhere other than the command line, with
     /// where: `--port came from ENTITLED_PORT`. `nil` when there are none.
-    func explanation(of message: String) -> String? {
-        let named = ConfigurationKey.all.compactMap { key -> String? in
+    public func explanation(of message: String) -> String? {
+        let named = keys.compactMap { key -> String? in
             guard case .given(let origin) = outcome(of: key) else { return nil }
             // The option followed by what ends its name in a message, so `--socket` does not match `--socket-mode`.
             let mentioned = [" ", "'", "=", ":", ",", ".", "\n"].contains { message.contains(key.option + $0) } || message.hasSuffix(key.option)

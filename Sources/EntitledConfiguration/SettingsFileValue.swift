@@ -1,6 +1,6 @@
 /// One value of the configuration file, as JSON typed it. Lists, objects and `null` are decoded too, so that
 /// the error can say what was found instead of a decoder's generic type mismatch.
-enum ConfigurationValue: Sendable, Hashable, Decodable {
+enum SettingsFileValue: Sendable, Hashable, Decodable {
     case boolean(Bool)
     case integer(Int)
     /// A number with a fraction, or beyond `Int`: passed on as written, for the parser to refuse where it
@@ -8,7 +8,8 @@ enum ConfigurationValue: Sendable, Hashable, Decodable {
     case number(Double)
     case string(String)
     case null
-    case list
+    /// A list, with its strings when every element is one (what a list of secrets needs), else `nil`.
+    case list(strings: [String]?)
     case object
 
     init(from decoder: any Decoder) throws {
@@ -17,8 +18,13 @@ enum ConfigurationValue: Sendable, Hashable, Decodable {
             self = .object
             return
         }
-        if (try? decoder.unkeyedContainer()) != nil {
-            self = .list
+        if var list = try? decoder.unkeyedContainer() {
+            var strings: [String]? = []
+            while !list.isAtEnd {
+                let element = try list.decode(SettingsFileValue.self)
+                if case .string(let text) = element { strings?.append(text) } else { strings = nil }
+            }
+            self = .list(strings: strings)
             return
         }
         let container = try decoder.singleValueContainer()
