@@ -105,24 +105,14 @@ public struct RequestProcessor: Sendable {
 
     /// As `respond(to:access:into:)`, and notes the request's operation and error code in `note`. With
     /// `ownWritesPending` (a cluster node whose connection has writes not yet applied), anything but a
-    /// write is held back (`afterOwnWrites`) instead of being answered. `look` is what the connection's
-    /// framer already found in the line, so that it is not decoded twice.
+    /// write is held back (`afterOwnWrites`) instead of being answered.
     @inline(__always)
     public func respond(
-        to line: ByteBuffer, look: CompactCheckLook = .notLooked, access: ConnectionAccess, into output: inout ByteBuffer,
-        noting note: inout Note, ownWritesPending: Bool = false
+        to line: ByteBuffer, access: ConnectionAccess, into output: inout ByteBuffer, noting note: inout Note, ownWritesPending: Bool = false
     ) -> Answer {
-        if !ownWritesPending, access.permissions.allows(.check) {
-            let check: CompactCheck?
-            switch look {
-            case .check(let found): check = found
-            case .notCompact: check = nil
-            case .notLooked: check = line.withUnsafeReadableBytes { CompactCheckDecoder.decode($0) }
-            }
-            if let check {
-                answerCheck(check.query, id: check.id(in: line), into: &output, noting: &note)
-                return .written
-            }
+        if !ownWritesPending, let check = CompactCheckDecoder.decode(line: line, permitting: access.permissions) {
+            answerCheck(check.query, id: check.id, into: &output, noting: &note)
+            return .written
         }
         let decoded = RequestDecoder.decode(line: line, permitting: access.permissions)
         let request: Request

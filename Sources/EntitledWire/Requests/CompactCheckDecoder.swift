@@ -8,32 +8,10 @@ import Darwin
 import EntitledCore
 import NIOCore
 
-/// A `check` line decoded by `CompactCheckDecoder`: the query, and where in the line the raw `id` to echo is.
-///
-/// The `id` is kept as a place in the line, not as a slice of it: a check decoded ahead of its turn
-/// (`LineFramer.lookAhead`) must not hold the connection's input buffer, or the next read into it would
-/// copy the whole buffer.
+/// A `check` line decoded by `CompactCheckDecoder`: the raw `id` to echo and the query.
 public struct CompactCheck: Sendable {
+    public var id: ByteBuffer?
     public var query: AccessQuery
-    /// Where the `id`'s raw JSON is, counted from the line's first byte.
-    public var idBytes: Range<Int>?
-
-    /// The raw JSON of the `id` in `line`, the line this check was decoded from.
-    @inline(__always)
-    public func id(in line: ByteBuffer) -> ByteBuffer? {
-        idBytes.flatMap { line.getSlice(at: line.readerIndex + $0.lowerBound, length: $0.count) }
-    }
-}
-
-/// What a look at a line for the compact check shape found, handed from the place that looked (the
-/// framer's look ahead) to the place that answers, so that no line is decoded twice.
-public enum CompactCheckLook: Sendable {
-    /// Nobody looked: the answering side runs `CompactCheckDecoder` itself.
-    case notLooked
-    /// The line is not a check in the compact shape: the general decoder reads it.
-    case notCompact
-    /// The line is this check, whether the connection may run it is still to be asked.
-    case check(CompactCheck)
 }
 
 /// Reads the one shape of line that nearly every check arrives in, without the general decoder:
@@ -50,26 +28,22 @@ public enum CompactCheckLook: Sendable {
 public enum CompactCheckDecoder {
     private static let head: StaticString = #"{"op":"check""#
 
-    /// The check `line` asks for, or `nil` when it is not in the compact shape or `permissions` do not
-    /// allow checks.
+    /// The check `line` asks for, or `nil` when it is not in the compact shape.
     public static func decode(line: ByteBuffer, permitting permissions: OperationPermissions) -> CompactCheck? {
         guard permissions.allows(.check) else { return nil }
-        return line.withUnsafeReadableBytes { decode($0) }
-    }
-
-    /// The check the line in `bytes` (without its `\n`; a trailing `\r` is tolerated) asks for, or `nil`
-    /// when it is not in the compact shape. Whether the connection may run checks is the caller's to ask.
-    public static func decode(_ bytes: UnsafeRawBufferPointer) -> CompactCheck? {
-        guard let found = scan(bytes) else { return nil }
-        guard let subject = Subject(user: found.user, device: found.device) else { return nil }
-        let filter: AccessFilter
-        switch (found.product, found.entitlement) {
-        case (.some, .some): return nil
-        case (.some(let product), nil): filter = .product(product)
-        case (nil, .some(let entitlement)): filter = .entitlement(entitlement)
-        case (nil, nil): filter = .anyProduct
+        return line.withUnsafeReadableBytes { bytes -> CompactCheck? in
+            guard let found = scan(bytes) else { return nil }
+            guard let subject = Subject(user: found.user, device: found.device) else { return nil }
+            let filter: AccessFilter
+            switch (found.product, found.entitlement) {
+            case (.some, .some): return nil
+            case (.some(let product), nil): filter = .product(product)
+            case (nil, .some(let entitlement)): filter = .entitlement(entitlement)
+            case (nil, nil): filter = .anyProduct
+            }
+            let id = found.id.flatMap { line.getSlice(at: line.readerIndex + $0.lowerBound, length: $0.count) }
+            return CompactCheck(id: id, query: AccessQuery(subject: subject, filter: filter))
         }
-        return CompactCheck(query: AccessQuery(subject: subject, filter: filter), idBytes: found.id)
     }
 
     private struct Fields {

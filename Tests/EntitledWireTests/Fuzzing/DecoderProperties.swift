@@ -75,9 +75,8 @@ struct DecoderProperties {
         if query.subject != compact.query.subject || query.filter != compact.query.filter || query.moment != compact.query.moment {
             problems.append("the compact check decoder read \(compact.query), the general one \(query)")
         }
-        let compactID = compact.id(in: ByteBuffer(bytes: line))
-        if compactID != decoded.id || decoded.minimumSequence != 0 {
-            problems.append("the compact check decoder read id \(String(describing: compactID)), the general one \(String(describing: decoded.id))")
+        if compact.id != decoded.id || decoded.minimumSequence != 0 {
+            problems.append("the compact check decoder read id \(String(describing: compact.id)), the general one \(String(describing: decoded.id))")
         }
         return problems
     }
