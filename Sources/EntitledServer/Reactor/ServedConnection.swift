@@ -438,9 +438,9 @@ final class ServedConnection {
                 close()
                 return
             }
-            guard write(&tls.output) else { return }
+            guard sent(write(&tls.output)) else { return }
         } else {
-            guard write(&answers.ready) else { return }
+            guard sent(write(&answers.ready)) else { return }
         }
         if wantsWritable { watchWritable(false) }
         if !isReading, !closeWhenAnswered, parked == nil, unsentByteCount < Self.lowWaterMark { startReading() }
@@ -485,10 +485,21 @@ final class ServedConnection {
         }
     }
 
-    /// Sends `buffer` until it is empty (true) or the socket is full (false: the rest waits for it to be
-    /// writable) or the client is gone (false: closed).
+    /// What `write` achieved.
+    private enum WriteOutcome {
+        /// Everything was sent.
+        case sent
+        /// The socket is full: the rest waits for it to be writable.
+        case full
+        /// The client is gone.
+        case gone
+    }
+
+    /// Sends `buffer` until it is empty, the socket is full or the client is gone. It only sends: what
+    /// follows (watching for room, closing) is `sent(_:)`'s, once `buffer` (often `answers.ready`) is no
+    /// longer being modified, since closing empties the answer queue.
     @inline(__always)
-    private func write(_ buffer: inout ByteBuffer) -> Bool {
+    private func write(_ buffer: inout ByteBuffer) -> WriteOutcome {
         while buffer.readableBytes > 0 {
             let written = buffer.withUnsafeReadableBytes { bytes in
                 send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
@@ -497,16 +508,22 @@ final class ServedConnection {
                 buffer.moveReaderIndex(forwardBy: written)
                 continue
             }
-            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                watchWritable(true)
-                return false
-            }
+            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .full }
             if written < 0 && errno == EINTR { continue }
-            close()  // the client is gone
-            return false
+            return .gone
         }
         buffer.clear()
-        return true
+        return .sent
+    }
+
+    /// Acts on a write's outcome; true when everything was sent.
+    private func sent(_ outcome: WriteOutcome) -> Bool {
+        switch outcome {
+        case .sent: return true
+        case .full: watchWritable(true)
+        case .gone: close()
+        }
+        return false
     }
 
     // MARK: Interest
