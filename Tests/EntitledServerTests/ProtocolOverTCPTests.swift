@@ -36,7 +36,7 @@ struct ProtocolOverTCPTests {
     }
 
     /// A pipelined batch has its checks' users prefetched before it is answered
-    /// (`ServedConnection.prefetchPipelinedChecks`): lines that only look like checks, a user without its
+    /// (`ServedConnection.lookAheadAtPipelinedLines`): lines that only look like checks, a user without its
     /// closing quote, escapes and a partial last line must be answered exactly as when sent one by one.
     @Test func checksThatLookAlikeInOnePipelinedWriteAreAnsweredAsWhenSentOneByOne() async throws {
         try await withTestServer { server in

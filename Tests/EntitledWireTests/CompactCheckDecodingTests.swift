@@ -122,4 +122,23 @@ import Testing
         }
         #expect(read > 1_000, "too few mutated lines stayed compact to prove anything: \(read)")
     }
+
+    private static func userOfCheck(_ line: String) -> String? {
+        var line = line
+        return line.withUTF8 { bytes in
+            CompactCheckDecoder.userOfCheck(onLine: UnsafeRawBufferPointer(bytes)).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    @Test func theUserOfACheckWrittenTheUsualWayIsSeenWithoutDecoding() {
+        #expect(Self.userOfCheck(#"{"op":"check","user":"alice","entitlement":"pro"}"#) == "alice")
+        #expect(Self.userOfCheck(#"{"op":"check","user":"alice"}"# + "\r") == "alice")
+        // A look, not a decode: a user the decoder would refuse is still given, an unusual shape is not.
+        #expect(Self.userOfCheck(#"{"op":"check","user":"a\"b"}"#) == #"a\"#)
+        #expect(Self.userOfCheck(#"{"op":"check","entitlement":"pro","user":"alice"}"#) == nil)
+        #expect(Self.userOfCheck(#"{"op":"grant","user":"alice","product":"p"}"#) == nil)
+        #expect(Self.userOfCheck(#"{"op":"check","user":"alice"#) == nil)  // no closing quote
+        #expect(Self.userOfCheck(#"{"op":"check","user":""#) == nil)
+    }
 }
+

@@ -219,7 +219,7 @@ final class ServedConnection {
         // with the same reads, so it costs one comparison a request.
         var clock: UInt64 = 0
         var sliceEnd = UInt64.max
-        if !closeWhenAnswered, parked == nil { prefetchPipelinedChecks(upTo: min(budget, maximumRequestsPerTurn)) }
+        if !closeWhenAnswered, parked == nil { lookAheadAtPipelinedLines(upTo: min(budget, maximumRequestsPerTurn)) }
         // A parked request holds back the lines after it: they are answered once it is.
         lines: while !closeWhenAnswered, parked == nil {
             if budget == 0 || clock > sliceEnd {
