@@ -24,7 +24,7 @@ struct Server {
     /// Starts entitled on a port it picks itself (`--port 0`, read from its ready line, waited for at most
     /// two minutes) and with no periodic snapshots, which would disturb the measurements.
     private static func entitled(_ binary: String, _ arguments: [String], name: String) throws -> Server {
-        let process = try ChildProcess.launch(binary, ["--host", "127.0.0.1", "--port", "0", "--snapshot-interval", "0"] + arguments, name: name)
+        let process = try ChildProcess.launch(binary, entitledArguments(port: 0) + arguments, name: name)
         do {
             // `... listening on tcp 127.0.0.1:PORT ...`
             let ready = try process.waitForOutputLine(containing: "listening on", timeout: 120)
@@ -38,13 +38,23 @@ struct Server {
         }
     }
 
-    /// redis-server in `directory` (made if missing): its append-only file on, synced as `appendfsync` says,
-    /// no RDB snapshots; ready once it answers PING (bounded in attempts and time).
+    /// How every entitled the benchmark runs is started: on 127.0.0.1, with no periodic snapshots.
+    static func entitledArguments(port: UInt16) -> [String] {
+        ["--host", "127.0.0.1", "--port", "\(port)", "--snapshot-interval", "0"]
+    }
+
+    /// How every redis-server the benchmark runs is started: its append-only file on, synced as
+    /// `appendfsync` says, no RDB snapshots of its own.
+    static func redisArguments(port: UInt16, directory: String, appendfsync: String) -> [String] {
+        ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", appendfsync, "--dir", directory]
+    }
+
+    /// redis-server in `directory` (made if missing), as `redisArguments` says; ready once it answers PING
+    /// (bounded in attempts and time).
     static func redis(_ binary: String, directory: String, appendfsync: String) throws -> Server {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let port = try TCPConnection.freePort()
-        let arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", appendfsync, "--dir", directory]
-        let process = try ChildProcess.launch(binary, arguments, name: "redis-server")
+        let process = try ChildProcess.launch(binary, redisArguments(port: port, directory: directory, appendfsync: appendfsync), name: "redis-server")
         let deadline = monotonicNanoseconds() + nanoseconds(seconds: 20)
         var lastError = "no attempt"
         for _ in 0..<2000 {
@@ -92,11 +102,16 @@ struct Server {
 
     /// Redis's `INFO memory`, as its `name:value` fields.
     func redisInfoMemory() throws -> [String: String] {
+        try redisInfo("memory")
+    }
+
+    /// Redis's `INFO <section>`, as its `name:value` fields.
+    func redisInfo(_ section: String) throws -> [String: String] {
         let connection = try TCPConnection(port: port, timeoutSeconds: 10)
         let reader = LineReader(connection)
         // A bulk string: `$LENGTH\r\n`, then LENGTH bytes of `name:value\r\n` lines and `# Section\r\n` headers.
-        let header = try connection.call("INFO memory", reader: reader).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard header.hasPrefix("$"), let length = Int(header.dropFirst()) else { throw BenchError("redis answered INFO memory with \(header.prefix(200))") }
+        let header = try connection.call("INFO \(section)", reader: reader).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard header.hasPrefix("$"), let length = Int(header.dropFirst()) else { throw BenchError("redis answered INFO \(section) with \(header.prefix(200))") }
         var fields: [String: String] = [:]
         var consumed = 0
         while consumed < length {

@@ -5,8 +5,8 @@ import Foundation
 struct EntitledBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "entitled-bench",
-        abstract: "Benchmarks entitled next to Redis (redis-server) in one run: check load, durability, memory, cluster mode.",
-        subcommands: [ChecksCommand.self, DurabilityCommand.self, MemoryCommand.self, ClusterCommand.self, UnsyncedReadsCommand.self],
+        abstract: "Benchmarks entitled next to Redis (redis-server) in one run: check load, durability, memory, restarts, cluster mode.",
+        subcommands: [ChecksCommand.self, DurabilityCommand.self, MemoryCommand.self, RestartCommand.self, ClusterCommand.self, UnsyncedReadsCommand.self],
         defaultSubcommand: ChecksCommand.self
     )
 }
