@@ -13,9 +13,15 @@ struct AccessRecord: Sendable {
     var expiresAt: Int64
 
     init(_ membership: Membership, product: ProductCode) {
+        self.init(
+            product: product, isRevoked: membership.revocation != nil, expiresAt: membership.accessStops?.millisecondsSinceEpoch ?? .max
+        )
+    }
+
+    init(product: ProductCode, isRevoked: Bool, expiresAt: Int64) {
         self.product = product
-        self.isRevoked = membership.revocation != nil
-        self.expiresAt = membership.accessStops?.millisecondsSinceEpoch ?? .max
+        self.isRevoked = isRevoked
+        self.expiresAt = expiresAt
     }
 
     /// The same rule as `Membership.status(at:)`'s statuses that grant access: revoked never grants

@@ -13,6 +13,11 @@ struct AccessTable: Sendable {
         set { chunks[slot / Self.chunkSize][slot % Self.chunkSize] = newValue }
     }
 
+    /// Room in the list of chunks for `count` records (the chunks themselves are made as they fill).
+    mutating func reserveCapacity(_ count: Int) {
+        chunks.reserveCapacity((count + Self.chunkSize - 1) / Self.chunkSize)
+    }
+
     mutating func append(_ record: AccessRecord) {
         if count % Self.chunkSize == 0 {
             chunks.append([])

@@ -74,6 +74,12 @@ public final class EntitlementStore: Sendable {
         }
     }
 
+    /// Makes room in the indexes for `count` more memberships than the store holds, so that replaying
+    /// that many creations grows no hash table on the way (a restart knows how many records its log holds).
+    public func reserveCapacity(forAdditionalMemberships count: Int) {
+        lock.withWriteLock { state.reserveIndexes(forMemberships: state.memberships.count + count) }
+    }
+
     /// Applies a change read back from the log during recovery (it is not recorded again).
     /// - Throws: `StoreError.inconsistentReplay` when `sequence` does not follow the last one or the change
     ///   contradicts the state.

@@ -35,6 +35,20 @@ public struct MembershipTable: Sendable, RandomAccessCollection {
         chunks[slot / Self.chunkSize][slot % Self.chunkSize].createdAt
     }
 
+    /// Calls `body` with each slot, in order, its packed membership and the table's names: a restored
+    /// store builds its indexes from these rather than building a `Membership` for every slot.
+    func forEachPacked(_ body: (_ slot: Int, _ membership: PackedMembership, _ names: InternedNames) -> Void) {
+        var slot = 0
+        for chunk in chunks {
+            chunk.withUnsafeBufferPointer { packed in
+                for membership in packed {
+                    body(slot, membership, names)
+                    slot += 1
+                }
+            }
+        }
+    }
+
     /// Adds `membership` at the end and returns its slot.
     @discardableResult
     public mutating func append(_ membership: Membership) -> Int {

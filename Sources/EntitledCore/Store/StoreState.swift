@@ -54,8 +54,24 @@ struct StoreState: Sendable {
 
     /// The state an image describes, with its indexes rebuilt.
     init(image: StoreImage) {
-        for membership in image.memberships {
-            insert(membership)
+        // The image's table is taken as it is (its chunks are shared, not copied): only the indexes are
+        // built, each sized for the count first, so that no table grows and rehashes while it fills.
+        let table = image.memberships
+        memberships = table
+        reserveIndexes(forMemberships: table.count)
+        // The product codes of the table's name numbers, found once per product rather than per slot.
+        var productCodeOfName: [ProductCode?] = []
+        table.forEachPacked { slot, packed, names in
+            // Most memberships have no revocation, lifecycle or erasure: indexed from the packed fields,
+            // as `index(_:at:)` would index them. The others are built and indexed in full.
+            guard packed.rare == nil else { return index(table[slot], at: slot) }
+            let name = Int(packed.product)
+            if name >= productCodeOfName.count { productCodeOfName += Array(repeating: nil, count: name + 1 - productCodeOfName.count) }
+            let product = productCodeOfName[name] ?? productCodes.intern(names[packed.product])
+            productCodeOfName[name] = product
+            let expiresAt = packed.flags & PackedMembership.hasExpiry != 0 ? packed.expiresAt : .max
+            access.append(AccessRecord(product: product, isRevoked: false, expiresAt: expiresAt))
+            index(slot: slot, id: packed.idBits, user: packed.user, device: packed.device)
         }
         for (entitlement, products) in image.catalog {
             catalog[entitlement] = EntitlementProducts(products, codes: &productCodes)
@@ -118,7 +134,6 @@ struct StoreState: Sendable {
         newestChangeTime = max(newestChangeTime, context.recordedAt.millisecondsSinceEpoch)
         switch change {
         case .create(let membership, let idempotencyKey):
-            precondition(slot(of: membership.id) == nil, "membership id \(membership.id) is already used")
             let slot = UInt32(insert(membership))
             if let idempotencyKey { idempotencyKeys[idempotencyKey] = slot }
             // A plain grant's trail entry is the membership itself; only what it cannot say is kept.
@@ -231,26 +246,47 @@ struct StoreState: Sendable {
     @discardableResult
     private mutating func insert(_ membership: Membership) -> Int {
         let slot = memberships.append(membership)
+        index(membership, at: slot)
+        return slot
+    }
+
+    /// Room in every index for `count` memberships, each with its own user.
+    mutating func reserveIndexes(forMemberships count: Int) {
+        slotByID.reserveCapacity(count)
+        access.reserveCapacity(count)
+        ownedSlotsByUser.reserveCapacity(count)
+    }
+
+    /// Adds `membership`, held at `slot` of `memberships`, to the indexes and the access table.
+    private mutating func index(_ membership: Membership, at slot: Int) {
         access.append(AccessRecord(membership, product: productCodes.intern(membership.productId)))
         if membership.isErased {
             // An image taken without `withoutErasedMemberships()`: the slot stays empty, as it was.
             access[slot].isRevoked = true
             erasedCount += 1
-            return slot
+            return
         }
         guard let bits = membership.id.bits else {
             preconditionFailure("membership id \(membership.id) is not one the store makes")
         }
-        precondition(slot <= Int(UInt32.max), "a store holds at most \(UInt32.max) memberships")
-        slotByID[bits] = UInt32(slot)
+        index(slot: slot, id: bits, user: membership.user, device: membership.device)
         indexTransactions(of: membership, at: slot, from: 0)
-        if let user = membership.user {
+    }
+
+    /// Adds the membership at `slot` to the index of ids and to its owner's: its user's, or, for a guest
+    /// purchase, its device's unclaimed ones.
+    @inline(__always)
+    private mutating func index(slot: Int, id bits: UInt64, user: String?, device: String?) {
+        precondition(slot <= Int(UInt32.max), "a store holds at most \(UInt32.max) memberships")
+        // One hash for the check and the insert: a replay creates a million memberships this way.
+        let previous = slotByID.updateValue(UInt32(slot), forKey: bits)
+        precondition(previous == nil, "membership id \(MembershipID(bits: bits)) is already used")
+        if let user {
             ownedSlotsByUser.add(slot, to: user)
-        } else if let device = membership.device {
+        } else if let device {
             if !knowsDevice(device) { deviceCount += 1 }
             unclaimedSlotsByDevice.add(slot, to: device)
         }
-        return slot
     }
 
     /// Adds the transactions of `membership` (at `slot`) from the `first`-th on to the transaction indexes.

@@ -116,8 +116,19 @@ struct StringSlotTable: Sendable {
     }
 
     private mutating func grow() {
+        rehash(into: max(16, entries.count * 2))
+    }
+
+    /// Makes the table large enough for `count` keys without growing (a restart knows how many it loads).
+    mutating func reserveCapacity(_ count: Int) {
+        var size = max(16, entries.count)
+        while count * 4 > size * 3 { size *= 2 }
+        if size > entries.count { rehash(into: size) }
+    }
+
+    private mutating func rehash(into size: Int) {
         let old = entries
-        entries = Array(repeating: .empty, count: max(16, old.count * 2))
+        entries = Array(repeating: .empty, count: size)
         for entry in old where entry.tag != 0 { place(entry, hash: Self.hash(entry.key)) }
     }
 

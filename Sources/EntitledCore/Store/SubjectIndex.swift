@@ -17,6 +17,11 @@ struct SubjectIndex: Sendable {
     /// How many subjects have a slot.
     var count: Int { entries.count }
 
+    /// Room for `count` subjects without growing.
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+    }
+
     /// Whether `key` has any slot.
     func contains(_ key: String) -> Bool {
         entries[key] != nil

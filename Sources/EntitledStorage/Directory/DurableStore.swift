@@ -139,6 +139,8 @@ public final class DurableStore: Sendable {
             // came between the snapshot and the removal of its log): nothing to replay, removed below.
             if !isLast, segments[index + 1].firstSequence <= sequence + 1 { continue }
             let scan = try LogSegmentScan(path: directory + "/" + segment.file, file: segment.file)
+            // Room for the memberships the segment creates at once, not by doubling as they come.
+            store.reserveCapacity(forAdditionalMemberships: scan.records.count { if case .create = $0.change { true } else { false } })
             for (record, payloadOffset) in zip(scan.records, scan.payloadOffsets) where record.sequence > sequence && record.sequence <= limit {
                 guard record.sequence == store.sequence + 1 else {
                     throw .brokenHistory(
