@@ -11,7 +11,8 @@
 /// `Membership`; the check path never does (it reads `AccessRecord`s). Measured with `entitled-bench
 /// memory --users 1000000`: 230.5 bytes per user before, see Tools/entitled-bench/README.md for after.
 public struct MembershipTable: Sendable, RandomAccessCollection {
-    static let chunkSize = 4096
+    /// How many memberships a chunk holds: tables joined with `init(joining:)` hold whole chunks.
+    package static let chunkSize = 4096
 
     private var chunks: [[PackedMembership]] = []
     private var names = InternedNames()
@@ -35,17 +36,46 @@ public struct MembershipTable: Sendable, RandomAccessCollection {
         chunks[slot / Self.chunkSize][slot % Self.chunkSize].createdAt
     }
 
+    /// The memberships of `tables`, in order, as one table: for tables filled side by side (a snapshot
+    /// decoded on several cores). Every table but the last must hold whole chunks. The chunks are taken as
+    /// they are; only a table whose names were numbered differently has its product and plan numbers
+    /// rewritten to the joined table's.
+    package init(joining tables: [MembershipTable]) {
+        guard var joined = tables.first else { return }
+        for var table in tables.dropFirst() {
+            precondition(joined.count % Self.chunkSize == 0, "only a table of whole chunks can be followed by another")
+            var renumbered = (0..<Int32(table.names.count)).map { joined.names.intern(table.names[$0]) }
+            if renumbered != Array(0..<Int32(table.names.count)) {
+                renumbered.withUnsafeMutableBufferPointer { numbers in
+                    for index in table.chunks.indices {
+                        for slot in table.chunks[index].indices {
+                            table.chunks[index][slot].product = numbers[Int(table.chunks[index][slot].product)]
+                            let plan = table.chunks[index][slot].plan
+                            if plan >= 0 { table.chunks[index][slot].plan = numbers[Int(plan)] }
+                        }
+                    }
+                }
+            }
+            joined.chunks += table.chunks
+            joined.count += table.count
+        }
+        self = joined
+    }
+
     /// Calls `body` with each slot, in order, its packed membership and the table's names: a restored
     /// store builds its indexes from these rather than building a `Membership` for every slot.
     func forEachPacked(_ body: (_ slot: Int, _ membership: PackedMembership, _ names: InternedNames) -> Void) {
-        var slot = 0
+        forEachPackedChunk { firstSlot, chunk, names in
+            for (index, membership) in chunk.enumerated() { body(firstSlot + index, membership, names) }
+        }
+    }
+
+    /// Calls `body` with each chunk, in order, the slot of its first membership and the table's names.
+    func forEachPackedChunk(_ body: (_ firstSlot: Int, _ chunk: UnsafeBufferPointer<PackedMembership>, _ names: InternedNames) -> Void) {
+        var firstSlot = 0
         for chunk in chunks {
-            chunk.withUnsafeBufferPointer { packed in
-                for membership in packed {
-                    body(slot, membership, names)
-                    slot += 1
-                }
-            }
+            chunk.withUnsafeBufferPointer { body(firstSlot, $0, names) }
+            firstSlot += chunk.count
         }
     }
 

@@ -82,6 +82,9 @@ struct InternedNames: Sendable {
 
     subscript(number: Int32) -> String { names[Int(number)] }
 
+    /// How many names have a number.
+    var count: Int { names.count }
+
     /// The number of `name`, if it was ever interned.
     @inline(__always)
     func number(of name: String) -> Int32? { numbers[name] }

@@ -55,24 +55,19 @@ struct StoreState: Sendable {
     /// The state an image describes, with its indexes rebuilt.
     init(image: StoreImage) {
         // The image's table is taken as it is (its chunks are shared, not copied): only the indexes are
-        // built, each sized for the count first, so that no table grows and rehashes while it fills.
+        // built, on two threads, each sized for the count first (StoreState+Restore.swift).
         let table = image.memberships
         memberships = table
-        reserveIndexes(forMemberships: table.count)
-        // The product codes of the table's name numbers, found once per product rather than per slot.
-        var productCodeOfName: [ProductCode?] = []
-        table.forEachPacked { slot, packed, names in
-            // Most memberships have no revocation, lifecycle or erasure: indexed from the packed fields,
-            // as `index(_:at:)` would index them. The others are built and indexed in full.
-            guard packed.rare == nil else { return index(table[slot], at: slot) }
-            let name = Int(packed.product)
-            if name >= productCodeOfName.count { productCodeOfName += Array(repeating: nil, count: name + 1 - productCodeOfName.count) }
-            let product = productCodeOfName[name] ?? productCodes.intern(names[packed.product])
-            productCodeOfName[name] = product
-            let expiresAt = packed.flags & PackedMembership.hasExpiry != 0 ? packed.expiresAt : .max
-            access.append(AccessRecord(product: product, isRevoked: false, expiresAt: expiresAt))
-            index(slot: slot, id: packed.idBits, user: packed.user, device: packed.device)
-        }
+        let (ownership, records) = bothAtOnce({ RestoredOwnership(of: table) }, { RestoredRecords(of: table) })
+        ownedSlotsByUser = ownership.ownedSlotsByUser
+        unclaimedSlotsByDevice = ownership.unclaimedSlotsByDevice
+        deviceCount = ownership.deviceCount
+        slotByID = records.slotByID
+        access = records.access
+        productCodes = records.productCodes
+        erasedCount = records.erasedCount
+        slotsByTransaction = records.slotsByTransaction
+        slotsByOriginalTransaction = records.slotsByOriginalTransaction
         for (entitlement, products) in image.catalog {
             catalog[entitlement] = EntitlementProducts(products, codes: &productCodes)
         }

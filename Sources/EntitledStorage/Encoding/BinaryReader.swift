@@ -69,6 +69,18 @@ struct BinaryReader {
         return true
     }
 
+    /// Moves past a string without reading it.
+    mutating func skipString() throws(Malformed) {
+        let length = Int(try readUInt32())
+        try skip(length)
+    }
+
+    /// Moves past `count` bytes.
+    mutating func skip(_ count: Int) throws(Malformed) {
+        guard remaining >= count else { throw Malformed(offset: offset, problem: "ends in the middle of a field") }
+        offset += count
+    }
+
     mutating func readOptionalString() throws(Malformed) -> String? {
         try readPresence() ? try readString() : nil
     }

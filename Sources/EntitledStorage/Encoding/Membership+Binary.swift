@@ -82,3 +82,25 @@ extension BinaryReader {
         )
     }
 }
+
+extension BinaryReader {
+    /// Moves past a membership written in format `version` without building it: how a snapshot finds
+    /// where each block of memberships starts, so that the blocks can be decoded on several cores. Checks
+    /// only what it must to find the end; `readMembership` checks the rest when the block is decoded.
+    mutating func skipMembership(version: UInt32) throws(Malformed) {
+        try skipString()  // id
+        try skipString()  // productId
+        if try readBool() { try skipString() }  // planId
+        if try readBool() { try skipString() }  // device
+        if try readBool() { try skipString() }  // user
+        try skip(8)  // createdAt
+        if try readBool() { try skip(8) }  // expiresAt
+        try skip(1)  // source
+        if try readBool() {  // revocation
+            try skip(8)
+            try skipString()
+        }
+        if version >= 2, try readBool() { _ = try readLifecycle() }
+    }
+}
+

@@ -158,11 +158,7 @@ enum SnapshotFile {
                 for _ in 0..<(try reader.readUInt32()) { products.append(try reader.readString()) }
                 catalog[name] = products
             }
-            var memberships = MembershipTable()
-            let count = try reader.readUInt64()
-            for _ in 0..<count {
-                memberships.append(try reader.readMembership(version: version))
-            }
+            let memberships = try readMemberships(count: try reader.readUInt64(), version: version, from: &reader)
             var image = StoreImage(sequence: sequence, memberships: memberships, catalog: catalog)
             if version >= 2 { try readHistory(&reader, version: version, into: &image) }
             guard reader.remaining == 0 else { throw BinaryReader.Malformed(offset: reader.offset, problem: "\(reader.remaining) bytes follow the last section") }
