@@ -110,20 +110,28 @@ struct RestartCommand: ParsableCommand {
 
     /// `BGREWRITEAOF`, waited for: the append-only file's new base is an RDB file (`aof-use-rdb-preamble`,
     /// on by default), so a restart after it loads an RDB snapshot and then replays what was appended.
+    /// A rewrite Redis started by itself while the load grew its file (`auto-aof-rewrite-percentage`) is
+    /// waited for first: it does not hold the writes made after it began.
     private func redisSnapshot(_ server: Server) throws -> (Double, Int?) {
+        try waitForRewrite(of: server)
         let started = monotonicNanoseconds()
         let answer = try TCPConnection(port: server.port).call("BGREWRITEAOF")
         guard answer.hasPrefix("+") else { throw BenchError("redis answered BGREWRITEAOF with \(answer.prefix(300))") }
-        let deadline = started + nanoseconds(seconds: 3600)
+        let info = try waitForRewrite(of: server)
+        guard info["aof_last_bgrewrite_status"] == "ok" else { throw BenchError("redis's rewrite of its append-only file failed: \(info)") }
+        return (Double(monotonicNanoseconds() - started) / 1e9, info["aof_base_size"].flatMap { Int($0) })
+    }
+
+    /// Waits until Redis rewrites no append-only file; returns its `INFO persistence` then.
+    @discardableResult
+    private func waitForRewrite(of server: Server) throws -> [String: String] {
+        let deadline = monotonicNanoseconds() + nanoseconds(seconds: 3600)
         while monotonicNanoseconds() < deadline {
             let info = try server.redisInfo("persistence")
-            if info["aof_rewrite_in_progress"] == "0", info["aof_rewrite_scheduled"] == "0" {
-                guard info["aof_last_bgrewrite_status"] == "ok" else { throw BenchError("redis's rewrite of its append-only file failed: \(info)") }
-                return (Double(monotonicNanoseconds() - started) / 1e9, info["aof_base_size"].flatMap { Int($0) })
-            }
+            if info["aof_rewrite_in_progress"] == "0", info["aof_rewrite_scheduled"] == "0" { return info }
             usleep(10_000)
         }
-        throw BenchError("redis did not finish BGREWRITEAOF within an hour")
+        throw BenchError("redis did not finish rewriting its append-only file within an hour")
     }
 
     /// After the last restart, the server holds every membership: entitled's recovery line counts them,
