@@ -186,3 +186,12 @@ final class PthreadCondition: @unchecked Sendable {
         pthread_cond_broadcast(condition)
     }
 }
+
+/// A value handed to threads that the compiler cannot prove safe to share, and that is by how it is used:
+/// bytes the threads only read, or results of which each thread writes only its own element
+/// (`SnapshotFile.readMemberships`, `LoggedChanges.decode`).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+

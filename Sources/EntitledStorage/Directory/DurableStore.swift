@@ -138,21 +138,25 @@ public final class DurableStore: Sendable {
             // A segment followed by one that starts within the snapshot is wholly covered by it (a crash
             // came between the snapshot and the removal of its log): nothing to replay, removed below.
             if !isLast, segments[index + 1].firstSequence <= sequence + 1 { continue }
-            let scan = try LogSegmentScan(path: directory + "/" + segment.file, file: segment.file)
-            // Room for the memberships the segment creates at once, not by doubling as they come.
-            store.reserveCapacity(forAdditionalMemberships: scan.records.count { if case .create = $0.change { true } else { false } })
-            for (record, payloadOffset) in zip(scan.records, scan.payloadOffsets) where record.sequence > sequence && record.sequence <= limit {
-                guard record.sequence == store.sequence + 1 else {
-                    throw .brokenHistory(
-                        "\(segment.file) holds change \(record.sequence), but the changes before it end at \(store.sequence); a log file is missing"
-                    )
+            // Replayed batch by batch as the segment is decoded: a log of millions of grants is never
+            // held decoded all at once. Room for its creations is made first, not by doubling as they come.
+            let scan = try LogSegmentScan.replaying(
+                path: directory + "/" + segment.file, file: segment.file,
+                reserve: { store.reserveCapacity(forAdditionalMemberships: $0) }
+            ) { (batch) throws(StorageError) in
+                for (record, start) in zip(batch.changes, batch.recordStarts) where record.sequence > sequence && record.sequence <= limit {
+                    guard record.sequence == store.sequence + 1 else {
+                        throw .brokenHistory(
+                            "\(segment.file) holds change \(record.sequence), but the changes before it end at \(store.sequence); a log file is missing"
+                        )
+                    }
+                    do throws(StoreError) {
+                        try store.replay(record.change, context: record.context, sequence: record.sequence)
+                    } catch {
+                        throw .corruptLog(file: segment.file, offset: start + LogFormat.recordHeaderLength, problem: error.message)
+                    }
+                    report.replayedRecords += 1
                 }
-                do {
-                    try store.replay(record.change, context: record.context, sequence: record.sequence)
-                } catch {
-                    throw .corruptLog(file: segment.file, offset: payloadOffset, problem: error.message)
-                }
-                report.replayedRecords += 1
             }
             guard repair else { continue }
             if let offset = scan.tornTailOffset {

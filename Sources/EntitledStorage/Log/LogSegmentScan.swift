@@ -56,17 +56,60 @@ struct LogSegmentScan {
         try LogSegmentScan(path: path, file: file, pastDamagedHeader: true)
     }
 
-    private init(path: String, file: String, pastDamagedHeader: Bool) throws(StorageError) {
+    /// Records handed to a replay together: their changes, and where each record starts in the file.
+    typealias Batch = (changes: [LoggedChange], recordStarts: [Int])
+
+    /// How many records a replay is handed at a time: a segment of millions of grants is never held
+    /// decoded all at once (a few hundred bytes each), and the memory of one batch is reused by the next.
+    static let replayBatchSize = 65_536
+
+    /// Reads and checks the segment at `path` (named `file`) as `init(path:file:)` does, but hands its
+    /// records to `replay` in batches, in order, as they are decoded, instead of keeping them (`records`
+    /// stays empty). `reserve` is told first how many of the records create a membership. A batch is
+    /// handed over only once every record in it passed its checks; damage found later in the file throws
+    /// after the batches before it were replayed. An error `replay` throws ends the scan and is thrown.
+    static func replaying(
+        path: String, file: String, batchSize: Int = replayBatchSize, reserve: (_ creations: Int) -> Void,
+        replay: (Batch) throws(StorageError) -> Void
+    ) throws(StorageError) -> LogSegmentScan {
+        let scan = try LogSegmentScan(
+            path: path, file: file, pastDamagedHeader: false, keep: .handedOver(batchSize: batchSize), reserve: reserve, replay: replay
+        )
+        if let damage = scan.damage { throw damage.error }
+        return scan
+    }
+
+    private init(
+        path: String, file: String, pastDamagedHeader: Bool, keep: Keeping = .kept,
+        reserve: (Int) -> Void = { _ in }, replay: (Batch) throws(StorageError) -> Void = { _ in }
+    ) throws(StorageError) {
         guard let namedSequence = LogFormat.firstSequence(ofSegmentNamed: file) else {
             throw .corruptLog(file: file, offset: 0, problem: "not a log segment name")
         }
         self.file = file
         self.firstSequence = namedSequence
         let bytes = try FileSystem.readWholeFile(path)
-        bytes.withUnsafeBytes { raw in scan(raw, pastDamagedHeader: pastDamagedHeader) }
+        var handing = Handing(keep: keep)
+        bytes.withUnsafeBytes { raw in scan(raw, pastDamagedHeader: pastDamagedHeader, handing: &handing, reserve: reserve, replay: replay) }
+        if let failure = handing.failure { throw failure }
     }
 
-    private mutating func scan(_ bytes: UnsafeRawBufferPointer, pastDamagedHeader: Bool) {
+    /// Where the records read go: kept in `records`, or handed to a replay in batches of `batchSize`.
+    private enum Keeping {
+        case kept
+        case handedOver(batchSize: Int)
+    }
+
+    /// Where the records read go, and what the replay they were handed to threw.
+    private struct Handing {
+        let keep: Keeping
+        var failure: StorageError?
+    }
+
+    private mutating func scan(
+        _ bytes: UnsafeRawBufferPointer, pastDamagedHeader: Bool, handing: inout Handing,
+        reserve: (Int) -> Void, replay: (Batch) throws(StorageError) -> Void
+    ) {
         fileLength = bytes.count
         guard bytes.count >= LogFormat.segmentHeaderLength,
             !bytes[0..<LogFormat.segmentHeaderLength].allSatisfy({ $0 == 0 })
@@ -80,10 +123,10 @@ struct LogSegmentScan {
             damage = Damage(error: error, recordOffset: nil)
             guard pastDamagedHeader else { return }
             formatVersion = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-            _ = readRecords(bytes)
+            _ = readRecords(bytes, handing: &handing, reserve: reserve, replay: replay)
             return
         }
-        switch readRecords(bytes) {
+        switch readRecords(bytes, handing: &handing, reserve: reserve, replay: replay) {
         case .end:
             break
         case .unusedSpace(let offset):
@@ -107,34 +150,76 @@ struct LogSegmentScan {
     }
 
     /// Reads the records after the file header, each checked: its frame, its contents, its sequence.
-    private mutating func readRecords(_ bytes: UnsafeRawBufferPointer) -> End {
+    /// The frames are found first, front to back; their contents are then decoded in batches, on every
+    /// core for a large one (`LoggedChanges.decode`), checked in order, and kept or handed over. The first
+    /// problem in file order ends the records, as if they had been read one by one.
+    private mutating func readRecords(
+        _ bytes: UnsafeRawBufferPointer, handing: inout Handing, reserve: (Int) -> Void, replay: (Batch) throws(StorageError) -> Void
+    ) -> End {
         var frames = LogRecordFrames(bytes)
-        var expected = firstSequence
-        while let frame = frames.next() {
-            let record: LogRecordFrames.Record
+        var intact: [LogRecordFrames.Record] = []
+        var ending: End?
+        framing: while let frame = frames.next() {
             switch frame {
-            case .record(let intact):
-                record = intact
+            case .record(let record):
+                intact.append(record)
             case .bad(let bad):
-                if frames.isTornTail(bad) { return .tornTail(bad.start) }
-                return damaged(at: bad.start, offset: bad.offset, problem: bad.problem)
+                ending = frames.isTornTail(bad) ? .tornTail(bad.start) : damaged(at: bad.start, offset: bad.offset, problem: bad.problem)
+                break framing
             }
-            var reader = BinaryReader(record.payload)
-            let logged: LoggedChange
-            do {
-                logged = try reader.readLoggedChange(version: formatVersion, undatedTime: newestRecordedTime)
-                newestRecordedTime = max(newestRecordedTime, logged.context.recordedAt)
-            } catch {
-                return damaged(at: record.start, offset: record.payloadStart + error.offset, problem: error.problem)
-            }
-            guard logged.sequence == expected else {
-                return damaged(at: record.start, offset: record.payloadStart, problem: "record \(logged.sequence) where record \(expected) belongs")
-            }
-            records.append(logged)
-            recordOffsets.append(record.start)
-            expected += 1
         }
-        return frames.unusedSpaceOffset.map { .unusedSpace($0) } ?? .end
+        // A creation's kind byte follows its 8-byte sequence (STORAGE.md): counted without decoding.
+        reserve(intact.count { $0.payload.count > 8 && $0.payload[8] == 1 })
+        var expected = firstSequence
+        var batchStart = 0
+        let batchSize: Int
+        switch handing.keep {
+        case .kept: batchSize = Self.replayBatchSize
+        case .handedOver(let size): batchSize = max(1, size)
+        }
+        while batchStart < intact.count {
+            let batch = intact[batchStart..<min(batchStart + batchSize, intact.count)]
+            // Version 1 records are dated by the ones before them: those are decoded in order.
+            let decoded =
+                formatVersion >= 2
+                ? LoggedChanges.decode(batch, version: formatVersion)
+                : LoggedChanges.decodeInOrder(batch, version: formatVersion, undatedTime: &newestRecordedTime)
+            var good = decoded.changes.count
+            var outOfOrder: End?
+            for index in decoded.changes.indices {
+                let sequence = decoded.changes[index].sequence
+                guard sequence == expected else {
+                    let record = batch[batch.startIndex + index]
+                    outOfOrder = damaged(at: record.start, offset: record.payloadStart, problem: "record \(sequence) where record \(expected) belongs")
+                    good = index
+                    break
+                }
+                newestRecordedTime = max(newestRecordedTime, decoded.changes[index].context.recordedAt)
+                expected += 1
+            }
+            // Taken whole where it can be: copying a million changes (a retain of every string) cost more
+            // than decoding them on a second core saved.
+            let changes = good == decoded.changes.count ? decoded.changes : Array(decoded.changes[..<good])
+            let starts = batch.prefix(good).map(\.start)
+            if case .kept = handing.keep {
+                if records.isEmpty { records = changes } else { records += changes }
+                recordOffsets += starts
+            } else if !changes.isEmpty {
+                do throws(StorageError) {
+                    try replay((changes, starts))
+                } catch {
+                    handing.failure = error
+                    return .end
+                }
+            }
+            if let outOfOrder { return outOfOrder }
+            if let failure = decoded.failure {
+                let record = batch[batch.startIndex + good]
+                return damaged(at: record.start, offset: record.payloadStart + failure.offset, problem: failure.problem)
+            }
+            batchStart += batch.count
+        }
+        return ending ?? frames.unusedSpaceOffset.map { .unusedSpace($0) } ?? .end
     }
 
     private func damaged(at recordOffset: Int, offset: Int, problem: String) -> End {

@@ -44,12 +44,12 @@ extension SnapshotFile {
         let blocks = starts.count - 1
         let workers = min(threads, blocks)
         var results = [Result<MembershipTable, BinaryReader.Malformed>](repeating: .success(MembershipTable()), count: workers)
-        let (bytes, blockStarts) = (SharedMemory(reader.bytes), starts)
+        let (bytes, blockStarts) = (UncheckedSendable(reader.bytes), starts)
         results.withUnsafeMutableBufferPointer { results in
-            let results = SharedMemory(results)
+            let results = UncheckedSendable(results)
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 let run = (blocks * worker / workers)..<(blocks * (worker + 1) / workers)
-                results.pointer[worker] = decodeBlocks(run, startingAt: blockStarts, count: count, version: version, in: bytes.pointer)
+                results.value[worker] = decodeBlocks(run, startingAt: blockStarts, count: count, version: version, in: bytes.value)
             }
         }
         // In order, so that the error reported is the first in the file.
@@ -81,12 +81,5 @@ extension SnapshotFile {
             return .failure(error)
         }
     }
-}
-
-/// Memory the decoding threads share: the snapshot's bytes, which they only read, and the results, of
-/// which each thread writes only its own element. The compiler cannot see that, so it is said here.
-private struct SharedMemory<Pointer>: @unchecked Sendable {
-    let pointer: Pointer
-    init(_ pointer: Pointer) { self.pointer = pointer }
 }
 
