@@ -49,6 +49,8 @@ struct StoreState: Sendable {
     /// (callgrind: about 250 instructions a check for the dictionary's hash).
     private var smallCatalog: [(name: String, products: EntitlementProducts)]? = []
     static let smallCatalogLimit = 8
+    /// From how many memberships a restored store builds its indexes on two threads.
+    static let smallestRestoreOnTwoThreads = 16_384
 
     init() {}
 
@@ -58,7 +60,11 @@ struct StoreState: Sendable {
         // built, on two threads, each sized for the count first (StoreState+Restore.swift).
         let table = image.memberships
         memberships = table
-        let (ownership, records) = bothAtOnce({ RestoredOwnership(of: table) }, { RestoredRecords(of: table) })
+        // A small table is indexed on this thread: starting a second would cost more than it saves.
+        let (ownership, records) =
+            table.count < Self.smallestRestoreOnTwoThreads
+            ? (RestoredOwnership(of: table), RestoredRecords(of: table))
+            : bothAtOnce({ RestoredOwnership(of: table) }, { RestoredRecords(of: table) })
         ownedSlotsByUser = ownership.ownedSlotsByUser
         unclaimedSlotsByDevice = ownership.unclaimedSlotsByDevice
         deviceCount = ownership.deviceCount
