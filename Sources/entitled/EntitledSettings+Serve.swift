@@ -73,8 +73,6 @@ extension EntitledSettings {
                 "metrics": "\(metricsPort.map { "http://\(metricsHost):\($0)/metrics" } ?? "off")",
             ]
         )
-        let backend = try await StoreBackend.open(self, logger: logger)
-
         var configuration = ServerConfiguration(
             tcp: tcpDisabled ? nil : .init(host: host, port: port),
             unixSocketPath: socketPath,
@@ -104,6 +102,26 @@ extension EntitledSettings {
         if accessTokens == nil, insecureNoAuth {
             logger.warning("serving without authentication on \(host): anyone who can connect can change every entitlement")
         }
+        // The addresses are bound now and answer `loading` while the store loads (seconds to minutes at
+        // millions of memberships), so that clients and load balancers see a starting server, not a
+        // down one; the server then serves on the same sockets.
+        let progress = LoadingProgress()
+        let loading: LoadingListener
+        do throws(ServerError) {
+            loading = try LoadingListener.start(configuration: configuration, progress: progress, logger: logger)
+        } catch {
+            logger.critical("\(error.message)", metadata: ["code": "\(error.code)"])
+            throw ExitCode.failure
+        }
+        logger.info("answering `loading` while the data loads", metadata: ["addresses": "\(ReadyLine.describe(loading.addresses))"])
+        let backend: StoreBackend
+        do {
+            backend = try await StoreBackend.open(self, logger: logger, progress: progress)
+        } catch {
+            loading.finish().release()
+            throw error
+        }
+        configuration.boundListeners = loading.finish()
         let stateDescription = backend.readyDescription
         let tlsEnabled = tls != nil
         // Set once the metrics port is bound, before the server is ready: the ready line names it.

@@ -22,14 +22,15 @@ enum StoreBackend {
 
     /// Opens the backend the settings name, logging what it found; logs a critical line and throws
     /// `ExitCode.failure` when it cannot.
-    static func open(_ settings: EntitledSettings, logger: Logger) async throws -> StoreBackend {
+    /// `progress` is told how far the data directory's snapshot and log are loaded.
+    static func open(_ settings: EntitledSettings, logger: Logger, progress: LoadingProgress) async throws -> StoreBackend {
         if let url = settings.postgres {
             return .cluster(try await openCluster(url: url, settings: settings, logger: logger))
         }
         let creation = DataDirectoryCreation(path: settings.dataDir)
         let durable: DurableStore
         do throws(StorageError) {
-            durable = try DurableStore(directory: settings.dataDir, policy: settings.fsync, logger: logger)
+            durable = try DurableStore(directory: settings.dataDir, policy: settings.fsync, logger: logger, progress: progress)
         } catch {
             logger.critical("cannot open the data directory: \(error.message)", metadata: ["code": "\(error.code)"])
             creation.undo()

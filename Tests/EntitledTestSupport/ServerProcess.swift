@@ -150,6 +150,13 @@ public final class ServerProcess {
         return String(decoding: errorsRead, as: UTF8.self).contains(text)
     }
 
+    /// What `waitForStandardError` has read of standard error so far, without waiting for more (the
+    /// process may still be running).
+    public func standardErrorReadSoFar() -> String {
+        String(decoding: errorsRead, as: UTF8.self)
+    }
+
+    /// All of standard error: waits for the process to close it (to exit).
     public func standardErrorText() -> String {
         String(decoding: errorsRead + errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }

@@ -19,9 +19,13 @@
 /// (`EntitledRequest.isRead`: `check`, `memberships`, `customer`, ...) lost with its connection (dropped,
 /// failed, or timed out) is sent again on a connection to another node, at most once per node, when the
 /// pool has several: a read may then take up to its timeout once per node. A request the server answered
-/// is never sent again, whatever the answer: an error answer is returned (or thrown by the typed
+/// is never sent again, whatever the answer, but one: an error answer is returned (or thrown by the typed
 /// conveniences) as it came, `over_limit` (a read bigger than one request may be) included, since asking
-/// again, on any node, gets the same answer.
+/// again, on any node, gets the same answer. The exception is `loading` (a server starting: nothing was
+/// carried out, reads and writes alike): the pool closes that connection and sends the request again on a
+/// new one, after `initialBackoff`, doubling up to `maximumBackoff`, until the request's timeout has
+/// passed; then it returns the `loading` answer. A read whose connection closes after such an answer (the
+/// server closes them as it becomes ready) is sent again too.
 ///
 /// Watches belong to a connection, so `watch` opens a dedicated one; a `watch` sent through `send`
 /// would bind its pushes to a pooled connection nobody reads from.
@@ -131,6 +135,8 @@ public actor EntitledPool {
     ///   attempted yet), the errors of `EntitledAsyncConnection.send`, and `closed` after `close()`.
     public func send(_ request: EntitledRequest, timeout: Duration? = nil) async throws(EntitledClientError) -> EntitledResponse {
         var lostOn: Set<Int> = []
+        let deadline = ContinuousClock.now + (timeout ?? configuration.requestTimeout)
+        var loadingAnswers = 0
         while true {
             let (index, connection) = try await reserveConnection(avoiding: lostOn)
             let node = slots[index].node
@@ -143,8 +149,24 @@ public actor EntitledPool {
                     // used at once, not after the connection happens to close.
                     await connection.close()
                 }
+                if answer.error?.code == .loading {
+                    // The server is starting and carried nothing out; it closes this connection once it is
+                    // ready. Ask again on a new connection while the request's time lasts.
+                    await connection.close()
+                    loadingAnswers += 1
+                    let pause = backoff(afterFailures: loadingAnswers)
+                    if ContinuousClock.now + pause < deadline {
+                        try? await Task.sleep(for: pause)
+                        continue
+                    }
+                }
                 return answer
             } catch {
+                // A server that answered `loading` closes its connections as it becomes ready: a read lost
+                // that way is asked again (a write is not: the pool cannot tell that it was never made).
+                if request.isRead, error.meansConnectionLost, loadingAnswers > 0, ContinuousClock.now < deadline {
+                    continue
+                }
                 guard request.isRead, error.meansConnectionLost, let node, addresses.count > 1, lostOn.count + 1 < addresses.count else {
                     throw error
                 }

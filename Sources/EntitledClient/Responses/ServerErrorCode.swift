@@ -4,14 +4,14 @@
 /// (`failure.code == "conflict"`), a code is read as its wire name.
 public enum ServerErrorCode: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     case badJSON, badRequest, unknownOp, notFound, conflict, tooLarge, unauthorized, forbidden, busy, tlsRequired
-    case `internal`, unavailable, stale, outcomeUnknown, overLimit
+    case `internal`, unavailable, stale, outcomeUnknown, overLimit, loading
     /// A code this client does not know, as the server wrote it.
     case unknown(String)
 
     /// Every code this client knows, in PROTOCOL.md's order.
     public static let known: [ServerErrorCode] = [
         .badJSON, .badRequest, .unknownOp, .notFound, .conflict, .tooLarge, .unauthorized, .forbidden, .busy, .tlsRequired,
-        .internal, .stale, .outcomeUnknown, .overLimit, .unavailable,
+        .internal, .stale, .outcomeUnknown, .overLimit, .unavailable, .loading,
     ]
 
     /// The code named `rawValue` on the wire.
@@ -41,6 +41,7 @@ public enum ServerErrorCode: Hashable, Sendable, CustomStringConvertible, Expres
         case .stale: "stale"
         case .outcomeUnknown: "outcome_unknown"
         case .overLimit: "over_limit"
+        case .loading: "loading"
         case .unknown(let text): text
         }
     }

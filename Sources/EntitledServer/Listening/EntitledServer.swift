@@ -138,25 +138,15 @@ public final class EntitledServer: Service, Sendable {
                 "connections \(configuration.maximumConnections), requests per turn \(configuration.maximumRequestsPerTurn) (both at least 1), idle timeout \(configuration.idleTimeoutSeconds) s (0 to a year), shutdown timeout \(configuration.shutdownTimeoutSeconds) s (0 to 3600), minSeq wait \(configuration.minimumSequenceWaitMilliseconds) ms (0 to \(ServerConfiguration.largestMinimumSequenceWaitMilliseconds))"
             )
         }
-        var listeners: [ListeningSocket] = []
-        var socketFile: FileIdentity?
+        // Sockets a `LoadingListener` bound while the store loaded are served as they are; else bound now.
+        let bound: BoundListeners
         do {
-            if let tcp = configuration.tcp {
-                do {
-                    listeners.append(try .tcp(host: tcp.host, port: tcp.port, backlog: 1024))
-                } catch {
-                    throw ServerError.bindFailed(address: "\(tcp.host):\(tcp.port)", reason: "\(error)")
-                }
-            }
-            if let path = configuration.unixSocketPath {
-                listeners.append(try bindUnix(path))
-                socketFile = FileIdentity(path: path)
-            }
+            bound = try configuration.boundListeners ?? BoundListeners.bind(configuration)
         } catch {
-            for listener in listeners { listener.close() }
             state.withLockedValue { $0.lifecycle = .idle }
             throw error
         }
+        let (listeners, socketFile) = (bound.sockets, bound.socketFile)
         let loops: [ServingLoop]
         do {
             loops = try makeLoops()
@@ -288,38 +278,6 @@ extension EntitledServer {
         return loops
     }
 
-    private func bindUnix(_ path: String) throws(ServerError) -> ListeningSocket {
-        // A socket file left by a server that died is removed; one that a live server answers on is not.
-        if ListeningSocket.isAccepting(unixSocketPath: path) {
-            throw ServerError.socketInUse(path: path)
-        }
-        var status = stat()
-        if lstat(path, &status) == 0 {
-            // Only a socket file is replaced: anything else at the path is someone's, and binding over it
-            // would fail with an "address in use" that names nothing the operator can fix.
-            guard (status.st_mode & S_IFMT) == S_IFSOCK else {
-                throw ServerError.notASocket(path: path, kind: Self.describeFileKind(status.st_mode))
-            }
-            unlink(path)
-        }
-        do {
-            return try ListeningSocket.unix(path: path, mode: mode_t(configuration.unixSocketMode), backlog: 1024)
-        } catch {
-            throw ServerError.bindFailed(address: path, reason: "\(error)")
-        }
-    }
-
-    /// What a file that is not a socket is, for `ServerError.notASocket`.
-    private static func describeFileKind(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFREG: "a regular file"
-        case S_IFDIR: "a directory"
-        case S_IFLNK: "a symbolic link"
-        case S_IFIFO: "a named pipe"
-        case S_IFCHR, S_IFBLK: "a device"
-        default: "a file"
-        }
-    }
 
     /// Removes the Unix socket file if it is still the one this server bound: another server may have
     /// replaced a file this one no longer listens on.

@@ -67,6 +67,9 @@ public struct ServerConfiguration: Sendable {
     /// (`--io-uring`). Where the kernel refuses a ring the loops send as they do without it, and say so in
     /// the log at start.
     public var usesIoUring = true
+    /// Sockets already bound for `tcp` and `unixSocketPath` (by the `LoadingListener` that answered while
+    /// the store loaded): the server serves on them instead of binding.
+    public var boundListeners: BoundListeners?
 
     public static let defaultPort = 7117
     /// Two seconds: far longer than a node of a healthy cluster lags (a few milliseconds), short enough

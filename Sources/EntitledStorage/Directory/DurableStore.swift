@@ -38,13 +38,16 @@ public final class DurableStore: Sendable {
     /// - Throws: `StorageError.locked` when another server uses the directory; `.corruptLog` or
     ///   `.corruptSnapshot` (naming the file and byte offset) when a file fails its checks; `.io` for
     ///   a file system failure. A torn last log record is not an error: it is dropped with a warning.
+    /// - Parameter progress: told how many memberships the snapshot and the log hold and how many are
+    ///   loaded, as they are, for whatever answers clients while the directory is read.
     public convenience init(
         directory: String,
         policy: FsyncPolicy = .always,
         clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
-        logger: Logger = Logger(label: "entitled.storage")
+        logger: Logger = Logger(label: "entitled.storage"),
+        progress: LoadingProgress = LoadingProgress()
     ) throws(StorageError) {
-        try self.init(directory: directory, policy: policy, clock: clock, logger: logger, preallocation: .standard)
+        try self.init(directory: directory, policy: policy, clock: clock, logger: logger, preallocation: .standard, progress: progress)
     }
 
     /// As the public initializer, with the log's preallocation tuned (tests make it tiny, to race it), and
@@ -55,7 +58,8 @@ public final class DurableStore: Sendable {
         clock: @escaping @Sendable () -> Timestamp,
         logger: Logger,
         preallocation: SegmentPreallocator.Tuning,
-        beforeSync: (@Sendable () -> Void)? = nil
+        beforeSync: (@Sendable () -> Void)? = nil,
+        progress: LoadingProgress = LoadingProgress()
     ) throws(StorageError) {
         let started = ContinuousClock.now
         try FileSystem.makeDirectory(directory)
@@ -69,14 +73,16 @@ public final class DurableStore: Sendable {
             )
             var image = StoreImage(sequence: 0, memberships: MembershipTable(), catalog: [:])
             if let newest = inventory.snapshots.last {
-                image = try SnapshotFile.read(newest.file, in: directory)
+                image = try SnapshotFile.read(newest.file, in: directory, progress: progress)
                 guard image.sequence == newest.sequence else {
                     throw .corruptSnapshot(file: newest.file, offset: 16, problem: "the header says change \(image.sequence), the name says \(newest.sequence)")
                 }
             }
             report.snapshotSequence = image.sequence
             let store = EntitlementStore(restoring: image, clock: clock, journal: log)
-            try Self.replay(inventory.segments, into: store, after: image.sequence, directory: directory, report: &report, logger: logger)
+            try Self.replay(
+                inventory.segments, into: store, after: image.sequence, directory: directory, report: &report, logger: logger, progress: progress
+            )
 
             // Left-overs: temporary snapshots from a crash, and files the snapshot already covers.
             for file in inventory.temporaryFiles { try FileSystem.remove(directory + "/" + file) }
@@ -131,7 +137,8 @@ public final class DurableStore: Sendable {
         directory: String,
         report: inout RecoveryReport,
         logger: Logger,
-        repair: Bool = true
+        repair: Bool = true,
+        progress: LoadingProgress = LoadingProgress()
     ) throws(StorageError) {
         for (index, segment) in segments.enumerated() {
             let isLast = index == segments.count - 1
@@ -142,8 +149,12 @@ public final class DurableStore: Sendable {
             // held decoded all at once. Room for its creations is made first, not by doubling as they come.
             let scan = try LogSegmentScan.replaying(
                 path: directory + "/" + segment.file, file: segment.file,
-                reserve: { store.reserveCapacity(forAdditionalMemberships: $0) }
+                reserve: { creations in
+                    store.reserveCapacity(forAdditionalMemberships: creations)
+                    progress.expect(creations)
+                }
             ) { (batch) throws(StorageError) in
+                defer { progress.advance(by: batch.changes.count { if case .create = $0.change { true } else { false } }) }
                 for (record, start) in zip(batch.changes, batch.recordStarts) where record.sequence > sequence && record.sequence <= limit {
                     guard record.sequence == store.sequence + 1 else {
                         throw .brokenHistory(

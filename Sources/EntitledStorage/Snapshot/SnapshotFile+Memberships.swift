@@ -25,11 +25,18 @@ extension SnapshotFile {
     /// is where the time goes: at a restart of a million memberships it was a third of the time (perf),
     /// the rest being the indexes built from the table afterwards.
     static func readMemberships(
-        count: UInt64, version: UInt32, from reader: inout BinaryReader, threads: Int = decodingThreads
+        count: UInt64, version: UInt32, from reader: inout BinaryReader, threads: Int = decodingThreads,
+        progress: LoadingProgress = LoadingProgress()
     ) throws(BinaryReader.Malformed) -> MembershipTable {
+        // At most what the body can hold (a membership takes more than 16 bytes): the count is not trusted.
+        progress.expect(Int(min(count, UInt64(reader.remaining / 16))))
         guard threads > 1, count >= UInt64(smallestParallelDecoding) else {
             var table = MembershipTable()
-            for _ in 0..<count { table.append(try reader.readMembership(version: version)) }
+            for _ in 0..<count {
+                table.append(try reader.readMembership(version: version))
+                if table.count % MembershipTable.chunkSize == 0 { progress.advance(by: MembershipTable.chunkSize) }
+            }
+            progress.advance(by: table.count % MembershipTable.chunkSize)
             return table
         }
         // `count` is not trusted: the starts are collected as memberships are found, and a count larger
@@ -49,7 +56,7 @@ extension SnapshotFile {
             let results = UncheckedSendable(results)
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 let run = (blocks * worker / workers)..<(blocks * (worker + 1) / workers)
-                results.value[worker] = decodeBlocks(run, startingAt: blockStarts, count: count, version: version, in: bytes.value)
+                results.value[worker] = decodeBlocks(run, startingAt: blockStarts, count: count, version: version, in: bytes.value, progress: progress)
             }
         }
         // In order, so that the error reported is the first in the file.
@@ -61,7 +68,8 @@ extension SnapshotFile {
     /// Decodes blocks `run` (block `b` holds memberships `b × chunkSize` onwards and ends where block
     /// `b + 1` starts) into one table.
     private static func decodeBlocks(
-        _ run: Range<Int>, startingAt starts: [Int], count: UInt64, version: UInt32, in bytes: UnsafeRawBufferPointer
+        _ run: Range<Int>, startingAt starts: [Int], count: UInt64, version: UInt32, in bytes: UnsafeRawBufferPointer,
+        progress: LoadingProgress
     ) -> Result<MembershipTable, BinaryReader.Malformed> {
         var table = MembershipTable()
         do throws(BinaryReader.Malformed) {
@@ -75,6 +83,7 @@ extension SnapshotFile {
                     // The pass that found the blocks and the decoder disagree on where a membership ends.
                     throw BinaryReader.Malformed(offset: reader.offset, problem: "a membership ends at \(reader.offset), where the next was found at \(starts[block + 1])")
                 }
+                progress.advance(by: Int(min(first + UInt64(MembershipTable.chunkSize), count) - first))
             }
             return .success(table)
         } catch {

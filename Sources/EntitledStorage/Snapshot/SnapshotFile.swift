@@ -115,12 +115,14 @@ enum SnapshotFile {
     }
 
     /// Reads and checks the snapshot `file` in `directory`.
-    static func read(_ file: String, in directory: String) throws(StorageError) -> StoreImage {
+    /// Reads and checks the snapshot `file` in `directory`, telling `progress` how many memberships it
+    /// holds and how many are decoded.
+    static func read(_ file: String, in directory: String, progress: LoadingProgress = LoadingProgress()) throws(StorageError) -> StoreImage {
         let bytes = try FileSystem.readWholeFile(directory + "/" + file)
-        return try bytes.withBytes { (raw) throws(StorageError) -> StoreImage in try decode(raw, file: file) }
+        return try bytes.withBytes { (raw) throws(StorageError) -> StoreImage in try decode(raw, file: file, progress: progress) }
     }
 
-    private static func decode(_ bytes: UnsafeRawBufferPointer, file: String) throws(StorageError) -> StoreImage {
+    private static func decode(_ bytes: UnsafeRawBufferPointer, file: String, progress: LoadingProgress = LoadingProgress()) throws(StorageError) -> StoreImage {
         func corrupt(_ offset: Int, _ problem: String) -> StorageError {
             .corruptSnapshot(file: file, offset: offset, problem: problem)
         }
@@ -158,7 +160,7 @@ enum SnapshotFile {
                 for _ in 0..<(try reader.readUInt32()) { products.append(try reader.readString()) }
                 catalog[name] = products
             }
-            let memberships = try readMemberships(count: try reader.readUInt64(), version: version, from: &reader)
+            let memberships = try readMemberships(count: try reader.readUInt64(), version: version, from: &reader, progress: progress)
             var image = StoreImage(sequence: sequence, memberships: memberships, catalog: catalog)
             if version >= 2 { try readHistory(&reader, version: version, into: &image) }
             guard reader.remaining == 0 else { throw BinaryReader.Malformed(offset: reader.offset, problem: "\(reader.remaining) bytes follow the last section") }

@@ -39,6 +39,11 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// such a read goes through (`Limits.maximumMembershipsPerSubjectRead`). Not retried: the message
     /// says what to ask instead (`memberships`, page by page; `check` now).
     case overLimit = "over_limit"
+    /// The server is starting and still loading its data (a snapshot, its log, or a cluster's database):
+    /// it answers every request with this until it is ready. The error object says how far it has come
+    /// (`loaded` of `total` memberships). Nothing was carried out; retry after a moment. Connections made
+    /// while it loads are closed once it is ready: reconnect.
+    case loading
 }
 
 extension ErrorCode {
@@ -59,6 +64,7 @@ extension ErrorCode {
         case .stale: 11
         case .outcomeUnknown: 12
         case .overLimit: 13
+        case .loading: 14
         }
     }
 }

@@ -178,6 +178,18 @@ public enum ResponseEncoder {
         buffer.writeStaticString("}}\n")
     }
 
+    /// The answer of a server still loading its data at a start (`ErrorCode.loading`): the error object
+    /// also says how many memberships are loaded (`loaded`) of how many are known to come (`total`).
+    public static func writeLoading(loaded: Int, total: Int, id: ByteBuffer?, into buffer: inout ByteBuffer) {
+        let known = total > 0 ? "\(loaded) of \(total) memberships loaded" : "how much there is to load is not known yet"
+        let message = "the server is starting and loading its data (\(known)); retry in a moment, on a new connection once it is ready"
+        buffer.writeStaticString("{\"ok\":false")
+        writeID(id, into: &buffer)
+        buffer.writeStaticString(",\"error\":{\"code\":\"loading\",\"message\":")
+        buffer.writeJSONString(message)
+        buffer.writeString(",\"loaded\":\(loaded),\"total\":\(total)}}\n")
+    }
+
     private static func writeID(_ id: ByteBuffer?, into buffer: inout ByteBuffer) {
         guard let id else { return }
         buffer.writeStaticString(",\"id\":")
