@@ -83,6 +83,8 @@ Errors
                        device's history, and check or memberships with an `at` before the newest change,
                        of a subject with more. It is not retried (it would be refused again): list the
                        memberships page by page (iter_memberships), and check without `at`.
+                       "loading" means the server is starting: nothing was carried out. The client
+                       has already asked again for loading_wait seconds (see Client) before raising it.
     ConnectionClosedError (a ConnectionError) the connection is closed or dropped; the client cannot be
                        used any more. A request without an answer may or may not have been carried out.
     TimeoutError       no progress for `timeout` seconds while waiting for answers; the client closes the
@@ -278,6 +280,10 @@ class Client:
     token: authenticate with it at once (a server started with --auth); an unknown token raises
            EntitledError("unauthorized") and closes the client. Prefer reading it from the environment
            or a file to writing it in code.
+    loading_wait: seconds to keep asking a starting server (one that answers "loading" while it loads
+           its data; nothing was carried out) before returning or raising its "loading" answer: the
+           client reconnects (the server closes those connections once it is ready) and sends the
+           requests again, pausing 0.05 s, doubling up to 1 s. 0 or None: never.
     """
 
     def __init__(
@@ -290,8 +296,12 @@ class Client:
         timeout: float | None = 10.0,
         token: str | None = None,
         tls: "ssl.SSLContext | None" = None,
+        loading_wait: float | None = 60.0,
     ):
         self.timeout = timeout
+        self.loading_wait = loading_wait
+        # How to connect again to the one address of a client without nodes= (after a "loading" answer).
+        self._reopen: Any = None
         self._tls = tls
         self._buffer = bytearray()
         self._scanned = 0  # bytes of _buffer known to hold no "\n"
@@ -319,16 +329,19 @@ class Client:
             self._connect_to_a_node(self._node)
             return
         if unix_socket is not None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                sock.settimeout(timeout)
-                sock.connect(unix_socket)
-            except BaseException:
-                sock.close()
-                raise
-            self._attach(sock, f"unix {unix_socket}")
+            def open_unix() -> socket.socket:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    sock.settimeout(timeout)
+                    sock.connect(unix_socket)
+                except BaseException:
+                    sock.close()
+                    raise
+                return sock
+            self._reopen = (open_unix, f"unix {unix_socket}", token)
         else:
-            self._attach(self._open_tcp(host, port), f"tcp {host}:{port}")
+            self._reopen = (lambda: self._open_tcp(host, port), f"tcp {host}:{port}", token)
+        self._attach(self._reopen[0](), self._reopen[1])
         if token is not None:
             try:
                 self.auth(token)
@@ -456,28 +469,73 @@ class Client:
         every answer came is sent again, whole, to the next node, at most once per node; any other
         pipeline raises, and the next call connects to the next node."""
         with self._lock:
-            if self._nodes is None:
-                sock = self._require_open()
-                out, ids, _ = self._encode(requests)
-                return self._note_seq(self._exchange(sock, out, ids)) if ids else []
-            out, ids, ops = self._encode(requests)
-            if not ids:
-                return []
-            if self._closed_by_owner:
-                raise ConnectionClosedError(self._closed_reason or "the connection is closed")
-            if self._sock is None:
-                self._connect_to_a_node(self._node + 1)
-            reads = all(op in READ_OPERATIONS for op in ops)
-            attempts = 1
-            while True:
+            requests = list(requests)
+            answers = self._pipeline_once(requests)
+            if not self.loading_wait or not answers or not all(_code_of(a) == "loading" for a in answers):
+                return answers
+            # A starting server: nothing was carried out. Ask again on a new connection until it answers,
+            # or the time is up. A read whose connection closes meanwhile (the server closing its loading
+            # connections as it becomes ready) is asked again too; a write is not (it would not be known
+            # whether it was made).
+            deadline = time.monotonic() + self.loading_wait
+            pause = 0.05
+            reads = all(request.get("op") in READ_OPERATIONS for request in requests)
+            while time.monotonic() + pause < deadline:
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
                 try:
-                    return self._note_seq(self._exchange(self._require_open(), out, ids))
-                except (ConnectionClosedError, TimeoutError) as error:
-                    too_large = any(_code_of(a) == "too_large" for a in getattr(error, "answers", []))
-                    if not reads or too_large or attempts >= len(self._nodes) or self._closed_by_owner:
+                    self._reconnect()
+                    answers = self._pipeline_once(requests)
+                except (ConnectionClosedError, ConnectionRefusedError):
+                    if not reads:
                         raise
-                    attempts += 1
-                    self._connect_to_a_node(self._node + 1)
+                    continue
+                if not all(_code_of(a) == "loading" for a in answers):
+                    return answers
+            return answers
+
+    def _reconnect(self) -> None:
+        """Drops the connection and opens a new one to the same server (with nodes=, the same node
+        first), authenticating again when the client has a token."""
+        if self._closed_by_owner:
+            raise ConnectionClosedError(self._closed_reason or "the connection is closed")
+        self._shut("connecting again to a starting server")
+        if self._nodes is not None:
+            self._connect_to_a_node(self._node)
+            return
+        opener, address, token = self._reopen
+        self._attach(opener(), address)
+        if token is not None:
+            out, ids, _ = self._encode([{"op": "auth", "token": token}])
+            answer = self._exchange(self._require_open(), out, ids)[0]
+            if answer.get("ok") is not True and _code_of(answer) != "loading":
+                self._shut("the server refused the token")
+                raise _error_of(answer)
+
+    def _pipeline_once(self, requests: list[Mapping[str, Any]]) -> list[dict]:
+        """`pipeline` without asking a starting server again."""
+        if self._nodes is None:
+            sock = self._require_open()
+            out, ids, _ = self._encode(requests)
+            return self._note_seq(self._exchange(sock, out, ids)) if ids else []
+        out, ids, ops = self._encode(requests)
+        if not ids:
+            return []
+        if self._closed_by_owner:
+            raise ConnectionClosedError(self._closed_reason or "the connection is closed")
+        if self._sock is None:
+            self._connect_to_a_node(self._node + 1)
+        reads = all(op in READ_OPERATIONS for op in ops)
+        attempts = 1
+        while True:
+            try:
+                return self._note_seq(self._exchange(self._require_open(), out, ids))
+            except (ConnectionClosedError, TimeoutError) as error:
+                too_large = any(_code_of(a) == "too_large" for a in getattr(error, "answers", []))
+                if not reads or too_large or attempts >= len(self._nodes) or self._closed_by_owner:
+                    raise
+                attempts += 1
+                self._connect_to_a_node(self._node + 1)
 
     def _note_seq(self, answers: list[dict]) -> list[dict]:
         """Keeps the newest "seq" the answers carry as last_seq, and returns them."""

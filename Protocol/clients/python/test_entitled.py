@@ -1125,5 +1125,84 @@ class WithoutServer(unittest.TestCase):
         c.close()
 
 
+
+class ScriptedStartingServer:
+    """A stand-in for a starting server: connection n (from 0) answers each line it reads with the next
+    of script(n), echoing the request's id, then closes (without answering a line after the last)."""
+
+    LOADING = {"ok": False, "error": {"code": "loading", "message": "starting", "loaded": 1, "total": 2}}
+
+    def __init__(self, script):
+        self.script = script
+        self.connections = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            answers = list(self.script(self.connections))
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn, answers), daemon=True).start()
+
+    @staticmethod
+    def _serve(conn: socket.socket, answers: list) -> None:
+        with conn, conn.makefile("rb") as lines:
+            for line in lines:
+                if not answers:
+                    return
+                answer = dict(answers.pop(0))
+                request = json.loads(line)
+                if "id" in request:
+                    answer["id"] = request["id"]
+                conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+class StartingServer(unittest.TestCase):
+    """A server that answers "loading" while it starts: the client asks again on a new connection."""
+
+    ACTIVE = {"ok": True, "active": True}
+
+    def test_a_request_answered_loading_is_asked_again_until_the_server_answers_it(self) -> None:
+        server = ScriptedStartingServer(lambda n: [ScriptedStartingServer.LOADING] if n < 2 else [self.ACTIVE])
+        self.addCleanup(server.close)
+        client = Client("127.0.0.1", server.port, loading_wait=10)
+        self.addCleanup(client.close)
+        self.assertTrue(client.check(user="u1", entitlement="pro"))
+        self.assertEqual(server.connections, 3)
+
+    def test_without_loading_wait_the_loading_answer_is_raised_at_once(self) -> None:
+        server = ScriptedStartingServer(lambda n: [ScriptedStartingServer.LOADING])
+        self.addCleanup(server.close)
+        client = Client("127.0.0.1", server.port, loading_wait=0)
+        self.addCleanup(client.close)
+        with self.assertRaises(EntitledError) as raised:
+            client.check(user="u1", entitlement="pro")
+        self.assertEqual(raised.exception.code, "loading")
+        self.assertEqual(server.connections, 1)
+
+    def test_a_read_lost_after_a_loading_answer_is_asked_again_a_write_is_not(self) -> None:
+        read_server = ScriptedStartingServer(lambda n: [[ScriptedStartingServer.LOADING], [], [self.ACTIVE]][min(n, 2)])
+        self.addCleanup(read_server.close)
+        reader = Client("127.0.0.1", read_server.port, loading_wait=10)
+        self.addCleanup(reader.close)
+        self.assertTrue(reader.check(user="u1", entitlement="pro"))
+
+        write_server = ScriptedStartingServer(lambda n: [[ScriptedStartingServer.LOADING], [], [{"ok": True, "seq": 1}]][min(n, 2)])
+        self.addCleanup(write_server.close)
+        writer = Client("127.0.0.1", write_server.port, loading_wait=10)
+        self.addCleanup(writer.close)
+        with self.assertRaises(ConnectionClosedError):
+            writer.request("grant", user="u1", product="p")
+        self.assertEqual(write_server.connections, 2)
+
+
 if __name__ == "__main__":
     unittest.main()
