@@ -68,7 +68,8 @@ import Testing
         }
     }
 
-    private func pool(_ server: ScriptedServer, timeout: Duration = .seconds(10)) -> EntitledPool {
+    /// A long default timeout: the retries must not run out of time on a loaded machine (the whole suite at once).
+    private func pool(_ server: ScriptedServer, timeout: Duration = .seconds(120)) -> EntitledPool {
         EntitledPool(
             address: .tcp(host: "127.0.0.1", port: server.port),
             configuration: .init(connections: 1, requestTimeout: timeout, initialBackoff: .milliseconds(5), maximumBackoff: .milliseconds(20))

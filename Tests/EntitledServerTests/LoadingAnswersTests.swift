@@ -98,6 +98,30 @@ import Testing
         #expect(try server.waitUntilReady(timeout: .seconds(120)) == port)
     }
 
+    @Test func theConnectionLimitHoldsWhileLoading() throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        try Self.seed(data, memberships: 300_000)
+        let server = ServerProcess(
+            arguments: ["--port", "0", "--data-dir", data, "--snapshot-interval", "0", "--max-connections", "2"],
+            workingDirectory: directory.path
+        )
+        try server.start()
+        defer { _ = server.stop() }
+        #expect(server.waitForStandardError(containing: "answering `loading` while the data loads"))
+        let port = try #require(
+            server.standardErrorReadSoFar().firstMatch(of: /addresses=tcp 127\.0\.0\.1:(\d+) \[entitled\] answering/).flatMap { Int($0.1) }
+        )
+        let kept = try (0..<2).map { _ in try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30) }
+        defer { kept.forEach { close($0) } }
+        for socket in kept { #expect(try Self.call(socket, #"{"op":"ping"}"#).contains(#""code":"loading""#)) }
+        // One over the limit is closed as soon as it is accepted.
+        let extra = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
+        defer { close(extra) }
+        #expect(try Self.call(extra, #"{"op":"ping"}"#).isEmpty, "a connection over the limit was answered while loading")
+        #expect(try server.waitUntilReady(timeout: .seconds(120)) == port)
+    }
+
     @Test func aPoolAskingAStartingServerGetsItsAnswerOnceTheServerIsReady() async throws {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"

@@ -166,8 +166,22 @@ import Testing
     @Test func errorCodesAreTheProtocols() {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "bad_request", "unknown_op", "not_found", "conflict", "too_large", "unauthorized", "forbidden",
-            "busy", "internal", "unavailable", "stale", "outcome_unknown", "over_limit",
+            "busy", "internal", "unavailable", "stale", "outcome_unknown", "over_limit", "loading",
         ])
+    }
+
+    @Test func aLoadingAnswerSaysHowFarTheStartHasCome() {
+        var buffer = ByteBuffer()
+        ResponseEncoder.writeLoading(loaded: 5, total: 7, id: ByteBuffer(string: #""a""#), into: &buffer)
+        #expect(
+            String(buffer: buffer)
+                == #"{"ok":false,"id":"a","error":{"code":"loading","message":"the server is starting and loading its data (5 of 7 memberships loaded); retry in a moment, on a new connection once it is ready","loaded":5,"total":7}}"#
+                + "\n"
+        )
+        buffer.clear()
+        ResponseEncoder.writeLoading(loaded: 0, total: 0, id: nil, into: &buffer)
+        #expect(String(buffer: buffer).contains(#"how much there is to load is not known yet"#))
+        #expect(String(buffer: buffer).hasSuffix(#""loaded":0,"total":0}}"# + "\n"))
     }
 
     @Test func quotesBackslashesAndControlCharactersAreEscapedSoTheLineIsValidJSON() throws {
