@@ -113,8 +113,10 @@ public enum EventOutcome: Sendable, Hashable {
 /// the same idempotency key, or read to find out. `over_limit` means the read would go past the work one
 /// request may do (`customer`, `history`, or `check`/`memberships` at an earlier `at`, of a subject with
 /// more than 10,000 memberships): asking again gets the same answer, so nothing in this library retries it;
-/// the message says what to ask instead (`memberships`, page by page; `check` now). PROTOCOL.md, "What an
-/// answer means", has every code.
+/// the message says what to ask instead (`memberships`, page by page; `check` now). `loading` means the
+/// server is starting and carried nothing out; it closes the connection once it is ready: `EntitledPool`
+/// asks again on a new connection by itself, a single `EntitledConnection` or `EntitledAsyncConnection`
+/// returns the answer, and its owner connects again. PROTOCOL.md, "What an answer means", has every code.
 public struct ServerFailure: Sendable, Hashable, CustomStringConvertible {
     public var code: ServerErrorCode
     public var message: String
