@@ -24,6 +24,35 @@ import Testing
         _ = try DurableStore.seed(directory: directory, with: StoreImage(sequence: 1, memberships: table, catalog: ["pro": ["prod_pro"]]))
     }
 
+    /// A server started with `arguments` on a fresh directory holding a snapshot of 300,000 memberships
+    /// (about a second of loading in a debug build: long enough to be seen loading), once it says it
+    /// answers `loading`; the TCP port it answers on. The directory lives as long as the value.
+    struct StartingServer {
+        let directory: TemporaryDirectory
+        let process: ServerProcess
+        let port: Int
+    }
+
+    static func startLoading(_ arguments: [String] = []) throws -> StartingServer {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        try seed(data, memberships: 300_000)
+        let process = ServerProcess(
+            arguments: ["--port", "0", "--data-dir", data, "--snapshot-interval", "0"] + arguments, workingDirectory: directory.path
+        )
+        try process.start()
+        guard process.waitForStandardError(containing: "answering `loading` while the data loads") else {
+            _ = process.stop()
+            throw TestSupportFailure(description: "no `loading` announcement; stderr: \(process.standardErrorReadSoFar())")
+        }
+        let announced = process.standardErrorReadSoFar().firstMatch(of: /addresses=tcp 127\.0\.0\.1:(\d+) \[entitled\] answering/)
+        guard let port = announced.flatMap({ Int($0.1) }) else {
+            _ = process.stop()
+            throw TestSupportFailure(description: "the announcement names no TCP port: \(process.standardErrorReadSoFar())")
+        }
+        return StartingServer(directory: directory, process: process, port: port)
+    }
+
     /// Sends `line` on `socket` and reads one answer line.
     static func call(_ socket: Int32, _ line: String) throws -> String {
         _ = (line + "\n").withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
@@ -37,19 +66,9 @@ import Testing
     }
 
     @Test func aStartingServerAnswersLoadingWithItsProgressThenServesOnTheSamePort() throws {
-        let directory = try TemporaryDirectory()
-        let data = directory.path + "/data"
-        // Loads for about a second in a debug build: long enough to be seen loading.
-        try Self.seed(data, memberships: 300_000)
-        let server = ServerProcess(
-            arguments: ["--port", "0", "--data-dir", data, "--snapshot-interval", "0", "--log-level", "info"],
-            workingDirectory: directory.path
-        )
-        try server.start()
+        let starting = try Self.startLoading(["--log-level", "info"])
+        let (server, port) = (starting.process, starting.port)
         defer { _ = server.stop() }
-        #expect(server.waitForStandardError(containing: "answering `loading` while the data loads"))
-        let announced = server.standardErrorReadSoFar()
-        let port = try #require(announced.firstMatch(of: /addresses=tcp 127\.0\.0\.1:(\d+) \[entitled\] answering/).flatMap { Int($0.1) })
 
         let early = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(early) }
@@ -77,19 +96,9 @@ import Testing
     }
 
     @Test func aLineOverTheLimitWhileLoadingIsRefusedAndItsConnectionClosed() throws {
-        let directory = try TemporaryDirectory()
-        let data = directory.path + "/data"
-        try Self.seed(data, memberships: 300_000)
-        let server = ServerProcess(
-            arguments: ["--port", "0", "--data-dir", data, "--snapshot-interval", "0", "--max-line-length", "1024"],
-            workingDirectory: directory.path
-        )
-        try server.start()
+        let starting = try Self.startLoading(["--max-line-length", "1024"])
+        let (server, port) = (starting.process, starting.port)
         defer { _ = server.stop() }
-        #expect(server.waitForStandardError(containing: "answering `loading` while the data loads"))
-        let port = try #require(
-            server.standardErrorReadSoFar().firstMatch(of: /addresses=tcp 127\.0\.0\.1:(\d+) \[entitled\] answering/).flatMap { Int($0.1) }
-        )
         let socket = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(socket) }
         let answer = try Self.call(socket, String(repeating: "x", count: 4096))
@@ -99,19 +108,9 @@ import Testing
     }
 
     @Test func theConnectionLimitHoldsWhileLoading() throws {
-        let directory = try TemporaryDirectory()
-        let data = directory.path + "/data"
-        try Self.seed(data, memberships: 300_000)
-        let server = ServerProcess(
-            arguments: ["--port", "0", "--data-dir", data, "--snapshot-interval", "0", "--max-connections", "2"],
-            workingDirectory: directory.path
-        )
-        try server.start()
+        let starting = try Self.startLoading(["--max-connections", "2"])
+        let (server, port) = (starting.process, starting.port)
         defer { _ = server.stop() }
-        #expect(server.waitForStandardError(containing: "answering `loading` while the data loads"))
-        let port = try #require(
-            server.standardErrorReadSoFar().firstMatch(of: /addresses=tcp 127\.0\.0\.1:(\d+) \[entitled\] answering/).flatMap { Int($0.1) }
-        )
         let kept = try (0..<2).map { _ in try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30) }
         defer { kept.forEach { close($0) } }
         for socket in kept { #expect(try Self.call(socket, #"{"op":"ping"}"#).contains(#""code":"loading""#)) }
@@ -123,16 +122,9 @@ import Testing
     }
 
     @Test func aPoolAskingAStartingServerGetsItsAnswerOnceTheServerIsReady() async throws {
-        let directory = try TemporaryDirectory()
-        let data = directory.path + "/data"
-        try Self.seed(data, memberships: 300_000)
-        let server = ServerProcess(arguments: ["--port", "0", "--data-dir", data, "--snapshot-interval", "0"], workingDirectory: directory.path)
-        try server.start()
+        let starting = try Self.startLoading()
+        let (server, port) = (starting.process, starting.port)
         defer { _ = server.stop() }
-        #expect(server.waitForStandardError(containing: "answering `loading` while the data loads"))
-        let port = try #require(
-            server.standardErrorReadSoFar().firstMatch(of: /addresses=tcp 127\.0\.0\.1:(\d+) \[entitled\] answering/).flatMap { Int($0.1) }
-        )
         // Still loading (the pool's retries themselves are proven against a scripted server, in
         // LoadingRetryTests): whenever the pool's request lands, it gets the ready server's answer.
         let probe = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
