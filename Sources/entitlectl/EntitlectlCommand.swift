@@ -56,7 +56,7 @@ struct EntitlectlCommand: ParsableCommand {
     )
     var tokenFile: String?
 
-    @Option(help: "Seconds to wait for a connection and for each response.")
+    @Option(help: "Seconds to wait for a connection and for each response, and for a starting server (one answering `loading`).")
     var timeout: Double = 10
 
     @Flag(help: "Connect over TLS (a server started with --tls-cert), verifying its certificate against the system's roots.")
@@ -124,7 +124,9 @@ struct EntitlectlCommand: ParsableCommand {
                 return CommandOutcome.usageError.exitStatus
             }
         }
-        let connection = EntitledConnection(address: address, timeout: timeout, token: consoleToken?.value, tls: clientTLS)
+        let connection = EntitledConnection(
+            address: address, timeout: timeout, token: consoleToken?.value, tls: clientTLS, loadingWait: timeout
+        )
         let session = ConsoleSession(
             connection: connection, printsJSON: json, style: style, tokenOrigin: consoleToken?.origin,
             confirmation: yes ? .assumeYes : .refuse,

@@ -1,4 +1,4 @@
-import EntitledClient
+@testable import EntitledClient
 import Foundation
 import Synchronization
 import Testing
@@ -115,5 +115,54 @@ import Testing
         }
         #expect(writeServer.connections == 2, "a write lost with its connection was sent again")
         await writePool.close()
+    }
+}
+
+/// `EntitledConnection` (the blocking facade) and a server that answers `loading`: the same rules as the
+/// pool's, bounded by `loadingWait` instead of a request's timeout.
+@Suite struct ConnectionLoadingRetryTests {
+    typealias ScriptedServer = LoadingRetryTests.ScriptedServer
+
+    private func connection(_ server: ScriptedServer, loadingWait: Double = 120) -> EntitledConnection {
+        EntitledConnection(address: .tcp(host: "127.0.0.1", port: server.port), loadingWait: loadingWait)
+    }
+
+    @Test func aRequestAnsweredLoadingIsAskedAgainOnANewConnectionUntilTheServerAnswersIt() throws {
+        let server = try ScriptedServer { $0 < 2 ? [LoadingRetryTests.loading] : [LoadingRetryTests.active] }
+        defer { server.stop() }
+        let answer = try connection(server).send(.check(user: "u1", entitlement: "pro"))
+        #expect(answer["active"]?.boolValue == true)
+        #expect(server.connections == 3)
+    }
+
+    @Test func whenLoadingWaitIsUpTheLoadingAnswerIsReturned() throws {
+        let server = try ScriptedServer { _ in [LoadingRetryTests.loading] }
+        defer { server.stop() }
+        let waiting = connection(server, loadingWait: 0.3)
+        let answer = try waiting.send(EntitledRequest(op: "ping"))
+        #expect(answer.error?.code == .loading)
+        #expect(server.connections >= 2, "asked once only")
+
+        let impatient = connection(server, loadingWait: 0)
+        let before = server.connections
+        #expect(try impatient.send(line: #"{"op":"ping"}"#).error?.code == .loading)
+        #expect(server.connections == before + 1, "a loadingWait of 0 asked again")
+    }
+
+    @Test func aReadWhoseConnectionClosesAfterALoadingAnswerIsAskedAgainAWriteIsNot() throws {
+        let readServer = try ScriptedServer { [[LoadingRetryTests.loading], [], [LoadingRetryTests.active]][min($0, 2)] }
+        defer { readServer.stop() }
+        #expect(try connection(readServer).send(.check(user: "u1", entitlement: "pro"))["active"]?.boolValue == true)
+
+        let writeServer = try ScriptedServer { [[LoadingRetryTests.loading], [], [#"{"ok":true,"seq":1}"#]][min($0, 2)] }
+        defer { writeServer.stop() }
+        #expect(throws: EntitledClientError.self) {
+            _ = try connection(writeServer).send(.grant(user: "u1", product: "p"))
+        }
+        #expect(writeServer.connections == 2, "a write lost with its connection was sent again")
+    }
+
+    @Test func thePauseBetweenAttemptsDoublesFrom50MillisecondsUpToTwoSeconds() {
+        #expect((1...8).map(EntitledConnection.loadingPause(afterAnswers:)) == [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 2, 2])
     }
 }

@@ -15,6 +15,12 @@ import NIOCore
 /// sent again: a retried `grant` would create a second membership, so the caller gets the error instead and
 /// decides. Not thread-safe; one thread uses it.
 ///
+/// A server that is starting answers every request `loading` (nothing was carried out) and closes its
+/// connections once it is ready. Such a request is asked again on a new connection, after a pause of
+/// 50 ms doubling up to 2 s, for up to `loadingWait` seconds; then the `loading` answer is returned. A
+/// read (`EntitledRequest.isRead`) whose connection closes after a `loading` answer (the server became
+/// ready) is sent again too; a write is not, as above.
+///
 /// ## A facade over the async client
 ///
 /// There is one protocol client in this library, `EntitledAsyncConnection` (SwiftNIO): this class is a
@@ -36,6 +42,9 @@ public final class EntitledConnection {
     public let address: ServerAddress
     /// Seconds to wait for a connection, and for each response.
     public let timeout: Double
+    /// Seconds to keep asking a starting server (one that answers `loading`) before its answer is returned;
+    /// 0 returns it at once.
+    public let loadingWait: Double
     private let token: String?
     private let tls: EntitledClientTLS?
     /// The open connection, or the one that closed and was not replaced yet; `nil` before the first use,
@@ -80,9 +89,14 @@ public final class EntitledConnection {
     ///   - timeout: seconds, clamped to 0.001...`maximumTimeout`.
     ///   - token: sent in an `auth` request right after each connect, when given.
     ///   - tls: TLS for a TCP address, for a server started with `--tls-cert`.
-    public init(address: ServerAddress = .standard, timeout: Double = 10, token: String? = nil, tls: EntitledClientTLS? = nil) {
+    ///   - loadingWait: seconds to keep asking a starting server again, clamped to 0...`maximumTimeout`.
+    public init(
+        address: ServerAddress = .standard, timeout: Double = 10, token: String? = nil, tls: EntitledClientTLS? = nil,
+        loadingWait: Double = 60
+    ) {
         self.address = address
         self.timeout = timeout.isNaN ? 10 : min(max(timeout, 0.001), Self.maximumTimeout)
+        self.loadingWait = loadingWait.isNaN ? 0 : min(max(loadingWait, 0), Self.maximumTimeout)
         self.token = token
         self.tls = tls
     }
@@ -146,12 +160,44 @@ public final class EntitledConnection {
     /// Sends one request and returns its response, connecting first when needed. When the request has
     /// an `id`, the answer must carry the same one (else the stream is out of step: `malformedResponse`).
     public func send(_ request: EntitledRequest) throws(EntitledClientError) -> EntitledResponse {
-        try send(line: request.jsonLine, expectedID: request.fields.last(where: { $0.key == "id" })?.value)
+        try sendWaitingOutLoading(
+            line: request.jsonLine, expectedID: request.fields.last(where: { $0.key == "id" })?.value, isRead: request.isRead
+        )
     }
 
     /// Sends one protocol line exactly as given (it must not contain a newline) and returns the response.
+    /// A `loading` answer is asked again as for `send(_:)`; a line lost with its connection is not sent
+    /// again, whatever it asks, since this method does not read it.
     public func send(line: String) throws(EntitledClientError) -> EntitledResponse {
-        try send(line: line, expectedID: nil)
+        try sendWaitingOutLoading(line: line, expectedID: nil, isRead: false)
+    }
+
+    /// `send(line:expectedID:)`, asked again while the server answers `loading` and `loadingWait` lasts.
+    private func sendWaitingOutLoading(line: String, expectedID: JSONValue?, isRead: Bool) throws(EntitledClientError) -> EntitledResponse {
+        let deadline = DispatchTime.now() + Self.interval(seconds: loadingWait)
+        var loadingAnswers = 0
+        while true {
+            let response: EntitledResponse
+            do {
+                response = try send(line: line, expectedID: expectedID)
+            } catch {
+                // The server closes its connections as it becomes ready: a read lost that way is asked again.
+                if isRead, error.meansConnectionLost, loadingAnswers > 0, DispatchTime.now() < deadline { continue }
+                throw error
+            }
+            guard response.error?.code == .loading else { return response }
+            loadingAnswers += 1
+            let pause = Self.loadingPause(afterAnswers: loadingAnswers)
+            guard DispatchTime.now() + Self.interval(seconds: pause) < deadline else { return response }
+            drop()
+            // Dispatch rather than Foundation for the pause: this library does not link Foundation.
+            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + Self.interval(seconds: pause))
+        }
+    }
+
+    /// The pause before asking a starting server again: 50 ms, doubling up to 2 s.
+    static func loadingPause(afterAnswers answers: Int) -> Double {
+        min(0.05 * Double(1 << min(max(answers - 1, 0), 6)), 2)
     }
 
     private func send(line: String, expectedID: JSONValue?) throws(EntitledClientError) -> EntitledResponse {
@@ -234,6 +280,10 @@ public final class EntitledConnection {
         guard let connection else { return }
         self.connection = nil
         _ = try? connection.startClosing().wait()
+    }
+
+    private static func interval(seconds: Double) -> DispatchTimeInterval {
+        .nanoseconds(Int((seconds * 1e9).rounded()))
     }
 
     private static func duration(seconds: Double) -> Duration {

@@ -115,8 +115,9 @@ public enum EventOutcome: Sendable, Hashable {
 /// more than 10,000 memberships): asking again gets the same answer, so nothing in this library retries it;
 /// the message says what to ask instead (`memberships`, page by page; `check` now). `loading` means the
 /// server is starting and carried nothing out; it closes the connection once it is ready: `EntitledPool`
-/// asks again on a new connection by itself, a single `EntitledConnection` or `EntitledAsyncConnection`
-/// returns the answer, and its owner connects again. PROTOCOL.md, "What an answer means", has every code.
+/// and `EntitledConnection` ask again on a new connection by themselves (for the request's timeout and for
+/// `loadingWait`), and return the answer when that time is up; an `EntitledAsyncConnection`, which is one
+/// connection, returns it at once and its owner connects again. PROTOCOL.md, "What an answer means", has every code.
 public struct ServerFailure: Sendable, Hashable, CustomStringConvertible {
     public var code: ServerErrorCode
     public var message: String
