@@ -140,5 +140,18 @@ import Testing
         #expect(Self.userOfCheck(#"{"op":"check","user":"alice"#) == nil)  // no closing quote
         #expect(Self.userOfCheck(#"{"op":"check","user":""#) == nil)
     }
+
+    @Test func theUserOfAGrantWrittenTheUsualWayIsSeenWithoutDecoding() {
+        func userOfGrant(_ line: String) -> String? {
+            var line = line
+            return line.withUTF8 { bytes in
+                GrantLineHead.user(onLine: UnsafeRawBufferPointer(bytes)).map { String(decoding: $0, as: UTF8.self) }
+            }
+        }
+        #expect(userOfGrant(#"{"op":"grant","user":"000000000042","product":"prod_pro"}"#) == "000000000042")
+        #expect(userOfGrant(#"{"op":"grant","product":"prod_pro","user":"alice"}"#) == nil)
+        #expect(userOfGrant(#"{"op":"check","user":"alice","entitlement":"pro"}"#) == nil)
+        #expect(userOfGrant(#"{"op":"grant","user":"alice"#) == nil)  // no closing quote
+    }
 }
 

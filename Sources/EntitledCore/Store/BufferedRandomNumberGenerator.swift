@@ -23,6 +23,16 @@ public struct BufferedRandomNumberGenerator: RandomNumberGenerator, Sendable {
         return buffer[position]
     }
 
+    /// The number the next `next()` returns, without taking it: the store prefetches where the next
+    /// membership id it draws will be looked up.
+    public mutating func peek() -> UInt64 {
+        if position == buffer.count {
+            refill()
+            position = 0
+        }
+        return buffer[position]
+    }
+
     private mutating func refill() {
         #if canImport(Glibc)
         let filled = buffer.withUnsafeMutableBytes { bytes -> Bool in

@@ -85,9 +85,14 @@ public final class EntitlementStore: Sendable {
     ///   contradicts the state.
     /// - Parameter announcing: build the change's notice for watchers (a cluster replaying another node's
     ///   change); returned when it touched memberships.
+    /// - Parameter upcoming: a change to be replayed a little later (a few records ahead in the log), whose
+    ///   index entries start loading now (`StoreState.prefetchEntries`); only a hint.
     @discardableResult
-    public func replay(_ change: StoreChange, context: ChangeContext, sequence: UInt64, announcing: Bool = false) throws(StoreError) -> AccessNotice? {
+    public func replay(
+        _ change: StoreChange, context: ChangeContext, sequence: UInt64, announcing: Bool = false, upcoming: StoreChange? = nil
+    ) throws(StoreError) -> AccessNotice? {
         try lock.withWriteLock { () throws(StoreError) -> AccessNotice? in
+            if let upcoming { state.prefetchEntries(of: upcoming) }
             guard sequence == lastSequence + 1 else {
                 throw .inconsistentReplay("change \(sequence) follows change \(lastSequence)")
             }
@@ -96,18 +101,18 @@ public final class EntitlementStore: Sendable {
                 guard membership.id.bits != nil else {
                     throw .inconsistentReplay("change \(sequence) creates membership \(membership.id), which is not a membership id")
                 }
-                if state.membership(withID: membership.id) != nil {
+                if state.containsMembership(withID: membership.id) {
                     throw .inconsistentReplay("change \(sequence) creates membership \(membership.id), which exists")
                 }
             case .event(let event, let result):
-                guard let existing = state.membership(withID: result.id) else {
+                guard let existing = state.existingMembership(withID: result.id) else {
                     throw .inconsistentReplay("change \(sequence) applies event \(event.id) to membership \(result.id), which does not exist")
                 }
                 guard existing.user == result.user, existing.device == result.device else {
                     throw .inconsistentReplay("change \(sequence) moves membership \(result.id) to another subject with an event")
                 }
             case .transfer(let id, _):
-                guard state.membership(withID: id) != nil else {
+                guard state.containsMembership(withID: id) else {
                     throw .inconsistentReplay("change \(sequence) transfers membership \(id), which does not exist")
                 }
             case .claim, .revoke, .define, .undefine, .erase:

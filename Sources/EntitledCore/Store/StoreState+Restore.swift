@@ -43,7 +43,7 @@ struct RestoredOwnership: Sendable {
 
 /// The id index, access records and transaction indexes of a restored table.
 struct RestoredRecords: Sendable {
-    var slotByID: [UInt64: UInt32] = [:]
+    var slotByID = IDSlotTable()
     var access = AccessTable()
     var productCodes = ProductCodes()
     var erasedCount = 0
@@ -87,7 +87,7 @@ struct RestoredRecords: Sendable {
 
     @inline(__always)
     private mutating func add(id bits: UInt64, at slot: Int) {
-        let previous = slotByID.updateValue(UInt32(slot), forKey: bits)
+        let previous = slotByID.insertIfAbsent(bits, slot: UInt32(slot))
         precondition(previous == nil, "membership id \(MembershipID(bits: bits)) is already used")
     }
 }

@@ -7,7 +7,7 @@ struct StoreState: Sendable {
     /// Every membership ever created, in creation order; a membership's index here is its *slot*.
     private(set) var memberships = MembershipTable()
     /// Membership id (its 64 bits) to slot. Every id the store makes is canonical (`MembershipID.bits`).
-    private var slotByID: [UInt64: UInt32] = [:]
+    private var slotByID = IDSlotTable()
     /// What checks read of each membership, at the same slots as `memberships`.
     private var access = AccessTable()
     private var productCodes = ProductCodes()
@@ -280,7 +280,7 @@ struct StoreState: Sendable {
     private mutating func index(slot: Int, id bits: UInt64, user: String?, device: String?) {
         precondition(slot <= Int(UInt32.max), "a store holds at most \(UInt32.max) memberships")
         // One hash for the check and the insert: a replay creates a million memberships this way.
-        let previous = slotByID.updateValue(UInt32(slot), forKey: bits)
+        let previous = slotByID.insertIfAbsent(bits, slot: UInt32(slot))
         precondition(previous == nil, "membership id \(MembershipID(bits: bits)) is already used")
         if let user {
             ownedSlotsByUser.add(slot, to: user)
@@ -358,6 +358,30 @@ struct StoreState: Sendable {
         ownedSlotsByUser.prefetch(utf8: utf8)
     }
 
+    /// Starts loading the index entries that applying `change` writes first, when it creates a membership:
+    /// its id's and its user's. A replay passes the change a few ahead of the one it applies, so that the
+    /// two cache misses of each creation overlap with the work before it. `mutating` for the reason
+    /// `forEachVisibleAccess` is; it writes nothing.
+    mutating func prefetchEntries(of change: StoreChange) {
+        guard case .create(let membership, _) = change else { return }
+        if let bits = membership.id.bits { slotByID.prefetch(bits) }
+        if var user = membership.user { user.withUTF8 { ownedSlotsByUser.prefetch(utf8: UnsafeRawBufferPointer($0)) } }
+    }
+
+    /// `membership(withID:)` for the store, which reaches this state through a pointer: `mutating` for
+    /// the reason `forEachVisibleAccess` gives (the non-mutating call copied the whole state, once per
+    /// change a restart replays).
+    mutating func existingMembership(withID id: MembershipID) -> Membership? {
+        membership(withID: id)
+    }
+
+    /// Starts loading the id index's entry for the id `bits` (the next grant's). `mutating` for the reason
+    /// `forEachVisibleAccess` is; it writes nothing.
+    @inline(__always)
+    mutating func prefetchMembershipID(bits: UInt64) {
+        slotByID.prefetch(bits)
+    }
+
     /// The code of `product`, or `nil` when no membership or catalog entry ever named it.
     func productCode(of product: String) -> ProductCode? {
         productCodes.code(of: product)
@@ -374,7 +398,7 @@ struct StoreState: Sendable {
     /// `erasedMembership` and an access record that grants nothing.
     mutating func erase(slot: Int) {
         let membership = memberships[slot]
-        if let bits = membership.id.bits { slotByID[bits] = nil }
+        if let bits = membership.id.bits { slotByID.removeValue(forKey: bits) }
         for revision in revisions[UInt32(slot)] ?? [] where revision.action == .transfer {
             if let former = revision.before?.user { formerlyOwnedSlotsByUser.remove(slot, from: former) }
         }

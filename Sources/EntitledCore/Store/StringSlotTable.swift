@@ -128,7 +128,7 @@ struct StringSlotTable: Sendable {
 
     private mutating func rehash(into size: Int) {
         let old = entries
-        entries = Array(repeating: .empty, count: size)
+        entries = HugePageArray.make(repeating: .empty, count: size)
         for entry in old where entry.tag != 0 { place(entry, hash: Self.hash(entry.key)) }
     }
 

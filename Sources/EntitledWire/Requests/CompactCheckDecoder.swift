@@ -36,9 +36,16 @@ public enum CompactCheckDecoder {
     /// written another way; what it gives decides nothing.
     @inline(__always)
     public static func userOfCheck(onLine line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        let prefixCount = headOfUserCheck.utf8CodeUnitCount
+        stringValue(onLine: line, startingWith: headOfUserCheck)
+    }
+
+    /// The bytes of a string value that `line` starts with `head` (which ends with the value's opening
+    /// quote) up to the next quote; `nil` when the line starts otherwise or the quote does not come.
+    @inline(__always)
+    static func stringValue(onLine line: UnsafeRawBufferPointer, startingWith head: StaticString) -> UnsafeRawBufferPointer? {
+        let prefixCount = head.utf8CodeUnitCount
         guard line.count > prefixCount, let base = line.baseAddress,
-            memcmp(base, headOfUserCheck.utf8Start, prefixCount) == 0,
+            memcmp(base, head.utf8Start, prefixCount) == 0,
             let quote = memchr(base + prefixCount, Int32(UInt8(ascii: "\"")), line.count - prefixCount)
         else { return nil }
         return UnsafeRawBufferPointer(rebasing: line[prefixCount..<base.distance(to: UnsafeRawPointer(quote))])

@@ -16,6 +16,10 @@ extension EntitlementStore {
                 // The erasure's plan was made on this very state: nothing changed in between.
                 notice = try commit(change, context: decision.context, plannedErasure: decision.plannedErasure, announcing: announcing)
             }
+            // The id the next grant draws is known now: its entry in the id index starts loading while this
+            // write is answered, instead of stalling the next grant's uniqueness check (a miss to memory
+            // in a large store, about 6% of a bulk load's CPU per grant in `perf`).
+            state.prefetchMembershipID(bits: random.peek())
             return AppliedWrite(result: state.result(of: decision), sequence: lastSequence, changed: decision.change != nil, notice: notice)
         }
     }

@@ -14,7 +14,11 @@ extension StoreState {
     }
 
     /// Reads what `change` will take away, before it is applied.
-    func noticeBasis(for change: StoreChange, plannedErasure: ErasurePlan?) -> NoticeBasis {
+    ///
+    /// This and `notice` are `mutating` although they change nothing, for the reason
+    /// `forEachVisibleAccess` gives: called through the store's state pointer, the non-mutating forms
+    /// copied the whole `StoreState` on every write a watcher was told of.
+    mutating func noticeBasis(for change: StoreChange, plannedErasure: ErasurePlan?) -> NoticeBasis {
         switch change {
         case .claim(let device, _):
             return .claimed(unclaimedSlotsList(device))
@@ -30,7 +34,7 @@ extension StoreState {
 
     /// The notice of `change`, just applied as number `sequence`; `nil` when it touched no membership
     /// (catalog changes, a claim of nothing, an erasure of nobody).
-    func notice(for change: StoreChange, sequence: UInt64, context: ChangeContext, basis: NoticeBasis) -> AccessNotice? {
+    mutating func notice(for change: StoreChange, sequence: UInt64, context: ChangeContext, basis: NoticeBasis) -> AccessNotice? {
         let cause: String
         var memberships: [Membership]
         var formerOwner: Subject?
