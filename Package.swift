@@ -66,6 +66,8 @@ let package = Package(
     targets: [
         // A cache prefetch hint for the check path (EntitledCore's StringSlotTable): Swift cannot spell it.
         .target(name: "CPrefetch"),
+        // CRC-32C with the CPU's instruction where it has one (EntitledStorage's CRC32C): Swift cannot spell it.
+        .target(name: "CCRC32C"),
         // The domain model and the in-memory store. Knows nothing of sockets or JSON.
         .target(
             name: "EntitledCore",
@@ -80,6 +82,7 @@ let package = Package(
         .target(
             name: "EntitledStorage",
             dependencies: [
+                "CCRC32C",
                 "EntitledCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -18,3 +18,23 @@ import Testing
         }
     }
 }
+
+/// The CPU's `crc32` instruction and the tables give the same checksums, at every length and alignment:
+/// every log and snapshot written by one is read back by the other on another machine.
+@Suite struct CRC32CHardwareTests {
+    @Test(.enabled(if: CRC32C.usesHardware, "this CPU has no CRC-32C instruction: only the tables are used, tested above"))
+    func theInstructionAndTheTablesAgreeAtEveryLengthAndOffset() {
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 17) }
+        bytes.withUnsafeBytes { all in
+            for start in 0..<9 {
+                for end in start...all.count {
+                    let piece = UnsafeRawBufferPointer(rebasing: all[start..<end])
+                    for seed: UInt32 in [0, 0xDEAD_BEEF] {
+                        #expect(CRC32C.update(seed, with: piece) == CRC32C.updateWithTables(seed, with: piece), "bytes \(start)..<\(end)")
+                    }
+                }
+            }
+        }
+        #expect(CRC32C.updateWithTables(0, with: UnsafeRawBufferPointer(start: nil, count: 0)) == 0)
+    }
+}

@@ -1,10 +1,18 @@
+import CCRC32C
+
 /// CRC-32C (Castagnoli, polynomial 0x1EDC6F41, reflected as 0x82F63B78): the checksum of every log record
 /// and snapshot body, as in etcd's log, ext4 and iSCSI.
 ///
 /// Written by hand because none of the packages this project builds on offers CRC-32C (compress-nio's
-/// CRC-32 uses the zlib polynomial). Slicing-by-8 tables: eight bytes per step, fast enough to checksum a
-/// 100 MB snapshot in well under a second in a release build.
+/// CRC-32 uses the zlib polynomial). On x86-64 with SSE 4.2 (every such server CPU since 2008) the CPU's
+/// `crc32` instruction does it (CCRC32C): the slicing-by-8 tables below were 2% of a grant's CPU in `perf`
+/// and about as much of a restart that replays a log. Elsewhere the tables: eight bytes per step, fast
+/// enough to checksum a 100 MB snapshot in well under a second in a release build. Both give the same
+/// value (CRC32CTests checks them against each other and against the standard check values).
 public enum CRC32C {
+    /// Whether the CPU's instruction is used.
+    static let usesHardware = entitled_crc32c_hardware_available() != 0
+
     /// The checksum of `bytes`.
     public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         update(0, with: bytes)
@@ -17,6 +25,12 @@ public enum CRC32C {
 
     /// Continues a checksum computed over earlier bytes with `bytes` (pass 0 to start).
     public static func update(_ crc: UInt32, with bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard usesHardware, let base = bytes.baseAddress else { return updateWithTables(crc, with: bytes) }
+        return ~entitled_crc32c_hardware(~crc, base, bytes.count)
+    }
+
+    /// `update` without the CPU's instruction.
+    static func updateWithTables(_ crc: UInt32, with bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc = ~crc
         var index = 0
         let count = bytes.count

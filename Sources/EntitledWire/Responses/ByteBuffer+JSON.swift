@@ -24,14 +24,44 @@ extension ByteBuffer {
             writeStaticString("null")
             return
         }
-        writeStaticString("\"")
-        timestamp.withRFC3339Bytes { _ = writeBytes(UnsafeRawBufferPointer($0)) }
-        writeStaticString("\"")
+        // The quotes and the time written in place, in one reservation.
+        writeWithUnsafeMutableBytes(minimumWritableBytes: Timestamp.maximumRFC3339Length + 2) { memory in
+            memory[0] = UInt8(ascii: "\"")
+            let count = timestamp.writeRFC3339(into: UnsafeMutableRawBufferPointer(rebasing: memory[1..<(1 + Timestamp.maximumRFC3339Length)]))
+            memory[1 + count] = UInt8(ascii: "\"")
+            return count + 2
+        }
     }
 
     /// Writes an integer in decimal.
     mutating func writeJSONInteger(_ value: Int) {
-        writeString(String(value))
+        writeDecimal(UInt64(value.magnitude), negative: value < 0)
+    }
+
+    /// Writes an unsigned integer (a change's sequence number) in decimal.
+    mutating func writeJSONInteger(_ value: UInt64) {
+        writeDecimal(value, negative: false)
+    }
+
+    /// The digits go to scratch memory on the stack and are written with one copy: `String(value)`, as
+    /// this was written before, made and hashed a string of its own for every write's `seq` (about 0.5%
+    /// of a grant's CPU in `perf`).
+    private mutating func writeDecimal(_ magnitude: UInt64, negative: Bool) {
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 20 digits and a sign at most
+        withUnsafeMutableBytes(of: &scratch) { scratch in
+            var remaining = magnitude
+            var index = scratch.count
+            repeat {
+                index -= 1
+                scratch[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+            } while remaining > 0
+            if negative {
+                index -= 1
+                scratch[index] = UInt8(ascii: "-")
+            }
+            writeBytes(UnsafeRawBufferPointer(rebasing: scratch[index...]))
+        }
     }
 
     /// Copies a JSON value that a client sent (already validated) without its insignificant whitespace,

@@ -65,7 +65,7 @@ extension ResponseEncoder {
         }
         if let sequence = entry.sequence {
             buffer.writeStaticString(",\"sequence\":")
-            buffer.writeString(String(sequence))
+            buffer.writeJSONInteger(sequence)
         }
         switch entry.change {
         case .membership(let action, let after):
@@ -100,7 +100,7 @@ extension ResponseEncoder {
         buffer.writeJSONString(cause)
         if let sequence {
             buffer.writeStaticString(",\"sequence\":")
-            buffer.writeString(String(sequence))
+            buffer.writeJSONInteger(sequence)
         }
         buffer.writeStaticString(",\"membership\":")
         write(membership, at: moment, into: &buffer)

@@ -19,7 +19,7 @@ public enum ResponseEncoder {
         writeID(id, into: &buffer)
         if let sequence {
             buffer.writeStaticString(",\"seq\":")
-            buffer.writeString(String(sequence))
+            buffer.writeJSONInteger(sequence)
         }
         switch response {
         case .pong:
@@ -123,7 +123,7 @@ public enum ResponseEncoder {
             buffer.writeStaticString(",\"file\":")
             buffer.writeJSONString(snapshot.location)
             buffer.writeStaticString(",\"sequence\":")
-            buffer.writeString(String(snapshot.sequence))
+            buffer.writeJSONInteger(snapshot.sequence)
             buffer.writeStaticString(",\"bytes\":")
             buffer.writeJSONInteger(snapshot.bytes)
             buffer.writeStaticString(",\"durationMs\":")

@@ -105,7 +105,8 @@ struct UnsafeLineWriter {
     /// Appends `timestamp` as a quoted UTC RFC 3339 string (at most `timestampBound` bytes).
     mutating func appendTimestamp(_ timestamp: Timestamp) {
         append("\"")
-        timestamp.withRFC3339Bytes { append(UnsafeRawBufferPointer($0)) }
+        precondition(count + Timestamp.maximumRFC3339Length <= memory.count, "UnsafeLineWriter: more bytes than were reserved")
+        count += timestamp.writeRFC3339(into: UnsafeMutableRawBufferPointer(rebasing: memory[count..<(count + Timestamp.maximumRFC3339Length)]))
         append("\"")
     }
 
