@@ -117,9 +117,14 @@ struct UnsafeLineWriter {
 
     /// Appends a non-negative integer in decimal (at most 20 bytes).
     mutating func appendInteger(_ value: Int) {
+        appendDecimal(UInt64(max(0, value)))
+    }
+
+    /// Appends `value` in decimal (at most 20 bytes), its digits made in scratch memory on the stack.
+    mutating func appendDecimal(_ value: UInt64) {
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch
-        let written = withUnsafeMutableBytes(of: &digits) { scratch -> Int in
-            var remaining = UInt64(max(0, value))
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var remaining = value
             var index = scratch.count
             repeat {
                 index -= 1
@@ -127,9 +132,7 @@ struct UnsafeLineWriter {
                 remaining /= 10
             } while remaining > 0
             append(UnsafeRawBufferPointer(rebasing: scratch[index...]))
-            return scratch.count - index
         }
-        _ = written
     }
 
     /// The most bytes `appendTimestamp` writes.
