@@ -98,7 +98,11 @@ public struct RequestProcessor: Sendable {
         var note = Note()
         let answer = respond(to: line, access: access, into: &output, noting: &note)
         guard case .write(let write, let request, let id) = answer else { return answer }
-        let submission = writes.submit(WriteRequest(write: write, request: request, id: id), into: &output, delivery: WriteDelivery(connection: nil, token: 0))
+        var answerBuffer = ByteBuffer()
+        let submission = writes.submit(
+            WriteRequest(write: write, request: request, id: id), into: &output, answerBuffer: &answerBuffer,
+            delivery: WriteDelivery(connection: nil, token: 0)
+        )
         if case .afterCommit(_, let committed, _) = submission { output.writeImmutableBuffer(committed) }
         return .written
     }

@@ -109,12 +109,15 @@ struct AnswerQueue {
         }
     }
 
-    /// Moves the answers at the front of `waiting` that are ready, with what queued behind them, to `ready`.
-    mutating func releaseReady() {
+    /// Moves the answers at the front of `waiting` that are ready, with what queued behind them, to `ready`;
+    /// each answer's own buffer, once copied, goes to `recycle` (its only reference).
+    mutating func releaseReady(recycling recycle: (inout ByteBuffer) -> Void = { _ in }) {
         while !waiting.isEmpty, waiting.modify(waiting.startIndex, { $0.isReady }) {
-            let released = waiting.removeFirst()
-            ready.writeImmutableBuffer(released.answer!)
+            var released = waiting.removeFirst()
+            var answer = released.answer.take()!
+            ready.writeImmutableBuffer(answer)
             if released.trailing.readableBytes > 0 { ready.writeImmutableBuffer(released.trailing) }
+            recycle(&answer)
         }
     }
 

@@ -17,7 +17,11 @@ extension ServedConnection {
         let token = answers.takeToken()
         let delivery = WriteDelivery(connection: UncheckedConnection(self), token: token)
         let writes = processor.writes
-        let answeredNow = answers.appending { output in writes.submit(write, into: &output, delivery: delivery) }
+        var answerBuffer = loop.answerBuffers.take()
+        let answeredNow = answers.appending { output in
+            writes.submit(write, into: &output, answerBuffer: &answerBuffer, delivery: delivery)
+        }
+        loop.answerBuffers.giveBack(&answerBuffer)  // unless the answer waits in it
         switch answeredNow {
         case .answered(let error):
             var note = note
@@ -119,7 +123,8 @@ extension ServedConnection {
     /// Moves the answers at the front of the queue that are ready, with what queued behind them, to be
     /// written at the end of the turn.
     func releaseReadyAnswers() {
-        answers.releaseReady()
+        let loop = self.loop
+        answers.releaseReady { loop.answerBuffers.giveBack(&$0) }
         scheduleFlush()
     }
 }

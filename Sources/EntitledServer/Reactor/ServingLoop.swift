@@ -80,6 +80,8 @@ final class ServingLoop: @unchecked Sendable {
     private var running: [() -> Void] = []
     /// Run once, right after the writes of the current turn were committed (see `afterCurrentTurn`).
     private var afterCommit: [() -> Void] = []
+    /// Spare buffers for the answers of this loop's writes that wait for the log.
+    var answerBuffers = AnswerBufferPool()
     /// Watched memberships' expiries, soonest first (see `scheduleExpiry`).
     private var expiryTimers = Heap<ExpiryTimer>()
     /// Timers in `expiryTimers` that will do nothing when they fire (their connection closed, unwatched,

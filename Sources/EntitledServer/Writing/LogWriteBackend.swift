@@ -22,7 +22,7 @@ final class LogWriteBackend: WriteBackend {
 
     var appliesBeforeCommit: Bool { true }
 
-    func submit(_ write: WriteRequest, into output: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
+    func submit(_ write: WriteRequest, into output: inout ByteBuffer, answerBuffer: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
         let applied: AppliedWrite
         do throws(StoreError) {
             applied = try store.perform(write.write, announcing: publication.wantsNotices)
@@ -37,8 +37,9 @@ final class LogWriteBackend: WriteBackend {
             if let notice = applied.notice { publication.watchHub.publish(notice) }
             return .answered(error: nil)
         }
-        // Room for a membership answer from the start: growing an empty buffer reallocated it twice.
-        var answer = ByteBufferAllocator().buffer(capacity: 768)
+        // Taken from the caller, so that its only reference travels with the answer (and can be reused).
+        var answer = ByteBuffer()
+        swap(&answer, &answerBuffer)
         RequestProcessor.writeAnswer(to: write, .success(applied), now: store.now(), into: &answer)
         return .afterCommit(sequence: applied.sequence, answer: answer, notice: applied.notice)
     }

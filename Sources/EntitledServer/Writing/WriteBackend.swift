@@ -18,8 +18,9 @@ protocol WriteBackend: AnyObject, Sendable {
     var appliesBeforeCommit: Bool { get }
 
     /// Takes a write from a connection: decides and applies it now, or queues it. An answer given at once
-    /// is written into `output`.
-    func submit(_ write: WriteRequest, into output: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission
+    /// is written into `output`; one that waits for the commit (`afterCommit`) into `answerBuffer`, an
+    /// empty buffer the connection's loop keeps for that, which it then takes (leaving an empty one).
+    func submit(_ write: WriteRequest, into output: inout ByteBuffer, answerBuffer: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission
 
     /// Asks that every change through `sequence` be committed (a loop's end of turn, for the writes its
     /// connections wait for). Returns the outcome when it is known at once; otherwise `nil`, and calls
