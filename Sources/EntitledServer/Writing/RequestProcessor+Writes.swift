@@ -29,16 +29,19 @@ extension RequestProcessor {
     }
 
     /// The answer to `request`, a write whose result is `result`, at `now`.
-    static func response(to request: Request, result: WriteResult, now: Timestamp) -> Response {
+    ///
+    /// `now` is read only for the answers that need it: a new membership is described as of its creation,
+    /// and a clock read (a virtual machine's especially) costs as much as a hash lookup.
+    static func response(to request: Request, result: WriteResult, now: () -> Timestamp) -> Response {
         switch result {
         case .granted(let membership, let isReplay, let formerOwner):
-            if isReplay { return .replayedGrant(membership, moment: now) }
-            if let formerOwner { return .transferredGrant(membership, moment: now, from: formerOwner) }
+            if isReplay { return .replayedGrant(membership, moment: now()) }
+            if let formerOwner { return .transferredGrant(membership, moment: now(), from: formerOwner) }
             return .membership(membership, moment: membership.createdAt)
         case .claimed(let memberships):
             return .claimed(memberships.count)
         case .revoked(let membership, _):
-            return .membership(membership, moment: now)
+            return .membership(membership, moment: now())
         case .defined(let products):
             guard case .define(let entitlement, _, _) = request else { preconditionFailure("a definition answers a define") }
             return .defined(entitlement: entitlement, products: products)
@@ -46,7 +49,7 @@ extension RequestProcessor {
             guard case .undefine(let entitlement, _) = request else { preconditionFailure("a removal answers an undefine") }
             return .undefined(entitlement: entitlement, products: products)
         case .eventApplied(let membership, let outcome):
-            return .event(membership, moment: now, outcome: outcome)
+            return .event(membership, moment: now(), outcome: outcome)
         case .erased(let erasure):
             return .erased(memberships: erasure.memberships.count, historyEntries: erasure.historyEntries)
         }
@@ -55,7 +58,7 @@ extension RequestProcessor {
     /// Writes the answer line of `write` given what became of it; returns its error code, if it failed.
     @discardableResult
     static func writeAnswer(
-        to write: WriteRequest, _ result: Result<AppliedWrite, WriteFailure>, now: Timestamp, into output: inout ByteBuffer
+        to write: WriteRequest, _ result: Result<AppliedWrite, WriteFailure>, now: @autoclosure () -> Timestamp, into output: inout ByteBuffer
     ) -> ErrorCode? {
         switch result {
         case .success(let applied):
