@@ -22,10 +22,6 @@ import Testing
         return (listener, port)
     }
 
-    private static func send(_ socket: Int32, _ text: String) -> Int {
-        text.withCString { Foundation.send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-    }
-
     @Test func aConnectionIdleForTheIdleTimeoutIsClosed() throws {
         let (listener, port) = try Self.startListener(idleTimeoutSeconds: 0.5)
         defer { listener.finish().release() }
@@ -45,35 +41,25 @@ import Testing
     @Test func aConnectionThatDoesNotReadItsAnswersIsClosedAndOthersAreStillAnswered() throws {
         let (listener, port) = try Self.startListener()
         defer { listener.finish().release() }
-        let greedy = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(greedy) }
-        // A small receive buffer, so the answers pile up in the listener rather than in the kernel; a send
-        // timeout, so a listener that stops reading fails the test instead of hanging it.
-        var small: Int32 = 4096
-        setsockopt(greedy, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(greedy, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(greedy, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
+        // A small receive buffer, so that the answers pile up in the listener rather than in the kernel.
+        let greedy = try RawSocket(port: port, receiveBufferSize: 4096)
 
         // Pings, 14 bytes each, whose answers (over 100 bytes each) are never read: the listener must give
-        // up on the connection long before 64 MiB of requests were sent.
-        let batch = String(repeating: #"{"op":"ping"}"# + "\n", count: 1000)
+        // up on the connection long before 64 MiB of requests were sent. Sent without blocking, so that a
+        // listener that stops reading fails the test at the deadline instead of hanging it.
+        let batch = Array(String(repeating: #"{"op":"ping"}"# + "\n", count: 1000).utf8)
+        let deadline = ContinuousClock.now + .seconds(60)
         var sent = 0
         var closed = false
-        while sent < 64 << 20 {
-            let count = Self.send(greedy, batch)
-            if count < 0 {
+        while sent < 64 << 20, ContinuousClock.now < deadline {
+            do {
+                let taken = try greedy.sendWithoutBlocking(bytes: batch)
+                if taken == 0 { usleep(1_000) }
+                sent += taken
+            } catch {
                 closed = errno == EPIPE || errno == ECONNRESET
                 break
             }
-            sent += count
         }
         #expect(closed, "still open after \(sent) bytes of requests whose answers were not read (errno \(errno))")
 
