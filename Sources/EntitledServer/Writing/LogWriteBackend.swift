@@ -44,10 +44,22 @@ final class LogWriteBackend: WriteBackend {
         return .afterCommit(sequence: applied.sequence, answer: answer, notice: applied.notice)
     }
 
-    func commit(through sequence: UInt64, completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void) -> Result<Void, WriteFailure>? {
+    func commit(
+        through sequence: UInt64, onThisThread: Bool,
+        completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void
+    ) -> Result<Void, WriteFailure>? {
         guard let log = durable?.log else { return .success(()) }
-        if let result = log.commitIfIdle(through: sequence) { return result.mapError(RequestProcessor.failure) }
-        log.whenAcknowledged(sequence) { result in completion(result.mapError(RequestProcessor.failure)) }
+        // On the loop's thread: no thread hop and back in a lone client's round trip. Otherwise, when the
+        // commit syncs, the writer thread does it while the loop serves on: the connections not in this
+        // group send their next requests meanwhile, and a loop blocked in `fdatasync` (about 100 µs here)
+        // would leave them all waiting. Measured at 50 connections of durable grants (release, 2 cores,
+        // 4 runs each): 72,000 against 62,000 writes a second (median), at 15 against 13.5 µs of CPU per
+        // write (the two wake-ups per group and the smaller groups). A commit that only writes to the OS
+        // (`everysec`, `no`) is over sooner than the two wake-ups would take, so the loop makes it itself.
+        if onThisThread || log.policy != .always, let result = log.commitIfIdle(through: sequence) {
+            return result.mapError(RequestProcessor.failure)
+        }
+        log.commitOnWriterThread(through: sequence) { result in completion(result.mapError(RequestProcessor.failure)) }
         return nil
     }
 

@@ -31,7 +31,10 @@ final class ReplicatedWriteBackend: WriteBackend {
         return .queued
     }
 
-    func commit(through sequence: UInt64, completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void) -> Result<Void, WriteFailure>? {
+    func commit(
+        through sequence: UInt64, onThisThread: Bool,
+        completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void
+    ) -> Result<Void, WriteFailure>? {
         // Nothing waits for a commit here: a write is answered once its group committed.
         .success(())
     }

@@ -24,8 +24,12 @@ protocol WriteBackend: AnyObject, Sendable {
 
     /// Asks that every change through `sequence` be committed (a loop's end of turn, for the writes its
     /// connections wait for). Returns the outcome when it is known at once; otherwise `nil`, and calls
-    /// `completion` (on a thread of the backend's) when it is.
-    func commit(through sequence: UInt64, completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void) -> Result<Void, WriteFailure>?
+    /// `completion` (on a thread of the backend's) when it is. `onThisThread`: the caller may block until
+    /// the commit is made (a loop serving one writer) rather than hand it to a thread of the backend's.
+    func commit(
+        through sequence: UInt64, onThisThread: Bool,
+        completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void
+    ) -> Result<Void, WriteFailure>?
 
     /// Publishes `notice` once change `notice.sequence` is committed (a closed connection's writes: their
     /// writer is gone, their watchers are still told).

@@ -16,8 +16,10 @@ public struct GroupCommitStatistics: Sendable, Hashable {
     /// (the longest wait in the batch): the sum over all batches, and the longest.
     public var oldestWaitNanoseconds: UInt64 = 0
     public var longestWaitNanoseconds: UInt64 = 0
-    /// Commits an event loop left to the log's writer thread because another thread was writing the log
-    /// at that moment (its changes then rode along with the next batch instead of waiting for the lock).
+    /// Commits an event loop left to the log's writer thread: because several of its connections waited
+    /// on the commit (the loop serves on while the writer thread syncs), or because another thread was
+    /// writing the log at that moment (its changes then rode along with the next batch instead of
+    /// waiting for the lock).
     public var handedOff = 0
 
     public init() {}

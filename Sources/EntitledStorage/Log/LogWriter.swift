@@ -7,8 +7,10 @@ import Logging
 /// memory. A flush takes everything buffered, writes it with one `write` and, with `FsyncPolicy.always`,
 /// one `fdatasync`, then acknowledges every change up to the last one it wrote: writers that arrive while
 /// a sync is running share the next one (group commit), so 50 concurrent writers pay a handful of syncs,
-/// not 50. Event loops flush on their own thread (`commitIfIdle`); a writer thread flushes for callers
-/// of `whenAcknowledged`, for snapshots' log rotations, and within 10 ms for records nobody committed.
+/// not 50. An event loop with one connection waiting flushes on its own thread (`commitIfIdle`); a writer
+/// thread flushes for loops with several (`commitOnWriterThread`, so that they serve on meanwhile), for
+/// callers of `whenAcknowledged`, for snapshots' log rotations, and within 10 ms for records nobody
+/// committed.
 ///
 /// With `always`, a `SegmentPreallocator` keeps zeros on disk ahead of the records, so a sync writes
 /// data only and not the file's new size too; the zeros left after the last record are cut off when a
@@ -204,7 +206,15 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         _ sequence: UInt64,
         _ callback: @escaping @Sendable (Result<Void, JournalError>) -> Void
     ) {
+        whenAcknowledged(sequence, handedOff: false, callback)
+    }
+
+    private func whenAcknowledged(
+        _ sequence: UInt64, handedOff: Bool,
+        _ callback: @escaping @Sendable (Result<Void, JournalError>) -> Void
+    ) {
         condition.lock()
+        if handedOff { counters.groupCommit.handedOff += 1 }
         if sequence <= acknowledged {
             condition.unlock()
             callback(.success(()))
@@ -237,6 +247,17 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         ioLock.unlock()
         // Still open only while memory is being put back after a failure: the caller then waits.
         return settled(sequence)
+    }
+
+    /// Has the writer thread write (and with `.always` sync) everything recorded so far at once, and calls
+    /// `callback` (on the writer thread, or at once) when change `sequence` may be acknowledged or never
+    /// will be: for an event loop that serves on meanwhile instead of blocking in the sync. Counted in
+    /// `handedOff`.
+    public func commitOnWriterThread(
+        through sequence: UInt64,
+        _ callback: @escaping @Sendable (Result<Void, JournalError>) -> Void
+    ) {
+        whenAcknowledged(sequence, handedOff: true, callback)
     }
 
     /// Success when `sequence` is acknowledged, the failure when the log failed, `nil` otherwise.
