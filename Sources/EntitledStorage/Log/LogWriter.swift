@@ -165,9 +165,6 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
     // MARK: ChangeJournal
 
     public func record(_ change: StoreChange, context: ChangeContext, sequence: UInt64) throws(JournalError) {
-        var encoded: [UInt8] = []
-        encoded.reserveCapacity(256)  // a grant's record is about 100 bytes: one allocation, no regrowth
-        LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change, context: context), to: &encoded)
         condition.lock()
         defer { condition.unlock() }
         if let outage { throw .outage(cause: outage.reason, changeMayRemain: false) }
@@ -179,7 +176,10 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
             // condition could take a `signal` meant for the writer thread, which would sleep on.
             if writerIsIdle { condition.broadcast() }
         }
-        pending.append(contentsOf: encoded)
+        // Encoded straight into `pending`, under the lock that the writer thread takes only to swap the
+        // buffer out (a fraction of a microsecond): a buffer of its own cost each record an allocation
+        // and a copy (perf, bulk load of grants: 2% of a grant's CPU).
+        LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change, context: context), to: &pending)
         pendingRecords += 1
         pendingLastSequence = sequence
         // Before the change takes effect in memory (the store calls this first): a read that sees it
