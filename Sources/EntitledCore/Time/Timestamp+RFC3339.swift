@@ -19,6 +19,13 @@ extension Timestamp {
         self = parsed
     }
 
+    /// As `init?(rfc3339:)`, from the text's UTF-8 bytes (a request line's, without making a String).
+    public init?(rfc3339UTF8 bytes: UnsafeRawBufferPointer) {
+        let utf8 = UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        guard let parsed = Timestamp.parseRFC3339(utf8) else { return nil }
+        self = parsed
+    }
+
     /// The UTC RFC 3339 form: `2026-12-21T00:00:00Z`, with `.mmm` only when the milliseconds are not zero.
     public var rfc3339: String {
         withRFC3339Bytes { String(decoding: $0, as: UTF8.self) }

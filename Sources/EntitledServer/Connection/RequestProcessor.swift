@@ -118,6 +118,13 @@ public struct RequestProcessor: Sendable {
             answerCheck(check.query, id: check.id, into: &output, noting: &note)
             return .written
         }
+        if let compact = CompactGrantDecoder.decode(line: line, permitting: access.permissions) {
+            let request = Request.grant(compact.grant, reason: nil)
+            if let write = storeWrite(for: request, access: access) {
+                note.operation = .grant
+                return .write(write, request: request, id: compact.id)
+            }
+        }
         let decoded = RequestDecoder.decode(line: line, permitting: access.permissions)
         let request: Request
         switch decoded.result {

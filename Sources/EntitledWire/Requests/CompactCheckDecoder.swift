@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import EntitledCore
 import NIOCore
 
@@ -36,19 +29,7 @@ public enum CompactCheckDecoder {
     /// written another way; what it gives decides nothing.
     @inline(__always)
     public static func userOfCheck(onLine line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        stringValue(onLine: line, startingWith: headOfUserCheck)
-    }
-
-    /// The bytes of a string value that `line` starts with `head` (which ends with the value's opening
-    /// quote) up to the next quote; `nil` when the line starts otherwise or the quote does not come.
-    @inline(__always)
-    static func stringValue(onLine line: UnsafeRawBufferPointer, startingWith head: StaticString) -> UnsafeRawBufferPointer? {
-        let prefixCount = head.utf8CodeUnitCount
-        guard line.count > prefixCount, let base = line.baseAddress,
-            memcmp(base, head.utf8Start, prefixCount) == 0,
-            let quote = memchr(base + prefixCount, Int32(UInt8(ascii: "\"")), line.count - prefixCount)
-        else { return nil }
-        return UnsafeRawBufferPointer(rebasing: line[prefixCount..<base.distance(to: UnsafeRawPointer(quote))])
+        CompactLine.stringValue(onLine: line, startingWith: headOfUserCheck)
     }
 
     /// The check `line` asks for, or `nil` when it is not in the compact shape.
@@ -78,87 +59,28 @@ public enum CompactCheckDecoder {
     }
 
     private static func scan(_ bytes: UnsafeRawBufferPointer) -> Fields? {
-        var end = bytes.count
-        if end > 0, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        let headCount = head.utf8CodeUnitCount
-        guard end > headCount, bytes[end - 1] == UInt8(ascii: "}") else { return nil }
-        guard memcmp(bytes.baseAddress!, head.utf8Start, headCount) == 0 else { return nil }
         var fields = Fields()
-        var at = headCount
-        let last = end - 1  // the closing brace
-        while at < last {
-            guard bytes[at] == UInt8(ascii: ","), at + 1 < last, bytes[at + 1] == UInt8(ascii: "\"") else { return nil }
-            guard let keyEnd = plainStringEnd(bytes, from: at + 2, before: last) else { return nil }
-            let key = UnsafeRawBufferPointer(rebasing: bytes[(at + 2)..<keyEnd])
-            at = keyEnd + 1
-            guard at < last, bytes[at] == UInt8(ascii: ":") else { return nil }
-            at += 1
-            if equals(key, "id") {
-                guard fields.id == nil, let valueEnd = idEnd(bytes, from: at, before: last) else { return nil }
-                fields.id = at..<valueEnd
-                at = valueEnd
-                continue
-            }
-            guard at < last, bytes[at] == UInt8(ascii: "\""), let valueEnd = plainStringEnd(bytes, from: at + 1, before: last) else {
-                return nil
-            }
-            let count = valueEnd - (at + 1)
-            guard count > 0, count <= Limits.maximumIdentifierBytes else { return nil }
-            // Plain ASCII: valid UTF-8 as it is, and a String of up to 15 bytes needs no allocation.
-            let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(at + 1)..<valueEnd]), as: UTF8.self)
-            if equals(key, "user") {
-                guard fields.user == nil else { return nil }
-                fields.user = value
-            } else if equals(key, "device") {
-                guard fields.device == nil else { return nil }
-                fields.device = value
-            } else if equals(key, "entitlement") {
-                guard fields.entitlement == nil else { return nil }
-                fields.entitlement = value
-            } else if equals(key, "product") {
-                guard fields.product == nil else { return nil }
-                fields.product = value
+        let inShape = CompactLine.forEachField(in: bytes, after: head) { key, value in
+            if CompactLine.equals(key, "id") {
+                guard fields.id == nil else { return false }
+                fields.id = value
+            } else if CompactLine.equals(key, "user") {
+                guard fields.user == nil else { return false }
+                fields.user = CompactLine.string(bytes, value)
+            } else if CompactLine.equals(key, "device") {
+                guard fields.device == nil else { return false }
+                fields.device = CompactLine.string(bytes, value)
+            } else if CompactLine.equals(key, "entitlement") {
+                guard fields.entitlement == nil else { return false }
+                fields.entitlement = CompactLine.string(bytes, value)
+            } else if CompactLine.equals(key, "product") {
+                guard fields.product == nil else { return false }
+                fields.product = CompactLine.string(bytes, value)
             } else {
-                return nil
+                return false
             }
-            at = valueEnd + 1
+            return true
         }
-        return at == last ? fields : nil
-    }
-
-    /// Where the plain string starting at `start` (after its opening quote) closes: the index of its
-    /// closing quote, or `nil` when it holds a byte outside printable ASCII or a backslash, or does not
-    /// close before `limit`.
-    @inline(__always)
-    private static func plainStringEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, before limit: Int) -> Int? {
-        var index = start
-        while index < limit {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") { return index }
-            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
-            index += 1
-        }
-        return nil
-    }
-
-    /// Where an `id` value starting at `start` ends: a plain string, or a whole number without leading
-    /// zeros of at most 18 digits.
-    private static func idEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, before limit: Int) -> Int? {
-        guard start < limit else { return nil }
-        if bytes[start] == UInt8(ascii: "\"") {
-            return plainStringEnd(bytes, from: start + 1, before: limit).map { $0 + 1 }
-        }
-        var index = start
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
-        let digitsStart = index
-        while index < limit, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
-        let digits = index - digitsStart
-        guard digits > 0, digits <= 18, !(digits > 1 && bytes[digitsStart] == UInt8(ascii: "0")) else { return nil }
-        return index
-    }
-
-    @inline(__always)
-    private static func equals(_ key: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
-        key.count == name.utf8CodeUnitCount && memcmp(key.baseAddress!, name.utf8Start, key.count) == 0
+        return inShape ? fields : nil
     }
 }

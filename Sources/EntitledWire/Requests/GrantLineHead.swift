@@ -10,6 +10,6 @@ public enum GrantLineHead {
     /// `RequestDecoder` later refuses; what it gives decides nothing.
     @inline(__always)
     public static func user(onLine line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        CompactCheckDecoder.stringValue(onLine: line, startingWith: headOfUserGrant)
+        CompactLine.stringValue(onLine: line, startingWith: headOfUserGrant)
     }
 }
