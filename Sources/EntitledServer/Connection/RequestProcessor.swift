@@ -51,7 +51,7 @@ public struct RequestProcessor: Sendable {
         /// The answer was appended to the output.
         case written
         /// A write: the connection submits it to the write backend (`WriteBackend.submit`).
-        case write(StoreWrite, request: Request, id: ByteBuffer?)
+        case write(StoreWrite, id: ByteBuffer?)
         /// A snapshot was asked for: run `takeSnapshot(id:completion:)` and answer with what it gives.
         case afterSnapshot(id: ByteBuffer?)
         /// A `watch` or `unwatch`: the connection keeps its watches, so it answers.
@@ -97,10 +97,10 @@ public struct RequestProcessor: Sendable {
     public func respond(to line: ByteBuffer, access: ConnectionAccess = .open, into output: inout ByteBuffer) -> Answer {
         var note = Note()
         let answer = respond(to: line, access: access, into: &output, noting: &note)
-        guard case .write(let write, let request, let id) = answer else { return answer }
+        guard case .write(let write, let id) = answer else { return answer }
         var answerBuffer = ByteBuffer()
         let submission = writes.submit(
-            WriteRequest(write: write, request: request, id: id), into: &output, answerBuffer: &answerBuffer,
+            WriteRequest(write: write, id: id), into: &output, answerBuffer: &answerBuffer,
             delivery: WriteDelivery(connection: nil, token: 0)
         )
         if case .afterCommit(_, let committed, _) = submission { output.writeImmutableBuffer(committed) }
@@ -119,11 +119,8 @@ public struct RequestProcessor: Sendable {
             return .written
         }
         if let compact = CompactGrantDecoder.decode(line: line, permitting: access.permissions) {
-            let request = Request.grant(compact.grant, reason: nil)
-            if let write = storeWrite(for: request, access: access) {
-                note.operation = .grant
-                return .write(write, request: request, id: compact.id)
-            }
+            note.operation = .grant
+            return .write(grantWrite(compact.grant, reason: nil, access: access), id: compact.id)
         }
         let decoded = RequestDecoder.decode(line: line, permitting: access.permissions)
         let request: Request
@@ -136,7 +133,7 @@ public struct RequestProcessor: Sendable {
         }
         if let write = storeWrite(for: request, access: access) {
             note.operation = request.op
-            return .write(write, request: request, id: decoded.id)
+            return .write(write, id: decoded.id)
         }
         // A read waits for this connection's own writes, so that it sees them.
         if ownWritesPending { return .afterOwnWrites }

@@ -372,8 +372,8 @@ final class ServedConnection {
                 return monotonicNanoseconds()
             }
             return record(note, startedAt: started)
-        case .write(let write, let request, let id):
-            return submit(WriteRequest(write: write, request: request, id: id), note: note, startedAt: started)
+        case .write(let write, let id):
+            return submit(WriteRequest(write: write, id: id), note: note, startedAt: started)
         case .afterOwnWrites:
             park(line, until: .ownWrites, startedAt: started)
         case .afterSnapshot(let id):

@@ -10,7 +10,7 @@ extension RequestProcessor {
         let actor = access.actor
         switch request {
         case .grant(let grant, let reason):
-            return .grant(grant, author: ChangeAuthor(actor: actor, reason: reason), transfers: transferRule)
+            return grantWrite(grant, reason: reason, access: access)
         case .claim(let device, let user, let reason):
             return .claim(device: device, user: user, author: ChangeAuthor(actor: actor, reason: reason))
         case .revoke(let id, let reason):
@@ -28,11 +28,17 @@ extension RequestProcessor {
         }
     }
 
-    /// The answer to `request`, a write whose result is `result`, at `now`.
+    /// The store's write for a grant by the connection with `access`.
+    @inline(__always)
+    func grantWrite(_ grant: Grant, reason: String?, access: ConnectionAccess) -> StoreWrite {
+        .grant(grant, author: ChangeAuthor(actor: access.actor, reason: reason), transfers: transferRule)
+    }
+
+    /// The answer to `write`, whose result is `result`, at `now`.
     ///
     /// `now` is read only for the answers that need it: a new membership is described as of its creation,
     /// and a clock read (a virtual machine's especially) costs as much as a hash lookup.
-    static func response(to request: Request, result: WriteResult, now: () -> Timestamp) -> Response {
+    static func response(to write: StoreWrite, result: WriteResult, now: () -> Timestamp) -> Response {
         switch result {
         case .granted(let membership, let isReplay, let formerOwner):
             if isReplay { return .replayedGrant(membership, moment: now()) }
@@ -43,10 +49,10 @@ extension RequestProcessor {
         case .revoked(let membership, _):
             return .membership(membership, moment: now())
         case .defined(let products):
-            guard case .define(let entitlement, _, _) = request else { preconditionFailure("a definition answers a define") }
+            guard case .define(let entitlement, _, _) = write else { preconditionFailure("a definition answers a define") }
             return .defined(entitlement: entitlement, products: products)
         case .undefined(let products):
-            guard case .undefine(let entitlement, _) = request else { preconditionFailure("a removal answers an undefine") }
+            guard case .undefine(let entitlement, _) = write else { preconditionFailure("a removal answers an undefine") }
             return .undefined(entitlement: entitlement, products: products)
         case .eventApplied(let membership, let outcome):
             return .event(membership, moment: now(), outcome: outcome)
@@ -62,7 +68,7 @@ extension RequestProcessor {
     ) -> ErrorCode? {
         switch result {
         case .success(let applied):
-            ResponseEncoder.write(response(to: write.request, result: applied.result, now: now), id: write.id, sequence: applied.sequence, into: &output)
+            ResponseEncoder.write(response(to: write.write, result: applied.result, now: now), id: write.id, sequence: applied.sequence, into: &output)
             return nil
         case .failure(let failure):
             let error = wireError(failure)

@@ -53,7 +53,7 @@ protocol WriteBackend: AnyObject, Sendable {
 /// A decoded write from a connection: the store's write, and what its answer needs.
 struct WriteRequest: Sendable {
     var write: StoreWrite
-    var request: Request
+    /// The request's `id`, echoed in its answer.
     var id: ByteBuffer?
 }
 
