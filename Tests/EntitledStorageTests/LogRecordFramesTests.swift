@@ -45,6 +45,48 @@ import Testing
         }
     }
 
+    /// Records framed on the stack (small) and in the array itself (longer than the stack's buffer),
+    /// mixed in one segment: each frame is read back whole with the change it was given, and the one that
+    /// does not fit is framed byte for byte as a `BinaryWriter` would frame it.
+    @Test func recordsTooLongForTheStackBufferAreFramedLikeTheOthers() throws {
+        let context = ChangeContext(actor: "console", reason: "import", recordedAt: Timestamp(millisecondsSinceEpoch: 1_700_000_000_000))
+        let small = StoreChange.define(entitlement: "pro", products: ["prod_pro"])
+        let large = StoreChange.define(entitlement: "many", products: (0..<300).map { "product-with-a-long-name-\($0)" })
+        let changes = [small, large, small, large]
+        var bytes = LogFormat.segmentHeader(firstSequence: 1)
+        var starts: [Int] = []
+        for (index, change) in changes.enumerated() {
+            starts.append(bytes.count)
+            LogFormat.appendRecord(LoggedChange(sequence: UInt64(index + 1), change: change, context: context), to: &bytes)
+        }
+        #expect(starts[2] - starts[1] > LogFormat.scratchRecordCapacity, "the large record must not fit the stack buffer")
+        #expect(Self.frames(of: bytes).frames == starts.map { "record@\($0)" })
+        let read = bytes.withUnsafeBytes { raw in
+            var frames = LogRecordFrames(raw)
+            var logged: [LoggedChange] = []
+            while case .record(let record) = frames.next() {
+                var reader = BinaryReader(record.payload)
+                if let change = try? reader.readLoggedChange(version: LogFormat.version) { logged.append(change) }
+            }
+            return logged
+        }
+        #expect(read.map(\.change) == changes)
+        #expect(read.map(\.context) == Array(repeating: context, count: changes.count))
+
+        // The payload as a BinaryWriter writes it, framed by hand as STORAGE.md §3 says.
+        var payload = BinaryWriter()
+        payload.write(LoggedChange(sequence: 2, change: large, context: context))
+        var expected: [UInt8] = []
+        let length = UInt32(payload.bytes.count)
+        let payloadChecksum = CRC32C.checksum(payload.bytes)
+        withUnsafeBytes(of: length.littleEndian) { expected.append(contentsOf: $0) }
+        withUnsafeBytes(of: payloadChecksum.littleEndian) { expected.append(contentsOf: $0) }
+        let headerChecksum = CRC32C.checksum(expected)
+        withUnsafeBytes(of: headerChecksum.littleEndian) { expected.append(contentsOf: $0) }
+        expected += payload.bytes
+        #expect(Array(bytes[starts[1]..<starts[2]]) == expected)
+    }
+
     @Test func anIntactSegmentYieldsEveryRecordAndItsPayloadThenEnds() throws {
         let (bytes, starts) = Self.segment(records: 5)
         let read = Self.frames(of: bytes)

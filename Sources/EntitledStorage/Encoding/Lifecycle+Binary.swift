@@ -17,7 +17,7 @@ import EntitledCore
 //   revision: sequence: u64, context, action: u8 (1 grant, 2 claim, 3 revoke, 4 event, then an event),
 //     effectiveAt: time, before: u8 presence, then a membership
 
-extension BinaryWriter {
+extension BinaryWriting {
     mutating func write(_ lifecycle: MembershipLifecycle) {
         write(UInt8(lifecycle.willRenew ? 1 : 0))
         write(lifecycle.periodType.rawValue)

@@ -25,7 +25,7 @@ extension PurchaseSource {
     }
 }
 
-extension BinaryWriter {
+extension BinaryWriting {
     /// Writes `membership` in the current format version (2).
     mutating func write(_ membership: Membership) {
         write(membership.id)

@@ -23,7 +23,7 @@ struct LoggedChange: Hashable {
     var context: ChangeContext
 }
 
-extension BinaryWriter {
+extension BinaryWriting {
     /// Writes `logged` in the current format version (4).
     mutating func write(_ logged: LoggedChange) {
         write(logged.sequence)

@@ -42,24 +42,37 @@ enum LogFormat {
 
     /// Appends one framed record holding `logged` to `bytes`.
     static func appendRecord(_ logged: LoggedChange, to bytes: inout [UInt8]) {
-        // Written in place behind a blank header that is filled in after: a payload writer and a header
-        // writer of their own cost two allocations and two copies a record.
+        // Framed in a buffer on the stack, then appended with one copy; a record that does not fit (a
+        // membership with a long history of transactions) is framed in the array itself.
+        let fitted = withUnsafeTemporaryAllocation(byteCount: scratchRecordCapacity, alignment: 8) { scratch -> Bool in
+            var writer = ScratchBinaryWriter(scratch)
+            frame(logged, with: &writer)
+            guard !writer.overflowed else { return false }
+            bytes.append(contentsOf: writer.written)
+            return true
+        }
+        guard !fitted else { return }
+        // Written in place, at the array's end: a writer of its own would cost an allocation and a copy.
         var writer = BinaryWriter(capacity: 0)
         swap(&writer.bytes, &bytes)
         defer { swap(&writer.bytes, &bytes) }
-        let headerStart = writer.bytes.count
-        let payloadStart = headerStart + recordHeaderLength
-        writer.bytes.append(contentsOf: repeatElement(0, count: recordHeaderLength))
+        frame(logged, with: &writer)
+    }
+
+    /// The largest record framed on the stack: a grant's is about 100 bytes.
+    static let scratchRecordCapacity = 4096
+
+    /// Writes a record at the writer's end: a blank header, the payload, then the header filled in (the
+    /// payload's length and checksum, and the checksum of those 8 bytes).
+    private static func frame(_ logged: LoggedChange, with writer: inout some BinaryWriting) {
+        let start = writer.writtenCount
+        for _ in 0..<(recordHeaderLength / 4) { writer.write(UInt32(0)) }
+        let payloadStart = writer.writtenCount
         writer.write(logged)
-        let payloadChecksum = writer.bytes.withUnsafeBytes {
-            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payloadStart...]))
-        }
-        writer.patch(UInt32(writer.bytes.count - payloadStart), at: headerStart)
-        writer.patch(payloadChecksum, at: headerStart + 4)
-        let headerChecksum = writer.bytes.withUnsafeBytes {
-            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[headerStart..<(headerStart + 8)]))
-        }
-        writer.patch(headerChecksum, at: headerStart + 8)
+        let payloadEnd = writer.writtenCount
+        writer.patch(UInt32(payloadEnd - payloadStart), at: start)
+        writer.patch(writer.checksum(of: payloadStart..<payloadEnd), at: start + 4)
+        writer.patch(writer.checksum(of: start..<(start + 8)), at: start + 8)
     }
 }
 
