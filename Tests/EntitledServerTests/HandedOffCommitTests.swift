@@ -45,6 +45,9 @@ struct HandedOffCommitTests {
         defer { setting.gate.openForGood() }
         let port = try await setting.start()
         let writers = try await setting.holdSixteenWritersInOneSync(port: port)
+        // The held sync is the writer thread's: the loop still answers.
+        let reader = try RawSocket(port: port)
+        #expect(try reader.readResponseTo(#"{"op":"ping"}"#).isOK)
 
         let fault = FileSystem.Fault(operation: "fdatasync", directory: setting.dataDirectory, errno: EIO)
         FileSystem.inject(fault)
@@ -55,7 +58,6 @@ struct HandedOffCommitTests {
             #expect(answer.error?.code == "unavailable", "\(answer.line)")
         }
 
-        let reader = try RawSocket(port: port)
         for index in writers.indices {
             let check = try reader.readResponseTo(#"{"op":"check","user":"writer-\#(index)","product":"prod_pro"}"#)
             #expect(check.active == false, "\(check.line)")

@@ -45,21 +45,47 @@ import Testing
         }
     }
 
-    /// Records framed on the stack (small) and in the array itself (longer than the stack's buffer),
-    /// mixed in one segment: each frame is read back whole with the change it was given, and the one that
-    /// does not fit is framed byte for byte as a `BinaryWriter` would frame it.
-    @Test func recordsTooLongForTheStackBufferAreFramedLikeTheOthers() throws {
+    /// A record framed as STORAGE.md section 3 says, by hand: a header (payload length, payload CRC-32C,
+    /// CRC-32C of those 8 bytes) before the payload as a `BinaryWriter` writes it.
+    static func framedByHand(_ logged: LoggedChange) -> [UInt8] {
+        var payload = BinaryWriter()
+        payload.write(logged)
+        var framed: [UInt8] = []
+        withUnsafeBytes(of: UInt32(payload.bytes.count).littleEndian) { framed.append(contentsOf: $0) }
+        withUnsafeBytes(of: CRC32C.checksum(payload.bytes).littleEndian) { framed.append(contentsOf: $0) }
+        let headerChecksum = CRC32C.checksum(framed)
+        withUnsafeBytes(of: headerChecksum.littleEndian) { framed.append(contentsOf: $0) }
+        return framed + payload.bytes
+    }
+
+    /// Records framed on the stack (up to `scratchRecordCapacity` bytes) and in the array itself (longer),
+    /// mixed in one segment: each is framed byte for byte as by hand, and read back whole with its change.
+    @Test func recordsFramedOnTheStackAndInTheArrayAreFramedAlike() throws {
         let context = ChangeContext(actor: "console", reason: "import", recordedAt: Timestamp(millisecondsSinceEpoch: 1_700_000_000_000))
-        let small = StoreChange.define(entitlement: "pro", products: ["prod_pro"])
-        let large = StoreChange.define(entitlement: "many", products: (0..<300).map { "product-with-a-long-name-\($0)" })
-        let changes = [small, large, small, large]
+        func record(named name: String, products: Int = 0) -> StoreChange {
+            .define(entitlement: name, products: (0..<products).map { "product-with-a-long-name-\($0)" })
+        }
+        // A definition whose whole record is exactly `length` bytes, found by growing its name.
+        func record(ofLength length: Int) -> StoreChange {
+            var name = "e"
+            while Self.framedByHand(LoggedChange(sequence: 1, change: record(named: name), context: context)).count < length { name += "e" }
+            return record(named: name)
+        }
+        let capacity = LogFormat.scratchRecordCapacity
+        let changes = [
+            record(named: "pro", products: 1), record(named: "many", products: 300), record(ofLength: capacity),
+            record(ofLength: capacity + 1), record(named: "pro", products: 2),
+        ]
         var bytes = LogFormat.segmentHeader(firstSequence: 1)
         var starts: [Int] = []
         for (index, change) in changes.enumerated() {
             starts.append(bytes.count)
-            LogFormat.appendRecord(LoggedChange(sequence: UInt64(index + 1), change: change, context: context), to: &bytes)
+            let logged = LoggedChange(sequence: UInt64(index + 1), change: change, context: context)
+            LogFormat.appendRecord(logged, to: &bytes)
+            #expect(Array(bytes[starts[index]...]) == Self.framedByHand(logged), "record \(index + 1)")
         }
-        #expect(starts[2] - starts[1] > LogFormat.scratchRecordCapacity, "the large record must not fit the stack buffer")
+        #expect(starts[2] - starts[1] > capacity, "the second record must not fit the stack buffer")
+        #expect(starts[3] - starts[2] == capacity && starts[4] - starts[3] == capacity + 1)
         #expect(Self.frames(of: bytes).frames == starts.map { "record@\($0)" })
         let read = bytes.withUnsafeBytes { raw in
             var frames = LogRecordFrames(raw)
@@ -72,19 +98,6 @@ import Testing
         }
         #expect(read.map(\.change) == changes)
         #expect(read.map(\.context) == Array(repeating: context, count: changes.count))
-
-        // The payload as a BinaryWriter writes it, framed by hand as STORAGE.md §3 says.
-        var payload = BinaryWriter()
-        payload.write(LoggedChange(sequence: 2, change: large, context: context))
-        var expected: [UInt8] = []
-        let length = UInt32(payload.bytes.count)
-        let payloadChecksum = CRC32C.checksum(payload.bytes)
-        withUnsafeBytes(of: length.littleEndian) { expected.append(contentsOf: $0) }
-        withUnsafeBytes(of: payloadChecksum.littleEndian) { expected.append(contentsOf: $0) }
-        let headerChecksum = CRC32C.checksum(expected)
-        withUnsafeBytes(of: headerChecksum.littleEndian) { expected.append(contentsOf: $0) }
-        expected += payload.bytes
-        #expect(Array(bytes[starts[1]..<starts[2]]) == expected)
     }
 
     @Test func anIntactSegmentYieldsEveryRecordAndItsPayloadThenEnds() throws {

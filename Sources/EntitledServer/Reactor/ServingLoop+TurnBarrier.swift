@@ -8,7 +8,11 @@ extension ServingLoop {
     /// writes again the next change gets the number of one that failed. A loop still in the turn that
     /// numbered such a write must have asked the log about it (and heard it failed) before then, or the
     /// new change's acknowledgement would be taken for the old one's. A write is committed at the end of
-    /// the turn that read it, so one finished turn per loop is enough. Used as the log's resume barrier.
+    /// the turn that read it, or, while the loop's previous commit is out with the log's writer thread, at
+    /// the end of the turn in which that commit's outcome arrives. The log reports that outcome (failed)
+    /// before it runs this barrier, and a loop runs posted tasks in the order they came, so the outcome's
+    /// task runs before this one: one finished turn per loop after this is posted is still enough. Used as
+    /// the log's resume barrier.
     static func waitForCommittedTurns(of loops: [ServingLoop], timeout: DispatchTimeInterval = .seconds(5)) -> Bool {
         let group = DispatchGroup()
         for loop in loops {

@@ -59,8 +59,9 @@ enum LogFormat {
         frame(logged, with: &writer)
     }
 
-    /// The largest record framed on the stack: a grant's is about 100 bytes.
-    static let scratchRecordCapacity = 4096
+    /// The largest record framed on the stack: a grant's is about 100 bytes. At most 1 KiB, the most
+    /// `withUnsafeTemporaryAllocation` is sure to take from the stack (beyond, it may allocate).
+    static let scratchRecordCapacity = 1024
 
     /// Writes a record at the writer's end: a blank header, the payload, then the header filled in (the
     /// payload's length and checksum, and the checksum of those 8 bytes).

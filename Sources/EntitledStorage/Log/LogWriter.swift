@@ -206,15 +206,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         _ sequence: UInt64,
         _ callback: @escaping @Sendable (Result<Void, JournalError>) -> Void
     ) {
-        whenAcknowledged(sequence, handedOff: false, callback)
-    }
-
-    private func whenAcknowledged(
-        _ sequence: UInt64, handedOff: Bool,
-        _ callback: @escaping @Sendable (Result<Void, JournalError>) -> Void
-    ) {
         condition.lock()
-        if handedOff { counters.groupCommit.handedOff += 1 }
         if sequence <= acknowledged {
             condition.unlock()
             callback(.success(()))
@@ -249,15 +241,22 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         return settled(sequence)
     }
 
-    /// Has the writer thread write (and with `.always` sync) everything recorded so far at once, and calls
-    /// `callback` (on the writer thread, or at once) when change `sequence` may be acknowledged or never
-    /// will be: for an event loop that serves on meanwhile instead of blocking in the sync. Counted in
-    /// `handedOff`.
+    /// Has the writer thread write (and with `.always` sync) everything recorded so far at once, for an
+    /// event loop that serves on meanwhile instead of blocking in the sync. Returns the outcome when it is
+    /// known already (`callback` is then not called); otherwise `nil`, and calls `callback` on the writer
+    /// thread when change `sequence` may be acknowledged or never will be. Counted in `handedOff`.
     public func commitOnWriterThread(
         through sequence: UInt64,
         _ callback: @escaping @Sendable (Result<Void, JournalError>) -> Void
-    ) {
-        whenAcknowledged(sequence, handedOff: true, callback)
+    ) -> Result<Void, JournalError>? {
+        condition.lock()
+        defer { condition.unlock() }
+        if sequence <= acknowledged { return .success(()) }
+        if let failure = settledFailure { return .failure(failure) }
+        counters.groupCommit.handedOff += 1
+        waiters.append((sequence, callback))
+        condition.broadcast()
+        return nil
     }
 
     /// Success when `sequence` is acknowledged, the failure when the log failed, `nil` otherwise.
