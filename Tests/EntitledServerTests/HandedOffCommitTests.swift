@@ -69,6 +69,74 @@ struct HandedOffCommitTests {
         await setting.server.stop()
         setting.durable.close()
     }
+
+    /// A full disk while a handed-over commit is out, with more writes waiting behind it on the loop:
+    /// every write of the failed group and of those behind it is answered `unavailable` and seen by no
+    /// reader; once the disk takes writes again, new writes are answered and kept, and a restart holds
+    /// exactly the acknowledged ones (the numbers of the failed changes are given again, to new ones).
+    @Test func aFullDiskWhileAHandedOverCommitIsOutRefusesItsGroupAndTheWritesBehindItThenResumes() async throws {
+        let setting = try GatedServer()
+        defer { setting.gate.openForGood() }
+        let port = try await setting.start()
+        let acknowledgedGroup = try await setting.holdSixteenWritersInOneSync(port: port)
+        // While that sync is held, a second group is read: it waits behind the commit that is out.
+        let secondGroup = try (0..<8).map { _ in try RawSocket(port: port) }
+        for (index, writer) in secondGroup.enumerated() {
+            try writer.send(#"{"op":"grant","user":"second-\#(index)","product":"prod_pro"}"# + "\n")
+        }
+        let reader = try RawSocket(port: port)
+        #expect(try reader.readResponseTo(#"{"op":"ping"}"#).isOK)
+
+        // The second group's write fails (a full disk), slowly enough for a third group to be read meanwhile.
+        let fault = FileSystem.Fault(operation: "write", directory: setting.dataDirectory, errno: ENOSPC, delayMilliseconds: 400)
+        FileSystem.inject(fault)
+        defer { FileSystem.remove(fault) }
+        setting.gate.openForGood()
+        for writer in acknowledgedGroup {
+            let answer = try writer.readResponse()
+            #expect(answer.isOK, "\(answer.line)")
+        }
+        let thirdGroup = try (0..<4).map { _ in try RawSocket(port: port) }
+        for (index, writer) in thirdGroup.enumerated() {
+            try writer.send(#"{"op":"grant","user":"third-\#(index)","product":"prod_pro"}"# + "\n")
+        }
+        for writer in secondGroup + thirdGroup {
+            let answer = try writer.readResponse()
+            #expect(answer.error?.code == "unavailable", "\(answer.line)")
+        }
+        for user in (0..<8).map({ "second-\($0)" }) + (0..<4).map({ "third-\($0)" }) {
+            #expect(try reader.readResponseTo(#"{"op":"check","user":"\#(user)","product":"prod_pro"}"#).active == false, "\(user)")
+        }
+
+        // The disk takes writes again: writes resume by themselves.
+        FileSystem.remove(fault)
+        let deadline = ContinuousClock.now + .seconds(20)
+        var resumed: EntitledResponse?
+        while ContinuousClock.now < deadline {
+            let answer = try reader.readResponseTo(#"{"op":"grant","user":"after","product":"prod_pro"}"#)
+            if answer.isOK {
+                resumed = answer
+                break
+            }
+            #expect(answer.error?.code == "unavailable", "\(answer.line)")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(resumed != nil, "writes did not resume once the disk took writes again")
+        #expect(try reader.readResponseTo(#"{"op":"check","user":"after","product":"prod_pro"}"#).active == true)
+        #expect(try reader.readResponseTo(#"{"op":"check","user":"writer-15","product":"prod_pro"}"#).active == true)
+        await setting.server.stop()
+        setting.durable.close()
+
+        let reopened = try DurableStore(directory: setting.dataDirectory, policy: .always)
+        defer { reopened.close() }
+        #expect(reopened.store.membershipCount == 1 + 16 + 1)
+        for user in ["first", "writer-0", "writer-15", "after"] {
+            #expect(reopened.store.memberships(visibleTo: .user(user)).count == 1, "\(user)")
+        }
+        for user in ["second-0", "second-7", "third-0", "third-3"] {
+            #expect(reopened.store.memberships(visibleTo: .user(user)).isEmpty, "\(user)")
+        }
+    }
 }
 
 /// A one-loop server on a data directory whose log syncs wait at `gate`.
