@@ -71,9 +71,10 @@ struct HandedOffCommitTests {
     }
 
     /// A full disk while a handed-over commit is out, with more writes waiting behind it on the loop:
-    /// every write of the failed group and of those behind it is answered `unavailable` and seen by no
-    /// reader; once the disk takes writes again, new writes are answered and kept, and a restart holds
-    /// exactly the acknowledged ones (the numbers of the failed changes are given again, to new ones).
+    /// every write whose record was not written before the disk filled is answered `unavailable` and
+    /// seen by no reader; once the disk takes writes again, new writes are answered and kept, and a
+    /// restart holds exactly the writes answered ok (the numbers of the failed changes are given again,
+    /// to new ones).
     @Test func aFullDiskWhileAHandedOverCommitIsOutRefusesItsGroupAndTheWritesBehindItThenResumes() async throws {
         let setting = try GatedServer()
         defer { setting.gate.openForGood() }
@@ -92,10 +93,19 @@ struct HandedOffCommitTests {
         FileSystem.inject(fault)
         defer { FileSystem.remove(fault) }
         setting.gate.openForGood()
-        for writer in acknowledgedGroup {
+        // The held sync's records were written before the disk filled: those writes are answered ok.
+        // Under load the writer thread may have taken only the first of the sixteen into that sync (its
+        // timer flushes records nobody committed yet); the others' write then meets the full disk.
+        var acknowledgedUsers = ["first"]
+        for (index, writer) in acknowledgedGroup.enumerated() {
             let answer = try writer.readResponse()
-            #expect(answer.isOK, "\(answer.line)")
+            if answer.isOK {
+                acknowledgedUsers.append("writer-\(index)")
+            } else {
+                #expect(answer.error?.code == "unavailable", "\(answer.line)")
+            }
         }
+        #expect(acknowledgedUsers.count > 1, "the held sync's writes were refused")
         let thirdGroup = try (0..<4).map { _ in try RawSocket(port: port) }
         for (index, writer) in thirdGroup.enumerated() {
             try writer.send(#"{"op":"grant","user":"third-\#(index)","product":"prod_pro"}"# + "\n")
@@ -104,7 +114,12 @@ struct HandedOffCommitTests {
             let answer = try writer.readResponse()
             #expect(answer.error?.code == "unavailable", "\(answer.line)")
         }
-        for user in (0..<8).map({ "second-\($0)" }) + (0..<4).map({ "third-\($0)" }) {
+        let refusedUsers = (0..<16).map { "writer-\($0)" }.filter { !acknowledgedUsers.contains($0) }
+            + (0..<8).map { "second-\($0)" } + (0..<4).map { "third-\($0)" }
+        for user in acknowledgedUsers {
+            #expect(try reader.readResponseTo(#"{"op":"check","user":"\#(user)","product":"prod_pro"}"#).active == true, "\(user)")
+        }
+        for user in refusedUsers {
             #expect(try reader.readResponseTo(#"{"op":"check","user":"\#(user)","product":"prod_pro"}"#).active == false, "\(user)")
         }
 
@@ -123,17 +138,16 @@ struct HandedOffCommitTests {
         }
         #expect(resumed != nil, "writes did not resume once the disk took writes again")
         #expect(try reader.readResponseTo(#"{"op":"check","user":"after","product":"prod_pro"}"#).active == true)
-        #expect(try reader.readResponseTo(#"{"op":"check","user":"writer-15","product":"prod_pro"}"#).active == true)
         await setting.server.stop()
         setting.durable.close()
 
         let reopened = try DurableStore(directory: setting.dataDirectory, policy: .always)
         defer { reopened.close() }
-        #expect(reopened.store.membershipCount == 1 + 16 + 1)
-        for user in ["first", "writer-0", "writer-15", "after"] {
+        #expect(reopened.store.membershipCount == acknowledgedUsers.count + 1)
+        for user in acknowledgedUsers + ["after"] {
             #expect(reopened.store.memberships(visibleTo: .user(user)).count == 1, "\(user)")
         }
-        for user in ["second-0", "second-7", "third-0", "third-3"] {
+        for user in refusedUsers {
             #expect(reopened.store.memberships(visibleTo: .user(user)).isEmpty, "\(user)")
         }
     }
@@ -171,7 +185,9 @@ private struct GatedServer {
 
     /// Holds the sync of a first grant (user "first"), sends sixteen grants (users "writer-0"...) while it
     /// is held, lets it through and waits until the sixteen's sync is held in turn. The loop read them
-    /// together (or while the first commit was out), so they wait for one commit it handed over.
+    /// together (or while the first commit was out), so they wait for one commit it handed over; under
+    /// load the writer thread's timer (records nobody committed yet) may take only the first of them
+    /// into that sync, and the rest wait for the next.
     func holdSixteenWritersInOneSync(port: Int) async throws -> [RawSocket] {
         let first = try RawSocket(port: port)
         try first.send(#"{"op":"grant","user":"first","product":"prod_pro"}"# + "\n")
