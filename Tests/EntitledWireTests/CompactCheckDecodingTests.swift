@@ -94,20 +94,9 @@ import Testing
     /// Compact lines with bytes replaced, inserted or removed: whatever the compact decoder still reads
     /// must read as the general decoder reads it.
     @Test func mutatedCompactLinesReadTheSameByBothDecodersWheneverTheCompactOneReadsThem() {
-        var random = SplitMix64(seed: 22)
         let alphabet = Array(#"{}[]":,\ 0123456789-.eEabcdiklnoprstuvy"#.utf8) + [0x00, 0x0A, 0x0D, 0x7F, 0xC3, 0xA9]
         var read = 0
-        for round in 0..<30_000 {
-            var bytes = Array(Self.compactLines[round % Self.compactLines.count].utf8)
-            for _ in 0...Int(random.next() % 3) {
-                let position = Int(random.next() % UInt64(bytes.count + 1))
-                let byte = alphabet[Int(random.next() % UInt64(alphabet.count))]
-                switch random.next() % 3 {
-                case 0 where position < bytes.count: bytes[position] = byte
-                case 1: bytes.insert(byte, at: position)
-                default: if position < bytes.count { bytes.remove(at: position) }
-                }
-            }
+        for bytes in LineMutations(of: Self.compactLines, alphabet: alphabet, rounds: 30_000, seed: 22) {
             guard let compact = CompactCheckDecoder.decode(line: ByteBuffer(bytes: bytes), permitting: .everything) else { continue }
             read += 1
             let decoded = RequestDecoder.decode(line: ByteBuffer(bytes: bytes))
