@@ -105,6 +105,16 @@ import Testing
             == #"{"ok":true,"membership":\#(Self.revokedJSON)}"# + "\n")
     }
 
+    @Test func aWritesMembershipAnswerCarriesItsMinifiedIDAndSequenceAndAppendsToTheBuffer() {
+        var buffer = ByteBuffer(string: "earlier\n")
+        let id = ByteBuffer(string: "{ \"n\" :\t[1, 2] }")
+        ResponseEncoder.write(.membership(Self.revokedLifetimeMembership, moment: Self.created), id: id, sequence: 18_446_744_073_709_551_615, into: &buffer)
+        ResponseEncoder.write(.membership(Self.guestMembership, moment: Self.created), id: nil, sequence: nil, into: &buffer)
+        #expect(String(buffer: buffer) == "earlier\n"
+            + #"{"ok":true,"id":{"n":[1,2]},"seq":18446744073709551615,"membership":\#(Self.revokedJSON)}"# + "\n"
+            + #"{"ok":true,"membership":\#(Self.guestJSON)}"# + "\n")
+    }
+
     @Test func aMembershipsStatusIsComputedAtTheResponsesMoment() {
         let line = encode(.membership(Self.guestMembership, moment: Self.december21))
         #expect(line.contains(#""status":"expired","isActive":false"#))
