@@ -58,7 +58,7 @@ extension StoreState {
             footprint.add(result)
             return WriteDecision(
                 change: .event(event, result: result), context: author.context(at: now), footprint: footprint,
-                outcome: .known(.eventApplied(result, outcome))
+                outcome: .eventApplied(outcome)
             )
         case .erase(let subject, let author):
             footprint.isExclusive = true
@@ -127,7 +127,7 @@ extension StoreState {
         footprint.add(membership)
         return WriteDecision(
             change: .create(membership, idempotencyKey: grant.idempotencyKey), context: author.context(at: createdAt),
-            footprint: footprint, outcome: .known(.granted(membership, isReplay: false, transferredFrom: nil))
+            footprint: footprint, outcome: .created
         )
     }
 
@@ -165,6 +165,12 @@ extension StoreState {
         switch decision.outcome {
         case .known(let result):
             return result
+        case .created:
+            guard case .create(let membership, _) = decision.change else { preconditionFailure("a creation's change creates") }
+            return .granted(membership, isReplay: false, transferredFrom: nil)
+        case .eventApplied(let outcome):
+            guard case .event(_, let membership) = decision.change else { preconditionFailure("an event's change records it") }
+            return .eventApplied(membership, outcome)
         case .transferred(let id, let formerOwner):
             return .granted(membership(withID: id)!, isReplay: false, transferredFrom: formerOwner)
         case .revoked(let id):

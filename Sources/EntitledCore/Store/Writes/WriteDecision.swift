@@ -23,6 +23,11 @@ public struct WriteDecision: Sendable {
         case refused(StoreError)
         /// Known already: the write changes nothing, or its change says everything.
         case known(WriteResult)
+        /// A new membership: the one the change creates. Read from the change rather than held twice:
+        /// each copy of a membership is a dozen calls to retain and release its strings.
+        case created
+        /// A lifecycle event with this outcome: the membership is the one the change records.
+        case eventApplied(EventOutcome)
         /// A grant that moves this membership from `formerOwner` to the grant's user.
         case transferred(MembershipID, formerOwner: Subject?)
         /// A revocation of this membership.
