@@ -98,12 +98,9 @@ public struct RequestProcessor: Sendable {
         var note = Note()
         let answer = respond(to: line, access: access, into: &output, noting: &note)
         guard case .write(let write, let id) = answer else { return answer }
-        var answerBuffer = ByteBuffer()
-        let submission = writes.submit(
-            WriteRequest(write: write, id: id), into: &output, answerBuffer: &answerBuffer,
-            delivery: WriteDelivery(connection: nil, token: 0)
-        )
-        if case .afterCommit(_, let committed, _) = submission { output.writeImmutableBuffer(committed) }
+        var pending = ByteBuffer()
+        _ = writes.submit(WriteRequest(write: write, id: id), into: &output, pending: &pending, delivery: WriteDelivery(connection: nil, token: 0))
+        output.writeImmutableBuffer(pending)
         return .written
     }
 

@@ -12,29 +12,44 @@ extension ServedConnection {
     }
 
     /// Hands a write to the server's write backend; its answer is written now, or waits in `answers`
-    /// until its change is committed. Returns the clock when it was done with.
+    /// until its change is committed, in the open run of writes when there is one (`AnswerQueue`).
+    /// Returns the clock when it was done with.
     func submit(_ write: WriteRequest, note: RequestProcessor.Note, startedAt started: UInt64) -> UInt64 {
         let token = answers.takeToken()
         let delivery = WriteDelivery(connection: UncheckedConnection(self), token: token)
         let writes = processor.writes
-        var answerBuffer = loop.answerBuffers.take()
-        let answeredNow = answers.appending { output in
-            writes.submit(write, into: &output, answerBuffer: &answerBuffer, delivery: delivery)
+        let joinsRun = answers.canJoinRun
+        var runBuffer = ByteBuffer()
+        let submission: WriteSubmission
+        let runEnd: Int
+        if joinsRun {
+            (submission, runEnd) = answers.appendingToRun { output, run in
+                writes.submit(write, into: &output, pending: &run, delivery: delivery)
+            }
+        } else {
+            runBuffer = loop.answerBuffers.take()
+            submission = answers.appending { output in
+                writes.submit(write, into: &output, pending: &runBuffer, delivery: delivery)
+            }
+            runEnd = runBuffer.writerIndex
         }
-        loop.answerBuffers.giveBack(&answerBuffer)  // unless the answer waits in it
-        switch answeredNow {
+        switch submission {
         case .answered(let error):
+            if !joinsRun { loop.answerBuffers.giveBack(&runBuffer) }
             var note = note
             note.error = error
             return record(note, startedAt: started)
-        case .afterCommit(let sequence, let success, let notice):
-            appendWaiting(
-                WaitingAnswer(
-                    token: token, answer: success, awaitedSequence: sequence, id: write.id, trailing: ByteBuffer(), notice: notice,
-                    operation: note.operation ?? .grant, startedAt: started
-                )
-            )
+        case .afterCommit(let sequence, let notice):
+            let waiting = WaitingWrite(
+                sequence: sequence, end: runEnd, id: write.id, notice: notice, operation: note.operation ?? .grant, startedAt: started)
+            if joinsRun {
+                answers.joinRun(waiting)
+            } else {
+                answers.startRun(answers: runBuffer, token: token, first: waiting)
+            }
+            scheduleCommit()
         case .queued:
+            if !joinsRun { loop.answerBuffers.giveBack(&runBuffer) }
             unansweredWrites += 1
             answers.wait(
                 for: WaitingAnswer(
@@ -87,27 +102,44 @@ extension ServedConnection {
         let processor = context.processor
         let failure: WriteFailure?
         if case .failure(let failed) = result { failure = failed } else { failure = nil }
-        answers.committed(through: through, succeeded: failure == nil) { element in
-            let latency = monotonicNanoseconds() &- element.startedAt
-            guard let failure else {
-                if let notice = element.notice { processor.watchHub.publish(notice) }
-                statistics.recordRequest(element.operation, nanoseconds: latency, error: nil)
-                return
-            }
-            if let line = element.heldLine {
-                // A read that saw changes now undone: answered again, from what the log holds.
-                let (answer, error) = answerAgain(heldRead: line)
+        let now = monotonicNanoseconds()
+        answers.committed(
+            through: through, succeeded: failure == nil,
+            settle: { element in
+                let latency = now &- element.startedAt
+                guard let failure else {
+                    if let notice = element.notice { processor.watchHub.publish(notice) }
+                    statistics.recordRequest(element.operation, nanoseconds: latency, error: nil)
+                    return
+                }
+                if let line = element.heldLine {
+                    // A read that saw changes now undone: answered again, from what the log holds.
+                    let (answer, error) = answerAgain(heldRead: line)
+                    element.answer = answer
+                    statistics.recordRequest(element.operation, nanoseconds: latency, error: error)
+                    element.heldLine = nil
+                    return
+                }
+                var answer = ByteBuffer()
+                let error = RequestProcessor.wireError(failure)
+                ResponseEncoder.write(error, id: element.id, into: &answer)
                 element.answer = answer
-                statistics.recordRequest(element.operation, nanoseconds: latency, error: error)
-                element.heldLine = nil
-                return
+                statistics.recordRequest(element.operation, nanoseconds: latency, error: error.code)
+            },
+            settleWrite: { write in
+                let latency = now &- write.startedAt
+                guard let failure else {
+                    if let notice = write.notice { processor.watchHub.publish(notice) }
+                    statistics.recordRequest(write.operation, nanoseconds: latency, error: nil)
+                    return nil
+                }
+                var answer = ByteBuffer()
+                let error = RequestProcessor.wireError(failure)
+                ResponseEncoder.write(error, id: write.id, into: &answer)
+                statistics.recordRequest(write.operation, nanoseconds: latency, error: error.code)
+                return answer
             }
-            var answer = ByteBuffer()
-            let error = RequestProcessor.wireError(failure)
-            ResponseEncoder.write(error, id: element.id, into: &answer)
-            element.answer = answer
-            statistics.recordRequest(element.operation, nanoseconds: latency, error: error.code)
-        }
+        )
         releaseReadyAnswers()
         // Writes read after the commit began wait for the next one.
         scheduleCommit()

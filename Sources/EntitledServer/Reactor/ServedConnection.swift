@@ -573,9 +573,7 @@ final class ServedConnection {
         // Writes this connection made whose answers were still waiting are durable once the log says so,
         // whether or not their writer is there to read the answer: watchers are still told.
         let writes = context.processor.writes
-        answers.dropWaiting { answer in
-            if let notice = answer.notice { writes.publishWhenCommitted(notice) }
-        }
+        answers.dropWaiting { writes.publishWhenCommitted($0) }
         if parked != nil {
             parked = nil
             context.processor.sequenceWaiters.cancel(self)

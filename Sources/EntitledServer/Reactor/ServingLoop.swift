@@ -610,6 +610,8 @@ final class ServingLoop: @unchecked Sendable {
             if let sequence = connection.answers.uncommittedSequence { newest = max(newest ?? 0, sequence) }
         }
         guard let through = newest else { return }
+        // Writes read from now on wait for the next commit: none may join a run this one settles.
+        for connection in committing { connection.answers.closeRun() }
         let unchecked = UncheckedConnections(committing)  // a copy: the callback may come later
         // A lone writer's commit is made on this thread (no hop to another and back in its round trip);
         // with several writing, the loop hands it over and serves on, since the connections not in this

@@ -28,6 +28,27 @@ struct WaitingAnswer {
     /// For a read held until the log acknowledges the changes it may have seen (`+HeldReads`): its
     /// line, answered again if those changes fail and are undone.
     var heldLine: ByteBuffer? = nil
+    /// For a run of a single server's writes (`AnswerQueue.startRun`): how many writes' answers `answer`
+    /// holds, one after the other, and how many of them the log has settled (committed or failed). 0 for
+    /// any other answer.
+    var runLength = 0
+    var settledWrites = 0
 
     var isReady: Bool { awaitedSequence == 0 && answer != nil }
+    var isRun: Bool { runLength > 0 }
+}
+
+/// One write of a run: what its answer needs once the log has settled its change.
+struct WaitingWrite {
+    /// The change the log must commit.
+    let sequence: UInt64
+    /// Where its answer ends in its run's buffer (a writer index).
+    var end: Int
+    /// Its id, for the answer that reports a failed log.
+    let id: ByteBuffer?
+    /// What watchers are told once the write is durable.
+    let notice: AccessNotice?
+    /// For the latency statistics.
+    let operation: Request.Operation
+    let startedAt: UInt64
 }

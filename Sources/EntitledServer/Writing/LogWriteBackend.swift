@@ -22,7 +22,7 @@ final class LogWriteBackend: WriteBackend {
 
     var appliesBeforeCommit: Bool { true }
 
-    func submit(_ write: WriteRequest, into output: inout ByteBuffer, answerBuffer: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
+    func submit(_ write: WriteRequest, into output: inout ByteBuffer, pending: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
         let applied: AppliedWrite
         do throws(StoreError) {
             applied = try store.perform(write.write, announcing: publication.wantsNotices)
@@ -37,11 +37,8 @@ final class LogWriteBackend: WriteBackend {
             if let notice = applied.notice { publication.watchHub.publish(notice) }
             return .answered(error: nil)
         }
-        // Taken from the caller, so that its only reference travels with the answer (and can be reused).
-        var answer = ByteBuffer()
-        swap(&answer, &answerBuffer)
-        RequestProcessor.writeAnswer(to: write, .success(applied), now: store.now(), into: &answer)
-        return .afterCommit(sequence: applied.sequence, answer: answer, notice: applied.notice)
+        RequestProcessor.writeAnswer(to: write, .success(applied), now: store.now(), into: &pending)
+        return .afterCommit(sequence: applied.sequence, notice: applied.notice)
     }
 
     func commit(

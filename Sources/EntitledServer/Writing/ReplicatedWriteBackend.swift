@@ -21,7 +21,7 @@ final class ReplicatedWriteBackend: WriteBackend {
 
     var appliesBeforeCommit: Bool { false }
 
-    func submit(_ write: WriteRequest, into output: inout ByteBuffer, answerBuffer: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
+    func submit(_ write: WriteRequest, into output: inout ByteBuffer, pending: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
         let store = self.store
         replicated.submit(write.write) { result in
             var answer = ByteBuffer()

@@ -18,9 +18,9 @@ protocol WriteBackend: AnyObject, Sendable {
     var appliesBeforeCommit: Bool { get }
 
     /// Takes a write from a connection: decides and applies it now, or queues it. An answer given at once
-    /// is written into `output`; one that waits for the commit (`afterCommit`) into `answerBuffer`, an
-    /// empty buffer the connection's loop keeps for that, which it then takes (leaving an empty one).
-    func submit(_ write: WriteRequest, into output: inout ByteBuffer, answerBuffer: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission
+    /// is written into `output`; one that waits for the commit (`afterCommit`) is appended to `pending`,
+    /// which holds the answers of the connection's writes waiting for the same commit.
+    func submit(_ write: WriteRequest, into output: inout ByteBuffer, pending: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission
 
     /// Asks that every change through `sequence` be committed (a loop's end of turn, for the writes its
     /// connections wait for). Returns the outcome when it is known at once; otherwise `nil`, and calls
@@ -61,9 +61,9 @@ struct WriteRequest: Sendable {
 enum WriteSubmission {
     /// Answered (into `output`): refused, or committed already. `error` is its code, if it failed.
     case answered(error: ErrorCode?)
-    /// Applied; `answer` goes once change `sequence` is committed (`WriteBackend.commit`), and `notice`
-    /// is then published.
-    case afterCommit(sequence: UInt64, answer: ByteBuffer, notice: AccessNotice?)
+    /// Applied, its answer appended to `pending`: it goes once change `sequence` is committed
+    /// (`WriteBackend.commit`), and `notice` is then published.
+    case afterCommit(sequence: UInt64, notice: AccessNotice?)
     /// Queued: `WriteDelivery` brings the answer.
     case queued
 }
