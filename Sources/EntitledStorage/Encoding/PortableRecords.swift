@@ -11,7 +11,7 @@ public enum PortableRecords {
     /// A change as a log record's payload (without the record frame: the database checks its own pages).
     public static func encodeChange(_ change: StoreChange, context: ChangeContext, sequence: UInt64) -> [UInt8] {
         var writer = BinaryWriter(capacity: 256)
-        writer.write(LoggedChange(sequence: sequence, change: change, context: context))
+        writer.writeChange(change, sequence: sequence, context: context)
         return writer.bytes
     }
 

@@ -26,9 +26,16 @@ struct LoggedChange: Hashable {
 extension BinaryWriting {
     /// Writes `logged` in the current format version (4).
     mutating func write(_ logged: LoggedChange) {
-        write(logged.sequence)
+        writeChange(logged.change, sequence: logged.sequence, context: logged.context)
+    }
+
+    /// Writes change `sequence` in the current format version (4), as `write(_: LoggedChange)`: the log
+    /// writer's form, which builds no `LoggedChange` (a copy of the change, retaining each of its strings
+    /// and releasing them again, on every write).
+    mutating func writeChange(_ change: StoreChange, sequence: UInt64, context: ChangeContext) {
+        write(sequence)
         let kind: UInt8
-        switch logged.change {
+        switch change {
         case .create: kind = 1
         case .claim: kind = 2
         case .revoke: kind = 3
@@ -39,8 +46,8 @@ extension BinaryWriting {
         case .transfer: kind = 8
         }
         write(kind)
-        write(logged.context)
-        switch logged.change {
+        write(context)
+        switch change {
         case .create(let membership, let idempotencyKey):
             write(membership)
             write(idempotencyKey)

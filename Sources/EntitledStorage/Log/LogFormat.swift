@@ -42,11 +42,16 @@ enum LogFormat {
 
     /// Appends one framed record holding `logged` to `bytes`.
     static func appendRecord(_ logged: LoggedChange, to bytes: inout [UInt8]) {
+        appendRecord(logged.change, sequence: logged.sequence, context: logged.context, to: &bytes)
+    }
+
+    /// Appends one framed record holding change `sequence` to `bytes`.
+    static func appendRecord(_ change: StoreChange, sequence: UInt64, context: ChangeContext, to bytes: inout [UInt8]) {
         // Framed in a buffer on the stack, then appended with one copy; a record that does not fit (a
         // membership with a long history of transactions) is framed in the array itself.
         let fitted = withUnsafeTemporaryAllocation(byteCount: scratchRecordCapacity, alignment: 8) { scratch -> Bool in
             var writer = ScratchBinaryWriter(scratch)
-            frame(logged, with: &writer)
+            frame(change, sequence: sequence, context: context, with: &writer)
             guard !writer.overflowed else { return false }
             bytes.append(contentsOf: writer.written)
             return true
@@ -56,7 +61,7 @@ enum LogFormat {
         var writer = BinaryWriter(capacity: 0)
         swap(&writer.bytes, &bytes)
         defer { swap(&writer.bytes, &bytes) }
-        frame(logged, with: &writer)
+        frame(change, sequence: sequence, context: context, with: &writer)
     }
 
     /// The largest record framed on the stack: a grant's is about 100 bytes. At most 1 KiB, the most
@@ -65,11 +70,11 @@ enum LogFormat {
 
     /// Writes a record at the writer's end: a blank header, the payload, then the header filled in (the
     /// payload's length and checksum, and the checksum of those 8 bytes).
-    private static func frame(_ logged: LoggedChange, with writer: inout some BinaryWriting) {
+    private static func frame(_ change: StoreChange, sequence: UInt64, context: ChangeContext, with writer: inout some BinaryWriting) {
         let start = writer.writtenCount
         for _ in 0..<(recordHeaderLength / 4) { writer.write(UInt32(0)) }
         let payloadStart = writer.writtenCount
-        writer.write(logged)
+        writer.writeChange(change, sequence: sequence, context: context)
         let payloadEnd = writer.writtenCount
         writer.patch(UInt32(payloadEnd - payloadStart), at: start)
         writer.patch(writer.checksum(of: payloadStart..<payloadEnd), at: start + 4)

@@ -179,7 +179,7 @@ public final class LogWriter: ChangeJournal, @unchecked Sendable {
         // Encoded straight into `pending`, under the lock that the writer thread takes only to swap the
         // buffer out (a fraction of a microsecond): a buffer of its own cost each record an allocation
         // and a copy (perf, bulk load of grants: 2% of a grant's CPU).
-        LogFormat.appendRecord(LoggedChange(sequence: sequence, change: change, context: context), to: &pending)
+        LogFormat.appendRecord(change, sequence: sequence, context: context, to: &pending)
         pendingRecords += 1
         pendingLastSequence = sequence
         // Before the change takes effect in memory (the store calls this first): a read that sees it
