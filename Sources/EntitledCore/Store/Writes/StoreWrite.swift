@@ -1,7 +1,12 @@
 /// One write to the store, as a request: what is asked for and by whom. The store decides it
 /// (`EntitlementStore.decide`) into the change it makes, then applies that change, at once for a single
 /// server (`perform`) or once a cluster committed it (`carryOut`).
-public enum StoreWrite: Sendable {
+///
+/// `indirect`, as `StoreChange` is: a write travels from the decoder through the connection and the
+/// backend to the store, and each hand-over copied its 169 bytes through the runtime's value witnesses.
+/// One allocation for its box costs less: a bulk load of 1M grants, three alternated runs (release, 2
+/// cores), 2.82-2.83 against 3.26-3.31 µs of server CPU per grant.
+public indirect enum StoreWrite: Sendable {
     /// A purchase or a manual grant (`EntitlementStore.grant`).
     case grant(Grant, author: ChangeAuthor, transfers: TransferRule)
     /// A user logs in on a device (`EntitlementStore.claimMemberships`).
