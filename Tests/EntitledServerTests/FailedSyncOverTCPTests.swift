@@ -69,4 +69,58 @@ struct FailedSyncOverTCPTests {
         #expect(reopened.store.membershipCount == 1)
         #expect(reopened.store.memberships(visibleTo: .user("failed")).isEmpty)
     }
+
+    /// Pipelined writes of one connection wait for the log together (a run of answers in one buffer,
+    /// `AnswerQueue`): each is still answered for itself, in its place, with its own id.
+    @Test func pipelinedWritesAreAnsweredEachInItsPlaceWithItsOwnIDWhetherTheirSyncSucceedsOrFails() async throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        var durable: DurableStore? = try DurableStore(directory: data, policy: .always)
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        let server = EntitledServer(
+            processor: RequestProcessor(durable: durable!),
+            configuration: ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0)),
+            logger: logger
+        )
+        let port = try #require(try await server.start().first?.port)
+        let client = try RawSocket(port: port)
+        /// Two grants, a check of the first, a third grant: sent at once, read by the server in one turn.
+        func batch(_ prefix: String) -> String {
+            #"{"op":"grant","user":"\#(prefix)-1","product":"prod_pro","id":1}"# + "\n"
+                + #"{"op":"grant","user":"\#(prefix)-2","product":"prod_pro","id":"two"}"# + "\n"
+                + #"{"op":"check","user":"\#(prefix)-1","product":"prod_pro","id":"check"}"# + "\n"
+                + #"{"op":"grant","user":"\#(prefix)-3","product":"prod_pro","id":[3]}"# + "\n"
+        }
+
+        let ids: [JSONValue?] = [.number("1"), .string("two"), .string("check"), .array([.number("3")])]
+        try client.send(batch("kept"))
+        var answers = try (0..<4).map { _ in try client.readResponse() }
+        #expect(answers.map { $0["id"] } == ids, "\(answers.map(\.line))")
+        #expect(answers[0].isOK && answers[1].isOK && answers[3].isOK, "\(answers.map(\.line))")
+        #expect(answers[0].membership?.user == "kept-1" && answers[1].membership?.user == "kept-2" && answers[3].membership?.user == "kept-3")
+        #expect(answers[2].active == true, "\(answers[2].line)")
+
+        let fault = FileSystem.Fault(operation: "fdatasync", directory: data, errno: EIO)
+        FileSystem.inject(fault)
+        defer { FileSystem.remove(fault) }
+        try client.send(batch("failed"))
+        answers = try (0..<4).map { _ in try client.readResponse() }
+        #expect(answers.map { $0["id"] } == ids, "\(answers.map(\.line))")
+        for index in [0, 1, 3] {
+            #expect(answers[index].error?.code == "unavailable", "\(answers[index].line)")
+        }
+        // The check saw a change the log then failed to keep: answered again from what the log holds.
+        #expect(answers[2].active == false, "\(answers[2].line)")
+
+        client.closeSending()  // else the stop lingers for it
+        await server.stop()
+        durable!.close()
+        durable = nil
+        FileSystem.remove(fault)
+        let reopened = try DurableStore(directory: data, policy: .always)
+        defer { reopened.close() }
+        #expect(reopened.store.membershipCount == 3)
+        #expect(reopened.store.memberships(visibleTo: .user("failed-1")).isEmpty)
+    }
 }
