@@ -103,41 +103,37 @@ extension ServedConnection {
         let failure: WriteFailure?
         if case .failure(let failed) = result { failure = failed } else { failure = nil }
         let now = monotonicNanoseconds()
+        /// Publishes or refuses one write, counts it, and returns the answer that replaces its own when
+        /// the commit failed.
+        func settle(operation: Request.Operation, startedAt: UInt64, notice: AccessNotice?, id: ByteBuffer?) -> ByteBuffer? {
+            guard let failure else {
+                if let notice { processor.watchHub.publish(notice) }
+                statistics.recordRequest(operation, nanoseconds: now &- startedAt, error: nil)
+                return nil
+            }
+            var answer = ByteBuffer()
+            let error = RequestProcessor.wireError(failure)
+            ResponseEncoder.write(error, id: id, into: &answer)
+            statistics.recordRequest(operation, nanoseconds: now &- startedAt, error: error.code)
+            return answer
+        }
         answers.committed(
             through: through, succeeded: failure == nil,
             settle: { element in
-                let latency = now &- element.startedAt
-                guard let failure else {
-                    if let notice = element.notice { processor.watchHub.publish(notice) }
-                    statistics.recordRequest(element.operation, nanoseconds: latency, error: nil)
-                    return
-                }
-                if let line = element.heldLine {
+                if failure != nil, let line = element.heldLine {
                     // A read that saw changes now undone: answered again, from what the log holds.
                     let (answer, error) = answerAgain(heldRead: line)
                     element.answer = answer
-                    statistics.recordRequest(element.operation, nanoseconds: latency, error: error)
+                    statistics.recordRequest(element.operation, nanoseconds: now &- element.startedAt, error: error)
                     element.heldLine = nil
                     return
                 }
-                var answer = ByteBuffer()
-                let error = RequestProcessor.wireError(failure)
-                ResponseEncoder.write(error, id: element.id, into: &answer)
-                element.answer = answer
-                statistics.recordRequest(element.operation, nanoseconds: latency, error: error.code)
+                if let replacement = settle(operation: element.operation, startedAt: element.startedAt, notice: element.notice, id: element.id) {
+                    element.answer = replacement
+                }
             },
             settleWrite: { write in
-                let latency = now &- write.startedAt
-                guard let failure else {
-                    if let notice = write.notice { processor.watchHub.publish(notice) }
-                    statistics.recordRequest(write.operation, nanoseconds: latency, error: nil)
-                    return nil
-                }
-                var answer = ByteBuffer()
-                let error = RequestProcessor.wireError(failure)
-                ResponseEncoder.write(error, id: write.id, into: &answer)
-                statistics.recordRequest(write.operation, nanoseconds: latency, error: error.code)
-                return answer
+                settle(operation: write.operation, startedAt: write.startedAt, notice: write.notice, id: write.id)
             }
         )
         releaseReadyAnswers()
