@@ -12,18 +12,24 @@ import Testing
 /// a real one cannot be made on demand): an in-process server on a `DurableStore`.
 @Suite("A failed sync, over TCP")
 struct FailedSyncOverTCPTests {
-    @Test func aWriteWhoseSyncFailsIsAnsweredUnavailableIsSeenByNoReaderOrWatcherAndWritesWaitForARestart() async throws {
-        let directory = try TemporaryDirectory()
-        let data = directory.path + "/data"
-        var durable: DurableStore? = try DurableStore(directory: data, policy: .always)
+    /// An in-process server on `durable`, on a free loopback port.
+    private func startServer(on durable: DurableStore) async throws -> (EntitledServer, Int) {
         var logger = Logger(label: "test")
         logger.logLevel = .error
         let server = EntitledServer(
-            processor: RequestProcessor(durable: durable!),
+            processor: RequestProcessor(durable: durable),
             configuration: ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0)),
             logger: logger
         )
         let port = try #require(try await server.start().first?.port)
+        return (server, port)
+    }
+
+    @Test func aWriteWhoseSyncFailsIsAnsweredUnavailableIsSeenByNoReaderOrWatcherAndWritesWaitForARestart() async throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        var durable: DurableStore? = try DurableStore(directory: data, policy: .always)
+        let (server, port) = try await startServer(on: durable!)
         let writer = try await EntitledAsyncConnection.local(port: port)
         let reader = try await EntitledAsyncConnection.local(port: port)
         let watcher = try await EntitledAsyncConnection.local(port: port)
@@ -76,14 +82,7 @@ struct FailedSyncOverTCPTests {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
         var durable: DurableStore? = try DurableStore(directory: data, policy: .always)
-        var logger = Logger(label: "test")
-        logger.logLevel = .error
-        let server = EntitledServer(
-            processor: RequestProcessor(durable: durable!),
-            configuration: ServerConfiguration(tcp: .init(host: "127.0.0.1", port: 0)),
-            logger: logger
-        )
-        let port = try #require(try await server.start().first?.port)
+        let (server, port) = try await startServer(on: durable!)
         let client = try RawSocket(port: port)
         /// Two grants, a check of the first, a third grant: sent at once, read by the server in one turn.
         func batch(_ prefix: String) -> String {
