@@ -25,11 +25,22 @@ struct FailedSyncOverTCPTests {
         return (server, port)
     }
 
+    /// Stops `server`, closes `durable`, takes `fault` away and opens the data directory again: what a
+    /// restart after the disk is mended finds there.
+    private func stopAndReopen(_ server: EntitledServer, _ durable: DurableStore, removing fault: FileSystem.Fault, data: String) async throws
+        -> DurableStore
+    {
+        await server.stop()
+        durable.close()
+        FileSystem.remove(fault)
+        return try DurableStore(directory: data, policy: .always)
+    }
+
     @Test func aWriteWhoseSyncFailsIsAnsweredUnavailableIsSeenByNoReaderOrWatcherAndWritesWaitForARestart() async throws {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
-        var durable: DurableStore? = try DurableStore(directory: data, policy: .always)
-        let (server, port) = try await startServer(on: durable!)
+        let durable = try DurableStore(directory: data, policy: .always)
+        let (server, port) = try await startServer(on: durable)
         let writer = try await EntitledAsyncConnection.local(port: port)
         let reader = try await EntitledAsyncConnection.local(port: port)
         let watcher = try await EntitledAsyncConnection.local(port: port)
@@ -66,11 +77,7 @@ struct FailedSyncOverTCPTests {
         #expect(persistence["logOutages"]?.intValue == 1)
         #expect(stats["errors"]?["byCode"]?["unavailable"]?.intValue == 3, "\(stats.line)")
 
-        await server.stop()
-        durable!.close()
-        durable = nil
-        FileSystem.remove(fault)
-        let reopened = try DurableStore(directory: data, policy: .always)
+        let reopened = try await stopAndReopen(server, durable, removing: fault, data: data)
         defer { reopened.close() }
         #expect(reopened.store.membershipCount == 1)
         #expect(reopened.store.memberships(visibleTo: .user("failed")).isEmpty)
@@ -81,8 +88,8 @@ struct FailedSyncOverTCPTests {
     @Test func pipelinedWritesAreAnsweredEachInItsPlaceWithItsOwnIDWhetherTheirSyncSucceedsOrFails() async throws {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
-        var durable: DurableStore? = try DurableStore(directory: data, policy: .always)
-        let (server, port) = try await startServer(on: durable!)
+        let durable = try DurableStore(directory: data, policy: .always)
+        let (server, port) = try await startServer(on: durable)
         let client = try RawSocket(port: port)
         /// Two grants, a check of the first, a third grant: sent at once, read by the server in one turn.
         func batch(_ prefix: String) -> String {
@@ -113,11 +120,7 @@ struct FailedSyncOverTCPTests {
         #expect(answers[2].active == false, "\(answers[2].line)")
 
         client.closeSending()  // else the stop lingers for it
-        await server.stop()
-        durable!.close()
-        durable = nil
-        FileSystem.remove(fault)
-        let reopened = try DurableStore(directory: data, policy: .always)
+        let reopened = try await stopAndReopen(server, durable, removing: fault, data: data)
         defer { reopened.close() }
         #expect(reopened.store.membershipCount == 3)
         #expect(reopened.store.memberships(visibleTo: .user("failed-1")).isEmpty)
