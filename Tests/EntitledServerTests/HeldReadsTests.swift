@@ -48,6 +48,17 @@ struct HeldReadsTests {
         }
     }
 
+    /// Waits until the server has entered the call `fault` slows (so the change it syncs is in the store),
+    /// or gives up after `limit`: a loaded machine may not have sent the write yet.
+    static func waitUntilHit(_ fault: FileSystem.Fault, limit: Duration = .seconds(5)) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while FileSystem.hits(of: fault) == 0 {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     @Test func withHoldAReadOfAChangeWaitsUntilTheLogHasSyncedIt() async throws {
         try await Self.withServer(.hold) { port, data in
             let writer = try await EntitledAsyncConnection.local(port: port)
@@ -63,17 +74,17 @@ struct HeldReadsTests {
                 let slow = FileSystem.Fault(operation: "fdatasync", directory: data, errno: 0, delayMilliseconds: 2000)
                 FileSystem.inject(slow)
                 let grant = Self.sendLater(#"{"op":"grant","user":"\#(user)","product":"p"}"#, on: writer)
-                try await Task.sleep(for: .milliseconds(150))
+                let syncing = try await Self.waitUntilHit(slow)
                 let sent = ContinuousClock.now
                 let check = try await reader.send(line: #"{"op":"check","user":"\#(user)","product":"p"}"#)
                 let checkAnswered = ContinuousClock.now
                 let (granted, grantAnswered) = try await grant.value
                 FileSystem.remove(slow)
                 #expect(granted.isOK)
-                guard grantAnswered > sent else { continue }
-                // A read answered without the grant reached the server before it (a loaded machine delayed
-                // the grant's send past the 150 ms): nothing shown either way, once more.
-                guard check.active == true else { continue }
+                guard syncing, grantAnswered > sent else { continue }
+                // The grant was answered before the read left (a loaded machine left this task unscheduled
+                // through the whole sync): nothing shown either way, once more.
+                #expect(check.active == true, "the read, sent during the grant's sync, did not see it: \(check.line)")
                 // It saw the grant, but only once the grant was synced: its answer left with the grant's
                 // (on another loop, so either may arrive first by a little), not before the sync ended.
                 #expect(checkAnswered > grantAnswered - .milliseconds(500), "the read was answered \(grantAnswered - checkAnswered) before the grant, during its sync")
@@ -95,10 +106,11 @@ struct HeldReadsTests {
             FileSystem.inject(failing)
             defer { FileSystem.remove(failing) }
             let grant = Self.sendLater(#"{"op":"grant","user":"doomed","product":"p"}"#, on: writer)
-            try await Task.sleep(for: .milliseconds(150))
+            let syncing = try await Self.waitUntilHit(failing)
             let check = try await reader.send(line: #"{"op":"check","user":"doomed","product":"p"}"#)
             #expect(try await grant.value.answer.error?.code == "unavailable")
             // The change was undone: the read is answered as if it had never been made.
+            #expect(syncing, "the grant's sync never began")
             #expect(check.active == false, "\(check.line)")
         }
     }
@@ -120,12 +132,15 @@ struct HeldReadsTests {
                 let slow = FileSystem.Fault(operation: "fdatasync", directory: data, errno: 0, delayMilliseconds: 2000)
                 FileSystem.inject(slow)
                 let grant = Self.sendLater(#"{"op":"grant","user":"\#(user)","product":"p"}"#, on: writer)
-                try await Task.sleep(for: .milliseconds(150))
+                // The grant's sync has begun, so the grant is in the store: a read sent now must see it. (A
+                // fixed pause was not enough: a loaded machine could delay the grant's send past it.)
+                let syncing = try await Self.waitUntilHit(slow)
                 let check = try await reader.send(line: #"{"op":"check","user":"\#(user)","product":"p"}"#)
                 let checkAnswered = ContinuousClock.now
                 let (granted, grantAnswered) = try await grant.value
                 FileSystem.remove(slow)
                 #expect(granted.isOK)
+                guard syncing else { continue }
                 #expect(check.active == true, "\(check.line)")
                 if grantAnswered - checkAnswered > .milliseconds(500) { return }
             }

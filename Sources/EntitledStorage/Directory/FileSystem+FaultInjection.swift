@@ -22,22 +22,36 @@ extension FileSystem {
         var delayMilliseconds: Int = 0
     }
 
-    private static let faults = NIOLockedValueBox<[Fault]>([])
+    private static let faults = NIOLockedValueBox<(active: [Fault], hits: [Fault: Int])>(([], [:]))
 
     /// Makes `fault.operation` fail with `fault.errno` for the files of `fault.directory` until removed.
     static func inject(_ fault: Fault) {
-        faults.withLockedValue { $0.append(fault) }
+        faults.withLockedValue { $0.active.append(fault) }
     }
 
     static func remove(_ fault: Fault) {
-        faults.withLockedValue { $0.removeAll { $0 == fault } }
+        faults.withLockedValue {
+            $0.active.removeAll { $0 == fault }
+            $0.hits[fault] = nil
+        }
+    }
+
+    /// How many calls `fault` has hit since it was injected, counted as each call starts (before its
+    /// delay): a test waits for the first to know that the server has reached the call, instead of
+    /// guessing how long that takes on a loaded machine.
+    static func hits(of fault: Fault) -> Int {
+        faults.withLockedValue { $0.hits[fault] ?? 0 }
     }
 
     /// The errno `operation` on `path` must fail with, if a fault says so; waits first if it says so.
     static func injectedFault(_ operation: String, path: String) -> Int32? {
         let fault = faults.withLockedValue { faults -> Fault? in
-            guard !faults.isEmpty else { return nil }
-            return faults.first { $0.operation == operation && (path == $0.directory || path.hasPrefix($0.directory + "/")) }
+            guard !faults.active.isEmpty else { return nil }
+            let hit = faults.active.first {
+                $0.operation == operation && (path == $0.directory || path.hasPrefix($0.directory + "/"))
+            }
+            if let hit { faults.hits[hit, default: 0] += 1 }
+            return hit
         }
         guard let fault else { return nil }
         if fault.delayMilliseconds > 0 { usleep(useconds_t(fault.delayMilliseconds * 1000)) }
