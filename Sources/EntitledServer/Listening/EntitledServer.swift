@@ -244,7 +244,7 @@ extension EntitledServer {
                     index: index, context: context, statistics: counters.loops[index], busyPollNanoseconds: UInt64(configuration.busyPollMicroseconds) * 1000,
                     idleTimeoutMilliseconds: UInt64((configuration.idleTimeoutSeconds * 1000).rounded()),
                     authenticationTimeoutMilliseconds: accessTokens == nil ? 0 : UInt64((configuration.authenticationTimeoutSeconds * 1000).rounded()),
-                    logger: logger
+                    longestCommitHoldNanoseconds: configuration.longestCommitHoldNanoseconds, logger: logger
                 )
             )
         }

@@ -52,6 +52,12 @@ struct Epoll: ~Copyable {
         let ready = epoll_wait(descriptor, events.baseAddress, Int32(events.count), milliseconds)
         return ready < 0 ? 0 : Int(ready)
     }
+
+    /// As `wait(into:milliseconds:)`, for at most `nanoseconds`.
+    func wait(into events: UnsafeMutableBufferPointer<epoll_event>, nanoseconds: UInt64) -> Int {
+        let ready = cepoll_wait_nanoseconds(descriptor, events.baseAddress, Int32(events.count), Int64(min(nanoseconds, UInt64(Int64.max))))
+        return ready < 0 ? 0 : Int(ready)
+    }
 }
 
 /// A system call failed: which one, and why (`errno`'s message unless told).

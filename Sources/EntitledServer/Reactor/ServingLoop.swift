@@ -73,6 +73,12 @@ final class ServingLoop: @unchecked Sendable {
     /// costs two thread wake-ups (there and back): handed over every turn, under load they cost more than
     /// the syncs they saved (measured at 50 connections: 10,000 a second, 3 µs more CPU per write).
     private var commitOutstanding = false
+    /// After a handed-off commit of many connections came back: the next waits until they are back, for a
+    /// while (see `CommitHold`).
+    private var commitHold: CommitHold?
+    /// When the commit out with the log's writer was asked for (monotonic nanoseconds), which times the hold.
+    private var commitAskedAt: UInt64 = 0
+    private let longestCommitHoldNanoseconds: UInt64
     /// Connections with lines left unanswered by the per-turn cap, and the spare buffer.
     private var toResume: [ServedConnection] = []
     private var resuming: [ServedConnection] = []
@@ -116,8 +122,10 @@ final class ServingLoop: @unchecked Sendable {
 
     init(
         index: Int, context: ConnectionContext, statistics: LoopStatistics, busyPollNanoseconds: UInt64 = 0,
-        idleTimeoutMilliseconds: UInt64 = 0, authenticationTimeoutMilliseconds: UInt64 = 0, logger: Logger
+        idleTimeoutMilliseconds: UInt64 = 0, authenticationTimeoutMilliseconds: UInt64 = 0,
+        longestCommitHoldNanoseconds: UInt64 = CommitHold.longest, logger: Logger
     ) throws(SocketError) {
+        self.longestCommitHoldNanoseconds = longestCommitHoldNanoseconds
         self.index = index
         self.statistics = statistics
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
@@ -322,7 +330,7 @@ final class ServingLoop: @unchecked Sendable {
     /// round trip. How long the loop then slept teaches the window.
     private func waitForEvents(into events: UnsafeMutableBufferPointer<epoll_event>) -> Int {
         let timeout = waitTimeout()
-        guard timeout != 0, poll.limit > 0 else { return epoll.wait(into: events, milliseconds: timeout) }
+        guard timeout != 0, poll.limit > 0 else { return sleep(into: events, milliseconds: timeout) }
         if poll.window > 0 {
             let started = monotonicNanoseconds()
             repeat {
@@ -331,15 +339,30 @@ final class ServingLoop: @unchecked Sendable {
             } while monotonicNanoseconds() &- started < poll.window
         }
         let sleepStarted = monotonicNanoseconds()
-        let ready = epoll.wait(into: events, milliseconds: waitTimeout())
+        let ready = sleep(into: events, milliseconds: waitTimeout())
         poll.slept(nanoseconds: monotonicNanoseconds() &- sleepStarted, woken: ready > 0)
         return ready
+    }
+
+    /// Waits for events for at most `milliseconds` (-1: no limit), and no later than a held commit's
+    /// deadline when writes wait for it.
+    private func sleep(into events: UnsafeMutableBufferPointer<epoll_event>, milliseconds: Int32) -> Int {
+        guard milliseconds != 0, let hold = commitHold, !toCommit.isEmpty, !commitOutstanding else {
+            return epoll.wait(into: events, milliseconds: milliseconds)
+        }
+        let now = monotonicNanoseconds()
+        guard hold.deadline > now else { return epoll.wait(into: events, milliseconds: 0) }
+        var nanoseconds = hold.deadline - now
+        if milliseconds > 0 { nanoseconds = min(nanoseconds, UInt64(milliseconds) * 1_000_000) }
+        return epoll.wait(into: events, nanoseconds: nanoseconds)
     }
 
     private func waitTimeout() -> Int32 {
         // Work queued by this turn itself (an answer released while flushing, a task posted from this
         // thread, which does not wake the loop) is done at once.
-        if !toFlush.isEmpty || (!toCommit.isEmpty && !commitOutstanding) || !toResume.isEmpty || postLock.withLock({ !posted.isEmpty }) {
+        if !toFlush.isEmpty || (!toCommit.isEmpty && !commitOutstanding && commitHold == nil) || !toResume.isEmpty
+            || postLock.withLock({ !posted.isEmpty })
+        {
             return 0
         }
         var timeout: Int32 = -1
@@ -601,6 +624,14 @@ final class ServingLoop: @unchecked Sendable {
     /// commit either way).
     private func commitWrites() {
         guard !toCommit.isEmpty, !commitOutstanding else { return }
+        if let hold = commitHold {
+            // Not held while a barrier waits for this turn's commit (`waitForCommittedTurns`: the log
+            // resumes after a failure only once every loop asked about the writes it numbered), nor while
+            // stopping.
+            let mustCommit = !afterCommit.isEmpty || stopping || drainDeadline != nil
+            guard mustCommit || hold.isOver(waiting: toCommit.count, now: monotonicNanoseconds()) else { return }
+            commitHold = nil
+        }
         let writes = context.processor.writes
         // Swapped with a spare, as `toFlush` is: copying the array and then emptying it allocated.
         swap(&toCommit, &committing)
@@ -620,9 +651,16 @@ final class ServingLoop: @unchecked Sendable {
         // at 50 connections: more, smaller groups and a third more CPU per write).
         recentWaitingConnections += (Double(committing.count) - recentWaitingConnections) / 8
         let onThisThread = recentWaitingConnections < 1.5
+        if !onThisThread { commitAskedAt = monotonicNanoseconds() }
         let settled = writes.commit(through: through, onThisThread: onThisThread) { [self] result in
             execute {
                 self.commitOutstanding = false
+                if case .success = result {
+                    self.commitHold = CommitHold.after(
+                        committed: unchecked.connections.count, waiting: self.toCommit.count,
+                        askedAt: self.commitAskedAt, now: monotonicNanoseconds(), longest: self.longestCommitHoldNanoseconds
+                    )
+                }
                 for connection in unchecked.connections { connection.committed(through: through, result: result) }
             }
         }
