@@ -90,6 +90,49 @@ import EntitledStores
         #expect(trail == ["refund", "cancellation", "billing_recovered", "billing_issue", "renewal", "grant"])
     }
 
+    /// Stripe's trial sequences (https://docs.stripe.com/billing/subscriptions/trials): a trial extended
+    /// (its `trial_end` moved) stays a trial; its end with a payment is the first renewal; without a
+    /// payment method it pauses or cancels, as the subscription's `missing_payment_method` setting says.
+    @Test func anExtendedTrialStaysATrialAndItsEndIsARenewalOrAPauseOrAnExpiry() throws {
+        let start = StripeFixtures.now - 3600
+        let trialEnd = start + 7 * 86_400
+        let extendedEnd = trialEnd + 7 * 86_400
+        let created = StripeFixtures.subscriptionEvent("evt_t1", type: "customer.subscription.created", created: start, subscription: "sub_t", status: "trialing", periodEnd: trialEnd, user: "user_t")
+        #expect(try deliver(created).status == 200)
+        var membership = try #require(try current("user_t"))
+        #expect(membership.status == "trialing")
+        #expect(membership.periodType == "trial")
+
+        // The trial is extended by a week: still a trial, not renewed, access until the new end.
+        #expect(try deliver(StripeFixtures.subscriptionEvent("evt_t2", created: start + 10, subscription: "sub_t", status: "trialing", periodEnd: extendedEnd, user: "user_t")).body == "applied\n")
+        membership = try #require(try current("user_t"))
+        #expect(membership.periodType == "trial")
+        #expect(membership.status == "trialing")
+        #expect(membership.renewsCount == 0)
+        #expect(membership.expiresAt.flatMap(ProtocolTimeForTests.seconds) == extendedEnd)
+
+        // The trial ends and the first month is paid: a renewal, no longer a trial.
+        let paidEnd = extendedEnd + 30 * 86_400
+        #expect(try deliver(StripeFixtures.subscriptionEvent("evt_t3", created: start + 20, subscription: "sub_t", periodEnd: paidEnd, user: "user_t", latestInvoice: "in_t2")).body == "applied\n")
+        membership = try #require(try current("user_t"))
+        #expect(membership.periodType == "normal")
+        #expect(membership.status == "active")
+        #expect(membership.renewsCount == 1)
+        #expect(membership.expiresAt.flatMap(ProtocolTimeForTests.seconds) == paidEnd)
+        #expect(try client.send(.history(user: "user_t")).history?.map(\.action) == ["renewal", "extension", "grant"])
+
+        // Trials that end without a payment method: paused (access stops) or canceled (access ends).
+        #expect(try deliver(StripeFixtures.subscriptionEvent("evt_p1", type: "customer.subscription.created", created: start, subscription: "sub_p", status: "trialing", periodEnd: trialEnd, user: "user_p")).status == 200)
+        #expect(try deliver(StripeFixtures.subscriptionEvent("evt_p2", created: start + 10, subscription: "sub_p", status: "paused", periodEnd: trialEnd, user: "user_p")).body == "applied\n")
+        #expect(try current("user_p")?.isActive == false)
+        #expect(try current("user_p")?.status == "paused")
+        #expect(try deliver(StripeFixtures.subscriptionEvent("evt_c1", type: "customer.subscription.created", created: start, subscription: "sub_c", status: "trialing", periodEnd: trialEnd, user: "user_c")).status == 200)
+        let canceled = StripeFixtures.subscriptionEvent("evt_c2", type: "customer.subscription.deleted", created: start + 10, subscription: "sub_c", status: "canceled", periodEnd: trialEnd, user: "user_c")
+        #expect(try deliver(canceled).body == "applied\n")
+        #expect(try current("user_c")?.isActive == false)
+        #expect(try current("user_c")?.status == "expired")
+    }
+
     @Test func aDeletedSubscriptionEndsAccessAndAnUnknownChargeIsUnmatched() throws {
         let start = StripeFixtures.now - 3600
         let end = start + 30 * 86_400

@@ -44,6 +44,10 @@ import Testing
         #expect(refusal("v1=" + String(repeating: "0", count: 64))?.reason == "the Stripe-Signature header has no t=")
         #expect(refusal("t=\(now)")?.reason == "the Stripe-Signature header has no v1= signature")
         #expect(refusal("t=\(now),v1=not-hex")?.kind == .badSignature)
+        // A v1= that is there but is not a signature is named as such, not as missing.
+        for mangled in ["abc", "not-hex", String(repeating: "0", count: 62), String(repeating: "0", count: 66), ""] {
+            #expect(refusal("t=\(now),v1=\(mangled)")?.reason == "the Stripe-Signature header has a malformed v1= signature (64 hex digits expected)", "v1=\(mangled)")
+        }
         // The time is part of what is signed: another time with the same signature does not verify.
         let moved = header.replacingOccurrences(of: "t=\(now)", with: "t=\(now + 1)")
         #expect(refusal(moved)?.kind == .badSignature)

@@ -155,6 +155,11 @@ public struct StripeReceiver: Sendable {
         case "active", "trialing":
             if membership.pausedAt != nil {
                 add("resume", expiresAt: periodEnd)
+            } else if periodEnd > currentEnd, subscription.status == "trialing", membership.periodType == "trial" {
+                // A trial extended (its trial_end moved; Stripe's period ends with it): still a trial, no
+                // payment, no renewal. The trial's end with a payment is an `active` subscription whose
+                // period moved on: the renewal below.
+                add("extension", expiresAt: periodEnd)
             } else if periodEnd > currentEnd {
                 add("renewal", expiresAt: periodEnd, transaction: subscription.latestInvoice)
                 willRenew = true

@@ -24,7 +24,7 @@ public enum StripeSignature {
         var timestamp: Int64?
         var signatures: [[UInt8]] = []
         for part in header.split(separator: ",") {
-            let pair = part.split(separator: "=", maxSplits: 1)
+            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard pair.count == 2 else { continue }
             let key = pair[0].trimmingSpaces
             let value = pair[1].trimmingSpaces
@@ -34,7 +34,14 @@ public enum StripeSignature {
                 timestamp = seconds
             }
             // v0 (test mode's old scheme) and unknown schemes are skipped, as Stripe's libraries do.
-            if key == "v1", let bytes = hexBytes(value) {
+            if key == "v1" {
+                // Refused, not skipped: a v1= Stripe could not have sent is a forged or mangled header, and
+                // "has no v1= signature" would send whoever reads the log looking in the wrong place.
+                guard let bytes = hexBytes(value), bytes.count == 32 else {
+                    throw NotificationRefusal(
+                        .badSignature, "the Stripe-Signature header has a malformed v1= signature (64 hex digits expected)"
+                    )
+                }
                 guard signatures.count < maximumSignatures else {
                     throw NotificationRefusal(.badSignature, "the Stripe-Signature header has more than \(maximumSignatures) v1= signatures")
                 }
