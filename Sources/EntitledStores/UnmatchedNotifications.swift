@@ -22,7 +22,10 @@ public struct UnmatchedNotifications: Sendable {
 
     public init(directory: String) throws {
         self.directory = directory
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Owner only, as the server's data directory: the notifications kept hold user ids and purchases.
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+        )
     }
 
     /// Keeps `body` (verified, as received) of `store`'s notification `id`.
@@ -35,7 +38,7 @@ public struct UnmatchedNotifications: Sendable {
         let path = directory + "/" + name
         let temporary = path + ".tmp"
         let data = Data(record.jsonText.utf8)
-        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary])
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))

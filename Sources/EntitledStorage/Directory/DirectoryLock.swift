@@ -18,7 +18,7 @@ final class DirectoryLock: Sendable {
 
     init(directory: String) throws(StorageError) {
         let path = directory + "/LOCK"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, FileSystem.fileMode)
         guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
         var waited = 0
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {

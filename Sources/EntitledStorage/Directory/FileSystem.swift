@@ -105,10 +105,16 @@ enum FileSystem {
         guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: directory, errno: errno) }
     }
 
-    /// Creates a new file (failing if it exists) for writing.
+    /// The mode of every file the server creates in a data directory: log segments and snapshots hold
+    /// personal data (user ids, devices, audit entries), so only the server's own user may read them.
+    static let fileMode: mode_t = 0o600
+    /// The mode of a data directory the server creates (an existing one keeps its own).
+    static let directoryMode: mode_t = 0o700
+
+    /// Creates a new file (failing if it exists) for writing, readable by its owner only (`fileMode`).
     static func createFile(_ path: String) throws(StorageError) -> Int32 {
         if let injected = injectedFault("create", path: path) { throw .io(operation: "create", path: path, errno: injected) }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, fileMode)
         guard descriptor >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
         return descriptor
     }
@@ -129,11 +135,14 @@ enum FileSystem {
         guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
     }
 
+    /// Makes `path` and its missing parents: `path` itself for its owner only (`directoryMode`), parents as
+    /// `mkdir -p` would.
     static func makeDirectory(_ path: String) throws(StorageError) {
         var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
+        let components = path.split(separator: "/")
+        for (index, component) in components.enumerated() {
             prefix += component + "/"
-            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+            if mkdir(prefix, index == components.count - 1 ? directoryMode : 0o755) != 0, errno != EEXIST {
                 throw .io(operation: "mkdir", path: prefix, errno: errno)
             }
         }
