@@ -175,7 +175,7 @@ import Glibc
     @Test func pagesOfARealServerJoinUpToTheWholeListingNewestFirst() throws {
         let server = try RunningEntitled()
         let connection = EntitledConnection(address: .tcp(host: "127.0.0.1", port: server.port))
-        #expect(try connection.send(.hello)["protocol"]?.intValue == 4)
+        #expect(try connection.send(.hello)["protocol"]?.intValue == 5)
         for index in 0..<25 { #expect(try connection.send(.grant(user: "u1", product: "prod_\(index)")).isOK) }
         #expect(try connection.send(.grant(user: "u1", product: "prod_store", transactionId: "t2", originalTransactionId: "t1")).isOK)
 

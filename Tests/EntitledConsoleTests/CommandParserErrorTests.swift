@@ -114,13 +114,20 @@ import Testing
     }
 
     @Test func aWordThatIsNotADurationIsRefused() throws {
-        for word in ["forever", "30D", "1.5h", "d", "30", "-1d"] {
+        for word in ["forever", "30D", "1.5h", "d", "30", "-1d", "1month", "1mins"] {
             #expect(
                 usageError("grant user:u1 prod_pro \(word)")
-                    == .badArguments(try spec("grant"), reason: "'\(word)' is not a duration (30d, 12h, 2w), until TIME or lifetime"),
+                    == .badArguments(try spec("grant"), reason: "'\(word)' is not a duration (30d, 12h, 2w, 1mo, 1y), until TIME or lifetime"),
                 "\(word)"
             )
         }
+    }
+
+    @Test func aDurationInMIsRefusedNamingMinutesAndMonths() throws {
+        #expect(
+            usageError("grant user:u1 prod_pro 1m")
+                == .badArguments(try spec("grant"), reason: "'1m' is ambiguous: 1min for minutes, 1mo for calendar months")
+        )
     }
 
     @Test func untilWithoutATimeIsRefused() throws {

@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func grantAcceptsEveryDurationUnit() throws {
-        for duration in ["45s", "90m", "12h", "30d", "2w"] {
+        for duration in ["45s", "90min", "12h", "30d", "2w", "1mo", "1y"] {
             #expect(
                 try sentRequest("grant device:d1 p \(duration)")?.line
                     == #"{"op":"grant","device":"d1","product":"p","duration":"\#(duration)"}"#

@@ -125,7 +125,8 @@ import Testing
     @Test func grantOffersATermAfterTheProduct() {
         #expect(complete("grant user:u1 prod_pro_yearly l").action == .replace(deleting: 1, insert: "lifetime "))
         #expect(complete("grant user:u1 prod_pro_yearly un").action == .replace(deleting: 2, insert: "until "))
-        #expect(complete("grant user:u1 prod_pro_yearly 3").action == .list(["30d", "365d"]))
+        #expect(complete("grant user:u1 prod_pro_yearly 3").action == .replace(deleting: 1, insert: "30d "))
+        #expect(complete("grant user:u1 prod_pro_yearly 1").action == .list(["1mo", "1y"]))
     }
 
     @Test func grantCompletesItsLifecycleOptionsAndTheirValues() {

@@ -268,7 +268,7 @@ struct HelloOverTCPTests {
         try await withTestServer { server in
             let hello = try await server.connect().send(line: #"{"op":"hello","id":1}"#)
             #expect(hello.isOK)
-            #expect(hello["protocol"]?.intValue == 4)
+            #expect(hello["protocol"]?.intValue == 5)
             #expect(hello["server"]?.stringValue?.hasPrefix("entitled ") == true)
             let listed = try #require(hello["operations"]?.arrayValue)
             let operations = listed.compactMap(\.stringValue)

@@ -71,11 +71,19 @@ import Testing
     }
 
     @Test func aBadDurationIsABadRequestNamingDuration() throws {
-        for duration in ["30 days", "0d", "-1d", "1.5d", "30D", "30", ""] {
+        for duration in ["30 days", "0d", "-1d", "1.5d", "30D", "30", "", "1month", "1001y", "12001mo"] {
             let error = try failure(#"{"op":"grant","user":"u","product":"p","duration":"\#(duration)"}"#)
             #expect(error.code == .badRequest)
             #expect(error.message.contains(#"field "duration""#), "\(error.message)")
         }
+        try expectBadRequest(
+            #"{"op":"grant","user":"u","product":"p","duration":"1 month"}"#, mentioning: "s, min, h, d, w, mo or y", #""1mo""#
+        )
+    }
+
+    @Test func aDurationInMIsRefusedNamingMinutesAndMonths() throws {
+        // "m" was minutes once; read as months by a support agent granting "a month", it gave a minute.
+        try expectBadRequest(#"{"op":"grant","user":"u","product":"p","duration":"15m"}"#, mentioning: #""15min""#, #""15mo""#, "ambiguous")
     }
 
     @Test func aBadTimeIsABadRequestNamingTheField() throws {

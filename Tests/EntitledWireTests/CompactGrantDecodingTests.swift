@@ -58,6 +58,8 @@ import Testing
         #expect(compact.grant.transaction == nil && compact.grant.idempotencyKey == nil)
         #expect(compact.id == ByteBuffer(string: #""r""#))
         #expect(try #require(Self.compact(#"{"op":"grant","user":"a","product":"p","duration":"2w"}"#)).grant.expiry == .after(.days(14)))
+        #expect(try #require(Self.compact(#"{"op":"grant","user":"a","product":"p","duration":"1mo"}"#)).grant.expiry == .after(.months(1)))
+        #expect(try #require(Self.compact(#"{"op":"grant","user":"a","product":"p","duration":"1y"}"#)).grant.expiry == .after(.years(1)))
         #expect(try #require(Self.compact(#"{"op":"grant","user":"a","product":"p"}"#)).grant.expiry == .lifetime)
         #expect(try #require(Self.compact(#"{"op":"grant","user":"a","product":"p"}"#)).grant.source == .default)
     }

@@ -122,6 +122,6 @@ import Testing
         #expect(line.contains(#""operations":["ping","check"]"#))
         #expect(line.contains(#""fields":{"ping":[],"check":["user","device","product","entitlement","at","minSeq"]}"#))
         let object = try parseJSONObject(line)
-        #expect(object["protocol"] as? Int == 4)
+        #expect(object["protocol"] as? Int == 5)
     }
 }

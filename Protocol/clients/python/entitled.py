@@ -1,7 +1,7 @@
 """A client for the `entitled` server: newline-delimited JSON over TCP or a Unix socket.
 
 One module, Python 3.11 standard library only. The protocol is specified in Protocol/PROTOCOL.md
-(protocol version 4); this module follows it and adds nothing the server does not do.
+(protocol version 5); this module follows it and adds nothing the server does not do.
 
     from entitled import Client, EntitledError
 
@@ -155,7 +155,7 @@ __all__ = [
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7117
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 
 _READ_SIZE = 65536
 # The operations that change nothing: with nodes=, a pipeline of them only is sent again to another node
@@ -720,7 +720,7 @@ class Client:
         return self._call("ping", {}, extra)
 
     def hello(self, **extra: Any) -> dict:
-        """{"protocol": 4, "server": "entitled 0.1.0", "operations": [...], "fields": {op: [...]},
+        """{"protocol": 5, "server": "entitled 0.1.0", "operations": [...], "fields": {op: [...]},
         "authRequired": bool}."""
         return self._call("hello", {}, extra)
 

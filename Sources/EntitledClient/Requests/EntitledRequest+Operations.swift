@@ -31,7 +31,7 @@ extension EntitledRequest {
         )
     }
 
-    /// Creates a membership. Give `expiresAt` (an RFC 3339 time) or `duration` (`"30d"`), or neither for lifetime.
+    /// Creates a membership. Give `expiresAt` (an RFC 3339 time) or `duration` (`"30d"`, `"1mo"`), or neither for lifetime.
     ///
     /// The lifecycle fields are optional; the server's defaults are `willRenew` false, `periodType`
     /// `normal`, `environment` `production`, `ownership` `purchased` and `grantType` `purchase`.

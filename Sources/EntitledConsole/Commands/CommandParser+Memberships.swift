@@ -17,8 +17,12 @@ extension CommandParser {
             case "lifetime": break
             case "until": expiresAt = try takeUntilTime(&arguments)
             default:
+                if ConsoleTime.isMinutesOrMonths(term) {
+                    let count = term.dropLast()
+                    throw arguments.failure("'\(term)' is ambiguous: \(count)min for minutes, \(count)mo for calendar months")
+                }
                 guard ConsoleTime.looksLikeDuration(term) else {
-                    throw arguments.failure("'\(term)' is not a duration (30d, 12h, 2w), until TIME or lifetime")
+                    throw arguments.failure("'\(term)' is not a duration (30d, 12h, 2w, 1mo, 1y), until TIME or lifetime")
                 }
                 duration = term
             }

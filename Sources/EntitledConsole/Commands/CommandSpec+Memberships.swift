@@ -5,7 +5,9 @@ extension CommandSpec {
         arguments: "SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN] [OPTION=VALUE...]",
         summary: "Create a membership of PRODUCT for a user, a device (a guest purchase) or both.",
         details: subjectDetails + [
-            "DURATION is a whole number and a unit s, m, h, d or w (30d, 12h, 2w); until TIME ends it at TIME.",
+            "DURATION is a whole number and a unit s, min, h, d, w, mo or y (30d, 12h, 1mo, 1y); mo and y are",
+            "calendar months and years (a month from January 31 ends on February's last day); until TIME ends",
+            "it at TIME.",
             "Without either, or with lifetime, it never expires.",
             "SOURCE is one of \(sources.joined(separator: ", ")); the default is manual.",
             "More options, for store purchases (each defaults to the first value listed):",

@@ -45,7 +45,7 @@ public enum Completer {
             if positional.isEmpty {
                 words += knowledge.products
             } else if positional.count == 1 {
-                words += ["lifetime", "until", "30d", "7d", "365d"]
+                words += ["lifetime", "until", "30d", "7d", "1mo", "1y"]
             }
             return words
         case .claim, .erase:

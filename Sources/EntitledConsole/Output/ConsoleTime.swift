@@ -17,10 +17,18 @@ public enum ConsoleTime {
         return isDate ? text + "T00:00:00Z" : text
     }
 
-    /// Whether a word has the shape of a protocol duration: digits, then one of s, m, h, d, w.
+    /// The units of a protocol duration (Protocol/PROTOCOL.md, "Durations").
+    public static let durationUnits = ["s", "min", "h", "d", "w", "mo", "y"]
+
+    /// Whether a word has the shape of a protocol duration: digits, then one of `durationUnits`.
     public static func looksLikeDuration(_ word: String) -> Bool {
-        guard let unit = word.last, "smhdw".contains(unit), word.count >= 2 else { return false }
-        return word.dropLast().allSatisfy { $0.isASCII && $0.isNumber }
+        let digits = word.prefix { $0.isASCII && $0.isNumber }
+        return !digits.isEmpty && durationUnits.contains(String(word.dropFirst(digits.count)))
+    }
+
+    /// Whether a word is digits and `m`: minutes or months, which the console does not guess.
+    public static func isMinutesOrMonths(_ word: String) -> Bool {
+        word.count >= 2 && word.last == "m" && word.dropLast().allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// The current time, in milliseconds since the Unix epoch.

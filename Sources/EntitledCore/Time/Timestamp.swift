@@ -31,10 +31,12 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         lhs.millisecondsSinceEpoch < rhs.millisecondsSinceEpoch
     }
 
-    /// This time moved forward by `span` (backwards for a negative span), saturating instead of overflowing.
-    @inlinable
+    /// This time plus `span`: its calendar months first (UTC; the day of the month kept, or the month's
+    /// last day when it has fewer), then its fixed milliseconds (backwards for a negative span). Saturates
+    /// instead of overflowing.
     public func adding(_ span: TimeSpan) -> Timestamp {
-        let (sum, overflow) = millisecondsSinceEpoch.addingReportingOverflow(span.milliseconds)
+        let start = span.months == 0 ? self : addingCalendarMonths(span.months)
+        let (sum, overflow) = start.millisecondsSinceEpoch.addingReportingOverflow(span.milliseconds)
         if overflow { return Timestamp(millisecondsSinceEpoch: span.milliseconds > 0 ? .max : .min) }
         return Timestamp(millisecondsSinceEpoch: sum)
     }

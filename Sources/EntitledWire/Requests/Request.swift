@@ -8,7 +8,7 @@ import EntitledCore
 /// paged like `history` (`limit`, default 100, and `after`; an answer with more to come carries `next`),
 /// so an older client could take a first page for the whole list; `history` takes `after`; error code
 /// `over_limit` is new.
-public let protocolVersion = 4
+public let protocolVersion = 5
 
 /// A decoded, validated request: everything an operation needs, typed.
 public enum Request: Sendable {

@@ -109,12 +109,21 @@ extension RequestFields {
         case (.some, nil):
             expiry = .at(try time(.expiresAt, expiresAt)!)
         case (nil, .some(let text)):
-            guard let span = TimeSpan(parsing: text) else {
+            switch TimeSpan.parse(text) {
+            case .success(let span):
+                expiry = .after(span)
+            case .failure(.minutesOrMonths):
+                let count = text.dropLast()
                 throw .badRequest(
-                    "field \"duration\" must be a positive whole number and a unit s, m, h, d or w, such as \"30d\""
+                    "field \"duration\" \"\(text)\" is ambiguous: write \"\(count)min\" for minutes or \"\(count)mo\" for calendar months"
+                )
+            case .failure(.tooLong):
+                throw .badRequest("field \"duration\" is longer than 1000 years (365250 days, 12000 months)")
+            case .failure(.malformed):
+                throw .badRequest(
+                    "field \"duration\" must be a positive whole number and a unit s, min, h, d, w, mo or y, such as \"30d\" or \"1mo\""
                 )
             }
-            expiry = .after(span)
         case (nil, nil):
             expiry = .lifetime
         }
