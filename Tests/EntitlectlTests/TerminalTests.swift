@@ -158,6 +158,28 @@ import Testing
         try terminal.waitFor("prod_pushed active, access for life, user:pushed")
     }
 
+    @Test func aPushOfAMembershipThatEndsSaysWhatAccessItsOwnerStillHas() throws {
+        let server = try RunningEntitled()
+        let port = String(server.port)
+        #expect(try ConsoleRun.run(["--port", port, "define", "pro", "prod_a", "prod_b"]).status == 0)
+        let kept = try ConsoleRun.run(["--port", port, "grant", "user:uma", "prod_b", "1y"])
+        #expect(kept.status == 0)
+        let watcher = try PseudoTerminal(
+            executable: ConsoleRun.executableURL,
+            arguments: ["--port", port, "--no-color", "watch", "user:uma"],
+            environment: ["TERM": "xterm", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
+        )
+        try watcher.waitFor("1 watch on this connection")
+        let grant = try ConsoleRun.run(["--port", port, "grant", "user:uma", "prod_a", "30d"])
+        try watcher.waitFor("push grant: mem_")
+        let id = grant.standardOutput.split(separator: "\n").last?.split(separator: " ").first.map(String.init) ?? ""
+        #expect(try ConsoleRun.run(["--port", port, "--yes", "revoke", id, "refund"]).status == 0)
+        // The revoked membership gives no access, but uma still has pro through prod_b: said so.
+        try watcher.waitFor("push revoke: \(id) prod_a revoked, no access through it, user:uma; user:uma still has pro until ")
+        server.stop()
+        _ = try watcher.waitForExit()
+    }
+
     @Test func aOneShotWatchKeepsPrintingTheChangesUntilTheConnectionEnds() throws {
         let server = try RunningEntitled()
         let watcher = try PseudoTerminal(
@@ -171,7 +193,7 @@ import Testing
         try watcher.waitFor("prod_a active, access until ")
         let id = grant.standardOutput.split(separator: "\n").last?.split(separator: " ").first.map(String.init) ?? ""
         #expect(try ConsoleRun.run(["--port", String(server.port), "--yes", "revoke", id, "refund"]).status == 0)
-        try watcher.waitFor("push revoke: \(id) prod_a revoked, no access, device:followed (guest)")
+        try watcher.waitFor("push revoke: \(id) prod_a revoked, no access through it, device:followed (guest); device:followed has no access left")
         // It follows until interrupted or until the connection ends: here the server stops.
         server.stop()
         try watcher.waitFor("error: 127.0.0.1:\(server.port) closed the connection; the watch has ended")

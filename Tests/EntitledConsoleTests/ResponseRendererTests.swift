@@ -289,7 +289,19 @@ import Testing
                 == "push cancellation: mem_2p12nek6vz5pf prod_plus_m canceled, access until 2026-12-22T07:02:59.507Z (in 29 days), user:user_9"
         )
         let expired = #"{"push":"access","cause":"expired","membership":{"id":"mem_6zh50p4zgsy2d","productId":"short","device":"d9","status":"expired","isActive":false,"createdAt":"2026-11-22T07:02:12.264Z","expiresAt":"2026-11-22T07:02:14.264Z","source":"manual","willRenew":false,"periodType":"normal","renewState":"non_renewable","renewsCount":0,"environment":"production","ownership":"purchased","grantType":"purchase"}}"#
-        #expect(try push(expired) == "push expired: mem_6zh50p4zgsy2d short expired, no access, device:d9 (guest)")
+        #expect(try push(expired) == "push expired: mem_6zh50p4zgsy2d short expired, no access through it, device:d9 (guest)")
+        // With what the owner still has (its `customer` view read after the change).
+        func push(_ line: String, remaining: String) throws -> String {
+            renderer.push(try #require(EntitledPush(pushedLine: line)), remaining: try EntitledResponse(line: remaining))
+        }
+        let stillPro = #"{"ok":true,"customer":{"entitlements":{"pro":{"isActive":true,"productId":"long","expiresAt":null},"old":{"isActive":false,"productId":"short","expiresAt":"2026-11-22T07:02:14.264Z"}},"activeProducts":["long"]}}"#
+        #expect(try push(expired, remaining: stillPro) == "push expired: mem_6zh50p4zgsy2d short expired, no access through it, device:d9 (guest); device:d9 still has pro for life")
+        let productOnly = #"{"ok":true,"customer":{"entitlements":{},"activeProducts":["prod_x","prod_y"]}}"#
+        #expect(try push(expired, remaining: productOnly).hasSuffix("; device:d9 still has prod_x, prod_y"))
+        let nothing = #"{"ok":true,"customer":{"entitlements":{},"activeProducts":[]}}"#
+        #expect(try push(expired, remaining: nothing).hasSuffix("; device:d9 has no access left"))
+        // An active membership's push needs no such word.
+        #expect(try push(ProtocolLines.pushGrant, remaining: nothing) == (try push(ProtocolLines.pushGrant)))
         let lifetime = ProtocolLines.pushGrant.replacing(#""expiresAt":"2026-12-22T07:02:59.507Z""#, with: #""expiresAt":null"#)
         #expect(try push(lifetime).contains("active, access for life, user:user_9"))
     }

@@ -104,13 +104,35 @@ public struct ResponseRenderer: Sendable {
 
     /// The text for a line the server pushed after a `watch`: what caused it, then the membership as a
     /// one-line summary. `push grant: mem_x prod_pro trialing, active until T (in 30 days), user:u1`.
-    public func push(_ push: EntitledPush) -> String {
+    /// A membership that gives no access any more says so of itself only; `remaining`, the `customer`
+    /// answer for its owner read after the change, says what access the owner still has through others:
+    /// `push expiration: mem_x prod_a expired, no access through it, user:u1; user:u1 still has pro until T`.
+    public func push(_ push: EntitledPush, remaining: EntitledResponse? = nil) -> String {
         guard let membership = push.membership else { return push.line }
         let access =
             membership.isActive
             ? style.green(membership.status) + (membership.expiresAt.map { ", access until " + time($0) } ?? ", access for life")
-            : (membership.status == "revoked" ? style.red(membership.status) : style.yellow(membership.status)) + ", no access"
-        return style.bold("push \(push.cause ?? push.kind):") + " \(membership.id) \(membership.productId) \(access), \(owner(of: membership))"
+            : (membership.status == "revoked" ? style.red(membership.status) : style.yellow(membership.status)) + ", no access through it"
+        let line = style.bold("push \(push.cause ?? push.kind):") + " \(membership.id) \(membership.productId) \(access), \(owner(of: membership))"
+        guard !membership.isActive, let remaining, let customer = remaining["customer"] else { return line }
+        return line + "; " + remainingAccess(of: membership, customer)
+    }
+
+    /// What access the owner of `membership` still has, from its `customer` view: the active entitlements
+    /// with their ends, else the active products, else none.
+    func remainingAccess(of membership: MembershipInfo, _ customer: JSONValue) -> String {
+        let who = membership.user.map { "user:\($0)" } ?? membership.device.map { "device:\($0)" } ?? "the owner"
+        var held: [String] = []
+        if case .object(let entitlements)? = customer["entitlements"] {
+            for (name, entitlement) in entitlements where entitlement["isActive"]?.boolValue == true {
+                held.append(name + (entitlement["expiresAt"]?.stringValue.map { " until " + time($0) } ?? " for life"))
+            }
+        }
+        if held.isEmpty, case .array(let products)? = customer["activeProducts"] {
+            held = products.compactMap(\.stringValue)
+        }
+        guard !held.isEmpty else { return style.red("\(who) has no access left") }
+        return style.green("\(who) still has ") + held.joined(separator: ", ")
     }
 
     /// The text for an error response: `(error) not_found: no membership has the id "mem_x"`.

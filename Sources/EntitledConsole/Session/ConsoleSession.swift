@@ -107,7 +107,26 @@ public final class ConsoleSession {
 
     private func text(of push: EntitledPush) -> String {
         knowledge.learn(from: push)
-        return printsJSON ? push.line : ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds()).push(push)
+        if printsJSON { return push.line }
+        return ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds()).push(push, remaining: remainingAccess(after: push))
+    }
+
+    /// For a push of a membership that gives no access any more: what its owner still has, read from the
+    /// server once the change is there (`minSeq`), so that "no access" is never said of a subject that has
+    /// access through another membership. `nil` when not needed or not to be had (the line then speaks of
+    /// the membership alone).
+    private func remainingAccess(after push: EntitledPush) -> EntitledResponse? {
+        guard let membership = push.membership, !membership.isActive else { return nil }
+        guard membership.user != nil || membership.device != nil else { return nil }
+        // The user's access when the membership has one (a claimed purchase is the user's), else the device's.
+        let request: EntitledRequest =
+            if let user = membership.user {
+                .customer(user: user, minSeq: push.sequence.map(UInt64.init))
+            } else {
+                .customer(device: membership.device, minSeq: push.sequence.map(UInt64.init))
+            }
+        guard let answer = try? connection.send(request), answer.isOK else { return nil }
+        return answer
     }
 
     /// Runs one command given as separate words (a one-shot command line).
