@@ -21,7 +21,10 @@ struct InteractiveConsole {
         let editor = LineEditor(
             programName: "entitlectl",
             historyPath: historyPath,
-            complete: { Completer.candidates(forLine: $0, knowledge: session.knowledge) },
+            complete: { line in
+                session.refreshCatalogIfStale()
+                return Completer.candidates(forLine: line, knowledge: session.knowledge)
+            },
             hint: ArgumentHint.hint(forLine:)
         )
         let connection = session.connection

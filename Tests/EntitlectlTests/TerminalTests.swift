@@ -34,6 +34,26 @@ import Testing
         #expect(show.standardOutput.contains(#""productId":"prod_unique_product""#))
     }
 
+    @Test func tabCompletesAnEntitlementDefinedElsewhereAfterTheConsoleStarted() throws {
+        let server = try RunningEntitled()
+        let terminal = try console(server, historyPath: "/dev/null")
+        try terminal.waitFor("127.0.0.1:\(server.port)> ")
+        // Defined by another console once this one has read the catalog.
+        #expect(try ConsoleRun.run(["--port", String(server.port), "define", "latecomer", "prod_latecomer"]).status == 0)
+        // The catalog completion knows is read again once it is a few seconds old.
+        Thread.sleep(forTimeInterval: Double(5_200) / 1000)
+        try terminal.type("check user:u1 entitlement:lat\t")
+        try terminal.waitFor("entitlement:latecomer ")
+        try terminal.type("\r")
+        try terminal.waitFor("not active")
+        try terminal.type("grant user:u1 prod_lat\t")
+        try terminal.waitFor("prod_latecomer ")
+        try terminal.type("lifetime\r")
+        try terminal.waitFor("active  yes")
+        try terminal.type("quit\r")
+        #expect(try terminal.waitForExit() == 0)
+    }
+
     @Test func ambiguousTabListsTheCandidates() throws {
         let server = try RunningEntitled()
         let terminal = try console(server, historyPath: "/dev/null")

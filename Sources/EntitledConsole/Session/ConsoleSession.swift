@@ -7,6 +7,8 @@ public final class ConsoleSession {
     public let connection: EntitledConnection
     /// What responses have shown so far, for Tab completion.
     public private(set) var knowledge = SessionKnowledge()
+    /// When the catalog was last read (milliseconds since the epoch), for `refreshCatalogIfStale()`.
+    private var catalogReadAt: Int64?
     /// Print the server's response lines as they are instead of tables and sentences.
     public let printsJSON: Bool
     public let style: TextStyle
@@ -259,7 +261,23 @@ public final class ConsoleSession {
     /// entitlements and products before the person has listed anything. Failures are left for the next
     /// command to report.
     public func learnCatalog() {
-        if let response = try? connection.send(.catalog) { knowledge.learn(from: response) }
+        if let response = try? connection.send(.catalog) {
+            knowledge.learn(from: response)
+            catalogReadAt = ConsoleTime.nowMilliseconds()
+        }
+    }
+
+    /// How old (milliseconds) the catalog completion knows may be before a completion reads it again.
+    public static let catalogRefreshMilliseconds: Int64 = 5_000
+
+    /// Reads the catalog again when completion last read it more than `catalogRefreshMilliseconds` ago,
+    /// so that entitlements and products defined since, by another console, a script or the stores'
+    /// receiver, complete too. Called when a person asks for a completion: one small request, at most
+    /// every few seconds, and none while the server is away (a Tab must not wait for a reconnection).
+    public func refreshCatalogIfStale() {
+        guard connection.isConnected else { return }
+        if let readAt = catalogReadAt, ConsoleTime.nowMilliseconds() - readAt < Self.catalogRefreshMilliseconds { return }
+        learnCatalog()
     }
 
     private func exchange(
