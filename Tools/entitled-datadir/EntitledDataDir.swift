@@ -17,7 +17,7 @@ import Darwin
 struct EntitledDataDir: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "entitled-datadir",
-        abstract: "Verify an entitled data directory, cut a damaged log back to its last good record, and copy a store between a data directory and a cluster's PostgreSQL. cut-log discards records: use it only after reading verify's report.",
+        abstract: "Verify an entitled data directory, back it up while the server runs, cut a damaged log back to its last good record, and copy a store between a data directory and a cluster's PostgreSQL. cut-log discards records: use it only after reading verify's report.",
         discussion: """
             When entitled refuses to start because a log or snapshot file is corrupt, run `verify` first: it \
             reads every file the way the server recovers (without the lock and without changing anything) and \
@@ -27,12 +27,15 @@ struct EntitledDataDir: AsyncParsableCommand {
             its last good record. Every record after that point is lost for good, including acknowledged ones, \
             so use it only after reading verify's report and deciding that losing them is acceptable.
 
+            `backup` copies a data directory while entitled runs on it into a new directory, consistent and \
+            verified, from which a server starts.
+
             `to-postgres` copies a data directory into an empty cluster database (moving from one node to \
             several); `from-postgres` copies a cluster's database into a new data directory (a backup, or the \
             way back to one node). Neither needs the servers stopped on the database side; the data \
             directory must not be in use.
             """,
-        subcommands: [Verify.self, CutLog.self, ToPostgres.self, FromPostgres.self]
+        subcommands: [Verify.self, CutLog.self, Backup.self, ToPostgres.self, FromPostgres.self]
     )
 }
 
