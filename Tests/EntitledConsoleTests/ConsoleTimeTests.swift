@@ -21,14 +21,14 @@ import Testing
 
     // MARK: looksLikeDuration
 
-    @Test func digitsAndOneUnitLetterLookLikeADuration() {
-        for word in ["45s", "90m", "12h", "30d", "2w", "0d", "1000000d"] {
+    @Test func digitsAndOneUnitLookLikeADuration() {
+        for word in ["45s", "90min", "12h", "30d", "2w", "0d", "1000000d", "1mo", "18mo", "1y"] {
             #expect(ConsoleTime.looksLikeDuration(word), "\(word)")
         }
     }
 
     @Test func otherWordsDoNotLookLikeADuration() {
-        for word in ["", "d", "30", "30D", "30y", "1.5h", "-1d", "+1d", "30dd", "d30", "3 d", "\u{FF13}\u{FF10}d"] {
+        for word in ["", "d", "30", "30D", "30Y", "1.5h", "-1d", "+1d", "30dd", "d30", "3 d", "\u{FF13}\u{FF10}d", "90m", "1month", "1yr", "mo"] {
             #expect(!ConsoleTime.looksLikeDuration(word), "\(word)")
         }
     }

@@ -45,7 +45,9 @@ import Testing
                 usage: grant SUBJECT [SUBJECT] PRODUCT [DURATION | until TIME | lifetime] [source=SOURCE] [plan=PLAN] [OPTION=VALUE...]
                 Create a membership of PRODUCT for a user, a device (a guest purchase) or both.
                   SUBJECT is user:ID or device:ID; give both for a logged-in user on a device.
-                  DURATION is a whole number and a unit s, m, h, d or w (30d, 12h, 2w); until TIME ends it at TIME.
+                  DURATION is a whole number and a unit s, min, h, d, w, mo or y (30d, 12h, 1mo, 1y); mo and y are
+                  calendar months and years (a month from January 31 ends on February's last day); until TIME ends
+                  it at TIME.
                   Without either, or with lifetime, it never expires.
                   SOURCE is one of app_store, play_store, stripe, whop, manual, promotional; the default is manual.
                   More options, for store purchases (each defaults to the first value listed):
