@@ -40,9 +40,28 @@ import Testing
         return result.trimmingCharacters(in: .whitespaces)
     }
 
+    /// A loopback port nothing listens on: bound, then closed again.
+    static func closedPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        #expect(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Runs one documented command line against the server on `port`: `entitlectl ARGS[; echo $?]` or
-    /// `printf '...' | entitlectl`. Returns the lines it printed (then its status, when echoed).
-    static func run(_ command: String, port: Int) throws -> [String] {
+    /// `printf '...' | entitlectl`. A port the line names itself (a server that is not there) is replaced
+    /// by `closed`, and named as the document names it in what is printed. Returns the lines it printed
+    /// (then its status, when echoed).
+    static func run(_ command: String, port: Int, closed: Int) throws -> [String] {
         var line = command
         let echoesStatus = line.hasSuffix("; echo $?")
         if echoesStatus { line.removeLast("; echo $?".count) }
@@ -56,9 +75,16 @@ import Testing
         #expect(words.first == "entitlectl")
         words.removeFirst()
         // The server of this test, unless the line names a port of its own (a server that is not there).
-        if !words.contains("--port") { words = ["--port", String(port)] + words }
+        var documentedPort: String?
+        if let flag = words.firstIndex(of: "--port"), flag + 1 < words.count {
+            documentedPort = words[flag + 1]
+            words[flag + 1] = String(closed)
+        } else {
+            words = ["--port", String(port)] + words
+        }
         let ran = try ConsoleRun.run(words, input: input)
         var printed = (ran.standardOutput + ran.standardError).split(separator: "\n").map(String.init)
+        if let documentedPort { printed = printed.map { $0.replacingOccurrences(of: ":\(closed)", with: ":\(documentedPort)") } }
         if echoesStatus { printed.append(String(ran.status)) }
         return printed
     }
@@ -73,7 +99,7 @@ import Testing
         #expect(try ConsoleRun.run(["--port", port, "define", "pro", "prod_pro_monthly", "prod_pro_yearly"]).status == 0)
         #expect(try ConsoleRun.run(["--port", port, "grant", "user:alice", "prod_pro_yearly", "until", "2027-12-31", "source=stripe"]).status == 0)
         for run in runs {
-            let printed = try Self.run(run.command, port: server.port).map(Self.masked)
+            let printed = try Self.run(run.command, port: server.port, closed: try Self.closedPort()).map(Self.masked)
             let shown = run.shown.map(Self.masked)
             #expect(printed == shown, "$ \(run.command)\nshown:\n\(shown.joined(separator: "\n"))\nprinted:\n\(printed.joined(separator: "\n"))")
         }
