@@ -40,23 +40,6 @@ import Testing
         return result.trimmingCharacters(in: .whitespaces)
     }
 
-    /// A loopback port nothing listens on: bound, then closed again.
-    static func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        #expect(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Runs one documented command line against the server on `port`: `entitlectl ARGS[; echo $?]` or
     /// `printf '...' | entitlectl`. A port the line names itself (a server that is not there) is replaced
     /// by `closed`, and named as the document names it in what is printed. Returns the lines it printed
@@ -99,7 +82,9 @@ import Testing
         #expect(try ConsoleRun.run(["--port", port, "define", "pro", "prod_pro_monthly", "prod_pro_yearly"]).status == 0)
         #expect(try ConsoleRun.run(["--port", port, "grant", "user:alice", "prod_pro_yearly", "until", "2027-12-31", "source=stripe"]).status == 0)
         for run in runs {
-            let printed = try Self.run(run.command, port: server.port, closed: try Self.closedPort()).map(Self.masked)
+            // Bound, not listening: refused, and no other test's server can take it meanwhile.
+            let closed = try SilentListener(listening: false)
+            let printed = try Self.run(run.command, port: server.port, closed: closed.port).map(Self.masked)
             let shown = run.shown.map(Self.masked)
             #expect(printed == shown, "$ \(run.command)\nshown:\n\(shown.joined(separator: "\n"))\nprinted:\n\(printed.joined(separator: "\n"))")
         }

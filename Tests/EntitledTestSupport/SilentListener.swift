@@ -10,13 +10,13 @@ import Darwin
 /// completes them from the backlog) and never answers: a peer that leaves a client's TLS handshake hanging,
 /// or a port "already in use" for a server. Bound but not listening, connections to it are refused, and no
 /// other test's server can pick the port meanwhile (a port closed at once could be).
-final class SilentListener {
-    let port: Int
+public final class SilentListener {
+    public let port: Int
     private let descriptor: Int32
 
-    init(listening: Bool = true) throws {
+    public init(listening: Bool = true) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw RawSocket.Failure(description: "socket() failed: \(errno)") }
+        guard descriptor >= 0 else { throw TestSupportFailure(description: "socket() failed: \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -29,7 +29,7 @@ final class SilentListener {
         }
         guard bound else {
             Glibc.close(descriptor)
-            throw RawSocket.Failure(description: "cannot listen on 127.0.0.1: errno \(errno)")
+            throw TestSupportFailure(description: "cannot listen on 127.0.0.1: errno \(errno)")
         }
         self.descriptor = descriptor
         port = Int(UInt16(bigEndian: address.sin_port))
