@@ -72,6 +72,15 @@ import Testing
             )
         }
 
+        @Test func extendWritesTheMembershipThenTheDurationOrTheMomentAndTheReason() {
+            #expect(EntitledRequest.extend(membership: "mem_x", duration: "1mo").jsonLine == #"{"op":"extend","membership":"mem_x","duration":"1mo"}"#)
+            #expect(
+                EntitledRequest.extend(membership: "mem_x", expiresAt: "2027-01-01T00:00:00Z", reason: "outage").jsonLine
+                    == #"{"op":"extend","membership":"mem_x","expiresAt":"2027-01-01T00:00:00Z","reason":"outage"}"#
+            )
+            #expect(!EntitledRequest.extend(membership: "mem_x", duration: "1d").isRead)
+        }
+
         @Test func membershipsWritesUserDeviceAt() {
             #expect(EntitledRequest.memberships(device: "d1").jsonLine == #"{"op":"memberships","device":"d1"}"#)
             #expect(

@@ -120,6 +120,34 @@ extension ClusterTests {
         #expect(push?["membership"]?["user"]?.stringValue == "bob")
     }
 
+    @Test func anExtensionOnOneNodeMovesTheExpiryOnEveryNodeWithItsTrailAndTellsWatchersElsewhere() throws {
+        let url = try freshDatabase(on: SharedPostgres.server())
+        let first = try ClusterNode(name: "first", url: url)
+        let second = try ClusterNode(name: "second", url: url)
+        let watch = try first.connect()
+        defer { watch.close() }
+        #expect(try watch.send(.watch(user: "alice")).isOK)
+        let granted = try first.ok(#"{"op":"grant","user":"alice","product":"p1","expiresAt":"2031-01-31T00:00:00Z"}"#)
+        #expect(try watch.nextPush(timeout: 10)?["cause"]?.stringValue == "grant")
+        let id = try #require(granted.membership?.id)
+        let extended = try second.ok(#"{"op":"extend","membership":"\#(id)","duration":"1mo","reason":"outage"}"#)
+        #expect(extended.previousExpiresAt == "2031-01-31T00:00:00Z")
+        #expect(extended.membership?.expiresAt == "2031-02-28T00:00:00Z")
+        let seq = try #require(extended.sequence)
+        for node in [first, second] {
+            let check = try node.ok(#"{"op":"check","user":"alice","minSeq":\#(seq)}"#)
+            #expect(check["expiresAt"]?.stringValue == "2031-02-28T00:00:00Z", "\(node.name): \(check.line)")
+            let newest = try #require(try node.ok(#"{"op":"history","user":"alice"}"#).history?.first)
+            #expect(newest.action == "extend", "\(node.name)")
+            #expect(newest.reason == "outage", "\(node.name)")
+            #expect(newest.previousExpiresAt == "2031-01-31T00:00:00Z", "\(node.name)")
+        }
+        // The watcher, on the node that did not make the extension, hears of it.
+        let push = try watch.nextPush(timeout: 10)
+        #expect(push?["cause"]?.stringValue == "extend")
+        #expect(push?["membership"]?["expiresAt"]?.stringValue == "2031-02-28T00:00:00Z")
+    }
+
     @Test func aNewNodeStartsFromTheSnapshotInTheDatabaseAndTheChangesAfterIt() throws {
         let server = try SharedPostgres.server()
         let url = try freshDatabase(on: server)

@@ -70,6 +70,16 @@ extension EntitledRequest {
         EntitledRequest(op: "revoke", ["membership": membership, "reason": reason])
     }
 
+    /// Moves a membership's expiry later by hand (an admin operation): `duration` (`"7d"`, `"1mo"`) later
+    /// than its expiry, or than now once it has expired; or to `expiresAt` (an RFC 3339 time), later than
+    /// both. Give one of the two. A `duration` sent twice extends twice: to retry safely, send `expiresAt`.
+    /// The answer's `previousExpiresAt` is the expiry before.
+    public static func extend(membership: String, duration: String? = nil, expiresAt: String? = nil, reason: String? = nil)
+        -> EntitledRequest
+    {
+        EntitledRequest(op: "extend", ["membership": membership, "duration": duration, "expiresAt": expiresAt, "reason": reason])
+    }
+
     /// A page of the memberships the subject can see, newest first; `minSeq` as for `check`.
     ///
     /// The listing is paged (protocol version 4): at most `limit` memberships (1...1000; the server's

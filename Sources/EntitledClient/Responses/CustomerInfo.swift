@@ -94,7 +94,7 @@ public struct HistoryEntry: Sendable, Hashable {
     public var time: String
     /// Who made it (`local` for a change made without authentication).
     public var actor: String
-    /// `grant`, `claim`, `revoke`, `transfer`, an event type (`renewal`, `refund`, ...), `define`, `undefine` or `erase`.
+    /// `grant`, `claim`, `revoke`, `transfer`, `extend`, an event type (`renewal`, `refund`, ...), `define`, `undefine` or `erase`.
     public var action: String
     public var reason: String?
     /// The number of the change in the server's log, when it is kept.
@@ -102,6 +102,8 @@ public struct HistoryEntry: Sendable, Hashable {
     /// For an event: the store's id of the event and when the store says it happened.
     public var eventId: String?
     public var eventTime: String?
+    /// For `extend`: the expiry before the extension (the membership shows the one after it).
+    public var previousExpiresAt: String?
     /// For a membership's change: the membership as the change left it (its status as of the change).
     public var membership: MembershipInfo?
     /// For `define`: the entitlement and the products that unlock it from then on; for `undefine`, the
@@ -121,6 +123,7 @@ public struct HistoryEntry: Sendable, Hashable {
         self.sequence = json["sequence"]?.intValue
         self.eventId = json["eventId"]?.stringValue
         self.eventTime = json["eventTime"]?.stringValue
+        self.previousExpiresAt = json["previousExpiresAt"]?.stringValue
         self.membership = json["membership"].flatMap(MembershipInfo.init(json:))
         self.entitlement = json["entitlement"]?.stringValue
         self.products = json["products"]?.arrayValue?.compactMap(\.stringValue)

@@ -63,6 +63,9 @@ public struct EntitledResponse: Sendable, Hashable {
 
     /// For a `grant` that moved a purchase another owner held (the server's transfer rule): the user, or
     /// for a guest purchase the device, it was taken from; `nil` otherwise.
+    /// An `extend`'s answer: the expiry the membership had before it.
+    public var previousExpiresAt: String? { body["previousExpiresAt"]?.stringValue }
+
     public var transferredFrom: (user: String?, device: String?)? {
         guard let from = body["transferredFrom"] else { return nil }
         return (from["user"]?.stringValue, from["device"]?.stringValue)

@@ -72,6 +72,13 @@ extension Replicator {
     /// the row's own (Protocol/CLUSTER.md).
     static func decode(_ row: ChangeRow, schema: String) throws(ClusterError) -> (UInt64, StoreChange, ChangeContext) {
         let decoded: (sequence: UInt64, change: StoreChange, context: ChangeContext)
+        // A newer node wrote it (an operation this release does not have): say so, rather than call the
+        // record an unknown kind.
+        guard row.format <= PortableRecords.changeFormatVersion else {
+            throw .corrupt(
+                "\(schema).changes row \(row.sequence) is in record format \(row.format), made by a newer entitled; this node reads formats 1 to \(PortableRecords.changeFormatVersion): upgrade entitled on this node"
+            )
+        }
         var payload = [UInt8]()
         payload.reserveCapacity(8 + row.record.count)
         withUnsafeBytes(of: row.sequence.littleEndian) { payload.append(contentsOf: $0) }

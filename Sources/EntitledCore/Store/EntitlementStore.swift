@@ -115,6 +115,13 @@ public final class EntitlementStore: Sendable {
                 guard state.containsMembership(withID: id) else {
                     throw .inconsistentReplay("change \(sequence) transfers membership \(id), which does not exist")
                 }
+            case .extend(let id, _):
+                guard let existing = state.existingMembership(withID: id) else {
+                    throw .inconsistentReplay("change \(sequence) extends membership \(id), which does not exist")
+                }
+                guard existing.expiresAt != nil else {
+                    throw .inconsistentReplay("change \(sequence) extends membership \(id), which never expires")
+                }
             case .claim, .revoke, .define, .undefine, .erase:
                 break
             }

@@ -29,6 +29,9 @@ public indirect enum StoreChange: Hashable, Sendable {
     /// transfer rule gave it to them (`TransferRule.transfer`). A guest membership leaves its device's
     /// unclaimed list as a claim would take it.
     case transfer(MembershipID, toUser: String)
+    /// A membership's expiry moves to `expiresAt`, later than it was: a manual extension
+    /// (`EntitlementStore.extend`), not a store's event.
+    case extend(MembershipID, expiresAt: Timestamp)
 }
 
 /// Where the store records each change, in order, before the change takes effect in memory.

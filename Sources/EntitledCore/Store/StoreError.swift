@@ -15,6 +15,9 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A lifecycle event dated further ahead of the store's clock than `Limits.maximumEventLead`: applied,
     /// it would make every real event after it look out of order.
     case eventFromTheFuture(eventTime: Timestamp, now: Timestamp)
+    /// An `extend` that cannot be made: the membership is revoked or never expires, or the new expiry
+    /// would not be later than both its expiry and now.
+    case cannotExtend(MembershipID, ExtensionRefusal)
     /// The journal refused the change (its disk is full or failed): nothing of it took effect; the reason
     /// says whether changes resume by themselves or after a restart. Reads go on.
     case changesUnavailable(reason: String)
@@ -34,6 +37,8 @@ public enum StoreError: Error, Hashable, Sendable {
         switch self {
         case .unknownMembership, .unknownEntitlement, .nothingToUndefine: return .notFound
         case .idempotencyKeyReused, .purchaseOwnedElsewhere: return .conflict
+        case .cannotExtend(_, .revoked), .cannotExtend(_, .lifetime): return .conflict
+        case .cannotExtend: return .invalid
         case .eventFromTheFuture, .unknownPageCursor: return .invalid
         case .subjectTooLarge: return .overLimit
         case .changesUnavailable: return .unavailable
@@ -58,6 +63,16 @@ public enum StoreError: Error, Hashable, Sendable {
             return "the purchase with originalTransactionId \"\(original)\" belongs to membership \(membership) of another owner; only a grant to a user can take it over (transfer rule)"
         case .eventFromTheFuture(let eventTime, let now):
             return "the event's eventTime \(eventTime.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)); events are dated when they happened"
+        case .cannotExtend(let id, .revoked(let revocation)):
+            return "membership \(id) was revoked (\(revocation.reason), \(revocation.revokedAt.rfc3339)): a revoked membership cannot be extended; grant a new one"
+        case .cannotExtend(let id, .lifetime):
+            return "membership \(id) never expires (lifetime access): there is no expiry to extend"
+        case .cannotExtend(let id, .notLater(let requested, let expiresAt)):
+            return "expiresAt \(requested.rfc3339) is not later than the expiry of membership \(id) (\(expiresAt.rfc3339)): extend only moves an expiry later; revoke ends access"
+        case .cannotExtend(_, .inThePast(let requested, let now)):
+            return "expiresAt \(requested.rfc3339) is not later than the server's clock (\(now.rfc3339)): an extension gives access until a later time"
+        case .cannotExtend(let id, .beyondRange(let expiresAt)):
+            return "the expiry of membership \(id) (\(expiresAt.rfc3339)) cannot be extended by this much: the new expiry would be after \(Timestamp.rfc3339Range.upperBound.rfc3339)"
         case .unknownPageCursor(let cursor):
             return "\"after\" names no membership (\(cursor)): it was erased, or is not a \"next\" this server gave; start the listing again without \"after\""
         case .subjectTooLarge(let subject, let operation, let size):
@@ -76,6 +91,20 @@ public enum StoreError: Error, Hashable, Sendable {
         case .inconsistentReplay(let problem):
             return "the log cannot be replayed: \(problem)"
         }
+    }
+
+    /// Why an `extend` cannot be made.
+    public enum ExtensionRefusal: Hashable, Sendable {
+        /// The membership is revoked: revocation is final.
+        case revoked(Revocation)
+        /// The membership never expires.
+        case lifetime
+        /// The requested expiry is not later than the membership's.
+        case notLater(requested: Timestamp, expiresAt: Timestamp)
+        /// The requested expiry is not later than the server's clock.
+        case inThePast(requested: Timestamp, now: Timestamp)
+        /// The new expiry would be later than any time the protocol can write.
+        case beyondRange(expiresAt: Timestamp)
     }
 
     /// How large a subject refused by `subjectTooLarge` is.

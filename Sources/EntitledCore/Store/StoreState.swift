@@ -184,6 +184,11 @@ struct StoreState: Sendable {
             }
             memberships[slot].user = user
             ownedSlotsByUser.add(slot, to: user)
+        case .extend(let id, let expiresAt):
+            guard let slot = slot(of: id), let previous = memberships[slot].expiresAt else { return }
+            record(.extend(previousExpiresAt: previous), of: slot, sequence: sequence, context: context, effectiveAt: context.recordedAt)
+            memberships[slot].expiresAt = expiresAt
+            access[slot] = AccessRecord(memberships[slot], product: productCodes.intern(memberships[slot].productId))
         case .event(let event, let result):
             guard let slot = slot(of: result.id) else { return }
             // Effective at the event's time, kept within the membership's own history so that its

@@ -240,7 +240,8 @@ public struct RequestProcessor: Sendable {
                 case .erasures: page = store.erasureHistoryPage(after: after, limit: limit)
                 }
                 return .success(.history(page.entries, next: page.next))
-            case .grant, .claim, .revoke, .define, .undefine, .event, .erase, .snapshot, .watch, .unwatch, .auth, .stats, .reload:
+            case .grant, .claim, .revoke, .define, .undefine, .event, .erase, .extend, .snapshot, .watch, .unwatch, .auth, .stats,
+                .reload:
                 return .failure(WireError(.internal, "\(request.op.rawValue) is not answered by a read"))
             }
         } catch {

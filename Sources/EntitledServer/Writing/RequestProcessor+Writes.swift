@@ -23,6 +23,8 @@ extension RequestProcessor {
             return .event(event, membership: id, author: ChangeAuthor(actor: actor, reason: reason))
         case .erase(let subject, let reason):
             return .erase(subject, author: ChangeAuthor(actor: actor, reason: reason))
+        case .extend(let id, let extensionAsked, let reason):
+            return .extend(id, extensionAsked, author: ChangeAuthor(actor: actor, reason: reason))
         case .ping, .hello, .check, .memberships, .catalog, .snapshot, .customer, .history, .watch, .unwatch, .auth, .stats, .reload:
             return nil
         }
@@ -48,6 +50,8 @@ extension RequestProcessor {
             return .claimed(memberships.count)
         case .revoked(let membership, _):
             return .membership(membership, moment: now())
+        case .extended(let membership, let previousExpiresAt):
+            return .extended(membership, moment: now(), previousExpiresAt: previousExpiresAt)
         case .defined(let products):
             guard case .define(let entitlement, _, _) = write else { preconditionFailure("a definition answers a define") }
             return .defined(entitlement: entitlement, products: products)

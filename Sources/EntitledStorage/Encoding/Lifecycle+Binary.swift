@@ -80,6 +80,9 @@ extension BinaryWriting {
             write(event)
         case .transfer:
             write(UInt8(5))  // from format version 4
+        case .extend(let previousExpiresAt):
+            write(UInt8(6))  // from format version 5
+            write(previousExpiresAt.millisecondsSinceEpoch)
         }
         write(revision.effectiveAt.millisecondsSinceEpoch)
         if let before = revision.before {
@@ -148,7 +151,8 @@ extension BinaryReader {
         return ChangeContext(actor: try readString(), reason: try readOptionalString(), recordedAt: recordedAt)
     }
 
-    mutating func readRevision() throws(Malformed) -> MembershipRevision {
+    /// A revision of a snapshot in format `version`: transfers (5) from version 4 on, extensions (6) from 5.
+    mutating func readRevision(version: UInt32) throws(Malformed) -> MembershipRevision {
         let sequence = try readUInt64()
         let context = try readChangeContext()
         let actionOffset = offset
@@ -158,7 +162,8 @@ extension BinaryReader {
         case 2: action = .claim
         case 3: action = .revoke
         case 4: action = .event(try readLifecycleEvent())
-        case 5: action = .transfer
+        case 5 where version >= 4: action = .transfer
+        case 6 where version >= 5: action = .extend(previousExpiresAt: Timestamp(millisecondsSinceEpoch: try readInt64()))
         case let code: throw Malformed(offset: actionOffset, problem: "unknown revision action \(code)")
         }
         let effectiveAt = Timestamp(millisecondsSinceEpoch: try readInt64())

@@ -2,7 +2,7 @@ import EntitledCore
 
 // The payload of a log record (Protocol/STORAGE.md §4).
 //
-// Format version 4: sequence: u64, kind: u8, context (recordedAt: time, actor: string, reason: string?),
+// Format version 5: sequence: u64, kind: u8, context (recordedAt: time, actor: string, reason: string?),
 // then the kind's fields:
 //   1 create: membership, idempotencyKey: string?
 //   2 claim:  device: string, user: string
@@ -12,7 +12,9 @@ import EntitledCore
 //   6 undefine: entitlement: string                      (from version 3)
 //   7 erase:  user: string?, device: string?              (from version 3)
 //   8 transfer: membership id: string, user: string       (from version 4)
-// Format version 3 (still read): the same without kind 8; version 2 also without kinds 6 and 7.
+//   9 extend: membership id: string, expiresAt: i64        (from version 5)
+// Format version 4 (still read): the same without kind 9; version 3 also without kind 8; version 2 also
+// without kinds 6 and 7.
 // Format version 1 (still read): sequence: u64, kind: u8 (1 to 4), then the kind's fields, with no
 // context, no idempotency key, and version 1 memberships.
 
@@ -24,12 +26,12 @@ struct LoggedChange: Hashable {
 }
 
 extension BinaryWriting {
-    /// Writes `logged` in the current format version (4).
+    /// Writes `logged` in the current format version (5).
     mutating func write(_ logged: LoggedChange) {
         writeChange(logged.change, sequence: logged.sequence, context: logged.context)
     }
 
-    /// Writes change `sequence` in the current format version (4), as `write(_: LoggedChange)`: the log
+    /// Writes change `sequence` in the current format version (5), as `write(_: LoggedChange)`: the log
     /// writer's form, which builds no `LoggedChange` (a copy of the change, retaining each of its strings
     /// and releasing them again, on every write).
     mutating func writeChange(_ change: StoreChange, sequence: UInt64, context: ChangeContext) {
@@ -44,6 +46,7 @@ extension BinaryWriting {
         case .undefine: kind = 6
         case .erase: kind = 7
         case .transfer: kind = 8
+        case .extend: kind = 9
         }
         write(kind)
         write(context)
@@ -73,12 +76,15 @@ extension BinaryWriting {
         case .transfer(let id, let user):
             write(id)
             write(user)
+        case .extend(let id, let expiresAt):
+            write(id)
+            write(expiresAt.millisecondsSinceEpoch)
         }
     }
 }
 
 extension BinaryReader {
-    /// Reads a record payload written in format `version` (1 to 4).
+    /// Reads a record payload written in format `version` (1 to 5).
     ///
     /// - Parameter undatedTime: the time given to a version 1 claim or define, which recorded none (the
     ///   caller passes the newest time it has seen before the record).
@@ -122,6 +128,8 @@ extension BinaryReader {
             change = .erase(user: user, device: device)
         case 8 where version >= 4:
             change = .transfer(MembershipID(rawValue: try readString()), toUser: try readString())
+        case 9 where version >= 5:
+            change = .extend(MembershipID(rawValue: try readString()), expiresAt: Timestamp(millisecondsSinceEpoch: try readInt64()))
         default:
             throw Malformed(offset: kindOffset, problem: "unknown change kind \(kind)")
         }

@@ -189,7 +189,7 @@ enum SnapshotFile {
         for _ in 0..<(try reader.readUInt64()) {
             let slot = try position(&reader)
             var revisions: [MembershipRevision] = []
-            for _ in 0..<(try reader.readCount(minimumBytesEach: 30)) { revisions.append(try reader.readRevision()) }
+            for _ in 0..<(try reader.readCount(minimumBytesEach: 30)) { revisions.append(try reader.readRevision(version: version)) }
             image.revisions[slot] = revisions
         }
         for _ in 0..<(try reader.readUInt64()) {

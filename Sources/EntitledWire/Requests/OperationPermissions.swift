@@ -79,6 +79,7 @@ extension Request.Operation {
         case .reload: 17
         case .undefine: 18
         case .erase: 19
+        case .extend: 20
         }
     }
 }

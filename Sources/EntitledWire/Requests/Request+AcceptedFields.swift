@@ -46,6 +46,9 @@ extension Request.Operation {
             return always | RequestField.entitlement.bit | RequestField.reason.bit
         case .erase:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.reason.bit
+        case .extend:
+            return always | RequestField.membership.bit | RequestField.expiresAt.bit | RequestField.duration.bit
+                | RequestField.reason.bit
         case .watch, .unwatch:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.all.bit
         }

@@ -51,11 +51,13 @@ public enum Request: Sendable {
     case undefine(entitlement: String, reason: String?)
     /// Erase a person: a user, a device or both (an admin operation; GDPR's right to be forgotten).
     case erase(Subject, reason: String?)
+    /// Move a membership's expiry later by hand (an admin operation).
+    case extend(MembershipID, ExpiryExtension, reason: String?)
 
     /// Whether the request changes the store: what a node of a cluster runs through its replicated log.
     public var isWrite: Bool {
         switch self {
-        case .grant, .claim, .revoke, .define, .event, .undefine, .erase: return true
+        case .grant, .claim, .revoke, .define, .event, .undefine, .erase, .extend: return true
         default: return false
         }
     }
@@ -86,13 +88,14 @@ public enum Request: Sendable {
         case .reload: return .reload
         case .undefine: return .undefine
         case .erase: return .erase
+        case .extend: return .extend
         }
     }
 
-    /// The operations, by their names on the wire.
+    /// The operations, by their names on the wire (in the order `hello` lists them: newer ones last).
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch, hello, auth, stats, reload, undefine, erase
+            unwatch, hello, auth, stats, reload, undefine, erase, extend
     }
 }
 
@@ -134,6 +137,7 @@ extension Request.Operation {
         case (8, UInt8(ascii: "s")): candidate = .snapshot
         case (11, UInt8(ascii: "m")): candidate = .memberships
         case (5, UInt8(ascii: "e")): candidate = name[1] == UInt8(ascii: "v") ? .event : .erase
+        case (6, UInt8(ascii: "e")): candidate = .extend
         case (8, UInt8(ascii: "u")): candidate = .undefine
         case (5, UInt8(ascii: "w")): candidate = .watch
         case (5, UInt8(ascii: "h")): candidate = .hello
@@ -170,6 +174,7 @@ extension Request.Operation {
         case .reload: return "reload"
         case .undefine: return "undefine"
         case .erase: return "erase"
+        case .extend: return "extend"
         }
     }
 }

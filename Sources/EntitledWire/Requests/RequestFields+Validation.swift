@@ -86,6 +86,42 @@ extension RequestFields {
             )
         case .erase:
             return .erase(try subject(for: operation), reason: try text(.reason, text(of: reason)))
+        case .extend:
+            let id = try required(.membership, text(of: membership), for: operation)
+            return .extend(MembershipID(rawValue: id), try expiryExtension(), reason: try text(.reason, text(of: reason)))
+        }
+    }
+
+    /// What an `extend` asks for: `duration` (later by that much) or `expiresAt` (until then), one of them.
+    private func expiryExtension() throws(WireError) -> ExpiryExtension {
+        switch (text(of: expiresAt), text(of: duration)) {
+        case (.some, .some):
+            throw .badRequest("give \"expiresAt\" or \"duration\", not both")
+        case (.some(let moment), nil):
+            return .until(try time(.expiresAt, moment)!)
+        case (nil, .some(let text)):
+            return .by(try span(text))
+        case (nil, nil):
+            throw .badRequest("extend needs \"duration\" (such as \"1mo\": that much later) or \"expiresAt\" (the new expiry)")
+        }
+    }
+
+    /// A `duration` field's span (`TimeSpan.parse`), or the reason it is none.
+    private func span(_ text: String) throws(WireError) -> TimeSpan {
+        switch TimeSpan.parse(text) {
+        case .success(let span):
+            return span
+        case .failure(.minutesOrMonths):
+            let count = text.dropLast()
+            throw .badRequest(
+                "field \"duration\" \"\(text)\" is ambiguous: write \"\(count)min\" for minutes or \"\(count)mo\" for calendar months"
+            )
+        case .failure(.tooLong):
+            throw .badRequest("field \"duration\" is longer than 1000 years (365250 days, 12000 months)")
+        case .failure(.malformed):
+            throw .badRequest(
+                "field \"duration\" must be a positive whole number and a unit s, min, h, d, w, mo or y, such as \"30d\" or \"1mo\""
+            )
         }
     }
 
@@ -109,21 +145,7 @@ extension RequestFields {
         case (.some, nil):
             expiry = .at(try time(.expiresAt, expiresAt)!)
         case (nil, .some(let text)):
-            switch TimeSpan.parse(text) {
-            case .success(let span):
-                expiry = .after(span)
-            case .failure(.minutesOrMonths):
-                let count = text.dropLast()
-                throw .badRequest(
-                    "field \"duration\" \"\(text)\" is ambiguous: write \"\(count)min\" for minutes or \"\(count)mo\" for calendar months"
-                )
-            case .failure(.tooLong):
-                throw .badRequest("field \"duration\" is longer than 1000 years (365250 days, 12000 months)")
-            case .failure(.malformed):
-                throw .badRequest(
-                    "field \"duration\" must be a positive whole number and a unit s, min, h, d, w, mo or y, such as \"30d\" or \"1mo\""
-                )
-            }
+            expiry = .after(try span(text))
         case (nil, nil):
             expiry = .lifetime
         }

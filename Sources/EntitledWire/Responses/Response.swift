@@ -28,6 +28,8 @@ public enum Response: Sendable {
     /// `grant` of a purchase another owner held, moved to the grant's user by the transfer rule: the
     /// membership, and `transferredFrom` (the user, or for a guest purchase the device, it was taken from).
     case transferredGrant(Membership, moment: Timestamp, from: Subject)
+    /// `extend`: the membership as extended (status at `moment`), and the expiry it had before.
+    case extended(Membership, moment: Timestamp, previousExpiresAt: Timestamp)
     /// `event`: the membership after it, whether it was applied, and why not.
     case event(Membership, moment: Timestamp, outcome: EventOutcome)
     /// `customer`: the CustomerInfo view.

@@ -51,7 +51,7 @@ extension ResponseEncoder {
 
     /// `{"time":T,"actor":A,"action":N[,"reason":R][,"sequence":S], ...what changed}`: for a membership,
     /// `membership` (its object as the change left it, status as of the change) and, for an event,
-    /// `eventId` and `eventTime`; for the catalog, `entitlement` and `products`.
+    /// `eventId` and `eventTime`, for an extension, `previousExpiresAt`; for the catalog, `entitlement` and `products`.
     static func write(_ entry: AuditEntry, into buffer: inout ByteBuffer) {
         buffer.writeStaticString("{\"time\":")
         buffer.writeJSONTimestamp(entry.context.recordedAt)
@@ -74,6 +74,10 @@ extension ResponseEncoder {
                 buffer.writeJSONString(event.id)
                 buffer.writeStaticString(",\"eventTime\":")
                 buffer.writeJSONTimestamp(event.time)
+            }
+            if case .extend(let previousExpiresAt) = action {
+                buffer.writeStaticString(",\"previousExpiresAt\":")
+                buffer.writeJSONTimestamp(previousExpiresAt)
             }
             buffer.writeStaticString(",\"membership\":")
             write(after, at: entry.context.recordedAt, into: &buffer)

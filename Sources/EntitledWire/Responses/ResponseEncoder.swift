@@ -72,6 +72,11 @@ public enum ResponseEncoder {
                 buffer.writeJSONString(device)
             }
             buffer.writeStaticString("}")
+        case .extended(let membership, let moment, let previousExpiresAt):
+            buffer.writeStaticString(",\"membership\":")
+            write(membership, at: moment, into: &buffer)
+            buffer.writeStaticString(",\"previousExpiresAt\":")
+            buffer.writeJSONTimestamp(previousExpiresAt)
         case .event(let membership, let moment, let outcome):
             buffer.writeStaticString(",\"membership\":")
             write(membership, at: moment, into: &buffer)

@@ -69,7 +69,7 @@ enum NastyFragments {
     /// Values for `op`: every operation, and what is almost one.
     static let ops: [[UInt8]] = [
         "ping", "hello", "grant", "check", "claim", "revoke", "memberships", "define", "catalog", "snapshot", "event",
-        "customer", "history", "watch", "unwatch", "auth", "stats", "reload", "relaod", "revoad", "stat", "statss", "PING", "Ping", "pin", "pingg", "", #"p\u0069ng"#,
+        "customer", "history", "watch", "unwatch", "auth", "stats", "reload", "undefine", "erase", "extend", "extnd", "extends", "relaod", "revoad", "stat", "statss", "PING", "Ping", "pin", "pingg", "", #"p\u0069ng"#,
         #"\u0063heck"#, #"ping\u0000"#, "grant ", "refund", "unwatch_all", "ｐｉｎｇ", "memberships\u{0}", "chec",
         "chack", "clam", "evnt", "histories", "aut",
     ].map { Array($0.utf8) }

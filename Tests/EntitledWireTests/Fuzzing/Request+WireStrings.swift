@@ -61,6 +61,8 @@ extension Request {
             return [("entitlement", entitlement)] + optional("reason", reason)
         case .erase(let who, let reason):
             return subject(who) + optional("reason", reason)
+        case .extend(let membership, _, let reason):
+            return [("membership", membership.rawValue)] + optional("reason", reason)
         }
     }
 }

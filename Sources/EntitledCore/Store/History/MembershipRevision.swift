@@ -39,6 +39,10 @@ public struct MembershipRevision: Hashable, Sendable {
         case event(LifecycleEvent)
         /// Moved to another user by a grant reporting the same purchase for them (`TransferRule.transfer`).
         case transfer
+        /// Its expiry moved later by an `extend`, from `previousExpiresAt` (the revision's `before` says
+        /// so too; the action keeps it so that an audit entry, which shows the membership after the
+        /// change, can say what it was).
+        case extend(previousExpiresAt: Timestamp)
 
         /// The action's name in the protocol (an event's is its type, e.g. `renewal`).
         public var name: String {
@@ -48,6 +52,7 @@ public struct MembershipRevision: Hashable, Sendable {
             case .revoke: "revoke"
             case .event(let event): event.kind.name
             case .transfer: "transfer"
+            case .extend: "extend"
             }
         }
     }

@@ -2,7 +2,7 @@
 /// log, or committed by the cluster). Built in one place, from the change and the state right after it
 /// (`StoreState+Notices.swift`), whichever node or connection made the change.
 public struct AccessNotice: Sendable {
-    /// What changed them: `grant`, `claim`, `revoke`, `transfer`, `erase` or an event type such as
+    /// What changed them: `grant`, `claim`, `revoke`, `transfer`, `extend`, `erase` or an event type such as
     /// `renewal`.
     public var cause: String
     /// The memberships as the change left them (for an erasure: as they were, revoked as `erased`, the

@@ -118,6 +118,26 @@ extension EntitlementStore {
         return Recorded(membership, sequence: applied.sequence, isReplay: isReplay)
     }
 
+    /// Moves the expiry of membership `id` later, by hand: a support agent's goodwill or compensation, with
+    /// no store event behind it. `.by(span)` adds to the expiry, or to now when the membership has already
+    /// expired; `.until(moment)` sets it, later than both. The audit trail keeps the expiry before
+    /// (`MembershipRevision.Action.extend`). A store's later event that reports an expiry (a renewal) sets
+    /// that one, as it would have without the extension.
+    ///
+    /// Not idempotent: `.by` twice extends twice. A caller that may send it again (a retry after a lost
+    /// connection) gives `.until`, which a repeat cannot move further.
+    /// - Returns: the membership as extended, and the expiry it had before.
+    /// - Throws: `StoreError.unknownMembership` when no membership has this id; `StoreError.cannotExtend`
+    ///   when it is revoked or never expires, or the new expiry is not later than both its expiry and now;
+    ///   `StoreError.changesUnavailable` when the journal takes no more changes.
+    public func extend(
+        _ id: MembershipID, _ extensionAsked: ExpiryExtension, by author: ChangeAuthor = .local
+    ) throws(StoreError) -> Recorded<(membership: Membership, previousExpiresAt: Timestamp)> {
+        let applied = try perform(.extend(id, extensionAsked, author: author))
+        guard case .extended(let membership, let previous) = applied.result else { preconditionFailure("an extension's result") }
+        return Recorded((membership, previous), sequence: applied.sequence)
+    }
+
     /// Sets the products that unlock `entitlement`, replacing any it had, and returns them as stored
     /// (sorted, without duplicates). An empty list keeps the entitlement defined with nothing unlocking it
     /// (the protocol refuses one since version 2: `undefine` removes an entitlement; old logs still hold

@@ -60,6 +60,25 @@ extension StoreState {
                 change: .event(event, result: result), context: author.context(at: now), footprint: footprint,
                 outcome: .eventApplied(outcome)
             )
+        case .extend(let id, let extensionAsked, let author):
+            footprint.add(id)
+            guard let existing = membership(withID: id) else { return Self.refused(.unknownMembership(id), footprint) }
+            footprint.add(existing)
+            if let revocation = existing.revocation { return Self.refused(.cannotExtend(id, .revoked(revocation)), footprint) }
+            guard let expiresAt = existing.expiresAt else { return Self.refused(.cannotExtend(id, .lifetime), footprint) }
+            let now = clock()
+            let extended = extensionAsked.newExpiry(from: expiresAt, now: now)
+            guard extended > expiresAt else {
+                return Self.refused(.cannotExtend(id, .notLater(requested: extended, expiresAt: expiresAt)), footprint)
+            }
+            guard extended > now else { return Self.refused(.cannotExtend(id, .inThePast(requested: extended, now: now)), footprint) }
+            guard extended <= Timestamp.rfc3339Range.upperBound else {
+                return Self.refused(.cannotExtend(id, .beyondRange(expiresAt: expiresAt)), footprint)
+            }
+            return WriteDecision(
+                change: .extend(id, expiresAt: extended), context: author.context(at: now), footprint: footprint,
+                outcome: .extended(id, previousExpiresAt: expiresAt)
+            )
         case .erase(let subject, let author):
             footprint.isExclusive = true
             let plan = erasurePlan(user: subject.user, device: subject.device)
@@ -175,6 +194,8 @@ extension StoreState {
             return .granted(membership(withID: id)!, isReplay: false, transferredFrom: formerOwner)
         case .revoked(let id):
             return .revoked(membership(withID: id)!, isReplay: false)
+        case .extended(let id, let previousExpiresAt):
+            return .extended(membership(withID: id)!, previousExpiresAt: previousExpiresAt)
         case .claimed(let ids):
             return .claimed(ids.map { membership(withID: $0)! })
         case .defined(let entitlement):

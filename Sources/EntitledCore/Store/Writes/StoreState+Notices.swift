@@ -27,7 +27,7 @@ extension StoreState {
             return .formerOwner(Subject(user: existing.user, device: existing.user == nil ? existing.device : nil))
         case .erase:
             return .erased(plannedErasure?.erased.map { memberships[$0] } ?? [])
-        case .create, .revoke, .event, .define, .undefine:
+        case .create, .revoke, .event, .define, .undefine, .extend:
             return .none
         }
     }
@@ -44,6 +44,9 @@ extension StoreState {
             memberships = [membership]
         case (.revoke(let id, _), _):
             cause = "revoke"
+            memberships = membership(withID: id).map { [$0] } ?? []
+        case (.extend(let id, _), _):
+            cause = "extend"
             memberships = membership(withID: id).map { [$0] } ?? []
         case (.event(let event, let result), _):
             cause = event.kind.name

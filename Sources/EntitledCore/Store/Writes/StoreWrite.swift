@@ -20,6 +20,8 @@ public indirect enum StoreWrite: Sendable {
     case undefine(entitlement: String, author: ChangeAuthor)
     /// A store's lifecycle event for a membership (`EntitlementStore.apply(_:to:by:)`).
     case event(LifecycleEvent, membership: MembershipID, author: ChangeAuthor)
+    /// A manual extension of a membership's expiry (`EntitlementStore.extend`).
+    case extend(MembershipID, ExpiryExtension, author: ChangeAuthor)
     /// A person is forgotten (`EntitlementStore.erase`).
     case erase(Subject, author: ChangeAuthor)
 }

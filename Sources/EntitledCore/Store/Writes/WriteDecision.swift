@@ -32,6 +32,8 @@ public struct WriteDecision: Sendable {
         case transferred(MembershipID, formerOwner: Subject?)
         /// A revocation of this membership.
         case revoked(MembershipID)
+        /// An extension of this membership, which expired at `previousExpiresAt` before it.
+        case extended(MembershipID, previousExpiresAt: Timestamp)
         /// A claim that moves these memberships.
         case claimed([MembershipID])
         /// A new definition of this entitlement.

@@ -8,6 +8,8 @@ public enum WriteResult: Sendable {
     case claimed([Membership])
     /// The revoked membership; `isReplay` when it was revoked before.
     case revoked(Membership, isReplay: Bool)
+    /// The extended membership, and the expiry it had before.
+    case extended(Membership, previousExpiresAt: Timestamp)
     /// The products that unlock the entitlement now (sorted, without duplicates).
     case defined(products: [String])
     /// The products the removed entitlement had.
