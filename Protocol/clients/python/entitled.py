@@ -27,6 +27,7 @@ Values
 
 Results of the typed methods
     ping, hello, auth, grant, define, snapshot, event  -> the answer dict (without being reduced)
+    extend                                       -> the answer dict: {"seq", "membership", "previousExpiresAt"}
     undefine                                     -> dict: {"entitlement", "products"} (the products it had)
     erase                                        -> dict, the "erased" object: {"memberships", "historyEntries"}
     stats                                        -> the answer dict too: the server's counters
@@ -784,6 +785,23 @@ class Client:
     def revoke(self, membership: str, *, reason: str | None = None, **extra: Any) -> dict:
         """Revokes a membership. Returns the membership."""
         return self._call("revoke", dict(membership=membership, reason=reason), extra)["membership"]
+
+    def extend(
+        self,
+        membership: str,
+        *,
+        duration: str | _dt.timedelta | None = None,
+        expires_at: str | _dt.datetime | None = None,
+        reason: str | None = None,
+        **extra: Any,
+    ) -> dict:
+        """Moves a membership's expiry later by hand (an admin operation): `duration` later than its expiry
+        (or than now, once it has expired), or to `expires_at`, later than both; give one of the two.
+        Returns the answer: {"seq": N, "membership": {...}, "previousExpiresAt": "..."}. A duration sent
+        twice extends twice: to retry safely, send expires_at (a repeat is refused, bad_request)."""
+        return self._call("extend", dict(
+            membership=membership, duration=duration, expires_at=expires_at, reason=reason,
+        ), extra)
 
     def memberships(
         self,

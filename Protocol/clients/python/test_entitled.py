@@ -253,7 +253,7 @@ class HelloAndBasics(ServerTestCase):
         self.assertTrue(hello["server"].startswith("entitled "))
         for op in ["ping", "hello", "grant", "check", "claim", "revoke", "memberships", "define", "catalog",
                    "snapshot", "event", "customer", "history", "watch", "unwatch", "auth", "stats", "reload", "undefine",
-                   "erase"]:
+                   "erase", "extend"]:
             self.assertIn(op, hello["operations"])
         self.assertEqual(hello["fields"]["check"], ["user", "device", "product", "entitlement", "at", "minSeq"])
         self.assertEqual(hello["fields"]["memberships"],
@@ -374,6 +374,27 @@ class Access(ServerTestCase):
         self.assertFalse(c.check(user="dave", product="prod_x"))
         again = c.revoke(m["id"], reason="chargeback")  # idempotent: the first reason stays
         self.assertEqual((again["reason"], again["revokedAt"]), ("refund", revoked["revokedAt"]))
+
+    def test_extend(self) -> None:
+        c = self.client()
+        m = c.grant("prod_x", user="erin", expires_at="2099-01-31T00:00:00Z")["membership"]
+        answer = c.extend(m["id"], duration="1mo", reason="outage")
+        self.assertEqual(answer["membership"]["expiresAt"], "2099-02-28T00:00:00Z")
+        self.assertEqual(answer["previousExpiresAt"], "2099-01-31T00:00:00Z")
+        self.assertIsInstance(answer["seq"], int)
+        until = dt.datetime(2099, 6, 1, tzinfo=dt.timezone.utc)
+        self.assertEqual(c.extend(m["id"], expires_at=until)["membership"]["expiresAt"], "2099-06-01T00:00:00Z")
+        with self.assertRaises(EntitledError) as caught:  # the same moment again is no extension
+            c.extend(m["id"], expires_at=until)
+        self.assertEqual(caught.exception.code, "bad_request")
+        lifetime = c.grant("prod_life", user="erin")["membership"]
+        with self.assertRaises(EntitledError) as caught:
+            c.extend(lifetime["id"], duration=dt.timedelta(days=7))
+        self.assertEqual(caught.exception.code, "conflict")
+        entry = c.history(user="erin", limit=3)[1]
+        self.assertEqual((entry["action"], entry["previousExpiresAt"]), ("extend", "2099-02-28T00:00:00Z"))
+        with self.assertRaises(TypeError):
+            c.extend(m["id"], duraton="1d")
 
     def test_errors_raise_entitled_error(self) -> None:
         c = self.client()
