@@ -4,7 +4,8 @@ enum Target: String, Sendable, Codable, CaseIterable {
 }
 
 /// What a measured load sends: only checks (entitled `check` of entitlement `pro`, Redis `SISMEMBER
-/// ents:<user> pro`), or 95% checks and 5% grants (entitled `grant` of `prod_pro`, Redis `SADD ents:<user> pro`).
+/// ents:<user> pro`), or 95% checks and 5% grants (entitled `grant` of `prod_pro`, a new membership each
+/// time; Redis `SADD ents:<user> g<n>`, a new member each time: `appendMixedGrant`).
 enum OperationMix: String, Sendable, Codable, CaseIterable {
     case checks, mixed
 
@@ -34,6 +35,18 @@ struct LoadRequests: Sendable {
         case (.entitled, .grant): bytes += Array(#"","product":"prod_pro"}"#.utf8) + [10]
         case (.redis, _): bytes += Array("\r\n$3\r\npro\r\n".utf8)
         }
+    }
+
+    /// A grant of the mixed load for user number `user`: a real write on both servers. entitled's `grant`
+    /// always creates a membership; Redis's would be `SADD ents:<user> pro` for a user who holds `pro`
+    /// already, which adds nothing, logs nothing and syncs nothing, so the mix compared entitled's real
+    /// writes with none. Its member is `g` and the generator's counter (`############`, replaced by the
+    /// next number each time the request is sent), new every time.
+    func appendMixedGrant(user: Int, to bytes: inout [UInt8]) {
+        guard target == .redis else { return append(.grant, user: user, to: &bytes) }
+        bytes += Array("*3\r\n$4\r\nSADD\r\n$17\r\nents:".utf8)
+        Self.appendDigits(user, to: &bytes)
+        bytes += Array("\r\n$13\r\ng############\r\n".utf8)
     }
 
     /// Whether an answer line (without its newline) to a grant is a success, read from its first bytes.

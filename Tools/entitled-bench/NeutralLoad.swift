@@ -19,7 +19,11 @@ struct NeutralLoad {
         for _ in 0..<Self.requestsPerFile {
             let kind: RequestKind = chooser.percent() < shape.mix.grantPercent ? .grant : .check
             bytes.append(kind == .grant ? UInt8(ascii: "g") : UInt8(ascii: "c"))
-            requests.append(kind, user: chooser.next(), to: &bytes)
+            if kind == .grant {
+                requests.appendMixedGrant(user: chooser.next(), to: &bytes)
+            } else {
+                requests.append(kind, user: chooser.next(), to: &bytes)
+            }
             bytes.append(0)
         }
         return try run(
