@@ -11,7 +11,7 @@ import Glibc
 struct EntitlectlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "entitlectl",
-        abstract: "The admin console of entitled: look up, grant, move and take back entitlements.",
+        abstract: "The admin console of entitled: look up, grant, extend, move and take back entitlements.",
         discussion: """
             With a COMMAND, runs it and exits: status 0 when the server answered ok, 1 on an error response, \
             2 on a usage or connection error. revoke, undefine and erase need --yes there (else they are \

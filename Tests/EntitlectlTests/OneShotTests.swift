@@ -140,7 +140,7 @@ import Testing
         let overview = try ConsoleRun.run(["help"])
         #expect(overview.status == 0)
         for name in [
-            "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
+            "check", "grant", "claim", "revoke", "extend", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
             "watch", "unwatch",
             "snapshot", "raw", "help",
         ] {

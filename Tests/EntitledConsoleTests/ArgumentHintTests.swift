@@ -11,6 +11,8 @@ import Testing
         #expect(ArgumentHint.hint(forLine: "history ") == "SUBJECT [SUBJECT] | entitlement:NAME [limit=N] [after=CURSOR]")
         #expect(ArgumentHint.hint(forLine: "event mem_x ") == "MEMBERSHIP TYPE id=EVENT [at=TIME] [until TIME] [grace=TIME] [product=PRODUCT] [transaction=ID] [reason=TEXT]")
         #expect(ArgumentHint.hint(forLine: "revoke mem_x ref") == "MEMBERSHIP [REASON...]")
+        #expect(ArgumentHint.hint(forLine: "extend ") == "MEMBERSHIP DURATION | TIME [REASON...]")
+        #expect(ArgumentHint.hint(forLine: "EXTEND mem_x 1mo out") == "MEMBERSHIP DURATION | TIME [REASON...]")
         #expect(ArgumentHint.hint(forLine: "help ") == "[COMMAND]")
     }
 

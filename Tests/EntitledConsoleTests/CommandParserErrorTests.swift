@@ -153,6 +153,50 @@ import Testing
         #expect(usageError("define reason=x") == .badArguments(try spec("define"), reason: "an ENTITLEMENT name is required"))
     }
 
+    @Test func extendNeedsAMembershipThenADurationOrATime() throws {
+        #expect(
+            usageError("extend")?.message
+                == "a MEMBERSHIP id is required (show lists them)\nusage: extend MEMBERSHIP DURATION | TIME [REASON...]"
+        )
+        #expect(
+            usageError("extend mem_x")?.message == """
+                a DURATION (such as 1mo) or a TIME (such as 2027-01-01) is required: how much later, or the new expiry
+                usage: extend MEMBERSHIP DURATION | TIME [REASON...]
+                """
+        )
+        #expect(
+            usageError("extend mem_x reason=outage")
+                == .badArguments(
+                    try spec("extend"),
+                    reason: "a DURATION (such as 1mo) or a TIME (such as 2027-01-01) is required: how much later, or the new expiry"
+                )
+        )
+    }
+
+    @Test func extendRefusesAWordThatIsNeitherADurationNorATime() throws {
+        for word in ["outage", "forever", "lifetime", "30D", "1.5h", "30", "-1d", "1month", "m", "2027-1-1", "2027-01-01X"] {
+            #expect(
+                usageError("extend mem_x \(word) reason=outage")
+                    == .badArguments(
+                        try spec("extend"), reason: "'\(word)' is not a DURATION (7d, 12h, 2w, 1mo, 1y) or a TIME (2027-01-01, 2027-01-01T09:00:00Z)"
+                    ),
+                "\(word)"
+            )
+        }
+    }
+
+    @Test func extendByADurationInMIsRefusedNamingMinutesAndMonthsAsGrantDoes() throws {
+        #expect(
+            usageError("extend mem_x 1m")
+                == .badArguments(try spec("extend"), reason: "'1m' is ambiguous: 1min for minutes, 1mo for calendar months")
+        )
+        #expect(usageError("extend mem_x 90m")?.message.hasPrefix("'90m' is ambiguous: 90min for minutes, 90mo for calendar months\n") == true)
+    }
+
+    @Test func extendUntilWithoutATimeIsRefused() throws {
+        #expect(usageError("extend mem_x until") == .badArguments(try spec("extend"), reason: "until needs a TIME, such as until 2027-01-01"))
+    }
+
     @Test func defineRefusesAnOptionItDoesNotHave() throws {
         #expect(usageError("define pro p1 reson=launch") == .unknownOption(try spec("define"), option: "reson", suggestion: "reason"))
     }

@@ -18,6 +18,7 @@ import Testing
             == .unknownOption(try spec("event"), option: "trasaction", suggestion: "transaction"))
         #expect(usageError("check user:u1 prod_pro ta=2027-01-01") == .unknownOption(try spec("check"), option: "ta", suggestion: "at"))
         #expect(usageError("erase user:u1 resaon=gdpr") == .unknownOption(try spec("erase"), option: "resaon", suggestion: "reason"))
+        #expect(usageError("extend mem_x 1mo raeson=outage") == .unknownOption(try spec("extend"), option: "raeson", suggestion: "reason"))
     }
 
     @Test func anUnknownOptionWithNothingCloseListsTheCommandsOptions() throws {
@@ -48,11 +49,26 @@ import Testing
         )
     }
 
+    @Test func extendTakesItsReasonAsWordsOrAsAnOptionButNotBoth() throws {
+        #expect(
+            try sentRequest("extend mem_x 1mo reason=outage")?.line == #"{"op":"extend","membership":"mem_x","duration":"1mo","reason":"outage"}"#
+        )
+        #expect(
+            try sentRequest("extend reason=outage mem_x 2027-01-01")?.line
+                == #"{"op":"extend","membership":"mem_x","expiresAt":"2027-01-01T00:00:00Z","reason":"outage"}"#
+        )
+        #expect(
+            usageError("extend mem_x 1mo outage reason=outage")
+                == .badArguments(try spec("extend"), reason: "give the REASON as words or as reason=TEXT, not both")
+        )
+        #expect(usageError("extend mem_x 1mo source=manual") == .unusedOption(try spec("extend"), option: "source"))
+    }
+
     @Test func everyOptionACommandListsIsAccepted() throws {
         let values = ["renews": "yes", "limit": "5", "at": "2027-01-01", "grace": "2027-01-01"]
         let lines = [
             "check": "check user:u1", "grant": "grant user:u1 prod_x", "claim": "claim device:d1 user:u1",
-            "revoke": "revoke mem_x", "event": "event mem_x billing_issue", "show": "show user:u1",
+            "revoke": "revoke mem_x", "extend": "extend mem_x 1mo", "event": "event mem_x billing_issue", "show": "show user:u1",
             "history": "history user:u1", "define": "define pro prod_x", "undefine": "undefine pro", "erase": "erase user:u1",
         ]
         for spec in CommandSpec.all where !spec.options.isEmpty {

@@ -164,6 +164,65 @@ import Testing
         #expect(try sentRequest(#"revoke mem_x """#)?.line == #"{"op":"revoke","membership":"mem_x","reason":""}"#)
     }
 
+    // MARK: extend
+
+    @Test func extendByADurationSendsTheDurationAndTheWordsAfterItAsTheReason() throws {
+        #expect(
+            try sentRequest("extend mem_1ymr6jcw5jqzv 1mo outage on 2026-11-20")
+                == SentRequest(
+                    command: "extend",
+                    line: #"{"op":"extend","membership":"mem_1ymr6jcw5jqzv","duration":"1mo","reason":"outage on 2026-11-20"}"#
+                )
+        )
+    }
+
+    @Test func extendWithoutAReasonLeavesItOut() throws {
+        #expect(try sentRequest("extend mem_x 7d")?.line == #"{"op":"extend","membership":"mem_x","duration":"7d"}"#)
+    }
+
+    @Test func extendAcceptsEveryDurationUnitAsGrantDoes() throws {
+        for duration in ["45s", "90min", "12h", "30d", "2w", "1mo", "1y"] {
+            #expect(
+                try sentRequest("extend mem_x \(duration)")?.line == #"{"op":"extend","membership":"mem_x","duration":"\#(duration)"}"#
+            )
+        }
+    }
+
+    @Test func extendToATimeSendsItAsTheNewExpiry() throws {
+        #expect(
+            try sentRequest("extend mem_x 2031-12-24T00:00:00Z")
+                == SentRequest(command: "extend", line: #"{"op":"extend","membership":"mem_x","expiresAt":"2031-12-24T00:00:00Z"}"#)
+        )
+        #expect(
+            try sentRequest("extend mem_x 2027-12-21T09:30:00.250+01:00 goodwill")?.line
+                == #"{"op":"extend","membership":"mem_x","expiresAt":"2027-12-21T09:30:00.250+01:00","reason":"goodwill"}"#
+        )
+    }
+
+    @Test func extendToABareDateMeansMidnightUTC() throws {
+        #expect(
+            try sentRequest("extend mem_x 2027-01-01")?.line == #"{"op":"extend","membership":"mem_x","expiresAt":"2027-01-01T00:00:00Z"}"#
+        )
+    }
+
+    @Test func extendUntilATimeIsReadAsGrantReadsIt() throws {
+        #expect(
+            try sentRequest("extend mem_x UNTIL 2027-01-01 store outage")?.line
+                == #"{"op":"extend","membership":"mem_x","expiresAt":"2027-01-01T00:00:00Z","reason":"store outage"}"#
+        )
+    }
+
+    @Test func extendWithAQuotedReasonKeepsItsSpaces() throws {
+        #expect(
+            try sentRequest(#"extend mem_x 1w "outage  of the store""#)?.line
+                == #"{"op":"extend","membership":"mem_x","duration":"1w","reason":"outage  of the store"}"#
+        )
+        #expect(
+            try sentRequest(words: ["extend", "mem_x", "1w", "outage of the store"])?.line
+                == #"{"op":"extend","membership":"mem_x","duration":"1w","reason":"outage of the store"}"#
+        )
+    }
+
     // MARK: event
 
     /// 2026-11-22T12:00:00Z, the time `event` defaults to in these tests.

@@ -37,7 +37,8 @@ import Testing
         #expect(Set(complete("c").candidates) == ["check", "claim", "catalog", "customer"])
         #expect(complete("h").action == .list(["help", "history"]))
         #expect(complete("hi").action == .replace(deleting: 2, insert: "history "))
-        #expect(complete("e").action == .list(["erase", "event", "exit"]))
+        #expect(complete("e").action == .list(["erase", "event", "exit", "extend"]))
+        #expect(complete("ext").action == .replace(deleting: 3, insert: "extend "))
         #expect(complete("w").action == .replace(deleting: 1, insert: "watch "))
         #expect(complete("u").action == .replace(deleting: 1, insert: "un"))
         #expect(complete("und").action == .replace(deleting: 3, insert: "undefine "))
@@ -193,6 +194,20 @@ import Testing
         #expect(complete("revoke mem_bydn4qrrzzhrt r").action == .replace(deleting: 1, insert: "refund "))
         #expect(complete("revoke mem_bydn4qrrzzhrt c").action == .replace(deleting: 1, insert: "chargeback "))
         #expect(complete("revoke x", knowing: SessionKnowledge()).action == .none)
+    }
+
+    @Test func extendOffersKnownMembershipIdsThenDurationsThenTheReasonOption() {
+        #expect(complete("extend m").action == .replace(deleting: 1, insert: "mem_"))
+        #expect(complete("extend mem_1").action == .replace(deleting: 5, insert: "mem_1ymr6jcw5jqzv "))
+        #expect(complete("extend mem_1ymr6jcw5jqzv ").action == .list(["1mo", "1y", "30d", "7d", "until"]))
+        #expect(complete("extend mem_1ymr6jcw5jqzv 1").action == .list(["1mo", "1y"]))
+        #expect(complete("extend mem_1ymr6jcw5jqzv u").action == .replace(deleting: 1, insert: "until "))
+        // After until comes a TIME, which nothing completes; after the term, the reason.
+        #expect(complete("extend mem_1ymr6jcw5jqzv until ").action == .none)
+        #expect(complete("extend mem_1ymr6jcw5jqzv 1mo r").action == .replace(deleting: 1, insert: "reason="))
+        #expect(complete("extend mem_1ymr6jcw5jqzv until 2027-01-01 r").action == .replace(deleting: 1, insert: "reason="))
+        #expect(complete("extend mem_1ymr6jcw5jqzv 1mo reason=outage r").action == .none)
+        #expect(complete("extend x", knowing: SessionKnowledge()).action == .none)
     }
 
     @Test func defineOffersEntitlementsThenProductsNotYetTyped() {

@@ -22,7 +22,7 @@ import Testing
     /// Each command's parse function is its own, or one shared with commands that read the same words:
     /// a line of the command parses to a request named after that command.
     @Test(arguments: [
-        ("check user:u1", "check"), ("grant user:u1 p", "grant"), ("claim device:d1 user:u1", "claim"), ("revoke mem_x", "revoke"),
+        ("check user:u1", "check"), ("grant user:u1 p", "grant"), ("claim device:d1 user:u1", "claim"), ("revoke mem_x", "revoke"), ("extend mem_x 1mo", "extend"),
         ("event mem_x cancellation id=e1", "event"), ("show user:u1", "show"), ("customer user:u1", "customer"),
         ("history user:u1", "history"), ("define pro p", "define"), ("undefine pro", "undefine"), ("erase user:u1", "erase"),
         ("catalog", "catalog"), ("watch all", "watch"), ("unwatch", "unwatch"), ("snapshot", "snapshot"), ("stats", "stats"),

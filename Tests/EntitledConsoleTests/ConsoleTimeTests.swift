@@ -33,6 +33,20 @@ import Testing
         }
     }
 
+    // MARK: looksLikeTime
+
+    @Test func aDateOrATimeStartingWithADateLooksLikeATime() {
+        for word in ["2027-01-01", "2027-01-01T09:00:00Z", "2027-12-21T00:00:00+01:00", "2027-01-01t09:00:00z", "2027-01-01T"] {
+            #expect(ConsoleTime.looksLikeTime(word), "\(word)")
+        }
+    }
+
+    @Test func durationsAndOtherWordsDoNotLookLikeATime() {
+        for word in ["", "1mo", "30d", "2027", "2027-01", "2027-1-1", "2027/01/01", "27-01-2027", "2027-01-0x", "2027-01-01X", "2027-01-01 ", "tomorrow"] {
+            #expect(!ConsoleTime.looksLikeTime(word), "\(word)")
+        }
+    }
+
     // MARK: serverTime(milliseconds:)
 
     @Test func aMomentIsWrittenAsTheServerWritesTimesWithMilliseconds() {

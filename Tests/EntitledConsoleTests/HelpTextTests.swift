@@ -11,6 +11,7 @@ import Testing
                   grant     Create a membership of PRODUCT for a user, a device (a guest purchase) or both.
                   claim     A user logs in on a device: the device's guest memberships become the user's.
                   revoke    Take a membership back (refund, chargeback, manual); it stays listed as revoked.
+                  extend    Give a membership more time: move its expiry later by a DURATION, or to a TIME.
                   event     Apply a store's event to a membership: a renewal, a cancellation, a billing issue, a refund...
                   show      List the memberships a subject can see, or those of a store transaction, newest first, as a table.
                   customer  Show what a subject is entitled to, entitlement by entitlement (RevenueCat's CustomerInfo).
@@ -36,7 +37,7 @@ import Testing
     @Test func theOverviewBoldsTheCommandNamesWithoutChangingTheAlignment() {
         let lines = HelpText.overview(style: TextStyle(usesColor: true)).split(separator: "\n")
         #expect(lines[1] == "  \u{1B}[1mcheck\u{1B}[0m     Is access active now (or at TIME)? Any product, one product or one entitlement.")
-        #expect(lines[15] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
+        #expect(lines[16] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
     }
 
     @Test func commandHelpShowsUsageSummaryDetailsAndExample() throws {
@@ -78,6 +79,29 @@ import Testing
         )
     }
 
+    @Test func extendHelpSaysWhatADurationIsAddedToWhatATimeMustBeAndWhatCannotBeExtended() throws {
+        #expect(
+            HelpText.command(try spec("extend"), style: .plain) == """
+                usage: extend MEMBERSHIP DURATION | TIME [REASON...]
+                Give a membership more time: move its expiry later by a DURATION, or to a TIME.
+                  DURATION is a whole number and a unit s, min, h, d, w, mo or y (7d, 1mo), as for grant: it is added
+                  to the expiry, or to now when the membership has already expired.
+                  TIME is the new expiry (2027-01-01 is midnight UTC; until TIME also works): later than the current
+                  expiry and than now.
+                  REASON is free text (the words after, reason=TEXT, or one quoted string), kept in the history.
+                  A revoked membership, or one that never expires, cannot be extended.
+                  A DURATION given twice extends twice; a TIME given twice is refused the second time, as not later.
+                example: extend mem_1ymr6jcw5jqzv 1mo outage on 2026-11-20
+                """
+        )
+    }
+
+    /// Extending only adds access, as a grant does: neither asks first, and neither needs `--yes` in a
+    /// script or a one-shot command. Only the commands that remove or take back data do.
+    @Test func onlyTheCommandsThatRemoveOrTakeBackDataAskFirst() {
+        #expect(CommandSpec.all.filter(\.needsConfirmation).map(\.name) == ["revoke", "undefine", "erase"])
+    }
+
     @Test func historyAndWatchHelpNameTheirAlternatives() throws {
         #expect(HelpText.command(try spec("history"), style: .plain).hasPrefix("usage: history SUBJECT [SUBJECT] | entitlement:NAME [limit=N] [after=CURSOR]\n"))
         #expect(HelpText.command(try spec("history"), style: .plain).contains("limit=N shows at most N entries, from 1 to 1000"))
@@ -111,7 +135,7 @@ import Testing
         #expect(CommandSpec.named("Exit")?.name == "exit")
         #expect(CommandSpec.named("grants") == nil)
         #expect(CommandSpec.all.map(\.name) == [
-            "check", "grant", "claim", "revoke", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
+            "check", "grant", "claim", "revoke", "extend", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
             "watch", "unwatch", "snapshot", "stats", "reload", "ping", "raw", "help", "quit", "exit",
         ])
     }

@@ -27,6 +27,13 @@ import Testing
         #expect(knowledge.devices == [])
     }
 
+    @Test func anExtensionTeachesTheMembershipAndItsOwnerForTheNextCommand() throws {
+        let knowledge = try learned(from: ProtocolLines.extended)
+        #expect(knowledge.membershipIDs == ["mem_fkg2n5hrnmp5p"])
+        #expect(knowledge.membershipOwners["mem_fkg2n5hrnmp5p"] == MembershipOwner(user: "alice", device: nil))
+        #expect(knowledge.users == ["alice"])
+    }
+
     @Test func aListingTeachesEveryMembershipUserDeviceAndProduct() throws {
         let knowledge = try learned(from: ProtocolLines.memberships)
         #expect(knowledge.membershipIDs == ["mem_dnc456md2j73z", "mem_bydn4qrrzzhrt", "mem_1ymr6jcw5jqzv"])

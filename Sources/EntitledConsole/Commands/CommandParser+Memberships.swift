@@ -1,7 +1,7 @@
 import EntitledClient
 
 /// The parse functions of the commands that create, move, change and remove memberships: grant, claim,
-/// revoke, event, erase.
+/// revoke, extend, event, erase.
 extension CommandParser {
     static func grant(_ arguments: inout ArgumentList) throws(ConsoleUsageError) -> ParsedCommand {
         let subject = try arguments.takeSubject()
@@ -17,10 +17,7 @@ extension CommandParser {
             case "lifetime": break
             case "until": expiresAt = try takeUntilTime(&arguments)
             default:
-                if ConsoleTime.isMinutesOrMonths(term) {
-                    let count = term.dropLast()
-                    throw arguments.failure("'\(term)' is ambiguous: \(count)min for minutes, \(count)mo for calendar months")
-                }
+                try refuseAmbiguousDuration(term, arguments)
                 guard ConsoleTime.looksLikeDuration(term) else {
                     throw arguments.failure("'\(term)' is not a duration (30d, 12h, 2w, 1mo, 1y), until TIME or lifetime")
                 }
@@ -58,6 +55,35 @@ extension CommandParser {
         if options[.reason] != nil && !words.isEmpty { throw arguments.failure("give the REASON as words or as reason=TEXT, not both") }
         let reason = options[.reason] ?? (words.isEmpty ? nil : words.joined(separator: " "))
         return arguments.request(.revoke(membership: membership, reason: reason))
+    }
+
+    /// `extend MEMBERSHIP DURATION|TIME [REASON...]`: the term is the word after the id (a TIME may follow
+    /// `until`, as in `grant`), and the reason the words after it, as `revoke` takes them.
+    static func extend(_ arguments: inout ArgumentList) throws(ConsoleUsageError) -> ParsedCommand {
+        let options = try arguments.takeOptions()
+        guard let membership = arguments.takePositional() else {
+            throw arguments.failure("a MEMBERSHIP id is required (show lists them)")
+        }
+        guard let term = arguments.takePositional() else {
+            throw arguments.failure("a DURATION (such as 1mo) or a TIME (such as 2027-01-01) is required: how much later, or the new expiry")
+        }
+        var duration: String?
+        var expiresAt: String?
+        if term.lowercased() == "until" {
+            expiresAt = try takeUntilTime(&arguments)
+        } else if ConsoleTime.looksLikeTime(term) {
+            expiresAt = ConsoleTime.requestTime(from: term)
+        } else {
+            try refuseAmbiguousDuration(term, arguments)
+            guard ConsoleTime.looksLikeDuration(term) else {
+                throw arguments.failure("'\(term)' is not a DURATION (7d, 12h, 2w, 1mo, 1y) or a TIME (2027-01-01, 2027-01-01T09:00:00Z)")
+            }
+            duration = term
+        }
+        let words = arguments.takeRest()
+        if options[.reason] != nil && !words.isEmpty { throw arguments.failure("give the REASON as words or as reason=TEXT, not both") }
+        let reason = options[.reason] ?? (words.isEmpty ? nil : words.joined(separator: " "))
+        return arguments.request(.extend(membership: membership, duration: duration, expiresAt: expiresAt, reason: reason))
     }
 
     static func event(_ arguments: inout ArgumentList) throws(ConsoleUsageError) -> ParsedCommand {
@@ -99,13 +125,5 @@ extension CommandParser {
         let options = try arguments.takeOptions()
         try arguments.finish()
         return arguments.request(.erase(user: subject.user, device: subject.device, reason: options[.reason]))
-    }
-
-    /// The TIME after the word `until` (of `grant` and `event`), as the request sends it.
-    private static func takeUntilTime(_ arguments: inout ArgumentList) throws(ConsoleUsageError) -> String {
-        guard let time = arguments.takePositional() else {
-            throw arguments.failure("until needs a TIME, such as until 2027-01-01")
-        }
-        return ConsoleTime.requestTime(from: time)
     }
 }

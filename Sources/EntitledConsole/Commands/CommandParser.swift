@@ -47,6 +47,7 @@ public enum CommandParser {
         case .grant: grant
         case .claim: claim
         case .revoke: revoke
+        case .extend: extend
         case .event: event
         case .erase: erase
         case .define: define

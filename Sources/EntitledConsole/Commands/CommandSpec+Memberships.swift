@@ -1,4 +1,4 @@
-/// The commands that create, move, change and remove memberships: grant, claim, revoke, event, erase.
+/// The commands that create, move, change and remove memberships: grant, claim, revoke, extend, event, erase.
 extension CommandSpec {
     static let grant = CommandSpec(
         .grant,
@@ -44,6 +44,26 @@ extension CommandSpec {
         ],
         example: "revoke mem_1ymr6jcw5jqzv refund",
         options: [.reason], needsConfirmation: true
+    )
+
+    /// Not confirmed first, unlike `revoke`: an extension only gives more access and takes nothing away,
+    /// as a `grant` does, which is not asked either. A mistaken one is put right with `revoke` (and a new
+    /// grant); scripts and one-shot commands run it without `--yes`.
+    static let extend = CommandSpec(
+        .extend,
+        arguments: "MEMBERSHIP DURATION | TIME [REASON...]",
+        summary: "Give a membership more time: move its expiry later by a DURATION, or to a TIME.",
+        details: [
+            "DURATION is a whole number and a unit s, min, h, d, w, mo or y (7d, 1mo), as for grant: it is added",
+            "to the expiry, or to now when the membership has already expired.",
+            "TIME is the new expiry (2027-01-01 is midnight UTC; until TIME also works): later than the current",
+            "expiry and than now.",
+            "REASON is free text (the words after, reason=TEXT, or one quoted string), kept in the history.",
+            "A revoked membership, or one that never expires, cannot be extended.",
+            "A DURATION given twice extends twice; a TIME given twice is refused the second time, as not later.",
+        ],
+        example: "extend mem_1ymr6jcw5jqzv 1mo outage on 2026-11-20",
+        options: [.reason]
     )
 
     static let event = CommandSpec(

@@ -6,9 +6,9 @@
 /// compiler points at both places until they have it.
 public enum ConsoleCommand: String, CaseIterable, Sendable {
     // Each is defined in the files of its group: Reads (check, show, customer, history), Memberships
-    // (grant, claim, revoke, event, erase), Catalog (define, undefine, catalog) and Admin (the rest), as
-    // `CommandSpec+<Group>.swift` and `CommandParser+<Group>.swift`.
-    case check, grant, claim, revoke, event, show, customer, history, define, undefine, erase, catalog
+    // (grant, claim, revoke, extend, event, erase), Catalog (define, undefine, catalog) and Admin (the
+    // rest), as `CommandSpec+<Group>.swift` and `CommandParser+<Group>.swift`.
+    case check, grant, claim, revoke, extend, event, show, customer, history, define, undefine, erase, catalog
     case watch, unwatch, snapshot, stats, reload, ping, raw, help, quit, exit
 
     /// The command a typed word names, compared without regard to case.
@@ -23,6 +23,7 @@ public enum ConsoleCommand: String, CaseIterable, Sendable {
         case .grant: .grant
         case .claim: .claim
         case .revoke: .revoke
+        case .extend: .extend
         case .event: .event
         case .show: .show
         case .customer: .customer

@@ -64,6 +64,14 @@ public enum Completer {
             return subjects + (hasUser || hasDevice ? [] : ["all"])
         case .revoke:
             return arguments.isEmpty ? Array(knowledge.membershipIDs) : ["refund", "chargeback", "manual"]
+        case .extend:
+            // The membership, then a term as grant offers them (or until and a TIME), then the reason=.
+            switch positional.count {
+            case 0: return Array(knowledge.membershipIDs)
+            case 1: return ["7d", "30d", "1mo", "1y", "until"]
+            case 2 where positional[1].lowercased() == "until": return []
+            default: return options
+            }
         case .event:
             switch positional.count {
             case 0: return Array(knowledge.membershipIDs)

@@ -17,6 +17,16 @@ public enum ConsoleTime {
         return isDate ? text + "T00:00:00Z" : text
     }
 
+    /// Whether a word has the shape of a TIME: it starts with a date, `YYYY-MM-DD` (a bare date, or an RFC
+    /// 3339 time such as `2027-01-01T09:00:00Z`). Only the shape, to tell a TIME from a DURATION; the
+    /// server validates the rest.
+    public static func looksLikeTime(_ word: String) -> Bool {
+        let bytes = Array(word.utf8.prefix(11))
+        guard bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return false }
+        let isDate = bytes.prefix(10).enumerated().allSatisfy { index, byte in index == 4 || index == 7 || (0x30...0x39).contains(byte) }
+        return isDate && (bytes.count == 10 || bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t"))
+    }
+
     /// The units of a protocol duration (Protocol/PROTOCOL.md, "Durations").
     public static let durationUnits = ["s", "min", "h", "d", "w", "mo", "y"]
 

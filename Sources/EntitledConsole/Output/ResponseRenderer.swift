@@ -48,6 +48,8 @@ public struct ResponseRenderer: Sendable {
                 lines.append(style.yellow("transferred: ") + "the purchase was \(owner)'s; the transfer rule moved it to this user")
             }
             return lines.joined(separator: "\n")
+        case "extend":
+            if let text = extended(response) { return text }
         case "event":
             guard let membership = response.membership, let outcome = response.eventOutcome else { break }
             return ([membershipTable([membership])] + lifecycleNotes(membership) + [eventOutcome(outcome)]).joined(separator: "\n")
@@ -260,20 +262,25 @@ public struct ResponseRenderer: Sendable {
             }
             return table.render(style: style)
         }
-        var table = TextTable(headers: ["TIME", "ACTOR", "ACTION", "MEMBERSHIP", "PRODUCT", "REASON"])
+        // The EXPIRY column is there only when an entry on the page moved an expiry (an `extend`); the other
+        // rows leave it empty, which a table line does not pad.
+        let showsExpiry = entries.contains { $0.previousExpiresAt != nil }
+        var table = TextTable(headers: ["TIME", "ACTOR", "ACTION", "MEMBERSHIP", "PRODUCT", "REASON"] + (showsExpiry ? ["EXPIRY"] : []))
         for entry in entries {
             let membership = entry.membership?.id ?? entry.entitlement.map { "entitlement:\($0)" } ?? "-"
             let product = entry.membership?.productId ?? entry.products.map { $0.joined(separator: ", ") } ?? "-"
-            table.append([
-                .init(plainTime(entry.time)), .init(entry.actor), .init(entry.action), .init(membership), .init(product),
-                .init(reason(entry)),
-            ])
+            table.append(
+                [
+                    .init(plainTime(entry.time)), .init(entry.actor), .init(entry.action), .init(membership), .init(product),
+                    .init(reason(entry)),
+                ] + (showsExpiry ? [.init(expiryChange(of: entry) ?? "")] : [])
+            )
         }
         return table.render(style: style)
     }
 
     /// `2026-12-22T00:31:45.833Z (in 29 days)`, undecorated (table cells are measured before coloring).
-    private func plainTime(_ text: String) -> String {
+    func plainTime(_ text: String) -> String {
         guard let milliseconds = ProtocolTime.milliseconds(text) else { return text }
         return "\(text) (\(ConsoleTime.relative(milliseconds, now: now)))"
     }
