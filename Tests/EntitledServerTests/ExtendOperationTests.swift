@@ -67,10 +67,15 @@ import Testing
     }
 
     @Test func onlyAnAdminMayExtend() async throws {
-        let server = try RunningEntitled(tokens: [
-            AuthFileEntry(name: "support", token: "support-token-0123456789", role: "admin"),
-            AuthFileEntry(name: "api", token: "api-token-0123456789abcdef", role: "check"),
-        ])
+        // No authentication deadline: this test awaits between connecting and `auth`, and a loaded runner has
+        // held such a task for longer than the default 30 s (as TokenReloadTests found).
+        let server = try RunningEntitled(
+            tokens: [
+                AuthFileEntry(name: "support", token: "support-token-0123456789", role: "admin"),
+                AuthFileEntry(name: "api", token: "api-token-0123456789abcdef", role: "check"),
+            ],
+            arguments: ["--auth-timeout", "0"]
+        )
         let admin = try await Self.connect(server)
         #expect(try await admin.send(.auth(token: "support-token-0123456789")).isOK)
         let id = try #require(try await admin.send(.grant(user: "carol", product: "prod_pro", duration: "1d")).membership?.id)
