@@ -1,5 +1,6 @@
 import EntitledClient
 import EntitledTestSupport
+import Synchronization
 import Testing
 
 /// `EntitledAsyncConnection` and `EntitledPool` against a real `entitled`, and against scripted servers
@@ -104,22 +105,30 @@ import Testing
         let connection = try await EntitledAsyncConnection.connect(to: address)
         #expect(try await connection.send(.ping).isOK)
         let started = ContinuousClock.now
-        let results = await withTaskGroup(of: Result<EntitledResponse, EntitledClientError>.self) { group in
-            for index in 0..<5 {
+        let results = try await withThrowingTaskGroup(of: Result<EntitledResponse, EntitledClientError>.self) { group in
+            func send(_ index: Int, timeout: Duration) {
                 group.addTask {
                     do throws(EntitledClientError) {
-                        // The first has the shortest timeout; the later ones, queued behind it, fail with it.
-                        return .success(try await connection.send(.check(user: "u\(index)"), timeout: index == 0 ? .milliseconds(300) : .seconds(30)))
+                        return .success(try await connection.send(.check(user: "u\(index)"), timeout: timeout))
                     } catch {
                         return .failure(error)
                     }
                 }
             }
+            // Four with a long timeout, in flight before the one with the shortest is sent: on a loaded
+            // machine their tasks could otherwise start only after its 300 ms, on a connection closed already.
+            for index in 1..<5 { send(index, timeout: .seconds(30)) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while fake.receivedLines.count < 5, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(connection.inFlight == 4)
+            // The shortest timeout: every request in flight fails with it.
+            send(0, timeout: .milliseconds(300))
             var results: [Result<EntitledResponse, EntitledClientError>] = []
-            for await result in group { results.append(result) }
+            for try await result in group { results.append(result) }
             return results
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Well before the others' own 30 s (a loaded machine may hold this task for seconds).
+        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(results.count == 5)
         for result in results {
             #expect(throws: EntitledClientError.timedOut(address: address, seconds: 0.3)) { try result.get() }
@@ -252,10 +261,10 @@ import Testing
             }
         }
         // The watch is in place once a grant is pushed; grant until one is (the first may come too early).
-        var grants = 0
-        while await collected.pushes.isEmpty, grants < 50 {
+        // Within a deadline, not a count of grants: on a loaded machine the watch's task may be held for seconds.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await collected.pushes.isEmpty, ContinuousClock.now < deadline {
             _ = try await pool.sendExpectingSuccess(.grant(user: "w1", product: "prod_w"))
-            grants += 1
             for _ in 0..<10 where await collected.pushes.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
         }
         let first = try #require(await collected.pushes.first)
@@ -273,25 +282,30 @@ import Testing
     }
 
     @Test func aCancelledWatchSendsUnwatchAndClosesItsConnection() async throws {
+        // The watch's answer is followed by a push, which the consumer receiving shows the watch answered.
+        let push = #"{"push":"access","cause":"grant","sequence":1,"membership":{"id":"mem_1"}}"#
         let fake = try FakeLineServer { line in
-            line.contains(#""unwatch""#) ? .line(#"{"ok":true,"watches":0}"#) : .line(#"{"ok":true,"watches":1}"#)
+            line.contains(#""unwatch""#) ? .line(#"{"ok":true,"watches":0}"#) : .line(#"{"ok":true,"watches":1}"# + "\n" + push)
         }
         let pool = EntitledPool(address: .tcp(host: "127.0.0.1", port: fake.port))
         let stream = pool.watch(user: "w1")
+        let pushed = Mutex(false)
         let consumer = Task { () -> String in
             do {
-                for try await _ in stream {}
+                for try await _ in stream { pushed.withLock { $0 = true } }
                 return "finished"
             } catch {
                 return "failed: \(error)"
             }
         }
-        while fake.receivedLines.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
-        // Let the watch's answer arrive: a consumer that stops while the watch is being sent only closes.
-        try await Task.sleep(for: .milliseconds(100))
+        // Wait until the watch was answered (its push came through): a consumer that stops while the watch
+        // is being sent only closes. Not a fixed pause: a loaded machine may hold the watch's task for long.
+        let answered = ContinuousClock.now + .seconds(30)
+        while !pushed.withLock({ $0 }), ContinuousClock.now < answered { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(pushed.withLock { $0 }, "the watch's push never reached the consumer")
         consumer.cancel()
         #expect(await consumer.value == "finished")
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30)
         while fake.receivedLines.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(fake.receivedLines == [#"{"op":"watch","user":"w1"}"#, #"{"op":"unwatch","user":"w1"}"#])
         #expect(fake.acceptedConnections == 1)

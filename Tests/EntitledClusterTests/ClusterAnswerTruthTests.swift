@@ -53,7 +53,7 @@ extension ClusterTests {
             let rig = try Rig()
             try rig.proxy.arm("split", seconds: 1.5)
             let answer = try rig.node.send(#"{"op":"grant","user":"split-1","product":"p1"}"#)
-            #expect(try rig.proxy.waitFired(seconds: 1), "the proxy never saw the COMMIT")
+            #expect(try rig.proxy.waitFired(seconds: 10), "the proxy never saw the COMMIT")
             // Past the moment the held COMMIT reaches the database (or can no longer reach it).
             Thread.sleep(forTimeInterval: 2.5)
             let committed = try rig.committedMemberships(of: "split-1")
@@ -74,7 +74,7 @@ extension ClusterTests {
             let rig = try Rig(nodeArguments: ["--write-timeout", "1"])
             try rig.proxy.arm("hold", seconds: 2)
             let answer = try rig.node.send(#"{"op":"grant","user":"held-1","product":"p1"}"#)
-            #expect(try rig.proxy.waitFired(seconds: 1), "the proxy never saw the COMMIT")
+            #expect(try rig.proxy.waitFired(seconds: 10), "the proxy never saw the COMMIT")
             Thread.sleep(forTimeInterval: 2.5)
             let committed = try rig.committedMemberships(of: "held-1")
             switch Self.claim(of: answer) {

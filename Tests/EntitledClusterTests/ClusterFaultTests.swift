@@ -10,7 +10,10 @@ extension ClusterTests {
     struct Fault {
     /// Grants `count` memberships for `prefix`-N users through `node`, one connection, returns the users
     /// whose grant was acknowledged and the highest change number seen.
-    static func grants(_ prefix: String, count: Int, through node: ClusterNode) -> (users: [String], seq: Int) {
+    /// `acknowledged`, when given, is told of each acknowledged grant as it comes.
+    static func grants(
+        _ prefix: String, count: Int, through node: ClusterNode, acknowledged: (@Sendable () -> Void)? = nil
+    ) -> (users: [String], seq: Int) {
         var users: [String] = []
         var seq = 0
         guard let connection = try? node.connect(timeout: 15) else { return ([], 0) }
@@ -21,6 +24,7 @@ extension ClusterTests {
             if answer.isOK {
                 users.append(user)
                 seq = max(seq, Int(answer.sequence ?? 0))
+                acknowledged?()
             }
         }
         return (users, seq)
@@ -31,12 +35,15 @@ extension ClusterTests {
         let victim = try ClusterNode(name: "victim", url: url)
         let survivor = try ClusterNode(name: "survivor", url: url)
         let tally = Tally()
+        let firstAcknowledged = DispatchSemaphore(value: 0)
         let loader = Thread {
-            let (users, seq) = Self.grants("k", count: 400, through: victim)
+            let (users, seq) = Self.grants("k", count: 400, through: victim, acknowledged: { firstAcknowledged.signal() })
             tally.acknowledged(users, seq: seq)
         }
         loader.start()
         Thread.sleep(forTimeInterval: 0.7)
+        // And until a first grant is acknowledged: on a loaded machine the loader may not have had one by now.
+        _ = firstAcknowledged.wait(timeout: .now() + 30)
         victim.kill9()
         while !loader.isFinished { Thread.sleep(forTimeInterval: 0.05) }
         let (users, seq) = tally.withLock { ($0.users, $0.highest) }
@@ -98,7 +105,7 @@ extension ClusterTests {
 
         try proxy.arm("cut")
         let answer = try node.send(#"{"op":"grant","user":"lost-answer","product":"p1","idempotencyKey":"lost-1"}"#)
-        #expect(try proxy.waitFired(seconds: 1), "the proxy never saw the group's commit")
+        #expect(try proxy.waitFired(seconds: 10), "the proxy never saw the group's commit")
         // The node reconnects and finds its group committed: the write is acknowledged, not refused.
         #expect(answer.isOK, "\(answer.line)")
         let seq = try #require(answer.sequence)

@@ -49,7 +49,8 @@ extension ClusterTests {
             #expect(writing.withLock { $0.failures }.isEmpty, "\(writing.withLock { $0.failures }.prefix(3))")
 
             // Idle again, it listens: a quiet node would read the change table every 2 ms instead.
-            let listensAgain = try eventually(5) { try replication(of: busy)["listening"]?.boolValue == true }
+            // Generous deadlines here and below: the node may be slow to get its turn on a busy machine.
+            let listensAgain = try eventually(30) { try replication(of: busy)["listening"]?.boolValue == true }
             let idle = try replication(of: busy)
             #expect(listensAgain, "the node did not listen again once idle: \(idle)")
             let before = try #require(try replication(of: busy)["catchUps"]?.intValue)
@@ -60,7 +61,7 @@ extension ClusterTests {
             // And the notification brings it the others' changes without a read of its own.
             let later = try other.ok(#"{"op":"grant","user":"later","product":"p1","duration":"30d"}"#)
             let laterSeq = try #require(later.sequence)
-            let applied = try eventually(5) { (try replication(of: busy)["appliedSequence"]?.intValue ?? 0) >= laterSeq }
+            let applied = try eventually(30) { (try replication(of: busy)["appliedSequence"]?.intValue ?? 0) >= laterSeq }
             #expect(applied)
         }
 

@@ -128,12 +128,19 @@ struct DurabilityProcessTests {
             try await ledger.verify(against: .local(port: port), users: Self.users, devices: Self.devices)
 
             let clients = (0..<4).map { StormClient(client: round * 10 + $0, port: port, ledger: ledger) }
+            let grantsBefore = ledger.acknowledgedGrants
             let storm = Task {
                 await withTaskGroup(of: Void.self) { group in
                     for client in clients { group.addTask { await client.run() } }
                 }
             }
             try await Task.sleep(for: .milliseconds(150 + 60 * round))
+            // The kill must land in a storm that writes: on a loaded machine the clients' tasks may not have
+            // run yet, so wait (within 30 s) until this round has had some grants acknowledged.
+            let storming = ContinuousClock.now + .seconds(30)
+            while ledger.acknowledgedGrants < grantsBefore + 10, ContinuousClock.now < storming {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             kill(server.process.processIdentifier, SIGKILL)
             server.process.waitUntilExit()
             #expect(await Self.finishes(storm, within: .seconds(30)), "clients did not notice the kill")
@@ -243,7 +250,8 @@ struct DurabilityProcessTests {
         let port = try #require(try server.startAndWaitUntilReady())
         let connection = try await EntitledAsyncConnection.local(port: port)
         #expect(try await connection.send(line: #"{"op":"grant","user":"u1","product":"prod_pro"}"#).isOK)
-        let deadline = ContinuousClock.now + .seconds(10)
+        // A generous deadline: the server may be slow to get its turn on a machine busy with the whole suite.
+        let deadline = ContinuousClock.now + .seconds(30)
         while try DataDirectoryFiles.snapshots(in: data).isEmpty, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -106,7 +106,9 @@ struct HeldReadsTests {
             FileSystem.inject(failing)
             defer { FileSystem.remove(failing) }
             let grant = Self.sendLater(#"{"op":"grant","user":"doomed","product":"p"}"#, on: writer)
-            let syncing = try await Self.waitUntilHit(failing)
+            // A generous limit: the grant's task may be held for seconds on a loaded machine, and this test
+            // has no second attempt.
+            let syncing = try await Self.waitUntilHit(failing, limit: .seconds(30))
             let check = try await reader.send(line: #"{"op":"check","user":"doomed","product":"p"}"#)
             #expect(try await grant.value.answer.error?.code == "unavailable")
             // The change was undone: the read is answered as if it had never been made.

@@ -118,30 +118,38 @@ struct LifecycleOverTCPTests {
 
     @Test func aWatcherIsPushedTheExpiryAtTheMomentAMembershipRunsOutByItself() async throws {
         try await withTestServer { server in
-            let watcher = try await server.connect()
             let writer = try await server.connect()
-            // Watched before the grant exists: the grant's push arms the timer.
-            _ = try await watcher.send(line: #"{"op":"watch","device":"d1"}"#)
-            // Five seconds ahead: the watches must be set before it, even on a machine busy with other tests
-            // (two were not always enough in a full run, which starts many servers and receivers at once).
-            let expiry = server.store.now().adding(TimeSpan(milliseconds: 5_000))
-            _ = try await writer.send(line: #"{"op":"grant","device":"d1","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
-            // Already active before the watch: the watch arms its timer.
-            let other = try await server.connect()
-            _ = try await other.send(line: #"{"op":"watch","device":"d1"}"#)
+            // The second watch must be set before the membership runs out, and on a machine busy with the rest
+            // of the suite this task may be held for seconds between two requests (five were not always
+            // enough): when it was answered too late to prove anything, the same is tried again with a later
+            // expiry (on another device).
+            for (attempt, ahead) in [5_000, 15_000, 40_000].enumerated() {
+                let device = "d1-\(attempt)"
+                let watcher = try await server.connect()
+                // Watched before the grant exists: the grant's push arms the timer.
+                _ = try await watcher.send(line: #"{"op":"watch","device":"\#(device)"}"#)
+                let expiry = server.store.now().adding(TimeSpan(milliseconds: Int64(ahead)))
+                _ = try await writer.send(line: #"{"op":"grant","device":"\#(device)","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+                // Already active before the watch: the watch arms its timer.
+                let other = try await server.connect()
+                _ = try await other.send(line: #"{"op":"watch","device":"\#(device)"}"#)
+                guard server.store.now() < expiry else { continue }
 
-            for connection in [watcher, other] {
-                var pushes: [EntitledPush] = []
-                while let push = await connection.nextPush() {
-                    pushes.append(push)
-                    if push.cause == "expired" { break }
+                for connection in [watcher, other] {
+                    var pushes: [EntitledPush] = []
+                    while let push = await connection.nextPush(within: .milliseconds(Int64(ahead)) + .seconds(30)) {
+                        pushes.append(push)
+                        if push.cause == "expired" { break }
+                    }
+                    let expired = try #require(pushes.last)
+                    #expect(expired.cause == "expired")
+                    #expect(expired.membership?.status == "expired")
+                    #expect(server.store.now() >= expiry)
                 }
-                let expired = try #require(pushes.last)
-                #expect(expired.cause == "expired")
-                #expect(expired.membership?.status == "expired")
-                #expect(server.store.now() >= expiry)
+                #expect(try await writer.send(line: #"{"op":"check","device":"\#(device)"}"#).active == false)
+                return
             }
-            #expect(try await writer.send(line: #"{"op":"check","device":"d1"}"#).active == false)
+            Issue.record("every second watch was answered after its membership had expired: the machine is too busy to tell")
         }
     }
 
@@ -246,18 +254,27 @@ extension LifecycleOverTCPTests {
             for index in 0..<1100 {
                 _ = try await writer.send(line: #"{"op":"grant","user":"bulk\#(index)","product":"prod_pro","duration":"30d"}"#)
             }
-            let expiry = server.store.now().adding(TimeSpan(milliseconds: 700))
-            _ = try await writer.send(line: #"{"op":"grant","user":"soon","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
+            // The watches and the unwatch must come before the expiry, and on a machine busy with the rest of
+            // the suite this task may be held for seconds between two requests: when the unwatch was answered
+            // too late to prove anything, the same is tried again with a later expiry (for another user).
+            for (attempt, ahead) in [700, 5_000, 30_000].enumerated() {
+                let user = "soon-\(attempt)"
+                let expiry = server.store.now().adding(TimeSpan(milliseconds: Int64(ahead)))
+                _ = try await writer.send(line: #"{"op":"grant","user":"\#(user)","product":"prod_pro","expiresAt":"\#(expiry.rfc3339)"}"#)
 
-            let staying = try await server.connect()
-            #expect(try await staying.send(line: #"{"op":"watch","user":"soon"}"#)["watches"]?.intValue == 1)
-            let leaving = try await server.connect()
-            #expect(try await leaving.send(line: #"{"op":"watch","all":true}"#)["watches"]?.intValue == 1)
-            #expect(try await leaving.send(line: #"{"op":"unwatch"}"#)["watches"]?.intValue == 0)
+                let staying = try await server.connect()
+                #expect(try await staying.send(line: #"{"op":"watch","user":"\#(user)"}"#)["watches"]?.intValue == 1)
+                let leaving = try await server.connect()
+                #expect(try await leaving.send(line: #"{"op":"watch","all":true}"#)["watches"]?.intValue == 1)
+                #expect(try await leaving.send(line: #"{"op":"unwatch"}"#)["watches"]?.intValue == 0)
+                guard server.store.now() < expiry else { continue }
 
-            let expired = try #require(await staying.nextPush())
-            #expect(expired.cause == "expired")
-            #expect(expired.membership?.user == "soon")
+                let expired = try #require(await staying.nextPush(within: .milliseconds(Int64(ahead)) + .seconds(30)))
+                #expect(expired.cause == "expired")
+                #expect(expired.membership?.user == user)
+                return
+            }
+            Issue.record("every unwatch was answered after the membership had expired: the machine is too busy to tell")
         }
     }
 }

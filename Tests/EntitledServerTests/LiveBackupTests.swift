@@ -51,6 +51,9 @@ struct LiveBackupTests {
         let writer = Writer(port: server.port)
         var backups: [(directory: String, acknowledgedBefore: [String])] = []
         Thread.sleep(forTimeInterval: 0.5)
+        // And until a first write is acknowledged: on a loaded machine the writer may not have had one by now.
+        let firstWrite = Date().addingTimeInterval(30)
+        while writer.acknowledged.isEmpty, Date() < firstWrite { Thread.sleep(forTimeInterval: 0.05) }
         for round in 0..<4 {
             let before = writer.acknowledged
             let destination = server.directory.path + "/backup-\(round)"

@@ -194,7 +194,10 @@ import Testing
             // While the disk is full, writes are refused at once, and tried again in the background.
             let refused = Self.refusal { () throws(StoreError) in _ = try Self.grant("meanwhile", in: durable!) }
             #expect(refused?.code == .unavailable)
-            Thread.sleep(forTimeInterval: 0.4)
+            // Waited for, not a fixed pause: the first retry is due after 100 ms, but a loaded machine may
+            // give the log's writer thread its turn much later.
+            let firstRetry = ContinuousClock.now + .seconds(30)
+            while (durable!.persistenceStatus.outage?.retries ?? 0) < 1, ContinuousClock.now < firstRetry { Thread.sleep(forTimeInterval: 0.01) }
             #expect((durable!.persistenceStatus.outage?.retries ?? 0) >= 1)
             #expect(durable!.persistenceStatus.outage?.since == outage.since)
 

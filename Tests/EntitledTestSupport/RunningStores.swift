@@ -57,10 +57,12 @@ public final class RunningStores {
     }
 
     /// Sends again, as a store retries, while the answer is 503 (the receiver's connection pool waits out
-    /// its reconnect backoff after `entitled` came back): at most 50 times, 0.1 s apart.
+    /// its reconnect backoff after `entitled` came back): 0.1 s apart, for at most 30 s (generous: on a
+    /// machine busy with the whole suite both processes may get their turns late).
     public func retryingWhileUnavailable(_ send: () throws -> HTTPReply) throws -> HTTPReply {
         var reply = try send()
-        for _ in 0..<50 where reply.status == 503 {
+        let deadline = Date().addingTimeInterval(30)
+        while reply.status == 503, Date() < deadline {
             Thread.sleep(forTimeInterval: 0.1)
             reply = try send()
         }

@@ -94,7 +94,8 @@ struct PostgresServerTests {
         waiting.standardOutput = FileHandle.nullDevice
         waiting.standardError = FileHandle.nullDevice
         try waiting.run()
-        let deadline = ContinuousClock.now + .seconds(10)
+        // A generous deadline: psql may be slow to start and connect on a machine busy with the whole suite.
+        let deadline = ContinuousClock.now + .seconds(30)
         while try server.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = 'entitlements'") != "1", ContinuousClock.now < deadline {
             usleep(20_000)
         }

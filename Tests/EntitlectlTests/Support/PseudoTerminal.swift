@@ -76,8 +76,10 @@ final class PseudoTerminal {
     /// The match is on the drawn text without escape sequences and carriage returns: with a right prompt
     /// showing, libedit positions the cursor before every character it echoes (`\r ESC[24G u \r ESC[25G s`),
     /// so typed words only read as words once the positioning is taken out.
+    /// The default timeout is generous: a console started on a machine busy with the whole suite may be slow
+    /// to draw, and the wait ends as soon as the fragment is there.
     @discardableResult
-    func waitFor(_ fragment: String, timeout: Duration = .seconds(10)) throws -> String {
+    func waitFor(_ fragment: String, timeout: Duration = .seconds(30)) throws -> String {
         let needle = Array(fragment.utf8)
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -120,7 +122,7 @@ final class PseudoTerminal {
     }
 
     /// Waits for the program to exit (after it was told to quit) and returns its exit status.
-    func waitForExit(timeout: Duration = .seconds(10)) throws -> Int32 {
+    func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else {
