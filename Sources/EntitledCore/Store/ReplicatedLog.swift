@@ -52,6 +52,10 @@ public struct WriteFailure: Error, Sendable, Hashable {
     public var reason: String
     /// The store refused the write (it changed nothing): answered with the refusal's own code.
     public var refusal: StoreError?
+    /// For a commit through several changes that failed part way: the newest change that was made
+    /// durable before the failure (and stays). The writes through it were made, and are answered so; only
+    /// those after it failed. `nil` when no part of the commit is known to have been kept.
+    public var madeThrough: UInt64?
 
     public init(_ outcome: Outcome, reason: String) {
         self.outcome = outcome

@@ -99,9 +99,24 @@ extension ServedConnection {
     func committed(through: UInt64, result: Result<Void, WriteFailure>) {
         isQueuedForCommit = false
         guard !isClosed else { return }
+        switch result {
+        case .success:
+            settle(through: through, failure: nil)
+        case .failure(let failure):
+            // The log kept the changes through `madeThrough` before it failed (the group's first writes,
+            // synced by its writer thread on its own): those were made, and their writers are told so;
+            // only the writes after them failed.
+            if let made = failure.madeThrough, made > 0 { settle(through: min(made, through), failure: nil) }
+            settle(through: through, failure: failure)
+        }
+        releaseReadyAnswers()
+        // Writes read after the commit began wait for the next one.
+        scheduleCommit()
+    }
+
+    /// Settles the answers waiting for changes through `through`: made, or refused with `failure`.
+    private func settle(through: UInt64, failure: WriteFailure?) {
         let processor = context.processor
-        let failure: WriteFailure?
-        if case .failure(let failed) = result { failure = failed } else { failure = nil }
         let now = monotonicNanoseconds()
         /// Publishes or refuses one write, counts it, and returns the answer that replaces its own when
         /// the commit failed.
@@ -136,9 +151,6 @@ extension ServedConnection {
                 settle(operation: write.operation, startedAt: write.startedAt, notice: write.notice, id: write.id)
             }
         )
-        releaseReadyAnswers()
-        // Writes read after the commit began wait for the next one.
-        scheduleCommit()
     }
 
     /// Fills in a waiting answer (a snapshot's), then releases every answer that no longer waits.

@@ -56,13 +56,22 @@ final class LogWriteBackend: WriteBackend {
         // (The callbacks are made where they are needed: a closure is an allocation, and the commit on the
         // loop's thread, a lone writer's every write, needs none.)
         if onThisThread || log.policy != .always {
-            if let result = log.commitIfIdle(through: sequence) { return result.mapError(RequestProcessor.failure) }
+            if let result = log.commitIfIdle(through: sequence) { return result.mapError { Self.failure($0, of: log) } }
             // Another thread is writing the log (counted as handed off), or memory is being put back.
-            log.whenAcknowledged(sequence) { result in completion(result.mapError(RequestProcessor.failure)) }
+            log.whenAcknowledged(sequence) { result in completion(result.mapError { Self.failure($0, of: log) }) }
             return nil
         }
-        let known = log.commitOnWriterThread(through: sequence) { result in completion(result.mapError(RequestProcessor.failure)) }
-        return known?.mapError(RequestProcessor.failure)
+        let known = log.commitOnWriterThread(through: sequence) { result in completion(result.mapError { Self.failure($0, of: log) }) }
+        return known?.mapError { Self.failure($0, of: log) }
+    }
+
+    /// A failed commit, with how far `log` had kept the changes when it failed: a group's commit may fail
+    /// after the writer thread's timer already synced its first writes, which were made and stay (memory
+    /// is put back to them before the failure is reported, so the log's acknowledged change is final).
+    private static func failure(_ error: JournalError, of log: LogWriter) -> WriteFailure {
+        var failure = RequestProcessor.failure(error)
+        failure.madeThrough = log.acknowledgedSequence
+        return failure
     }
 
     func publishWhenCommitted(_ notice: AccessNotice) {
