@@ -26,13 +26,17 @@ import Testing
         return runs
     }
 
-    /// `text` with what differs from run to run masked.
+    /// `text` with what differs from run to run masked: times, relative hints and membership ids.
     static func masked(_ text: String) -> String {
+        maskedTimes(text.replacingOccurrences(of: #"mem_(?!0000000000000)[0-9a-z]{13}"#, with: "<id>", options: .regularExpression))
+    }
+
+    /// `text` with times and relative hints masked and runs of spaces taken as one (ids kept).
+    static func maskedTimes(_ text: String) -> String {
         var result = text
         for (pattern, replacement) in [
             (#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?Z"#, "<time>"),
             (#"\((in [^)]*|just now|[^)]* ago)\)"#, "(<relative>)"),
-            (#"mem_(?!0000000000000)[0-9a-z]{13}"#, "<id>"),
             (#" +"#, " "),
         ] {
             result = result.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
