@@ -75,6 +75,10 @@ def reset(sock):
     """Closes `sock` with a reset (SO_LINGER 0): the peer's next read or write fails at once."""
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        # Wakes the link's thread blocked reading it. Until that read returns, the kernel keeps the socket
+        # (close only drops the descriptor) and sends no reset: an idle peer (a standby's walreceiver, a
+        # node's LISTEN connection) would go on believing in its connection.
+        sock.shutdown(socket.SHUT_RD)
     except OSError:
         pass
     try:
