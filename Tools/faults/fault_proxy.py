@@ -3,10 +3,15 @@
 Usage: python3 fault_proxy.py TARGET_PORT [TARGET_HOST]
 
 Prints one line, "LISTEN_PORT CONTROL_PORT" (both on 127.0.0.1), then forwards every connection made to
-LISTEN_PORT to TARGET_HOST:TARGET_PORT. It reads PostgreSQL's wire protocol (message frames, not
-bytes), so it knows which client message commits a *group of writes*: the call of a schema's
-`commit_group` procedure (which commits before it answers), or a COMMIT after an INSERT INTO a `changes`
-table since the connection's previous COMMIT or ROLLBACK.
+LISTEN_PORT to TARGET_HOST:TARGET_PORT (or to where `target` last pointed it). It reads PostgreSQL's wire
+protocol (message frames, not bytes), so it knows which client message commits a *group of writes*: the
+call of a schema's `commit_group` procedure (which commits before it answers), or a COMMIT after an INSERT
+INTO a `changes` table since the connection's previous COMMIT or ROLLBACK.
+
+It carries streaming replication too (a standby's walreceiver with `primary_conninfo` pointing here,
+`pg_basebackup`): a replication connection's startup (`replication=true`) is an ordinary startup message,
+its commands are simple queries, and what follows is CopyData frames either way, which are forwarded as
+they come. Nothing there commits a group, so no armed action fires on it; `partition` cuts it like any link.
 
 Commands, one per line on CONTROL_PORT, each answered with one line ("ok", or what was asked):
 
@@ -27,6 +32,10 @@ Commands, one per line on CONTROL_PORT, each answered with one line ("ok", or wh
   wait-fired T     waits up to T seconds for it: "yes" or "no"
   partition        closes every open connection and resets new ones until `heal`
   heal             ends a partition
+  target PORT [HOST]
+                   new connections go to HOST:PORT (HOST 127.0.0.1 when left out) from now on, and every
+                   open connection is closed with a reset, as a failover to another database server breaks
+                   them (re-points the proxy at a promoted standby)
   connections      how many connections are open
   quit             stops the proxy
 
@@ -58,6 +67,9 @@ class Control:
         self.fired = False
         self.partitioned = False
         self.links = set()
+        self.target = None  # (host, port) new connections go to: the command line's, then `target`'s
+        # Counts the partitions and re-targets: a connection made while one happened is not kept.
+        self.epoch = 0
 
     def take_armed(self):
         with self.lock:
@@ -238,16 +250,27 @@ def partition():
     """Closes every open connection (with a reset) and refuses new ones until `heal`."""
     with control.lock:
         control.partitioned = True
+        control.epoch += 1
         links = list(control.links)
     for link in links:
         link.shut(hard=True)
 
 
-def serve(listener, target):
+def retarget(target):
+    """Sends new connections to `target` and closes every open one with a reset, as a failover does."""
+    with control.lock:
+        control.target = target
+        control.epoch += 1
+        links = list(control.links)
+    for link in links:
+        link.shut(hard=True)
+
+
+def serve(listener):
     while True:
         client, _ = listener.accept()
         with control.lock:
-            partitioned = control.partitioned
+            partitioned, target, epoch = control.partitioned, control.target, control.epoch
         if partitioned:
             reset(client)
             continue
@@ -260,7 +283,15 @@ def serve(listener, target):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         link = Link(client, server)
         with control.lock:
-            control.links.add(link)
+            # A partition or a re-target while this connected closed every link it knew of: this one
+            # (possibly to the old target) goes the same way rather than outlive it.
+            current = control.epoch == epoch
+            if current:
+                control.links.add(link)
+        if not current:
+            reset(client)
+            close(server)
+            continue
         threading.Thread(target=link.client_to_server, daemon=True).start()
         threading.Thread(target=link.server_to_client, daemon=True).start()
 
@@ -296,6 +327,9 @@ def command(line):
         with control.lock:
             control.partitioned = False
         return "ok"
+    if verb == "target" and len(words) in (2, 3) and words[1].isdigit():
+        retarget((words[2] if len(words) == 3 else "127.0.0.1", int(words[1])))
+        return "ok"
     if verb == "connections":
         with control.lock:
             return str(len(control.links))
@@ -321,7 +355,7 @@ def control_session(connection):
 
 
 def main():
-    target = (sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1", int(sys.argv[1]))
+    control.target = (sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1", int(sys.argv[1]))
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -331,7 +365,7 @@ def main():
     controller.listen(8)
     print(listener.getsockname()[1], controller.getsockname()[1], flush=True)
     threading.Thread(target=control_loop, args=(controller,), daemon=True).start()
-    serve(listener, target)
+    serve(listener)
 
 
 if __name__ == "__main__":
