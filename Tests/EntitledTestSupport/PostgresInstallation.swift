@@ -11,6 +11,8 @@ public struct PostgresInstallation: Sendable {
     public let pgCtl: String
     public let postgres: String
     public let psql: String
+    /// Copies a running server's data into a new standby's data directory (`PostgresServer(standbyOf:through:)`).
+    public let pgBasebackup: String
     /// The user the server's programs run as: nil runs them as this process's own user.
     public let serverUser: ServerUser?
 
@@ -34,17 +36,21 @@ public struct PostgresInstallation: Sendable {
         guard let directory = newestDebianBinDirectory() else {
             // No Debian layout: every program from the PATH.
             guard let initdb = onPath("initdb"), let pgCtl = onPath("pg_ctl"), let postgres = onPath("postgres"),
-                let psql = onPath("psql")
+                let psql = onPath("psql"), let pgBasebackup = onPath("pg_basebackup")
             else {
-                return .failure(.unavailable(reason: "no initdb, pg_ctl, postgres and psql in /usr/lib/postgresql/*/bin or on the PATH; \(install)"))
+                return .failure(
+                    .unavailable(reason: "no initdb, pg_ctl, postgres, psql and pg_basebackup in /usr/lib/postgresql/*/bin or on the PATH; \(install)")
+                )
             }
-            return withServerUser(initdb: initdb, pgCtl: pgCtl, postgres: postgres, psql: psql)
+            return withServerUser(initdb: initdb, pgCtl: pgCtl, postgres: postgres, psql: psql, pgBasebackup: pgBasebackup)
         }
-        let psql = FileManager.default.isExecutableFile(atPath: directory + "/psql") ? directory + "/psql" : onPath("psql")
-        guard let psql else {
-            return .failure(.unavailable(reason: "no psql in \(directory) or on the PATH; install Debian's postgresql-client package"))
+        // psql and pg_basebackup come with Debian's postgresql-client-N, which postgresql-N depends on.
+        guard let psql = inOrOnPath("psql", directory: directory), let pgBasebackup = inOrOnPath("pg_basebackup", directory: directory) else {
+            return .failure(.unavailable(reason: "no psql or pg_basebackup in \(directory) or on the PATH; install Debian's postgresql-client package"))
         }
-        return withServerUser(initdb: directory + "/initdb", pgCtl: directory + "/pg_ctl", postgres: directory + "/postgres", psql: psql)
+        return withServerUser(
+            initdb: directory + "/initdb", pgCtl: directory + "/pg_ctl", postgres: directory + "/postgres", psql: psql, pgBasebackup: pgBasebackup
+        )
     }
 
     /// `/usr/lib/postgresql/N/bin` for the highest N (14 or later) that has initdb, pg_ctl and postgres.
@@ -59,16 +65,23 @@ public struct PostgresInstallation: Sendable {
         }
     }
 
+    /// `directory/name` when it is there, else `name` found on the PATH.
+    static func inOrOnPath(_ name: String, directory: String) -> String? {
+        FileManager.default.isExecutableFile(atPath: directory + "/" + name) ? directory + "/" + name : onPath(name)
+    }
+
     static func onPath(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         return path.split(separator: ":").lazy.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    private static func withServerUser(initdb: String, pgCtl: String, postgres: String, psql: String)
+    private static func withServerUser(initdb: String, pgCtl: String, postgres: String, psql: String, pgBasebackup: String)
         -> Result<PostgresInstallation, PostgresServerError>
     {
         guard geteuid() == 0 else {
-            return .success(PostgresInstallation(initdb: initdb, pgCtl: pgCtl, postgres: postgres, psql: psql, serverUser: nil))
+            return .success(
+                PostgresInstallation(initdb: initdb, pgCtl: pgCtl, postgres: postgres, psql: psql, pgBasebackup: pgBasebackup, serverUser: nil)
+            )
         }
         guard let entry = getpwnam("postgres") else {
             return .failure(
@@ -88,7 +101,7 @@ public struct PostgresInstallation: Sendable {
         }
         return .success(
             PostgresInstallation(
-                initdb: initdb, pgCtl: pgCtl, postgres: postgres, psql: psql,
+                initdb: initdb, pgCtl: pgCtl, postgres: postgres, psql: psql, pgBasebackup: pgBasebackup,
                 serverUser: ServerUser(name: "postgres", uid: uid, gid: gid, prefix: prefix)
             )
         )

@@ -29,6 +29,12 @@ extension PostgresServer {
         guard result.status == 0 else {
             throw PostgresServerError.commandFailed(command: "initdb", status: result.status, output: result.output)
         }
+        try makeSocketDirectory()
+    }
+
+    /// The directory of the server's Unix socket, outside the data directory: a base backup of this server
+    /// would otherwise carry its socket's lock file into a standby's data.
+    func makeSocketDirectory() throws {
         try FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: false)
         try handToServerUser(socketDirectory)
     }

@@ -10,8 +10,9 @@ import Synchronization
 /// process's user, or as the `postgres` system user when the tests run as root (PostgreSQL refuses root);
 /// see `PostgresInstallation`. It can be stopped (`stop()`, a fast shutdown), killed (`kill()`, SIGKILL to
 /// the postmaster and every backend) and started again on the same data and port, for the tests of a
-/// database that goes away under load. A cluster `main` that Debian's package may have started on 5432 is
-/// never used.
+/// database that goes away under load; or made a streaming standby of another server and promoted, for the
+/// tests of a failover (`init(standbyOf:through:settings:)`). A cluster `main` that Debian's package may
+/// have started on 5432 is never used.
 ///
 /// `fsync` is off unless `settings` say otherwise: it makes a test's commits cheap on a shared machine, and
 /// loses nothing when the server is killed, since the kernel still holds what it wrote; only a machine
@@ -60,15 +61,23 @@ public final class PostgresServer: Sendable {
     /// Makes the cluster (`initdb`) and, unless `start` is false, starts the server.
     /// - Parameter settings: server options (`-c name=value`) for every start, over the defaults
     ///   (`fsync=off`, `listen_addresses=127.0.0.1`, ...).
-    public init(settings: [String: String] = [:], start: Bool = true) throws {
+    public convenience init(settings: [String: String] = [:], start: Bool = true) throws {
+        try self.init(superuserPassword: Self.randomHex(bytes: 16), settings: settings, start: start) { server in
+            try server.initializeCluster()
+        }
+    }
+
+    /// Makes a fresh directory, fills its data directory with `makeData` (`initdb`, or a base backup of
+    /// another server) and, unless `start` is false, starts the server; the directory goes when a step fails.
+    init(superuserPassword: String, settings: [String: String], start: Bool, makeData: (PostgresServer) throws -> Void) throws {
         installation = try PostgresInstallation.found.get()
-        superuserPassword = Self.randomHex(bytes: 16)
+        self.superuserPassword = superuserPassword
         self.settings = settings
         Self.leftoversRemoved
         directory = try Self.makeDirectory(owner: installation.serverUser)
         do {
             try write(String(getpid()), to: directory + "/" + Self.ownerFileName)
-            try initializeCluster()
+            try makeData(self)
             if start { try self.start() }
         } catch {
             try? FileManager.default.removeItem(atPath: directory)

@@ -13,6 +13,9 @@ public enum PostgresServerError: Error, Sendable, Hashable, CustomStringConverti
     case notRunning
     /// The temporary directory could not be made or handed to the server's user.
     case directoryFailed(path: String, reason: String)
+    /// A standby (on `port`) had not replayed its primary's write-ahead log up to `target` within `timeout`:
+    /// it got to `replayed`; `receiver` is what its walreceiver was doing.
+    case notReplayed(port: Int, target: String, replayed: String, receiver: String, timeout: Duration)
 
     /// A stable machine-readable name for the case.
     public var code: String {
@@ -23,6 +26,7 @@ public enum PostgresServerError: Error, Sendable, Hashable, CustomStringConverti
         case .psqlFailed: "psql_failed"
         case .notRunning: "not_running"
         case .directoryFailed: "directory_failed"
+        case .notReplayed: "not_replayed"
         }
     }
 
@@ -34,6 +38,8 @@ public enum PostgresServerError: Error, Sendable, Hashable, CustomStringConverti
         case .psqlFailed(let sql, let status, let output): "psql exited with status \(status) for \(sql.prefix(200)):\n\(output)"
         case .notRunning: "the PostgreSQL server is not running (start() it first)"
         case .directoryFailed(let path, let reason): "cannot prepare \(path) for PostgreSQL: \(reason)"
+        case .notReplayed(let port, let target, let replayed, let receiver, let timeout):
+            "the standby on port \(port) replayed its primary's write-ahead log to \(replayed), not to \(target), within \(timeout) (walreceiver: \(receiver))"
         }
     }
 
