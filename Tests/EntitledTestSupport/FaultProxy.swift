@@ -1,7 +1,8 @@
 import Foundation
 
 /// `Tools/faults/fault_proxy.py` as a child process: a TCP proxy between nodes and a PostgreSQL server
-/// that holds, cuts or splits a group's COMMIT, or partitions, when told to (see the script's header).
+/// that holds, cuts or splits a group's COMMIT, partitions, or is re-pointed at another server, when told to
+/// (see the script's header).
 public final class FaultProxy: @unchecked Sendable {
     /// The port nodes connect to instead of the database's.
     public let port: Int
@@ -84,6 +85,15 @@ public final class FaultProxy: @unchecked Sendable {
 
     public func partition() throws { try command("partition") }
     public func heal() throws { try command("heal") }
+
+    /// Re-points the proxy at the server on 127.0.0.1:`port` (`target PORT`), as a failover to a promoted
+    /// standby does: new connections go there, and every open one is reset.
+    public func retarget(port: Int) throws {
+        let answer = try command("target \(port)")
+        guard answer == "ok" else {
+            throw TestSupportFailure(description: "the fault proxy refused `target \(port)`: \(answer)")
+        }
+    }
 
     private static func connect(port: Int) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
