@@ -350,22 +350,33 @@ class Connection:
 
     def request(self, message):
         """The answer as a dict, or None when the connection failed (the outcome is unknown)."""
-        try:
-            if self.sock is None:
-                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=2)
-                self.sock.settimeout(self.timeout)
-                self.buffer = b""
-            self.sock.sendall((json.dumps(message, separators=(",", ":")) + "\n").encode())
-            while b"\n" not in self.buffer:
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise OSError("closed")
-                self.buffer += chunk
-            line, self.buffer = self.buffer.split(b"\n", 1)
-            return json.loads(line)
-        except (OSError, ValueError):
-            self.close()
-            return None
+        return self.pipelined([message])[0]
+
+    def pipelined(self, messages, batch=200):
+        """The answers to `messages`, sent `batch` at a time without waiting (a node answers a connection's
+        requests in order): the final check's tens of thousands of reads take seconds, not a round trip
+        each. None for each request of a batch the connection failed in; the next batch connects again."""
+        answers = []
+        for first in range(0, len(messages), batch):
+            chunk = messages[first:first + batch]
+            try:
+                if self.sock is None:
+                    self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+                    self.sock.settimeout(self.timeout)
+                    self.buffer = b""
+                self.sock.sendall(b"".join((json.dumps(m, separators=(",", ":")) + "\n").encode() for m in chunk))
+                lines = []
+                while len(lines) < len(chunk):
+                    received = self.sock.recv(65536)
+                    if not received:
+                        raise OSError("closed")
+                    *complete, self.buffer = (self.buffer + received).split(b"\n")
+                    lines += complete
+                answers += [json.loads(line) for line in lines]
+            except (OSError, ValueError):
+                self.close()
+                answers.extend([None] * (first + len(chunk) - len(answers)))
+        return answers
 
     def close(self):
         if self.sock is not None:
@@ -703,10 +714,16 @@ def check(history, nodes, lossy_until=None):
         """A broken promise: a violation, or an allowance when a failover excuses it (async mode)."""
         (allowances if excused else violations).append(message)
 
+    # Every subject's memberships on every node, fetched at once. One page holds them all: every subject
+    # here has one membership, or a promise broke.
+    subjects = ([("user", user) for user in history.grants] + [("user", f"user-{key}") for key in history.key_answers]
+                + [("transactionId", f"tx-{device}") for device in history.guest])
+    requests = [{"op": "memberships", kind: subject, "limit": 1000} for kind, subject in subjects]
+    fetched = dict(zip(subjects, zip(*(c.pipelined(requests) for c in connections))))
+
     def held(kind, subject):
         """The subject's memberships on each node (the same on all, or a violation)."""
-        # One page holds them all: every subject here has one membership, or a promise broke.
-        answers = [c.request({"op": "memberships", kind: subject, "limit": 1000}) for c in connections]
+        answers = fetched[(kind, subject)]
         lists = [sorted(json.dumps(m, sort_keys=True) for m in (a or {}).get("memberships", [])) for a in answers]
         if any(a is None or not a.get("ok") for a in answers) or any(l != lists[0] for l in lists):
             violations.append(f"nodes differ on {kind} {subject}: {answers}")
