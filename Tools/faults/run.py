@@ -189,8 +189,10 @@ class Database:
 
     `sync` mode: every server runs with synchronous_standby_names='*' (ignored while it is a standby), so a
     primary's commit returns only once its standby flushed it and a failover loses nothing acknowledged;
-    a promoted standby's commits wait until its own new standby streams. `async` mode: commits return at
-    once, and a failover loses what the standby had not received yet."""
+    a promoted standby's commits wait until its new standby streams, or rather until pg_basebackup's own
+    WAL stream, which PostgreSQL counts as a synchronous standby while the copy is made, has them (the copy
+    then holds them). `async` mode: commits return at once, and a failover loses what the standby had not
+    received yet."""
 
     def __init__(self, directory, mode, log):
         self.directory, self.log = directory, log
