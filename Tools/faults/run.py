@@ -832,7 +832,7 @@ def check(history, nodes, lossy_until=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--entitled", required=True, help="the entitled executable")
     parser.add_argument("--duration", type=float, default=80, help="seconds of faults and traffic (default 80: the short form)")
     parser.add_argument("--workers", type=int, default=8)
