@@ -84,11 +84,13 @@ public final class PrometheusExporter: Sendable {
         "entitled_replication_groups_committed_total", "entitled_replication_writes_committed_total",
         "entitled_replication_groups_failed_total", "entitled_replication_groups_redecided_total", "entitled_replication_reconnects_total",
         "entitled_replication_changes_replicated_total", "entitled_replication_catch_ups_total",
+        "entitled_replication_divergences_total", "entitled_replication_history_marks_total", "entitled_replication_reloads_total",
     ]
     private static let replicationGaugeNames = [
         "entitled_replication_lag_changes", "entitled_replication_seconds_since_contact", "entitled_replication_connected",
         "entitled_replication_writable", "entitled_replication_listening", "entitled_replication_applied_sequence", "entitled_replication_known_sequence",
-        "entitled_replication_snapshot_sequence",
+        "entitled_replication_snapshot_sequence", "entitled_replication_withholding_reads", "entitled_replication_clock_offset_seconds",
+        "entitled_replication_clock_uncertainty_seconds",
     ]
 
     /// The metrics now, as the body of a `GET /metrics` answer (text format 0.0.4).
@@ -136,6 +138,10 @@ public final class PrometheusExporter: Sendable {
                 ("entitled_replication_reconnects_total", replication.reconnects),
                 ("entitled_replication_changes_replicated_total", replication.changesReplicated),
                 ("entitled_replication_catch_ups_total", replication.catchUps),
+                // Any increase: a failover of the database lost changes this node had applied (and served).
+                ("entitled_replication_divergences_total", replication.divergences),
+                ("entitled_replication_history_marks_total", replication.historyMarks),
+                ("entitled_replication_reloads_total", replication.reloads),
             ]
             for (name, value) in replicated { advance(metrics.counters[name], key: name, to: value) }
         }
@@ -179,6 +185,11 @@ public final class PrometheusExporter: Sendable {
                 ("entitled_replication_applied_sequence", Double(replication.appliedSequence)),
                 ("entitled_replication_known_sequence", Double(replication.knownSequence)),
                 ("entitled_replication_snapshot_sequence", Double(replication.snapshotSequence)),
+                // 1 while reads are answered `loading` (the replica is reloaded after a divergence).
+                ("entitled_replication_withholding_reads", replication.withholdingReads ? 1 : 0),
+                // How far the database's clock is ahead of this machine's: alert on its absolute value.
+                ("entitled_replication_clock_offset_seconds", replication.clockOffsetSeconds ?? 0),
+                ("entitled_replication_clock_uncertainty_seconds", replication.clockUncertaintySeconds ?? 0),
             ]
         }
         for (name, value) in gauges { metrics.gauges[name]?.record(value) }

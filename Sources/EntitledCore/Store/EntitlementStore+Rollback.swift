@@ -10,4 +10,25 @@ extension EntitlementStore {
             lastSequence = sequence
         }
     }
+
+    /// Passes over the numbers after the newest change up to `sequence`, which name no change: the next
+    /// change is numbered `sequence + 1`. A cluster's database whose history was cut short by a failover
+    /// resumes its numbering beyond every number its nodes may have given, so that no number ever names two
+    /// different changes (Protocol/CLUSTER.md, "After a failover").
+    /// - Throws: `StoreError.inconsistentReplay` when `sequence` is not after the newest change.
+    public func skipNumbers(through sequence: UInt64) throws(StoreError) {
+        try lock.withWriteLock { () throws(StoreError) in
+            guard sequence > lastSequence else {
+                throw .inconsistentReplay("the numbering cannot resume at change \(sequence + 1): change \(lastSequence) was applied")
+            }
+            lastSequence = sequence
+        }
+    }
+
+    /// When the newest change recorded in the store was made (`nil` before any): no reader's "now" should
+    /// come before it, or it would see the present as a past moment.
+    public var newestChangeTime: Timestamp? {
+        let milliseconds = lock.withReadLock { state.newestChangeTime }
+        return milliseconds == .min ? nil : Timestamp(millisecondsSinceEpoch: milliseconds)
+    }
 }

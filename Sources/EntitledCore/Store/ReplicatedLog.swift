@@ -35,6 +35,13 @@ public protocol ReplicaObserver: AnyObject, Sendable {
     /// ones that touched memberships (empty unless `wantsNotices`). Called on the log's thread, before the
     /// writers of this node's changes among them are answered.
     func replicaApplied(through sequence: UInt64, notices: [AccessNotice])
+    /// Reads are to be withheld (answered `loading`, saying `reason`) from now on, or served again (`nil`):
+    /// the replica is known to hold changes the system of record no longer has, until it is reloaded.
+    func replicaWithholdsReads(_ reason: String?)
+}
+
+extension ReplicaObserver {
+    public func replicaWithholdsReads(_ reason: String?) {}
 }
 
 /// Why a write was not acknowledged, and what its writer can know of its change.
@@ -108,6 +115,26 @@ public struct ReplicationStatus: Sendable, Hashable {
     public var catchUps: UInt64
     /// The last error met with the system of record, if the node is not connected or writes failed.
     public var lastError: String?
+    /// Which database the system of record is, as last seen (a PostgreSQL system identifier and timeline:
+    /// a failover shows as a new timeline); `nil` when it cannot be read.
+    public var database: String?
+    /// Times the replica was found to hold changes the system of record does not have (a failover of the
+    /// database lost them) and was loaded again; and what the last of them found.
+    public var divergences: UInt64 = 0
+    public var lastDivergence: String?
+    /// Times the numbering of changes resumed further on (after a failover), as the replica applied them.
+    public var historyMarks: UInt64 = 0
+    /// Times the replica was loaded again from the system of record (a divergence, or changes it needed
+    /// were removed while the node was away).
+    public var reloads: UInt64 = 0
+    /// Whether reads are answered `loading` now: the replica is known to hold lost changes and is being
+    /// loaded again.
+    public var withholdingReads = false
+    /// How far the system of record's clock is ahead of this machine's (seconds, negative when behind), as
+    /// last measured, and how far that measurement may be off; the node records and answers in the system
+    /// of record's time. `nil` before the first measurement.
+    public var clockOffsetSeconds: Double?
+    public var clockUncertaintySeconds: Double?
 
     /// Changes the replica is behind what the node knows the system of record holds.
     public var lagChanges: UInt64 { knownSequence > appliedSequence ? knownSequence - appliedSequence : 0 }

@@ -144,6 +144,11 @@ public struct RequestProcessor: Sendable {
             return .written
         }
         note.operation = request.op
+        if request.readsStore, let reason = publication.withheldReads.reason {
+            note.error = .loading
+            ResponseEncoder.writeLoading(reason: reason, id: decoded.id, into: &output)
+            return .written
+        }
         switch request {
         case .snapshot: return .afterSnapshot(id: decoded.id)
         case .watch(let target): return .watch(.watch(target), id: decoded.id)
@@ -168,6 +173,11 @@ public struct RequestProcessor: Sendable {
     @inline(__always)
     private func answerCheck(_ query: AccessQuery, id: ByteBuffer?, into output: inout ByteBuffer, noting note: inout Note) {
         note.operation = .check
+        if let reason = publication.withheldReads.reason {
+            note.error = .loading
+            ResponseEncoder.writeLoading(reason: reason, id: id, into: &output)
+            return
+        }
         do throws(StoreError) {
             ResponseEncoder.write(.access(try store.check(query)), id: id, into: &output)
         } catch {
@@ -259,8 +269,10 @@ public struct RequestProcessor: Sendable {
         case .originalTransaction(let id):
             page = try store.membershipsPage(withOriginalTransactionID: id, after: after, limit: limit)
         case .visible(let subject):
-            // A moment in the past lists the memberships as they were then, as `check` sees them.
-            if let moment, moment < now {
+            // A moment lists the memberships as they were then, as `check` sees them: before the store's
+            // newest change, as they were; from it on, as they are. Decided by the store's changes alone,
+            // not by this server's clock, so that nodes of a cluster holding the same changes agree.
+            if let moment {
                 page = try store.membershipsPage(visibleTo: subject, asOf: moment, after: after, limit: limit)
                 return .memberships(page.memberships, moment: moment, next: page.next)
             }

@@ -88,11 +88,17 @@ struct WriteDelivery: Sendable {
 final class Publication: ReplicaObserver {
     let watchHub = WatchHub()
     let sequenceWaiters = SequenceWaiters()
+    /// Set while a cluster node's replica is reloaded after the database lost changes it held.
+    let withheldReads = WithheldReads()
 
     var wantsNotices: Bool { watchHub.hasWatchers }
 
     func replicaApplied(through sequence: UInt64, notices: [AccessNotice]) {
         for notice in notices { watchHub.publish(notice) }
         sequenceWaiters.advanced(to: sequence)
+    }
+
+    func replicaWithholdsReads(_ reason: String?) {
+        withheldReads.set(reason)
     }
 }

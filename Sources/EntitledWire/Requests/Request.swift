@@ -62,6 +62,15 @@ public enum Request: Sendable {
         }
     }
 
+    /// Whether the request is answered from the store's memberships or catalog: what a cluster node
+    /// withholds while its replica is reloaded after the database lost changes it held.
+    public var readsStore: Bool {
+        switch self {
+        case .check, .memberships, .catalog, .customer, .history: return true
+        default: return false
+        }
+    }
+
     /// The longest `token` accepted by `auth`, in UTF-8 bytes.
     public static let maximumTokenBytes = 1024
 

@@ -103,12 +103,36 @@ extension ResponseEncoder {
         buffer.writeString(
             ",\"snapshotSequence\":\(replication.snapshotSequence),\"groupsCommitted\":\(replication.groupsCommitted),\"writesCommitted\":\(replication.writesCommitted),\"groupsFailed\":\(replication.groupsFailed),\"groupsRedecided\":\(replication.groupsRedecided),\"reconnects\":\(replication.reconnects),\"changesReplicated\":\(replication.changesReplicated),\"listening\":\(replication.listening),\"catchUps\":\(replication.catchUps),\"lastError\":"
         )
-        if let lastError = replication.lastError {
-            buffer.writeJSONString(lastError)
+        writeOptional(replication.lastError, into: &buffer)
+        buffer.writeStaticString(",\"database\":")
+        writeOptional(replication.database, into: &buffer)
+        buffer.writeString(
+            ",\"divergences\":\(replication.divergences),\"historyMarks\":\(replication.historyMarks),\"reloads\":\(replication.reloads),\"withholdingReads\":\(replication.withholdingReads),\"lastDivergence\":"
+        )
+        writeOptional(replication.lastDivergence, into: &buffer)
+        buffer.writeStaticString(",\"clockOffsetSeconds\":")
+        writeSeconds(replication.clockOffsetSeconds, into: &buffer)
+        buffer.writeStaticString(",\"clockUncertaintySeconds\":")
+        writeSeconds(replication.clockUncertaintySeconds, into: &buffer)
+        buffer.writeStaticString("}")
+    }
+
+    /// A JSON string, or `null`.
+    private static func writeOptional(_ text: String?, into buffer: inout ByteBuffer) {
+        if let text {
+            buffer.writeJSONString(text)
         } else {
             buffer.writeStaticString("null")
         }
-        buffer.writeStaticString("}")
+    }
+
+    /// Seconds to the microsecond, or `null`.
+    private static func writeSeconds(_ seconds: Double?, into buffer: inout ByteBuffer) {
+        if let seconds, seconds.isFinite {
+            buffer.writeString(String((seconds * 1_000_000).rounded() / 1_000_000))
+        } else {
+            buffer.writeStaticString("null")
+        }
     }
 
     /// `{"name":count,...}` in the order given.

@@ -192,6 +192,16 @@ public enum ResponseEncoder {
         buffer.writeString(",\"loaded\":\(loaded),\"total\":\(total)}}\n")
     }
 
+    /// The answer to a read while a cluster node reloads its replica (`ErrorCode.loading`): `reason` says
+    /// why; nothing is known of how much is to load.
+    public static func writeLoading(reason: String, id: ByteBuffer?, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("{\"ok\":false")
+        writeID(id, into: &buffer)
+        buffer.writeStaticString(",\"error\":{\"code\":\"loading\",\"message\":")
+        buffer.writeJSONString(reason)
+        buffer.writeStaticString(",\"loaded\":0,\"total\":0}}\n")
+    }
+
     private static func writeID(_ id: ByteBuffer?, into buffer: inout ByteBuffer) {
         guard let id else { return }
         buffer.writeStaticString(",\"id\":")
