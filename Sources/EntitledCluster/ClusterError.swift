@@ -10,6 +10,8 @@ public enum ClusterError: Error, Sendable, Equatable {
     case schemaTooNew(found: Int, known: Int)
     /// What the database holds cannot be read (a change or snapshot fails its checks, a change is missing).
     case corrupt(String)
+    /// The database's history is not the one this node's replica applied (a failover lost changes).
+    case diverged(String)
     /// A migration target is not empty.
     case notEmpty(String)
     /// Any other database failure, or a deadline passed.
@@ -22,6 +24,7 @@ public enum ClusterError: Error, Sendable, Equatable {
         case .permission: return "postgres_permission"
         case .schemaTooNew: return "postgres_schema_too_new"
         case .corrupt: return "postgres_corrupt"
+        case .diverged: return "postgres_history_diverged"
         case .notEmpty: return "postgres_not_empty"
         case .database: return "postgres_error"
         }
@@ -30,7 +33,7 @@ public enum ClusterError: Error, Sendable, Equatable {
     public var message: String {
         switch self {
         case .badURL(let message), .connection(let message), .permission(let message), .corrupt(let message),
-            .notEmpty(let message), .database(let message):
+            .diverged(let message), .notEmpty(let message), .database(let message):
             return message
         case .schemaTooNew(let found, let known):
             return "the database's entitled schema is version \(found), made by a newer entitled; this server knows versions up to \(known): upgrade entitled on this node"

@@ -18,7 +18,7 @@ public enum ClusterMigration {
         try await tables.migrate(user: location.user, database: location.database)
         do {
             try await tables.begin()
-            let head = try await tables.head(locking: true)
+            let head = try await tables.head(locking: true).sequence
             let snapshot = try await tables.newestSnapshotSequence()
             guard head == 0, snapshot == 0, try await tables.changes(after: 0, limit: 1).rows.isEmpty else {
                 try await tables.rollback()
@@ -27,11 +27,15 @@ public enum ClusterMigration {
                 )
             }
             let clean = image.withoutErasedMemberships()
+            // The history's first anchor: the group the next change will say it follows.
+            let anchor = Int64.random(in: 1...Int64.max)
             _ = try await tables.storeSnapshot(
-                sequence: clean.sequence, node: options.nodeName, memberships: clean.memberships.count,
+                sequence: clean.sequence, group: anchor, node: options.nodeName, memberships: clean.memberships.count,
                 bytes: PortableRecords.encodeSnapshot(clean), retention: 0
             )
-            try await connection.query("UPDATE \(unescaped: location.schema).head SET seq = \(Int64(clean.sequence))", logger: logger)
+            try await connection.query(
+                "UPDATE \(unescaped: location.schema).head SET seq = \(Int64(clean.sequence)), group_id = \(anchor)", logger: logger
+            )
             try await tables.commit()
         } catch let error as ClusterError {
             throw error
@@ -57,7 +61,7 @@ public enum ClusterMigration {
             }
             // One consistent view: a snapshot written meanwhile cannot remove changes this read needs.
             try await tables.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            let loaded = try await PostgresReplicatedLog.load(tables: tables, clock: { Timestamp.now() }, logger: logger)
+            let loaded = try await PostgresReplicatedLog.load(tables: tables, clock: { Timestamp.now() }, confirmingAs: nil, logger: logger)
             try await tables.commit()
             return loaded.store.image()
         } catch let error as ClusterError {

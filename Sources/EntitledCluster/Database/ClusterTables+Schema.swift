@@ -2,7 +2,7 @@ import PostgresNIO
 
 extension ClusterTables {
     /// The schema version this server creates and understands.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 
     /// Each version's statements, run in order from the database's version to `schemaVersion`: version
     /// N's are at index N - 1. A new version appends its own; released ones are never edited.
@@ -106,6 +106,8 @@ extension ClusterTables {
                 $body$
                 """,
             ],
+            // Version 3: `ClusterTables+History.swift`.
+            version3(schema: schema),
         ]
     }
 

@@ -3,12 +3,14 @@ import PostgresNIO
 
 /// The snapshot table: the newest image of the store, where a node starts.
 extension ClusterTables {
-    /// The newest snapshot: its change number and bytes.
-    func newestSnapshot() async throws -> (sequence: UInt64, bytes: [UInt8])? {
-        let result = try await query(PostgresQuery(unsafeSQL: "SELECT seq, image FROM \(schema).snapshots ORDER BY seq DESC LIMIT 1"), "the newest snapshot")
+    /// The newest snapshot: its change number, that change's group, and its bytes.
+    func newestSnapshot() async throws -> (sequence: UInt64, group: Int64, bytes: [UInt8])? {
+        let result = try await query(
+            PostgresQuery(unsafeSQL: "SELECT seq, group_id, image FROM \(schema).snapshots ORDER BY seq DESC LIMIT 1"), "the newest snapshot"
+        )
         for row in result.rows {
-            let (seq, image) = try row.decode((Int64, ByteBuffer).self)
-            return (UInt64(seq), Array(image.readableBytesView))
+            let (seq, group, image) = try row.decode((Int64, Int64, ByteBuffer).self)
+            return (UInt64(seq), group, Array(image.readableBytesView))
         }
         return nil
     }
@@ -37,14 +39,15 @@ extension ClusterTables {
         return false
     }
 
-    /// Stores a snapshot of change `sequence` and removes older snapshots and the changes it covers that
-    /// were committed more than `retention` seconds ago (younger ones stay, so that a node away for a
-    /// moment catches up from changes rather than from the whole snapshot). Returns how many changes went.
-    func storeSnapshot(sequence: UInt64, node: String, memberships: Int, bytes: [UInt8], retention: Int) async throws -> Int {
+    /// Stores a snapshot of change `sequence` (of group `group`) and removes older snapshots and the changes
+    /// it covers that were committed more than `retention` seconds ago (younger ones stay, so that a node
+    /// away for a moment catches up from changes rather than from the whole snapshot). Returns how many
+    /// changes went.
+    func storeSnapshot(sequence: UInt64, group: Int64, node: String, memberships: Int, bytes: [UInt8], retention: Int) async throws -> Int {
         _ = try await query(
             """
-            INSERT INTO \(unescaped: schema).snapshots (seq, node, memberships, image)
-            VALUES (\(Int64(sequence)), \(node), \(Int64(memberships)), \(ByteBuffer(bytes: bytes)))
+            INSERT INTO \(unescaped: schema).snapshots (seq, group_id, node, memberships, image)
+            VALUES (\(Int64(sequence)), \(group), \(node), \(Int64(memberships)), \(ByteBuffer(bytes: bytes)))
             ON CONFLICT (seq) DO NOTHING
             """,
             "the snapshot"

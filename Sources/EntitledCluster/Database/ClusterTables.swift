@@ -7,7 +7,7 @@ import PostgresNIO
 /// Protocol/CLUSTER.md specifies the tables; `ClusterTables+Schema.swift` creates and upgrades them.
 ///
 /// - `head`: one row, the number of the newest committed change. A group of writes locks it
-///   (`SELECT ... FOR UPDATE`, in `lock_head`) for its transaction: that lock is the cluster's order.
+///   (`SELECT ... FOR UPDATE`, in `commit_group`) for its transaction: that lock is the cluster's order.
 /// - `changes`: each change, by number, as a log record payload (the data directory's format).
 /// - `snapshots`: whole images of the store, as snapshot file bytes; the newest is where a node starts.
 struct ClusterTables: Sendable {
@@ -51,11 +51,16 @@ struct ClusterTables: Sendable {
     func commit() async throws { try await run("COMMIT") }
     func rollback() async throws { try await run("ROLLBACK") }
 
-    /// The newest committed change; with `locking`, inside a transaction, also takes the cluster's write
-    /// lock until the transaction ends (waiting while another node's group holds it).
-    func head(locking: Bool = false) async throws -> UInt64 {
-        let result = try await query(PostgresQuery(unsafeSQL: "SELECT seq FROM \(schema).head" + (locking ? " FOR UPDATE" : "")), "head")
-        for row in result.rows { return UInt64(try row.decode(Int64.self)) }
+    /// The newest committed change and its group; with `locking`, inside a transaction, also takes the
+    /// cluster's write lock until the transaction ends (waiting while another node's group holds it).
+    func head(locking: Bool = false) async throws -> (sequence: UInt64, group: Int64) {
+        let result = try await query(
+            PostgresQuery(unsafeSQL: "SELECT seq, group_id FROM \(schema).head" + (locking ? " FOR UPDATE" : "")), "head"
+        )
+        for row in result.rows {
+            let (sequence, group) = try row.decode((Int64, Int64).self)
+            return (UInt64(sequence), group)
+        }
         throw ClusterError.corrupt("\(schema).head holds no row: the schema was changed by hand")
     }
 
@@ -68,13 +73,26 @@ struct ClusterTables: Sendable {
     }
 }
 
-/// A committed change as the change table holds it.
+/// A committed change as the change table holds it, or a mark where the numbering resumes.
 struct ChangeRow: Sendable {
     var sequence: UInt64
     var format: UInt32
     /// The group (transaction) that committed it: a node that lost a COMMIT's answer recognises its own.
     var group: Int64
+    /// The group of the change before it: what it continues (`ClusterTables+History.swift`).
+    var previousGroup: Int64
     var record: [UInt8]
+
+    /// Whether it is a mark: no change, the numbering resumes here after `markedPrevious`.
+    var isMark: Bool { format == ClusterTables.markFormat }
+
+    /// The number this row follows: the one before it, or for a mark the change it resumes after (`nil`
+    /// for a mark whose record is not 8 bytes or more).
+    var follows: UInt64? {
+        guard isMark else { return sequence - 1 }
+        guard record.count >= 8 else { return nil }
+        return record.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
 }
 
 extension PostgresConnection {

@@ -45,6 +45,8 @@ struct DatabaseFailure: Error, Sendable, CustomStringConvertible {
     var isPermission: Bool { sqlState == "42501" }
     /// Whether the password or the role was refused.
     var isAuthentication: Bool { sqlState == "28P01" || sqlState == "28000" }
+    /// Whether the server is a standby in recovery, which refuses to write (and WAL control functions).
+    var isRecovery: Bool { sqlState == "55000" && description.contains("recovery is in progress") }
     /// Whether the database named in the URL does not exist.
     var isMissingDatabase: Bool { sqlState == "3D000" }
 }

@@ -39,10 +39,11 @@ extension PostgresReplicatedLog {
         guard accepted else { throw ClusterError.connection("the database is unreachable (\(state.withLockedValue { $0.lastError } ?? "stopping"))") }
         signal()
         // Waited for off the loop's task: the capture is fulfilled by the loop, between groups.
-        let image = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<StoreImage, any Error>) in
+        let (image, anchor) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(image: StoreImage, anchor: Int64), any Error>) in
             DispatchQueue.global().async {
-                if let image = capture.wait(timeout: self.options.writeTimeout + .seconds(5)) {
-                    continuation.resume(returning: image)
+                if let captured = capture.wait(timeout: self.options.writeTimeout + .seconds(5)) {
+                    continuation.resume(returning: captured)
                 } else {
                     continuation.resume(throwing: ClusterError.database("the replica did not reach a point between two groups of writes in time"))
                 }
@@ -68,9 +69,20 @@ extension PostgresReplicatedLog {
             try await tables.rollback()
             return SnapshotSummary(location: "postgres:\(location.schema).snapshots/\(newest)", sequence: newest, bytes: 0, memberships: image.memberships.count, milliseconds: 0)
         }
+        // Only a snapshot of the database's own history: a replica still holding changes a failover lost
+        // (not yet noticed) must not write them back as the state after a number the database gave to
+        // something else, or for a number it has not reached.
+        let head = try await tables.head()
+        guard image.sequence <= head.sequence, try await tables.group(ofChange: image.sequence) == anchor else {
+            try await tables.rollback()
+            throw ClusterError.diverged(
+                "the snapshot was not written: the replica's change \(image.sequence) is not the database's (its newest change is \(head.sequence)); the node reloads from the database when it next reads from it"
+            )
+        }
         let bytes = PortableRecords.encodeSnapshot(image)
         let removed = try await tables.storeSnapshot(
-            sequence: image.sequence, node: options.nodeName, memberships: image.memberships.count, bytes: bytes, retention: options.retentionSeconds
+            sequence: image.sequence, group: anchor, node: options.nodeName, memberships: image.memberships.count, bytes: bytes,
+            retention: options.retentionSeconds
         )
         try await tables.commit()
         state.withLockedValue { $0.snapshotSequence = max($0.snapshotSequence, image.sequence) }

@@ -20,11 +20,17 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
     let state: NIOLockedValueBox<ReplicaState>
     /// The event loop of the replicator and of its connections.
     let eventLoop: any EventLoop
+    /// The time the replica records and answers by: the database's.
+    let clock: DatabaseClock
     private let replicator: Replicator
     private let running = NIOLockedValueBox<(task: Task<Void, Never>?, sweeper: RepeatedTask?)>((nil, nil))
 
-    init(store: EntitlementStore, location: PostgresLocation, options: ClusterOptions, logger: Logger, eventLoop: any EventLoop, known: UInt64, snapshot: UInt64) {
+    init(
+        store: EntitlementStore, anchor: Int64, clock: DatabaseClock, database: DatabaseIdentity?, location: PostgresLocation,
+        options: ClusterOptions, logger: Logger, eventLoop: any EventLoop, known: UInt64, snapshot: UInt64, marks: UInt64
+    ) {
         self.store = store
+        self.clock = clock
         self.location = location
         self.options = options
         self.logger = logger
@@ -34,9 +40,13 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
         initial.snapshotSequence = snapshot
         initial.lastContact = .now
         initial.connected = true
+        initial.database = database
+        initial.historyMarks = marks
         let state = NIOLockedValueBox(initial)
         self.state = state
-        replicator = Replicator(store: store, location: location, options: options, logger: logger, eventLoop: eventLoop, state: state)
+        replicator = Replicator(
+            store: store, anchor: anchor, clock: clock, location: location, options: options, logger: logger, eventLoop: eventLoop, state: state
+        )
     }
 
     // MARK: ReplicatedLog
@@ -61,8 +71,9 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
 
     public var replicationStatus: ReplicationStatus {
         let applied = store.sequence
+        let clockReading = clock.reading
         return state.withLockedValue { state in
-            ReplicationStatus(
+            var status = ReplicationStatus(
                 source: location.description, node: options.nodeName, connected: state.connected,
                 writable: state.connected && !state.stopping,
                 appliedSequence: applied, knownSequence: max(state.knownSequence, applied),
@@ -72,6 +83,15 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
                 changesReplicated: state.changesReplicated, lastError: state.lastError, groupsRedecided: state.groupsRedecided,
                 listening: state.listening, catchUps: state.catchUps
             )
+            status.database = state.database?.description
+            status.divergences = state.divergences
+            status.lastDivergence = state.lastDivergence
+            status.historyMarks = state.historyMarks
+            status.reloads = state.reloads
+            status.withholdingReads = state.withholdingReads
+            status.clockOffsetSeconds = clockReading?.offsetSeconds
+            status.clockUncertaintySeconds = clockReading?.uncertaintySeconds
+            return status
         }
     }
 
@@ -129,6 +149,8 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
                     return true
                 }
             }
+            // A group held up past its writers' deadline, in whatever way: they may have been made.
+            unknown += state.inFlight.lazy.filter { $0.deadline <= now && !$0.isAnswered }
             return (expired, unknown, state.lastError)
         }
         let timeout = ClusterTables.seconds(options.writeTimeout)

@@ -20,6 +20,9 @@ struct ReplicaState {
     /// The writes of groups whose fate is being learned (the sweeper tells them "unknown" at their
     /// deadline; the replicator tells them the truth if it learns it first).
     var undecidedFates: [PendingWrite] = []
+    /// The writes of the group whose commit is on its way: the sweeper tells them "unknown" at their
+    /// deadline if the replicator has not answered them by then, whatever held it up.
+    var inFlight: [PendingWrite] = []
     var knownSequence: UInt64 = 0
     var snapshotSequence: UInt64 = 0
     var lastContact: ContinuousClock.Instant?
@@ -34,6 +37,18 @@ struct ReplicaState {
     /// Whether the replicator listens for other nodes' commits now (`Replicator+Listening`).
     var listening = false
     var catchUps: UInt64 = 0
+    /// The database's identity at the last connection (`nil` where the role may not read it).
+    var database: DatabaseIdentity?
+    /// Times the replica was found to hold changes the database does not (lost by a failover), and what
+    /// the last time found.
+    var divergences: UInt64 = 0
+    var lastDivergence: String?
+    /// Marks applied: times the numbering of changes resumed further on.
+    var historyMarks: UInt64 = 0
+    /// Times the replica was loaded again from the database.
+    var reloads: UInt64 = 0
+    /// Whether reads are withheld while the replica, known to hold lost changes, is reloaded.
+    var withholdingReads = false
 
     /// Takes the waiter to wake (nil when the replicator is busy: the wake-up is kept).
     mutating func takeWaiter() -> EventLoopPromise<Void>? {

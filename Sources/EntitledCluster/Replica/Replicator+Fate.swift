@@ -45,7 +45,7 @@ extension Replicator {
 
     /// Answers a committed group's writers from the replica as it is now (its rows were not seen: a
     /// snapshot covered them).
-    private func answerFromReplica(_ group: DecidedGroup) {
+    func answerFromReplica(_ group: DecidedGroup) {
         let answered = Set(group.members.map { ObjectIdentifier($0.write) })
         state.withLockedValue { $0.undecidedFates.removeAll { answered.contains(ObjectIdentifier($0)) } }
         for (offset, member) in group.members.enumerated() {

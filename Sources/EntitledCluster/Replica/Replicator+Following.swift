@@ -8,40 +8,94 @@ extension Replicator {
     static let fetchLimit = 2000
 
     /// Applies what the other nodes committed since the replica's newest change (up to `through`, or
-    /// everything).
+    /// everything), each change confirmed durable by the database first (`read_changes`).
     func catchUp(through: UInt64 = .max) async throws {
         guard let tables else { return }
         state.withLockedValue { $0.catchUps += 1 }
         while store.sequence < through {
-            let (head, rows) = try await tables.changes(after: store.sequence, limit: Self.fetchLimit)
-            noteContact(head: head)
-            guard store.sequence < head else { return }
-            try await apply(rows, upTo: head)
+            let batch = try await tables.readChanges(after: store.sequence, limit: Self.fetchLimit, node: options.nodeName)
+            noteContact(head: batch.head)
+            guard !batch.rows.isEmpty else {
+                try await compare(head: batch.head, group: batch.headGroup)
+                return
+            }
+            try await apply(batch.rows, upTo: batch.head)
         }
     }
 
+    /// With nothing after the replica's newest change to read, the database's newest must be the replica's:
+    /// below it, or another change at its number, the database lost what the replica applied; above it,
+    /// the changes between were removed by a snapshot while the node was away.
+    private func compare(head: UInt64, group: Int64) async throws {
+        let applied = store.sequence
+        if head < applied {
+            try await recoverFromDivergence("the database's newest change is \(head), this replica applied change \(applied)")
+        } else if head == applied, group != anchor {
+            try await recoverFromDivergence("the database's change \(head) is not the change \(head) this replica applied")
+        } else if head > applied {
+            try await reloadRemovedChanges(head: head)
+        }
+    }
+
+    /// How a row read from the database stands to the replica's newest change.
+    enum Succession: Equatable {
+        /// It comes right after it: numbered next (or a mark resuming after it), and naming its group.
+        case follows
+        /// The database's history is not the replica's: `evidence` says how.
+        case diverges(evidence: String)
+        /// Changes between were removed by a snapshot.
+        case gap
+    }
+
+    func succession(of row: ChangeRow) throws(ClusterError) -> Succession {
+        guard let previous = row.follows else {
+            throw .corrupt("the mark at change \(row.sequence) does not say which change it follows: the schema was changed by hand")
+        }
+        let applied = store.sequence
+        if previous == applied {
+            guard row.previousGroup == anchor else {
+                return .diverges(evidence: "the database's change \(row.sequence) does not follow the change \(applied) this replica applied")
+            }
+            return .follows
+        }
+        if previous < applied {
+            return .diverges(evidence: "the database's history resumes at \(row.sequence) after change \(previous), and this replica applied change \(applied)")
+        }
+        return .gap
+    }
+
     /// Applies committed `rows` (the changes after the replica's newest, in order, as far as `head`) and
-    /// tells the observer. When they do not start right after the replica's newest, the changes it needs
-    /// were removed by a snapshot while it was away: the replica is loaded again from the newest snapshot.
+    /// tells the observer. Each must follow the one before (`succession(of:)`): where one does not, what
+    /// came before it is applied and announced, and then the replica recovers (a divergence) or is loaded
+    /// again from the newest snapshot (a gap).
     func apply(_ rows: [ChangeRow], upTo head: UInt64) async throws {
         guard let tables else { return }
-        guard let first = rows.first, first.sequence == store.sequence + 1 else {
-            guard store.sequence < head else { return }
-            logger.notice(
-                "changes this replica needs were removed by a snapshot; loading the newest snapshot",
-                metadata: ["applied": "\(store.sequence)", "head": "\(head)"]
-            )
-            try await reloadReplica(tables: tables)
-            return
-        }
         let observer = state.withLockedValue { $0.observer }
         let announcing = observer?.wantsNotices ?? false
         var notices: [AccessNotice] = []
         var ownGroups: [CarriedOutGroup] = []
         var replicated: UInt64 = 0
+        var marks: UInt64 = 0
+        var interruption: Succession?
         var index = rows.startIndex
         while index < rows.endIndex {
             let row = rows[index]
+            let succession = try succession(of: row)
+            guard succession == .follows else {
+                interruption = succession
+                break
+            }
+            if row.isMark {
+                try store.skipNumbers(through: row.sequence)
+                anchor = row.group
+                marks += 1
+                logger.notice(
+                    "the database's history resumes at change \(row.sequence + 1) after change \(row.follows ?? 0) (a mark after a failover)",
+                    metadata: ["mark": "\(row.sequence)"]
+                )
+                index += 1
+                continue
+            }
             // This node's own group, whose commit went unanswered: its rows say it committed.
             if !unresolved.isEmpty, let position = unresolved.firstIndex(where: { $0.decided.id == row.group }) {
                 var group = unresolved.remove(at: position).decided
@@ -60,12 +114,41 @@ extension Replicator {
             } catch {
                 throw ClusterError.corrupt("change \(sequence) in \(tables.schema).changes does not fit the replica: \(error.message)")
             }
+            anchor = row.group
             replicated += 1
             index += 1
         }
-        state.withLockedValue { $0.changesReplicated += replicated }
-        observer?.replicaApplied(through: store.sequence, notices: notices)
+        clock.raiseFloor(to: store.newestChangeTime)
+        state.withLockedValue {
+            $0.changesReplicated += replicated
+            $0.historyMarks += marks
+        }
+        if index > rows.startIndex { observer?.replicaApplied(through: store.sequence, notices: notices) }
         for group in ownGroups { group.answer() }
+        switch interruption {
+        case nil, .follows?:
+            return
+        case .diverges(let evidence)?:
+            try await recoverFromDivergence(evidence)
+        case .gap?:
+            // A database that holds less than the replica lost what it applied, whatever else it shows.
+            guard head >= store.sequence else {
+                try await recoverFromDivergence("the database's newest change is \(head), this replica applied change \(store.sequence)")
+                return
+            }
+            try await reloadRemovedChanges(head: head)
+        }
+    }
+
+    /// The changes after the replica's newest were removed by a snapshot while the node was away: the
+    /// replica is loaded again from the newest snapshot.
+    private func reloadRemovedChanges(head: UInt64) async throws {
+        guard let tables else { return }
+        logger.notice(
+            "changes this replica needs were removed by a snapshot; loading the newest snapshot",
+            metadata: ["applied": "\(store.sequence)", "head": "\(head)"]
+        )
+        try await reloadReplica(tables: tables)
     }
 
     /// A row's change. Its record is a log record's payload without the leading change number, which is
@@ -95,26 +178,49 @@ extension Replicator {
     }
 
     /// Puts the replica to exactly what the database holds: the newest snapshot and the changes after it.
-    /// Watchers hear nothing of what was skipped; reads waiting for a change are released.
+    /// Watchers hear nothing of what was skipped; reads waiting for a change are released, and reads
+    /// withheld after a divergence are served again.
     func reloadReplica(tables: ClusterTables) async throws {
-        let loaded = try await PostgresReplicatedLog.load(tables: tables, clock: { [store] in store.now() }, logger: logger)
+        let loaded = try await PostgresReplicatedLog.load(
+            tables: tables, clock: { [clock] in clock.now() }, confirmingAs: options.nodeName, logger: logger
+        )
         store.restore(from: loaded.store)
-        state.withLockedValue { state in
+        anchor = loaded.anchor
+        clock.raiseFloor(to: store.newestChangeTime)
+        let (observer, withheld) = state.withLockedValue { state in
+            defer { state.withholdingReads = false }
             state.snapshotSequence = loaded.snapshotSequence
             state.knownSequence = max(state.knownSequence, loaded.store.sequence)
             state.lastContact = .now
+            state.reloads += 1
+            state.historyMarks += loaded.marks
+            return (state.observer, state.withholdingReads)
         }
-        state.withLockedValue { $0.observer }?.replicaApplied(through: store.sequence, notices: [])
+        observer?.replicaApplied(through: store.sequence, notices: [])
+        if withheld { observer?.replicaWithholdsReads(nil) }
         // Groups whose changes the snapshot covers: their rows are gone, their fate is asked of PostgreSQL.
     }
 }
 
+/// A replica read from the database: the store, the snapshot it started from, how many changes and marks
+/// were applied after it, and the group of its newest change.
+struct LoadedReplica {
+    var store: EntitlementStore
+    var snapshotSequence: UInt64
+    var replayed: Int
+    var marks: UInt64
+    var anchor: Int64
+}
+
 extension PostgresReplicatedLog {
-    /// Reads the newest snapshot and every change after it into a new store. Retries when a snapshot
-    /// written meanwhile removed changes it was about to read.
+    /// Reads the newest snapshot and every change after it into a new store, checking that each continues
+    /// the one before and that the snapshot claims no more than the database holds. Reads again when the
+    /// database changed meanwhile (a snapshot removed changes it was about to read). With `node`, waits
+    /// until what it read is durable under the database's settings (`confirmDurable`) before returning it:
+    /// a node serves it.
     static func load(
-        tables: ClusterTables, clock: @escaping @Sendable () -> Timestamp, logger: Logger
-    ) async throws -> (store: EntitlementStore, snapshotSequence: UInt64, replayed: Int) {
+        tables: ClusterTables, clock: @escaping @Sendable () -> Timestamp, confirmingAs node: String?, logger: Logger
+    ) async throws -> LoadedReplica {
         // A snapshot of a large store takes longer to read than one write may wait.
         var tables = tables
         tables.timeout = max(tables.timeout, .seconds(300))
@@ -122,6 +228,7 @@ extension PostgresReplicatedLog {
         while true {
             attempts += 1
             var image = StoreImage(sequence: 0, memberships: MembershipTable(), catalog: [:])
+            var anchor: Int64 = 0
             if let snapshot = try await tables.newestSnapshot() {
                 do {
                     image = try PortableRecords.decodeSnapshot(snapshot.bytes, name: "\(tables.schema).snapshots row \(snapshot.sequence)")
@@ -131,35 +238,54 @@ extension PostgresReplicatedLog {
                 guard image.sequence == snapshot.sequence else {
                     throw ClusterError.corrupt("\(tables.schema).snapshots row \(snapshot.sequence) holds the state after change \(image.sequence)")
                 }
+                anchor = snapshot.group
             }
             let store = EntitlementStore(restoring: image, clock: clock, journal: RefusingJournal())
             var replayed = 0
-            var gap = false
-            while true {
-                let (head, batch) = try await tables.changes(after: store.sequence, limit: Replicator.fetchLimit)
-                if batch.isEmpty {
-                    gap = store.sequence < head
-                    break
-                }
-                if batch[0].sequence != store.sequence + 1 {
-                    gap = true
-                    break
-                }
-                for row in batch {
-                    let (sequence, change, context) = try Replicator.decode(row, schema: tables.schema)
-                    do {
-                        try store.replay(change, context: context, sequence: sequence)
-                    } catch {
-                        throw ClusterError.corrupt("change \(sequence) in \(tables.schema).changes does not fit the state before it: \(error.message)")
+            var marks: UInt64 = 0
+            var problem: String?
+            reading: while true {
+                let batch = try await tables.changes(after: store.sequence, limit: Replicator.fetchLimit)
+                guard !batch.rows.isEmpty else {
+                    if batch.head > store.sequence {
+                        problem = "changes after \(store.sequence) are missing"
+                    } else if batch.head < store.sequence {
+                        problem = "the newest snapshot is of change \(store.sequence) and the database's newest change is \(batch.head)"
+                    } else if batch.headGroup != anchor {
+                        problem = "the database's change \(batch.head) is not the one the newest snapshot holds"
                     }
+                    break reading
                 }
-                replayed += batch.count
+                for row in batch.rows {
+                    guard let previous = row.follows, previous == store.sequence, row.previousGroup == anchor else {
+                        problem = "change \(row.sequence) does not follow change \(store.sequence)"
+                        break reading
+                    }
+                    if row.isMark {
+                        try store.skipNumbers(through: row.sequence)
+                        marks += 1
+                    } else {
+                        let (sequence, change, context) = try Replicator.decode(row, schema: tables.schema)
+                        do {
+                            try store.replay(change, context: context, sequence: sequence)
+                        } catch {
+                            throw ClusterError.corrupt("change \(sequence) in \(tables.schema).changes does not fit the state before it: \(error.message)")
+                        }
+                    }
+                    anchor = row.group
+                    replayed += 1
+                }
             }
-            if !gap { return (store, image.sequence, replayed) }
+            guard let problem else {
+                if let node { try await tables.confirmDurable(node: node) }
+                return LoadedReplica(store: store, snapshotSequence: image.sequence, replayed: replayed, marks: marks, anchor: anchor)
+            }
             guard attempts < 5 else {
-                throw ClusterError.corrupt("\(tables.schema).changes misses changes after the newest snapshot (\(image.sequence)); the database was changed by hand")
+                throw ClusterError.corrupt(
+                    "the database's history cannot be read (\(problem)): a snapshot in \(tables.schema).snapshots claims more than \(tables.schema).changes holds, or the tables were changed by hand; see Protocol/CLUSTER.md, \"After a failover\""
+                )
             }
-            logger.debug("a snapshot removed changes while they were read; reading again")
+            logger.debug("the database changed while it was read; reading again", metadata: ["problem": "\(problem)"])
         }
     }
 }

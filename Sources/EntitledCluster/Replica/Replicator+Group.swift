@@ -28,10 +28,13 @@ extension Replicator {
         // The records without their first 8 bytes (the change number, little-endian), which the database
         // writes once it numbers them.
         let records = members.map { Array(PortableRecords.encodeChange($0.decision.change!, context: $0.decision.context, sequence: 0).dropFirst(8)) }
+        // Whatever holds the group up from here, its writers are answered by their deadline (the sweeper).
+        state.withLockedValue { $0.inFlight = members.map(\.write) }
         let answer: GroupCommit
         do {
             answer = try await tables.commitGroup(
-                expected: expected, records: records, footprint: footprint, node: options.nodeName, group: group.id, limit: Self.fetchLimit
+                expected: expected, expectedGroup: anchor, records: records, footprint: footprint, node: options.nodeName, group: group.id,
+                limit: Self.fetchLimit
             )
         } catch {
             let reason = describe(error)
@@ -41,24 +44,53 @@ extension Replicator {
                 metadata: ["writes": "\(members.count)", "group": "\(group.id)", "reason": "\(reason)"]
             )
             unresolved.append(UnresolvedGroup(decided: group, backend: backend, reason: reason))
-            state.withLockedValue { $0.undecidedFates += members.map(\.write) }
+            state.withLockedValue { state in
+                state.undecidedFates += members.map(\.write)
+                state.inFlight = []
+            }
             throw error
         }
-        noteContact(head: answer.committed ? answer.first + UInt64(members.count) - 1 : answer.first - 1)
-        // Whatever the outcome, the changes other nodes committed since come first.
-        if !answer.missing.isEmpty { try await apply(answer.missing, upTo: answer.missing.last!.sequence) }
-        guard answer.committed else {
-            // A change committed meanwhile touched what these writes looked at: they are decided again, first.
-            state.withLockedValue { state in
-                state.queue.insert(contentsOf: members.map(\.write), at: 0)
-                state.groupsRedecided += 1
-            }
+        switch answer.outcome {
+        case .diverged:
+            // Not committed, and decided on a history the database does not hold: decided again once the
+            // replica is what the database holds.
+            noteContact(head: answer.first - 1)
+            requeue(members)
+            try await recoverFromDivergence(
+                "the database refused a group decided on change \(expected): its history does not continue this replica's (its newest change is \(answer.first - 1))"
+            )
             return
+        case .conflict:
+            noteContact(head: answer.first - 1)
+            // A change committed meanwhile touched what these writes looked at: the newer changes first, then
+            // the writes are decided again.
+            if !answer.missing.isEmpty { try await apply(answer.missing, upTo: answer.first - 1) }
+            requeue(members)
+            state.withLockedValue { $0.groupsRedecided += 1 }
+            return
+        case .committed:
+            break
         }
         group.first = answer.first
+        noteContact(head: group.last)
+        // The changes other nodes committed since come first.
+        if !answer.missing.isEmpty { try await apply(answer.missing, upTo: group.first - 1) }
         if store.sequence + 1 < group.first { try await catchUp(through: group.first - 1) }
         guard store.sequence + 1 == group.first else {
-            throw ClusterError.corrupt("the replica holds change \(store.sequence) but its group was committed from change \(group.first)")
+            // Committed, but the replica cannot take it in place (it was loaded again meanwhile): loaded once
+            // more, it holds the group, and the writers are answered from it.
+            logger.warning(
+                "a committed group of writes does not follow the replica's newest change; loading the replica again",
+                metadata: ["applied": "\(store.sequence)", "firstChange": "\(group.first)"]
+            )
+            try await reloadReplica(tables: tables)
+            state.withLockedValue { $0.inFlight = [] }
+            if store.sequence >= group.last {
+                answerFromReplica(group)
+            } else {
+                fail(group, .unknown, reason: "its group was committed as changes \(group.first) to \(group.last), which the database no longer shows")
+            }
+            return
         }
         lastGroupSize = members.count
         lastCommitAt = .now
@@ -66,6 +98,15 @@ extension Replicator {
         let carried = try carryOut(group, announcing: observer?.wantsNotices ?? false)
         observer?.replicaApplied(through: store.sequence, notices: carried.notices)
         carried.answer()
+    }
+
+    /// Puts the writes of a group that was not committed back at the front of the queue, to be decided
+    /// again (those whose deadline passed meanwhile were answered by the sweeper and are skipped then).
+    private func requeue(_ members: [(write: PendingWrite, decision: WriteDecision)]) {
+        state.withLockedValue { state in
+            state.queue.insert(contentsOf: members.map(\.write), at: 0)
+            state.inFlight = []
+        }
     }
 
     /// Takes writes from the front of the queue and decides each against the replica, while they are
@@ -83,6 +124,11 @@ extension Replicator {
         var members: [(write: PendingWrite, decision: WriteDecision)] = []
         var decidedCount = 0
         for write in taken {
+            // Answered already: its deadline passed while its group was refused and it waited again.
+            guard !write.isAnswered else {
+                decidedCount += 1
+                continue
+            }
             let decision = store.decide(write.write, using: &random)
             guard footprint.admit(decision.footprint) else { break }
             decidedCount += 1
@@ -117,8 +163,11 @@ extension Replicator {
                 throw ClusterError.corrupt("this node's own change \(sequence) does not fit its replica: \(error.message)")
             }
         }
+        anchor = group.id
+        clock.raiseFloor(to: store.newestChangeTime)
         let answered = Set(group.members.map { ObjectIdentifier($0.write) })
         state.withLockedValue { state in
+            state.inFlight = []
             state.groupsCommitted += 1
             state.writesCommitted += UInt64(group.members.count)
             state.knownSequence = max(state.knownSequence, group.last)

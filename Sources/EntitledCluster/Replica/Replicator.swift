@@ -21,6 +21,14 @@ final class Replicator: @unchecked Sendable {
 
     /// The replica: every membership, as of the last committed change applied.
     let store: EntitlementStore
+    /// The group of the replica's newest change: what the database's history must continue
+    /// (`ClusterTables+History.swift`).
+    var anchor: Int64
+    /// The time the replica records and answers by (the database's).
+    let clock: DatabaseClock
+    /// When the database's clock was last read, and whether its offset was found past the warning bound.
+    var lastClockReading: ContinuousClock.Instant?
+    var clockWarned = false
     let location: PostgresLocation
     let options: ClusterOptions
     let logger: Logger
@@ -47,8 +55,13 @@ final class Replicator: @unchecked Sendable {
     /// writes a second, 1 ms fewer (medians of 5 runs).
     let gatherWindow: Duration = .microseconds(500)
 
-    init(store: EntitlementStore, location: PostgresLocation, options: ClusterOptions, logger: Logger, eventLoop: any EventLoop, state: NIOLockedValueBox<ReplicaState>) {
+    init(
+        store: EntitlementStore, anchor: Int64, clock: DatabaseClock, location: PostgresLocation, options: ClusterOptions, logger: Logger,
+        eventLoop: any EventLoop, state: NIOLockedValueBox<ReplicaState>
+    ) {
         self.store = store
+        self.anchor = anchor
+        self.clock = clock
         self.location = location
         self.options = options
         self.logger = logger
@@ -109,6 +122,10 @@ final class Replicator: @unchecked Sendable {
         // addListener sent LISTEN ahead of every statement that follows on this connection.
         setListening(true)
         busyStreak = 0
+        // Before anything else on a connection: a failover since the history was last written (or a database
+        // behind this replica) starts a new range of numbers, which catching up then meets.
+        try await noteDatabase()
+        try await readClock()
         try await settleUnresolved()
         try await catchUp()
         state.withLockedValue {
@@ -118,6 +135,7 @@ final class Replicator: @unchecked Sendable {
         }
         while !isStopping {
             if !unresolved.isEmpty { try await settleUnresolved() }
+            if let last = lastClockReading, ContinuousClock.now - last >= Self.clockReadingInterval { try await readClock() }
             if state.withLockedValue({ !$0.queue.isEmpty }) {
                 await gatherWrites()
                 try await commitGroup()
@@ -203,7 +221,7 @@ final class Replicator: @unchecked Sendable {
         }
         guard !captures.isEmpty else { return }
         let image = store.image().withoutErasedMemberships()
-        for capture in captures { capture.fulfil(image) }
+        for capture in captures { capture.fulfil(image, anchor: anchor) }
     }
 
     /// Marks the node disconnected, and refuses the writes waiting for a group: none was decided, so
