@@ -30,6 +30,8 @@ fi
 # Debian's binaries in /usr/lib/postgresql/N/bin (or an initdb on the PATH, elsewhere). The package's own
 # cluster `main`, which it may create and start on port 5432, is neither needed nor disturbed.
 need postgresql        bash -c "compgen -G '/usr/lib/postgresql/*/bin/initdb' || command -v initdb"
+# A cluster test runs one node with its clock an hour ahead, as a machine whose time service failed.
+need libfaketime       bash -c "compgen -G '/usr/lib/*/faketime/libfaketime.so.1' || compgen -G '/usr/lib/faketime/libfaketime.so.1'"
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -12,11 +12,19 @@ final class ClusterNode: @unchecked Sendable {
     private(set) var process: ServerProcess?
     private(set) var port = 0
     private let extraArguments: [String]
+    private let environment: [String: String]
+    private let settingsInEnvironment: Bool
 
-    init(name: String, url: String, arguments: [String] = []) throws {
+    /// - Parameter environment: variables for the node's process. With `ENTITLED_`-less keys only, the
+    ///   settings still go on the command line; libfaketime preloaded into the process empties Swift's
+    ///   `CommandLine.arguments`, so a test that preloads it passes `settingsInEnvironment`.
+    /// - Parameter settingsInEnvironment: give every `--name value` setting as `ENTITLED_NAME=value` instead.
+    init(name: String, url: String, arguments: [String] = [], environment: [String: String] = [:], settingsInEnvironment: Bool = false) throws {
         self.name = name
         self.url = url
         self.extraArguments = arguments
+        self.environment = environment
+        self.settingsInEnvironment = settingsInEnvironment
         directory = try TemporaryDirectory()
         try start()
     }
@@ -27,7 +35,17 @@ final class ClusterNode: @unchecked Sendable {
 
     /// Starts (again) and waits for the ready line.
     func start() throws {
-        let process = ServerProcess(arguments: arguments, workingDirectory: directory.path)
+        var environment = self.environment
+        var arguments = self.arguments
+        if settingsInEnvironment {
+            // `--snapshot-interval 0` as ENTITLED_SNAPSHOT_INTERVAL=0: every setting here takes a value.
+            for index in stride(from: 0, to: arguments.count - 1, by: 2) {
+                let name = "ENTITLED_" + arguments[index].dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_")
+                environment[name] = arguments[index + 1]
+            }
+            arguments = []
+        }
+        let process = ServerProcess(arguments: arguments, workingDirectory: directory.path, environment: environment)
         self.process = process
         port = try #require(try process.startAndWaitUntilReady(), "\(name) did not start: \(process.standardErrorText().suffix(2000))")
     }
