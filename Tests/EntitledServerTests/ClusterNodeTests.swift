@@ -51,6 +51,35 @@ struct ClusterNodeTests {
         }
     }
 
+    @Test func whileTheReplicaReloadsReadsAreAnsweredLoadingAndEverythingElseAsBefore() async throws {
+        try await withClusterNode { server, log in
+            let connection = try server.rawSocket()
+            try connection.send(#"{"op":"grant","user":"u1","product":"pro","id":1}"# + "\n")
+            #expect(try connection.readResponse().isOK)
+            log.withholdReads("reloading after a test divergence")
+            try connection.send(
+                #"{"op":"check","user":"u1","product":"pro","id":2}"# + "\n" + #"{"op":"check","user":"u1","product":"pro","at":"2020-01-01T00:00:00Z","id":3}"# + "\n"
+                    + #"{"op":"memberships","user":"u1","id":4}"# + "\n" + #"{"op":"customer","user":"u1","id":5}"# + "\n"
+                    + #"{"op":"history","user":"u1","id":6}"# + "\n" + #"{"op":"catalog","id":7}"# + "\n" + #"{"op":"ping","id":8}"# + "\n"
+                    + #"{"op":"stats","id":9}"# + "\n" + #"{"op":"grant","user":"u2","product":"pro","id":10}"# + "\n"
+            )
+            for id in 2...7 {
+                let answer = try connection.readResponse()
+                #expect(answer["id"]?.intValue == id)
+                #expect(answer.errorCode == "loading", "\(answer.line)")
+                #expect(answer.error?.message == "reloading after a test divergence")
+            }
+            for id in 8...10 {
+                let answer = try connection.readResponse()
+                #expect(answer["id"]?.intValue == id)
+                #expect(answer.isOK, "\(answer.line)")
+            }
+            log.withholdReads(nil)
+            try connection.send(#"{"op":"check","user":"u2","product":"pro","id":11}"# + "\n")
+            #expect(try connection.readResponse().active == true)
+        }
+    }
+
     @Test func aFailedGroupAnswersUnavailableAndLaterLinesAreStillAnsweredInOrder() async throws {
         try await withClusterNode { server, log in
             log.failNextGroups(1)

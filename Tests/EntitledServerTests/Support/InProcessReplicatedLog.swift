@@ -28,6 +28,12 @@ final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
         self.commitDelay = commitDelay
     }
 
+    /// Tells the observer to withhold reads (`reason`) or serve them again (`nil`), as a replica that found
+    /// the database's history is not the one it applied does while it reloads.
+    func withholdReads(_ reason: String?) {
+        state.withLockedValue { $0.observer }?.replicaWithholdsReads(reason)
+    }
+
     /// The next `count` groups fail (their changes undone) with a reason that says so.
     func failNextGroups(_ count: Int) {
         state.withLockedValue { $0.failuresToCome += count }
