@@ -54,5 +54,23 @@ import Testing
         #expect(text.contains("writes       refused: connection refused"), "\(text)")
         #expect(text.contains("commits      7 groups (9 writes) committed, 1 failed; 2 reconnects"), "\(text)")
         #expect(!text.contains("log "), "\(text)")
+        // Nothing of a failover on a node that saw none.
+        #expect(!text.contains("history"), "\(text)")
+    }
+
+    @Test func statsOfANodeAfterAFailoverSayWhatItLostAndTheDatabasesClock() throws {
+        let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
+        let diverged = Self.clusterNode.replacingOccurrences(
+            of: #""lastError":"connection refused"}"#,
+            with: #""lastError":null,"database":"system 7715 timeline 2","divergences":1,"historyMarks":1,"reloads":1,"withholdingReads":false,"lastDivergence":"the database's newest change is 20, this replica applied change 30","clockOffsetSeconds":-0.25,"clockUncertaintySeconds":0.0001}"#
+        )
+        let text = renderer.render(command: "stats", response: try response(diverged))
+        #expect(text.contains("database     system 7715 timeline 2; its clock -0.25 s ahead of this node's"), "\(text)")
+        #expect(
+            text.contains(
+                "history      1 divergences (the database lost changes this node held), the last: the database's newest change is 20, this replica applied change 30"
+            ),
+            "\(text)"
+        )
     }
 }

@@ -143,5 +143,17 @@ extension ResponseRenderer {
             "\(count(replication["groupsCommitted"])) groups (\(count(replication["writesCommitted"])) writes) committed, "
                 + "\(count(replication["groupsFailed"])) failed; \(count(replication["reconnects"])) reconnects"
         )
+        if let database = replication["database"]?.stringValue {
+            var text = database
+            if case .number(let offset)? = replication["clockOffsetSeconds"] { text += "; its clock \(offset) s ahead of this node's" }
+            row("database", text)
+        }
+        // A failover that lost what this node had served: said in red, as what an operator must look into.
+        if count(replication["divergences"]) > 0 || replication["withholdingReads"]?.boolValue == true {
+            var text = "\(count(replication["divergences"])) divergences (the database lost changes this node held)"
+            if let last = replication["lastDivergence"]?.stringValue { text += ", the last: \(last)" }
+            if replication["withholdingReads"]?.boolValue == true { text += "; reads answered loading while the replica reloads" }
+            row("history", style.red(text))
+        }
     }
 }
