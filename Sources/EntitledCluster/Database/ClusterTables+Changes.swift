@@ -32,7 +32,8 @@ extension ClusterTables {
             PostgresQuery(unsafeSQL: "CALL \(schema).commit_group($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", binds: bindings), "the group's commit"
         )
         for row in result.rows {
-            let (outcome, first, newestGroup, seqs, formats, groups, prevs, bodies) = try row.decode(
+            // The newest change's group (the procedure's `newest_group`) is not needed: the missing changes name theirs.
+            let (outcome, first, _, seqs, formats, groups, prevs, bodies) = try row.decode(
                 (String, Int64, Int64, [Int64]?, [Int32]?, [Int64]?, [Int64]?, [ByteBuffer]?).self
             )
             let missing = Self.changeRows(seqs: seqs, formats: formats, groups: groups, prevs: prevs, bodies: bodies)
@@ -43,7 +44,7 @@ extension ClusterTables {
             case "diverged": kind = .diverged
             default: throw ClusterError.corrupt("\(schema).commit_group answered \(outcome): the schema was changed by hand")
             }
-            return GroupCommit(outcome: kind, first: UInt64(first), newestGroup: newestGroup, missing: missing)
+            return GroupCommit(outcome: kind, first: UInt64(first), missing: missing)
         }
         throw ClusterError.corrupt("\(schema).commit_group answered nothing: the schema was changed by hand")
     }
@@ -150,8 +151,6 @@ struct GroupCommit: Sendable {
     var outcome: Outcome
     /// The number of the group's first change (committed), or the one after the newest (not).
     var first: UInt64
-    /// The group of the newest change before the group's.
-    var newestGroup: Int64
     /// The changes committed after the group's expected newest, before `first`, in order (at most the limit).
     var missing: [ChangeRow]
 }
