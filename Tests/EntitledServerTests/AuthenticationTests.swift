@@ -105,10 +105,41 @@ import Testing
         try await Self.withAuthenticatingServer { server in
             let connection = try await server.connect()
             #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
-            #expect(try await connection.send(line: #"{"op":"watch","all":true}"#)["watches"] == .number("1"))
+            #expect(try await connection.send(line: #"{"op":"watch","user":"alice"}"#)["watches"] == .number("1"))
             #expect(try await connection.send(line: #"{"op":"auth","token":"not-a-token-of-the-file"}"#).errorCode == "unauthorized")
             #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
             #expect(try await connection.send(line: #"{"op":"unwatch"}"#)["watches"] == .number("0"))
+        }
+    }
+
+    @Test func aCheckTokenWatchesGivenSubjectsButNotEverySubject() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
+            let refused = try await connection.send(line: #"{"op":"watch","all":true}"#)
+            #expect(refused.errorCode == "forbidden")
+            #expect(refused.error?.message.contains("admin") == true)
+            #expect(try await connection.send(line: #"{"op":"watch","user":"alice"}"#)["watches"] == .number("1"))
+            let admin = try await server.connect()
+            #expect(try await admin.send(line: #"{"op":"auth","token":"\#(Self.adminToken)"}"#).isOK)
+            #expect(try await admin.send(line: #"{"op":"watch","all":true}"#)["watches"] == .number("1"))
+            // Bob's grant reaches the admin's watch of everyone, not the check token's watch of alice.
+            #expect(try await admin.send(line: #"{"op":"grant","user":"bob","product":"prod_pro"}"#).isOK)
+            #expect(await admin.nextPush(within: .seconds(30))?.membership?.user == "bob")
+            #expect(try await connection.send(line: #"{"op":"ping"}"#).isOK)
+            #expect(await connection.nextPush(within: .milliseconds(200)) == nil)
+        }
+    }
+
+    @Test func anAdminsWatchOfEverySubjectEndsWhenTheConnectionTurnsToACheckToken() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let connection = try await server.connect()
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.adminToken)"}"#).isOK)
+            #expect(try await connection.send(line: #"{"op":"watch","all":true}"#)["watches"] == .number("1"))
+            #expect(try await connection.send(line: #"{"op":"watch","user":"alice"}"#)["watches"] == .number("2"))
+            #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
+            // The watch of alice stays; the watch of everyone went with the admin role.
+            #expect(try await connection.send(line: #"{"op":"unwatch","user":"alice"}"#)["watches"] == .number("0"))
         }
     }
 

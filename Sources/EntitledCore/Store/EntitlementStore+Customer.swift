@@ -13,11 +13,3 @@ extension EntitlementStore {
     }
 }
 
-extension EntitlementStore {
-    /// Every membership that grants access now and stops at a known later time, with that time: what a
-    /// watch of every subject sets its expiry timers from.
-    public func upcomingAccessEnds() -> [(id: MembershipID, at: Timestamp)] {
-        let moment = now().millisecondsSinceEpoch
-        return lock.withReadLock { state.upcomingAccessEnds(after: moment) }
-    }
-}

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension EntitlementStore {
     /// Replaces everything this store holds with what `other` holds, at once for every reader: the durable
     /// store puts memory back to what its log holds this way after the log failed, so that no change its
@@ -8,6 +10,7 @@ extension EntitlementStore {
         lock.withWriteLock {
             state = restored
             lastSequence = sequence
+            nextAccessEndHint.store(state.accessEnds.nextDue ?? .max, ordering: .relaxed)
         }
     }
 

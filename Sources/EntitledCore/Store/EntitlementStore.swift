@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The in-memory store of memberships and the entitlement catalog: the source of truth for every read.
 ///
 /// Safe to use from any thread. Reads (checks, listings) run concurrently under a shared lock and do not
@@ -26,6 +28,9 @@ public final class EntitlementStore: Sendable {
     // Guarded by `lock` (used under the write lock): random bits for membership ids.
     nonisolated(unsafe) var random = BufferedRandomNumberGenerator()
     let clock: @Sendable () -> Timestamp
+    /// `nextAccessEndMilliseconds`: when the schedule of access ends has something due, for the loop
+    /// that takes them to read every turn without the lock.
+    let nextAccessEndHint = Atomic<Int64>(.max)
     private let journal: (any ChangeJournal)?
 
     /// An empty store that reads the current time from `clock` (the system clock by default) and records
@@ -48,6 +53,8 @@ public final class EntitlementStore: Sendable {
         self.lastSequence = image.sequence
         self.clock = clock
         self.journal = journal
+        statePointer.pointee.scheduleAccessEnds(after: clock())
+        nextAccessEndHint.store(statePointer.pointee.accessEnds.nextDue ?? .max, ordering: .relaxed)
     }
 
     deinit {
@@ -153,6 +160,7 @@ public final class EntitlementStore: Sendable {
     func applyAnnouncing(
         _ change: StoreChange, context: ChangeContext, sequence: UInt64, plannedErasure: StoreState.ErasurePlan?, announcing: Bool
     ) -> AccessNotice? {
+        defer { noteNextAccessEnd() }
         guard announcing else {
             state.apply(change, context: context, sequence: sequence, plannedErasure: plannedErasure)
             return nil

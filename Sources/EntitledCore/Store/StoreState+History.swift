@@ -75,20 +75,6 @@ extension StoreState {
 }
 
 extension StoreState {
-    /// Every membership that grants access at `moment` and stops doing so at a known later time, with
-    /// that time (`Membership.accessStops`).
-    func upcomingAccessEnds(after moment: Int64) -> [(id: MembershipID, at: Timestamp)] {
-        var ends: [(id: MembershipID, at: Timestamp)] = []
-        for slot in 0..<memberships.count {
-            let record = accessRecord(atSlot: slot)
-            guard record.isActive(at: moment), record.expiresAt != .max else { continue }
-            ends.append((memberships[slot].id, Timestamp(millisecondsSinceEpoch: record.expiresAt)))
-        }
-        return ends
-    }
-}
-
-extension StoreState {
     /// A check of a moment before the newest change: the memberships as they were then (not yet created,
     /// not yet claimed, not yet revoked or changed by an event), against today's catalog. Slower than a
     /// check of the present (it reads every membership the subject ever had, and their revisions), and

@@ -10,6 +10,8 @@ struct StoreState: Sendable {
     private var slotByID = IDSlotTable()
     /// What checks read of each membership, at the same slots as `memberships`.
     private var access = AccessTable()
+    /// When access of each membership stops by itself, for `expired` pushes (`AccessEndSchedule`).
+    var accessEnds = AccessEndSchedule()
     private var productCodes = ProductCodes()
     /// The slots of the memberships each user owns.
     private var ownedSlotsByUser = SubjectIndex()
@@ -137,6 +139,7 @@ struct StoreState: Sendable {
         case .create(let membership, let idempotencyKey):
             let slot = UInt32(insert(membership))
             if let idempotencyKey { idempotencyKeys[idempotencyKey] = slot }
+            scheduleAccessEnd(ofSlot: Int(slot), after: context.recordedAt)
             // A plain grant's trail entry is the membership itself; only what it cannot say is kept.
             if context.actor != ChangeContext.localActor || context.reason != nil {
                 revisions[slot] = [
@@ -189,6 +192,7 @@ struct StoreState: Sendable {
             record(.extend(previousExpiresAt: previous), of: slot, sequence: sequence, context: context, effectiveAt: context.recordedAt)
             memberships[slot].expiresAt = expiresAt
             access[slot] = AccessRecord(memberships[slot], product: productCodes.intern(memberships[slot].productId))
+            scheduleAccessEnd(ofSlot: slot, after: context.recordedAt)
         case .event(let event, let result):
             guard let slot = slot(of: result.id) else { return }
             // Effective at the event's time, kept within the membership's own history so that its
@@ -201,6 +205,7 @@ struct StoreState: Sendable {
             indexTransactions(of: result, at: slot, from: known)
             memberships[slot] = result
             access[slot] = AccessRecord(result, product: productCodes.intern(result.productId))
+            scheduleAccessEnd(ofSlot: slot, after: context.recordedAt)
         }
     }
 

@@ -2,8 +2,8 @@ import EntitledWire
 
 /// What an authenticated client may do (PROTOCOL.md, Authentication).
 public enum AccessRole: String, Sendable, Hashable, CaseIterable {
-    /// Reads: `ping`, `hello`, `auth`, `check`, `memberships`, `customer`, `catalog`, `watch` and `unwatch`.
-    /// For the services that ask whether a user may use something.
+    /// Reads: `ping`, `hello`, `auth`, `check`, `memberships`, `customer`, `catalog`, and `watch` and
+    /// `unwatch` of given subjects (not `all`). For the services that ask whether a user may use something.
     case check
     /// Everything, writes (`undefine` and `erase` included) and the audit trail included. For back
     /// offices, webhooks and operators.
@@ -13,6 +13,15 @@ public enum AccessRole: String, Sendable, Hashable, CaseIterable {
     public var permissions: OperationPermissions {
         switch self {
         case .check: Self.checkPermissions
+        case .admin: .everything
+        }
+    }
+
+    /// What the role may watch. Every subject's changes at once is as much as the audit trail shows
+    /// (every customer, every change), and costs the server a line per change: admin only.
+    public var watchScope: WatchScope {
+        switch self {
+        case .check: .subjects
         case .admin: .everything
         }
     }

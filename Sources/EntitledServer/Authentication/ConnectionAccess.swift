@@ -10,10 +10,12 @@ public struct ConnectionAccess: Sendable {
     public var actor: String
     /// Whether the server requires authentication (`hello` says so).
     public var authenticationRequired: Bool
+    /// Whether `watch` may name `all`.
+    public var watchScope: WatchScope
 
     /// A server without authentication: everything, as `local`.
     public static let open = ConnectionAccess(
-        permissions: .everything, actor: ChangeContext.localActor, authenticationRequired: false
+        permissions: .everything, actor: ChangeContext.localActor, authenticationRequired: false, watchScope: .everything
     )
 
     /// A connection of a server with authentication that has not authenticated (or failed to): `ping`,
@@ -21,11 +23,20 @@ public struct ConnectionAccess: Sendable {
     public static let anonymous = ConnectionAccess(
         permissions: OperationPermissions(allowing: [.ping, .hello, .auth], refusalCode: .unauthorized),
         actor: "",
-        authenticationRequired: true
+        authenticationRequired: true,
+        watchScope: .subjects
     )
 
     /// A connection authenticated with `token`.
     public static func authenticated(as token: AccessToken) -> ConnectionAccess {
-        ConnectionAccess(permissions: token.role.permissions, actor: token.name, authenticationRequired: true)
+        ConnectionAccess(permissions: token.role.permissions, actor: token.name, authenticationRequired: true, watchScope: token.role.watchScope)
     }
+}
+
+/// What a connection may watch.
+public enum WatchScope: Sendable {
+    /// Given users and devices only.
+    case subjects
+    /// Every subject too (`watch` with `all`).
+    case everything
 }

@@ -40,6 +40,8 @@ extension ServedConnection {
             access = .authenticated(as: entry)
             authenticatedToken = entry
             hasAuthenticated = true
+            // An admin's watch of every subject does not outlive a switch to a check token.
+            dropWatchesBeyondAccess()
             appendAnswer { ResponseEncoder.write(.authenticated(name: entry.name, role: entry.role.rawValue, authRequired: true), id: id, into: &$0) }
             return nil
         }
@@ -76,6 +78,7 @@ extension ServedConnection {
         if let entry = tokens.entry(withSecretOf: held) {
             authenticatedToken = entry
             access = .authenticated(as: entry)
+            dropWatchesBeyondAccess()
             return false
         }
         authenticatedToken = nil

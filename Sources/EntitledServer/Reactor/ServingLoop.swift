@@ -1,7 +1,6 @@
 import CEpoll
 import EntitledCore
 import EntitledStorage
-import HeapModule
 import Logging
 import NIOConcurrencyHelpers
 
@@ -96,11 +95,8 @@ final class ServingLoop: @unchecked Sendable {
     private var afterCommit: [() -> Void] = []
     /// Spare buffers for the answers of this loop's writes that wait for the log.
     var answerBuffers = AnswerBufferPool()
-    /// Watched memberships' expiries, soonest first (see `scheduleExpiry`).
-    private var expiryTimers = Heap<ExpiryTimer>()
-    /// Timers in `expiryTimers` that will do nothing when they fire (their connection closed, unwatched,
-    /// or set a newer deadline): a heap cannot drop them early, so they are swept out once they are many.
-    private var staleExpiryTimers = 0
+    /// Whether more access ends were due than the last turn took (`ServingLoop+AccessEnds.swift`).
+    var accessEndsPending = false
     /// Every deadline the loop keeps by the monotonic clock (parked reads, lingering connections, paused
     /// listeners, the sweep), soonest first.
     private var deadlines = LoopDeadlines()
@@ -310,7 +306,7 @@ final class ServingLoop: @unchecked Sendable {
             }
             if !receiving.isEmpty { completeReceives() }
             runPostedTasks()
-            runDueTimers()
+            takeDueAccessEnds()
             // Checked here, not in the functions: at one request per turn, the calls alone cost ~40 instructions.
             if let soonest = deadlines.soonest, soonest <= turnStarted { runDueDeadlines() }
             if !toResume.isEmpty { resumeConnections() }
@@ -371,41 +367,10 @@ final class ServingLoop: @unchecked Sendable {
             // Timed from the turn's start rather than a fresh clock read: a few milliseconds late is fine.
             timeout = soonest > turnStarted ? Int32(min(soonest - turnStarted, 1000)) : 0
         }
-        if let next = expiryTimers.min {
-            // By the store's clock, which decides expiry. Capped at a second, so that a clock stepped
-            // forward is noticed within one.
-            let untilExpiry = max(0, min(next.deadline - context.processor.store.now().millisecondsSinceEpoch, 1000))
-            timeout = timeout < 0 ? Int32(untilExpiry) : min(timeout, Int32(untilExpiry))
+        if let untilEnd = millisecondsUntilNextAccessEnd() {
+            timeout = timeout < 0 ? untilEnd : min(timeout, untilEnd)
         }
         return timeout
-    }
-
-    // MARK: Expiry timers
-
-    /// Calls `connection.expiryDue(of:deadline:)` on this loop at `deadline` (milliseconds since the
-    /// epoch, by the store's clock), unless the connection is gone by then.
-    func scheduleExpiry(of membership: MembershipID, at deadline: Int64, for connection: ServedConnection) {
-        expiryTimers.insert(ExpiryTimer(deadline: deadline, membership: membership, connection: connection))
-    }
-
-    /// `count` timers will do nothing when they fire. Once stale timers are over half the heap (and
-    /// more than a few), the heap is rebuilt without them: a year-long subscription's timer of a watcher
-    /// that left would otherwise be kept for a year.
-    func noteStaleExpiryTimers(_ count: Int) {
-        staleExpiryTimers += count
-        guard staleExpiryTimers > 1024, staleExpiryTimers * 2 > expiryTimers.count else { return }
-        expiryTimers = Heap(expiryTimers.unordered.filter(\.isLive))
-        staleExpiryTimers = 0
-    }
-
-    private func runDueTimers() {
-        guard let first = expiryTimers.min else { return }
-        let now = context.processor.store.now().millisecondsSinceEpoch
-        guard first.deadline <= now else { return }
-        while let next = expiryTimers.min, next.deadline <= now {
-            let timer = expiryTimers.removeMin()
-            timer.connection?.expiryDue(of: timer.membership, deadline: timer.deadline)
-        }
     }
 
     /// Runs `task` on the loop's thread once this turn's writes are committed. Call it on the loop's thread.
@@ -670,23 +635,6 @@ final class ServingLoop: @unchecked Sendable {
             commitOutstanding = true
         }
     }
-}
-
-/// A watched membership's expiry, waited for by a loop. Holds its connection weakly: a connection that
-/// closes is freed at once, not when its timers would have fired.
-private struct ExpiryTimer: Comparable {
-    let deadline: Int64
-    let membership: MembershipID
-    weak var connection: ServedConnection?
-
-    /// Whether firing would do something: its connection still waits for this very deadline.
-    var isLive: Bool {
-        guard let connection, !connection.isClosed else { return false }
-        return connection.watches?.timerDeadlines[membership] == deadline
-    }
-
-    static func < (lhs: ExpiryTimer, rhs: ExpiryTimer) -> Bool { lhs.deadline < rhs.deadline }
-    static func == (lhs: ExpiryTimer, rhs: ExpiryTimer) -> Bool { lhs.deadline == rhs.deadline }
 }
 
 /// Connections handed to another thread and back to their own loop: only ever touched on that loop.

@@ -1,13 +1,12 @@
 import EntitledCore
 import EntitledWire
 
-/// What one connection watches, kept on its loop's thread.
+/// What one connection watches, kept on its loop's thread. Nothing here grows with the store: when access
+/// ends by itself, the store's own schedule says so (`EntitlementStore.takeAccessEnds`), and the
+/// `WatchHub` finds the watchers.
 struct ConnectionWatches {
     private(set) var subjects: Set<Subject> = []
     private(set) var everything = false
-    /// For each watched membership with an expiry timer, the moment (milliseconds) the timer waits for;
-    /// a timer that fires for another moment was superseded and does nothing.
-    var timerDeadlines: [MembershipID: Int64] = [:]
 
     /// How many watches: each subject, and `all`.
     var count: Int { subjects.count + (everything ? 1 : 0) }
@@ -39,7 +38,6 @@ struct ConnectionWatches {
             subjects.removeAll()
             everything = false
         }
-        if count == 0 { timerDeadlines.removeAll() }
     }
 
     /// Whether a change of `membership` concerns these watches: every subject is watched, or its user or

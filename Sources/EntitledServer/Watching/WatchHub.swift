@@ -16,6 +16,10 @@ final class WatchHub: Sendable {
 
     private let registry = NIOLockedValueBox(Registry())
 
+    /// The most connections that may watch every subject at once: each is handed every change of every
+    /// loop, so each costs every write a task on its loop.
+    static let maximumEverythingWatchers = 16
+
     /// Whether any connection watches anything: writes build no notice while none does (it costs an
     /// allocation a write). A watch that arrives between a write and its publication misses that write,
     /// which happened before the watch began.
@@ -23,11 +27,17 @@ final class WatchHub: Sendable {
         registry.withLockedValue { !$0.keys.isEmpty }
     }
 
-    /// Replaces what `connection` is registered for with `keys` (nothing, when `keys` is empty).
-    func register(_ connection: ServedConnection, for keys: WatchKeys) {
+    /// Replaces what `connection` is registered for with `keys` (nothing, when `keys` is empty). Returns
+    /// false, changing nothing, when `keys` would add a watch of every subject beyond
+    /// `maximumEverythingWatchers`.
+    @discardableResult
+    func register(_ connection: ServedConnection, for keys: WatchKeys) -> Bool {
         let identifier = ObjectIdentifier(connection)
         let handle = UncheckedConnection(connection)
-        registry.withLockedValue { registry in
+        return registry.withLockedValue { registry in
+            if keys.everything, registry.everything[identifier] == nil, registry.everything.count >= Self.maximumEverythingWatchers {
+                return false
+            }
             // Only the keys that changed: a connection may hold a thousand, and every loop waits on this lock.
             let old = registry.keys.removeValue(forKey: identifier) ?? WatchKeys()
             for user in old.users.subtracting(keys.users) {
@@ -39,40 +49,48 @@ final class WatchHub: Sendable {
                 if registry.byDevice[device]?.isEmpty == true { registry.byDevice[device] = nil }
             }
             if !keys.everything { registry.everything.removeValue(forKey: identifier) }
-            guard !keys.isEmpty else { return }
+            guard !keys.isEmpty else { return true }
             registry.keys[identifier] = keys
             for user in keys.users.subtracting(old.users) { registry.byUser[user, default: [:]][identifier] = handle }
             for device in keys.devices.subtracting(old.devices) { registry.byDevice[device, default: [:]][identifier] = handle }
             if keys.everything { registry.everything[identifier] = handle }
+            return true
         }
     }
 
     /// Posts `notice` to every connection watching one of its memberships' user or device (or every
     /// subject), on that connection's loop. Costs one uncontended lock when nobody watches.
     func publish(_ notice: AccessNotice) {
+        post(cause: notice.cause, memberships: notice.memberships, sequence: notice.sequence, formerOwner: notice.formerOwner)
+    }
+
+    /// Posts `expired` for `memberships`, whose access stopped by itself (`EntitlementStore.takeAccessEnds`),
+    /// to every connection watching one of them.
+    func publishAccessEnded(_ memberships: [Membership]) {
+        post(cause: "expired", memberships: memberships, sequence: nil, formerOwner: nil)
+    }
+
+    private func post(cause: String, memberships: [Membership], sequence: UInt64?, formerOwner: Subject?) {
         let deliveries = registry.withLockedValue { registry -> [ObjectIdentifier: (UncheckedConnection, [Membership])] in
             var deliveries: [ObjectIdentifier: (UncheckedConnection, [Membership])] = [:]
             guard !registry.keys.isEmpty else { return deliveries }
-            for membership in notice.memberships {
+            for membership in memberships {
                 func deliver(to watchers: [ObjectIdentifier: UncheckedConnection]?) {
                     for (identifier, connection) in watchers ?? [:] {
-                        var delivery = deliveries[identifier] ?? (connection, [])
                         // Matched through its user and its device: told once.
-                        if delivery.1.last?.id != membership.id { delivery.1.append(membership) }
-                        deliveries[identifier] = delivery
+                        if deliveries[identifier]?.1.last?.id == membership.id { continue }
+                        // In place: a copy out and back would copy the list once per membership.
+                        deliveries[identifier, default: (connection, [])].1.append(membership)
                     }
                 }
                 deliver(to: registry.everything)
                 if let user = membership.user { deliver(to: registry.byUser[user]) }
                 if let device = membership.device { deliver(to: registry.byDevice[device]) }
-                if let former = notice.formerOwner?.user { deliver(to: registry.byUser[former]) }
-                if let former = notice.formerOwner?.device { deliver(to: registry.byDevice[former]) }
+                if let former = formerOwner?.user { deliver(to: registry.byUser[former]) }
+                if let former = formerOwner?.device { deliver(to: registry.byDevice[former]) }
             }
             return deliveries
         }
-        let cause = notice.cause
-        let sequence = notice.sequence
-        let formerOwner = notice.formerOwner
         for (connection, memberships) in deliveries.values {
             connection.value.loop.execute {
                 connection.value.deliver(cause: cause, memberships: memberships, sequence: sequence, formerOwner: formerOwner)
