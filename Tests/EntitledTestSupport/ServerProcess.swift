@@ -97,7 +97,7 @@ public final class ServerProcess {
             collected.append(chunk)
         }
         readyLine = String(decoding: collected, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        guard let match = readyLine.firstMatch(of: /tcp 127\.0\.0\.1:(\d+)/) else { return nil }
+        guard let match = readyLine.firstMatch(of: /tcp (?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/) else { return nil }
         return Int(match.1)
     }
 

@@ -25,11 +25,17 @@ extension ServedConnection {
             appendAnswer { ResponseEncoder.write(.authenticated(name: access.actor, role: AccessRole.admin.rawValue, authRequired: false), id: id, into: &$0) }
             return nil
         }
-        // An address that failed too often is refused before its token is looked at. The Unix socket's
-        // clients are this machine's users, who could read the auth file's directory anyway: not throttled.
+        // An address that failed too often is refused before its token is looked at, so that guessing from
+        // it gains nothing. Except on this machine: its processes share 127.0.0.1, and one of them failing
+        // must not lock the others out (a receiver's pooled connection, reconnecting), so from loopback a
+        // known token is still accepted (tokens are too long to be guessed by count: `minimumTokenBytes`).
+        // The Unix socket's clients are this machine's users, who could read the auth file's directory
+        // anyway: not throttled.
         let address = kind == .tcp ? peerAddress : nil
         let now = loop.turnStarted
-        if let address, let wait = context.authenticationThrottle.refusal(for: address, now: now) {
+        if let address, let wait = context.authenticationThrottle.refusal(for: address, now: now),
+            !AuthenticationThrottle.isLoopback(address) || tokens.current.authenticate(token) == nil
+        {
             failedAuthentications += 1
             let message = "too many failed attempts from this address; retry in \((wait + 999) / 1000) s"
             appendAnswer { ResponseEncoder.write(WireError(.unauthorized, message), id: id, into: &$0) }

@@ -25,16 +25,34 @@ final class RawSocket {
 
     /// Connects over TCP to 127.0.0.1. A `receiveBufferSize` shrinks the socket's receive buffer (set
     /// before connecting, so the TCP window follows), for tests of clients that read slowly or never.
-    init(port: Int, timeoutSeconds: Int = 10, receiveBufferSize: Int32? = nil) throws {
+    ///
+    /// `host` and `source` (IPv4 addresses) connect elsewhere and from a given local address: another
+    /// loopback address (127.1.2.3) or one of the machine's own, for tests of what the server does per
+    /// client address.
+    init(
+        port: Int, host: String = "127.0.0.1", from source: String? = nil, timeoutSeconds: Int = 10, receiveBufferSize: Int32? = nil
+    ) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
         if var size = receiveBufferSize {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                Glibc.close(descriptor)
+                throw Failure(description: "bind to \(source) failed: errno \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let status = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
