@@ -6,7 +6,7 @@ memberships end at one moment. Produces the numbers in Protocol/OPERATIONS.md, "
     swift build -c release --product entitled
     python3 Tools/limits/watch.py [--entitled .build/release/entitled] [--memberships 120000]
 
-It starts its own `entitled` (one event loop, without authentication: an admin's watch) on a free port
+It starts its own `entitled` (one event loop unless `--event-loops`, without authentication: an admin's watch) on a free port
 with a temporary data directory, grants `--memberships` memberships of 30 to 60 days to 10,000 users,
 and measures. Python 3.11 standard library only.
 """
@@ -23,11 +23,11 @@ import threading
 import time
 
 
-def start(binary):
+def start(binary, loops):
     directory = tempfile.mkdtemp(prefix="entitled-watch-")
     process = subprocess.Popen(
         [binary, "--port", "0", "--data-dir", directory, "--insecure-no-auth", "--fsync", "no",
-         "--snapshot-interval", "0", "--event-loops", "1"],
+         "--snapshot-interval", "0", "--event-loops", str(loops)],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     for line in process.stdout:
         match = re.search(r"127\.0\.0\.1:(\d+)", line)
@@ -110,16 +110,18 @@ def main():
     parser.add_argument("--entitled", default=".build/release/entitled")
     parser.add_argument("--memberships", type=int, default=120_000)
     parser.add_argument("--grants", type=int, default=2_000, help="round trips timed with and without a watcher")
+    parser.add_argument("--event-loops", type=int, default=1)
     arguments = parser.parse_args()
 
-    process, port = start(arguments.entitled)
+    process, port = start(arguments.entitled, arguments.event_loops)
     try:
         admin = Connection(port)
         for start_index in range(0, arguments.memberships, 2000):
             admin.pipeline([{"op": "grant", "user": "u%d" % (i % 10_000), "product": "p%d" % (i % 20),
                              "duration": "%dd" % (30 + i % 31)}
                             for i in range(start_index, min(start_index + 2000, arguments.memberships))])
-        print("entitled: %s, %d memberships, one event loop" % (arguments.entitled, arguments.memberships))
+        print("entitled: %s, %d memberships, %d event loop(s)" % (
+            arguments.entitled, arguments.memberships, arguments.event_loops))
         base = resident_mib(process.pid)
         p50, p99 = grant_round_trips(admin, arguments.grants, "a")
         print("grant round trip, no watcher:        p50 %.3f ms  p99 %.3f ms" % (p50, p99))

@@ -97,6 +97,9 @@ final class ServingLoop: @unchecked Sendable {
     var answerBuffers = AnswerBufferPool()
     /// Whether more access ends were due than the last turn took (`ServingLoop+AccessEnds.swift`).
     var accessEndsPending = false
+    /// The store's next access end as last read, and the monotonic moment it falls due by the store's
+    /// clock then: a turn reads the clock again only when that moment has come or the next end moved.
+    var accessEndWatch = (next: Int64.max, dueAt: UInt64.max)
     /// Every deadline the loop keeps by the monotonic clock (parked reads, lingering connections, paused
     /// listeners, the sweep), soonest first.
     private var deadlines = LoopDeadlines()
