@@ -984,7 +984,8 @@ class Client:
         self, *, user: str | None = None, device: str | None = None, all: bool | None = None, **extra: Any
     ) -> int:
         """Adds a watch to this connection; pushed lines then arrive through next_push().
-        Returns how many watches the connection holds."""
+        Returns how many watches the connection holds. Watching every subject (all=True) needs the admin
+        role (forbidden with a check token) and is refused over_limit while 16 connections hold one."""
         return self._call("watch", dict(user=user, device=device, all=all), extra)["watches"]
 
     def unwatch(

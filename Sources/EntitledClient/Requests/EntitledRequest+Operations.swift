@@ -223,7 +223,8 @@ extension EntitledRequest {
         EntitledRequest(op: "watch", ["user": user, "device": device])
     }
 
-    /// Watches every subject.
+    /// Watches every subject. Needs the admin role (`forbidden` with a check token); `over_limit` while 16
+    /// connections watch every subject already.
     public static let watchAll = EntitledRequest(op: "watch", fields: [("all", .bool(true))])
 
     /// Stops watching the user, the device or both; with neither, stops every watch of the connection.
