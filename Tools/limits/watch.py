@@ -111,6 +111,7 @@ def main():
     parser.add_argument("--memberships", type=int, default=120_000)
     parser.add_argument("--grants", type=int, default=2_000, help="round trips timed with and without a watcher")
     parser.add_argument("--event-loops", type=int, default=1)
+    parser.add_argument("--wide", type=int, default=200_000, help="memberships of one more user, whose watch is timed")
     arguments = parser.parse_args()
 
     process, port = start(arguments.entitled, arguments.event_loops)
@@ -120,12 +121,22 @@ def main():
             admin.pipeline([{"op": "grant", "user": "u%d" % (i % 10_000), "product": "p%d" % (i % 20),
                              "duration": "%dd" % (30 + i % 31)}
                             for i in range(start_index, min(start_index + 2000, arguments.memberships))])
+        for start_index in range(0, arguments.wide, 2000):
+            admin.pipeline([{"op": "grant", "user": "wide", "product": "w%d" % (i % 50), "duration": "30d"}
+                            for i in range(start_index, min(start_index + 2000, arguments.wide))])
         print("entitled: %s, %d memberships, %d event loop(s)" % (
             arguments.entitled, arguments.memberships, arguments.event_loops))
         base = resident_mib(process.pid)
         p50, p99 = grant_round_trips(admin, arguments.grants, "a")
         print("grant round trip, no watcher:        p50 %.3f ms  p99 %.3f ms" % (p50, p99))
 
+        if arguments.wide:
+            wide = Connection(port)
+            started = time.perf_counter()
+            wide.pipeline([{"op": "watch", "user": "wide"}])
+            print("watch of a user with %d memberships answered in %.1f ms" % (
+                arguments.wide, (time.perf_counter() - started) * 1000))
+            wide.socket.close()
         watcher = Watcher(port)
         print("watch all answered in %.1f ms (%s), resident +%.1f MiB" % (
             watcher.seconds * 1000, watcher.answer.get("watches"), resident_mib(process.pid) - base))
