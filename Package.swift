@@ -55,6 +55,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         // Hummingbird's header types (Stripe-Signature), named directly.
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Already built for Hummingbird: the HTTP request and response parts its channel pipeline carries, which
+        // entitled-stores' request deadline reads.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         // Already built for postgres-nio: the stores' signatures (HMAC-SHA256, ECDSA P-256).
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         // The App Store's signed notifications: their X.509 chains, verified up to Apple's root.
@@ -232,6 +235,9 @@ let package = Package(
                 // Its HTTP/1 channel's idle timeout and its connection limiter.
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The request deadline and the roster of connections (a handler between those parts and Hummingbird).
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -13,7 +13,7 @@ extension SettingTable {
             ("google-push-email", .text), ("google-api-url", .text), ("google-token-url", .text), ("google-certs-url", .text),
             ("stripe-secret", .secrets), ("stripe-user-key", .text), ("stripe-grace-days", .integer), ("whop-secret", .secrets),
             ("whop-user-key", .text), ("state-dir", .text), ("unmatched-retry-seconds", .integer), ("idle-timeout", .integer),
-            ("max-connections", .integer), ("log-level", .text),
+            ("request-timeout", .integer), ("max-connections", .integer), ("log-level", .text),
         ]
         return SettingTable(
             keys: keys.map { SettingKey(name: $0.0, kind: $0.1) }, keyPrefix: "entitled-stores", keyWording: "long option names",

@@ -25,6 +25,16 @@ final class StoreMetrics: Sendable {
         registry.makeCounter(descriptor: Self.unavailable, labels: [("store", store)]).increment()
     }
 
+    /// A request was not complete within `--request-timeout`: answered 408 (or closed, if its answer had begun).
+    func timedOut() {
+        registry.makeCounter(descriptor: Self.timedOut).increment()
+    }
+
+    /// A connection was closed to make room at `--max-connections`: idle between requests, or reading one.
+    func evicted(reading: Bool) {
+        registry.makeCounter(descriptor: Self.evicted, labels: [("while", reading ? "reading" : "idle")]).increment()
+    }
+
     var text: String { registry.emitToString() }
 
     static var received: MetricNameDescriptor {
@@ -45,6 +55,18 @@ final class StoreMetrics: Sendable {
         MetricNameDescriptor(
             namespace: "entitled_stores", metricName: "unavailable", unitName: "total",
             helpText: "Verified notifications answered 503 because entitled could not take them, by store."
+        )
+    }
+    static var timedOut: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "entitled_stores", metricName: "timed_out", unitName: "total",
+            helpText: "Requests not complete within --request-timeout: answered 408 and their connection closed."
+        )
+    }
+    static var evicted: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "entitled_stores", metricName: "evicted", unitName: "total",
+            helpText: "Connections closed at --max-connections to make room for a new one, by what they were doing (idle, reading)."
         )
     }
 }

@@ -98,7 +98,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a connection may send nothing (no header, no body bytes, no request) before it is closed (default: 10).")
     var idleTimeout: Int?
 
-    @Option(help: "Connections served at once; more wait in the listen queue (default: 128).")
+    @Option(help: "Seconds a request may take to arrive whole, header and body, however steadily it trickles; then it is answered 408 and its connection closed (default: 30).")
+    var requestTimeout: Int?
+
+    @Option(help: "Connections served at once; one more is accepted, and the connection that has waited longest (at least 1 s) for its request is closed to make room (default: 128).")
     var maxConnections: Int?
 
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default: info).")
@@ -129,7 +132,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("stripe-grace-days", stripeGraceDays.map(ConfigContent.int)), ("whop-secret", whopSecret.isEmpty ? nil : .stringArray(whopSecret)),
             ("whop-user-key", whopUserKey.map(ConfigContent.string)), ("state-dir", stateDir.map(ConfigContent.string)),
             ("unmatched-retry-seconds", unmatchedRetrySeconds.map(ConfigContent.int)), ("idle-timeout", idleTimeout.map(ConfigContent.int)),
-            ("max-connections", maxConnections.map(ConfigContent.int)), ("log-level", logLevel.map(ConfigContent.string)),
+            ("request-timeout", requestTimeout.map(ConfigContent.int)), ("max-connections", maxConnections.map(ConfigContent.int)), ("log-level", logLevel.map(ConfigContent.string)),
         ]
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for case (let name, let content?) in given {

@@ -100,7 +100,8 @@ struct StoresService {
             metadata: [
                 "listen": "\(settings.listenHost):\(settings.listenPort)", "entitled": "\(settings.entitled)",
                 "token": "\(settings.token == nil ? "none" : "from the token file")", "stores": "\(stores)",
-                "idleTimeout": "\(settings.idleTimeoutSeconds)s", "maxConnections": "\(settings.maximumConnections)",
+                "idleTimeout": "\(settings.idleTimeoutSeconds)s", "requestTimeout": "\(settings.requestTimeoutSeconds)s",
+                "maxConnections": "\(settings.maximumConnections)",
             ]
         )
         if settings.storesOn.isEmpty {
@@ -110,15 +111,21 @@ struct StoresService {
         let retrier = UnmatchedRetrier(
             unmatched: unmatched, apple: apple, interval: .seconds(settings.unmatchedRetrySeconds), metrics: metrics, logger: logger
         )
+        // Hummingbird's singleton loops, named here so that the roster schedules its later looks on one of them.
+        let loops = EventLoopGroupProvider.singleton.eventLoopGroup
+        let roster = ConnectionRoster(maximum: settings.maximumConnections, loop: loops.any(), metrics: metrics, logger: logger)
         let app = Application(
             router: router,
-            // Hummingbird's own limits: the idle timeout closes a connection that sent no complete header,
-            // body part or request for that long (a trickled header or a stalled body included), and the
-            // limiter stops accepting while the maximum are open.
-            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(settings.idleTimeoutSeconds)))),
+            // The idle timeout closes a connection that sent no complete header, body part or request for that
+            // long; the request deadline bounds a request's whole arrival, however steadily it trickles; the
+            // roster caps the connections and makes room for new ones (ConnectionRoster, RequestDeadlineHandler).
+            server: .http1(
+                requestTimeout: .seconds(Int64(settings.requestTimeoutSeconds)), idleTimeout: .seconds(Int64(settings.idleTimeoutSeconds)),
+                roster: roster, metrics: metrics, logger: logger
+            ),
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.listenHost, port: settings.listenPort), serverName: "entitled-stores",
-                availableConnectionsDelegate: MaximumAvailableConnections(settings.maximumConnections, logger: logger)
+                availableConnectionsDelegate: roster
             ),
             services: [retrier],
             onServerRunning: { channel in
@@ -126,6 +133,7 @@ struct StoresService {
                 print("entitled-stores listening on http://\(channel.localAddress?.ipAddress ?? "?"):\(port) (stores: \(stores); entitled \(entitled))")
                 fflush(nil)  // scripts and tests wait for this line
             },
+            eventLoopGroupProvider: .shared(loops),
             logger: logger
         )
         try await app.runService()
@@ -141,6 +149,9 @@ struct StoresService {
         let body: ByteBuffer
         do {
             body = try await request.collectBody(upTo: NotificationRefusal.maximumBodyBytes)
+        } catch let interrupted as RequestDeadlineHandler.Interrupted {
+            // Cut short at the request deadline or to make room: the connection answered 408 and counted it.
+            return text(408, "request timeout: \(interrupted)")
         } catch is NIOTooManyBytesError {
             return refuse(store, NotificationRefusal(.tooLarge, "the body is larger than \(NotificationRefusal.maximumBodyBytes) bytes"), metrics: metrics, logger: logger)
         } catch {

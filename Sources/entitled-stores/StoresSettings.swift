@@ -24,9 +24,12 @@ struct StoresSettings {
     var logLevel = Logger.Level.info
     var stateDirectory = StoresSettings.defaultStateDirectory
     var unmatchedRetrySeconds = 30
-    /// The receiver faces the internet: a connection that stops sending is closed, and at most this many are
-    /// served at once, so neither slow senders nor a flood of silent connections hold the process.
+    /// The receiver faces the internet: a connection that stops sending is closed, a request must arrive whole
+    /// within `requestTimeoutSeconds` however steadily it trickles, and at most `maximumConnections` are served
+    /// at once (one more is accepted, and the connection that waited longest for its request makes room), so
+    /// neither slow senders nor a flood of silent connections keep the stores' deliveries out.
     var idleTimeoutSeconds = 10
+    var requestTimeoutSeconds = 30
     var maximumConnections = 128
     /// `ENTITLED_STORES_*` variables that name no setting: warned about at start.
     var unknownVariables: [String] = []
@@ -149,6 +152,7 @@ struct StoresSettings {
         stateDirectory = text("state-dir") ?? stateDirectory
         unmatchedRetrySeconds = try number("unmatched-retry-seconds", in: 1...86_400) ?? unmatchedRetrySeconds
         idleTimeoutSeconds = try number("idle-timeout", in: 1...3_600) ?? idleTimeoutSeconds
+        requestTimeoutSeconds = try number("request-timeout", in: 1...3_600) ?? requestTimeoutSeconds
         maximumConnections = try number("max-connections", in: 1...100_000) ?? maximumConnections
         if let level = text("log-level") {
             guard let parsed = Logger.Level(rawValue: level) else {

@@ -1,0 +1,78 @@
+import EntitledClient
+import EntitledTestSupport
+import Foundation
+import Testing
+
+/// Issue 44's slow clients, at small scale, against a real `entitled-stores`: bodies trickled a byte at a time
+/// (never silent for `--idle-timeout`) must neither hold a connection past `--request-timeout` nor keep a
+/// genuine store delivery out while they fill `--max-connections`.
+@Suite struct ReceiverSlowClientTests {
+    /// A request declaring a 1 MiB body, of which it sends the first byte.
+    static let slowStart = "POST /stripe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\nStripe-Signature: t=1,v1=00\r\n\r\n{"
+
+    @Test func aGenuineDeliveryIsAnsweredWhileSlowBodiesHoldEveryConnection() throws {
+        let entitled = try RunningEntitled()
+        let stores = try RunningStores(
+            entitled: "127.0.0.1:\(entitled.port)", environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret],
+            arguments: ["--max-connections", "16"]
+        )
+        // Sixteen slow bodies take every connection, each sending a byte a second: never idle for 10 s.
+        let slow = try (0..<16).map { _ in try RawConnection(port: stores.port) }
+        for connection in slow { try connection.send(Self.slowStart) }
+        for _ in 0..<2 {
+            Thread.sleep(forTimeInterval: 0.8)
+            for connection in slow { _ = try? connection.send("a") }
+        }
+
+        // A signed Stripe delivery must get its 200 while they go on trickling.
+        let now = StripeFixtures.now
+        let body = StripeFixtures.subscriptionEvent("evt_slow_1", type: "customer.subscription.created", created: now - 60, periodEnd: now + 30 * 86_400)
+        var head = "POST /stripe HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+        for (name, value) in StripeFixtures.signed(body) { head += "\(name): \(value)\r\n" }
+        let genuine = try RawConnection(port: stores.port)
+        try genuine.send(head + "\r\n" + String(decoding: body, as: UTF8.self))
+        var reply = ""
+        let started = Date()
+        while Date().timeIntervalSince(started) < 10, !reply.contains("\r\n\r\n") {
+            reply += genuine.reply(within: 1)
+            for connection in slow { _ = try? connection.send("a") }
+        }
+        try #require(reply.hasPrefix("HTTP/1.1 200"), "the genuine delivery got no 200 within 10 s while slow bodies held the connections: \(reply)")
+        #expect(try EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port)).send(.memberships(user: "user_1")).memberships?.count == 1)
+
+        // Room was made by closing a slow body, counted as such.
+        let metrics = try stores.get("/metrics").body
+        #expect(metrics.contains(#"entitled_stores_evicted_total{while="reading"}"#), "\(metrics)")
+    }
+
+    @Test func aTricklingRequestIsCutOffAtTheRequestDeadline() throws {
+        let entitled = try RunningEntitled()
+        // The deadline through the environment: a receiver that does not know it starts all the same (with a
+        // warning), and then shows what it lets a trickler do.
+        let stores = try RunningStores(
+            entitled: "127.0.0.1:\(entitled.port)",
+            environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret, "ENTITLED_STORES_REQUEST_TIMEOUT": "2"],
+            arguments: ["--idle-timeout", "30"]
+        )
+        // One trickles its body, the other its header: a byte every 0.3 s, never silent for the idle timeout.
+        let trickling = [try RawConnection(port: stores.port), try RawConnection(port: stores.port)]
+        try trickling[0].send(Self.slowStart)
+        try trickling[1].send("POST /stripe HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        var replies = ["", ""]
+        var closed = [false, false]
+        let started = Date()
+        while Date().timeIntervalSince(started) < 15, closed.contains(false) {
+            for index in trickling.indices where !closed[index] {
+                if (try? trickling[index].send("a")) == nil { closed[index] = true }
+                replies[index] += trickling[index].reply(within: 0.15)
+                if replies[index].contains("\r\n\r\n") { closed[index] = trickling[index].isClosed(within: 2) }
+            }
+        }
+        for (index, what) in ["body", "header"].enumerated() {
+            #expect(replies[index].hasPrefix("HTTP/1.1 408"), "a trickled \(what) was not answered 408 within 15 s: \(replies[index])")
+            #expect(replies[index].lowercased().contains("connection: close"), "\(replies[index])")
+            #expect(closed[index], "the connection of a trickled \(what) is still open")
+        }
+        #expect(try stores.get("/metrics").body.contains("entitled_stores_timed_out_total 2"))
+    }
+}
