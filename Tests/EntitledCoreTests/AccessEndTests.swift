@@ -96,6 +96,32 @@ import Testing
         #expect(gone.expiresAt! < referenceTime.adding(.days(1)))
     }
 
+    @Test func endsSpreadOverDaysAreEachToldOnceNeitherEarlyNorLateWhateverTheSteps() throws {
+        let store = makeStore(clock: clock)
+        var generator = SystemRandomNumberGenerator()
+        var ends: [MembershipID: Timestamp] = [:]
+        for index in 0..<2_000 {
+            let end = referenceTime.adding(milliseconds: Int64.random(in: 1...(3 * 86_400_000), using: &generator))
+            ends[store.buy("prod_a", as: .user("u\(index)"), expiry: .at(end)).id] = end
+        }
+        var told: [MembershipID: Timestamp] = [:]
+        while clock.now < referenceTime.adding(.days(4)) {
+            clock.advance(by: TimeSpan(milliseconds: Int64.random(in: 1...(7_200_000), using: &generator)))
+            var taken: AccessEnds
+            repeat {
+                taken = store.takeAccessEnds(through: clock.now, limit: Int.random(in: 1...300, using: &generator), collecting: true)
+                for membership in taken.memberships {
+                    #expect(told[membership.id] == nil, "told twice")
+                    #expect(try #require(ends[membership.id]) <= clock.now, "told before its end")
+                    told[membership.id] = clock.now
+                }
+            } while taken.more
+            // Nor late: every end passed by now is told.
+            #expect(ends.values.filter { $0 <= clock.now }.count == told.count)
+        }
+        #expect(told.count == ends.count)
+    }
+
     @Test func takingWithoutCollectingPassesEndsOverWithoutCopies() throws {
         let store = makeStore(clock: clock)
         _ = store.buy("prod_a", as: .user("alice"), expiry: .after(.minutes(5)))

@@ -6,14 +6,17 @@ import HeapModule
 /// Kept once for the whole store, not per watcher: a table of timers per watching connection made a
 /// `watch` of every subject cost a copy of a million entries per pushed line (issue #44).
 ///
-/// Two tiers, so that noting an end costs about the same for any store:
-/// - `near`: a heap of the ends in the current and next minute (at most a few minutes' worth of entries);
-/// - `later`: the others, as slots by minute, each minute's slots moved into `near` once that minute is next.
+/// Two tiers, so that noting an end costs about the same for any store, and holding one costs about four
+/// bytes:
+/// - `near`: a heap of the ends in the current and the next hour;
+/// - `later`: the others, as slots by hour, each hour's slots moved into `near` once that hour is next.
+///   Hours rather than minutes: a year of yearly subscriptions renewing at every minute would otherwise
+///   keep half a million small arrays.
 ///
 /// An entry is never removed when its membership's end moves (a renewal, an extension, a revocation, an
 /// erasure): the new end is noted as another entry, and `takeDue` checks each entry against the
 /// membership's access record as it is then, dropping those that no longer hold. A moved end thus costs
-/// four bytes until its old minute comes.
+/// four bytes until its old hour comes.
 struct AccessEndSchedule: Sendable {
     struct Entry: Comparable, Sendable {
         var at: Int64
@@ -22,14 +25,14 @@ struct AccessEndSchedule: Sendable {
         static func < (lhs: Entry, rhs: Entry) -> Bool { (lhs.at, lhs.slot) < (rhs.at, rhs.slot) }
     }
 
-    static let millisecondsPerMinute: Int64 = 60_000
+    static let millisecondsPerBucket: Int64 = 3_600_000
 
     private var near = Heap<Entry>()
     private var later: [Int64: [UInt32]] = [:]
-    /// The minutes `later` holds, soonest first.
-    private var laterMinutes = Heap<Int64>()
-    /// Entries of this minute and the ones before go straight into `near`.
-    private var nearThroughMinute = Int64.min
+    /// The hours `later` holds (as hours since the epoch), soonest first.
+    private var laterBuckets = Heap<Int64>()
+    /// Entries of this hour and the ones before go straight into `near`.
+    private var nearThroughBucket = Int64.min
     /// The last entry taken: an end noted twice (moved away and back) is reported once.
     private var lastTaken: Entry?
 
@@ -39,22 +42,22 @@ struct AccessEndSchedule: Sendable {
     /// Notes that the membership at `slot` stops granting access at `at` (milliseconds since the epoch).
     mutating func note(slot: UInt32, endingAt at: Int64) {
         count += 1
-        let minute = Self.minute(of: at)
-        if minute <= nearThroughMinute {
+        let bucket = Self.bucket(of: at)
+        if bucket <= nearThroughBucket {
             near.insert(Entry(at: at, slot: slot))
-        } else if later[minute]?.append(slot) == nil {
-            later[minute] = [slot]
-            laterMinutes.insert(minute)
+        } else if later[bucket]?.append(slot) == nil {
+            later[bucket] = [slot]
+            laterBuckets.insert(bucket)
         }
     }
 
     /// When `takeDue` has something to do next (milliseconds since the epoch): the soonest end, or the
-    /// moment the soonest minute of `later` must move into `near`; `nil` when nothing is scheduled.
+    /// moment the soonest hour of `later` must move into `near`; `nil` when nothing is scheduled.
     var nextDue: Int64? {
         let nearest = near.min?.at
-        guard let minute = laterMinutes.min else { return nearest }
-        // Moved one minute ahead of its ends, so that they are in order with the ends of `near`.
-        let moveAt = (minute - 1) * Self.millisecondsPerMinute
+        guard let bucket = laterBuckets.min else { return nearest }
+        // Moved an hour ahead of its ends, so that they are in order with the ends of `near`.
+        let moveAt = (bucket - 1) * Self.millisecondsPerBucket
         return nearest.map { min($0, moveAt) } ?? moveAt
     }
 
@@ -65,24 +68,24 @@ struct AccessEndSchedule: Sendable {
     mutating func takeDue(now: Int64, limit: Int, currentEnd: (UInt32) -> Int64?) -> (slots: [UInt32], more: Bool) {
         var budget = limit
         var slots: [UInt32] = []
-        let throughMinute = Self.minute(of: now) + 1
-        while let minute = laterMinutes.min, minute <= throughMinute {
-            var moving = later.removeValue(forKey: minute) ?? []
+        let throughBucket = Self.bucket(of: now) + 1
+        while let bucket = laterBuckets.min, bucket <= throughBucket {
+            var moving = later.removeValue(forKey: bucket) ?? []
             while let slot = moving.popLast() {
                 guard budget > 0 else {
-                    later[minute] = moving + [slot]
+                    later[bucket] = moving + [slot]
                     return (slots, true)
                 }
                 budget -= 1
                 count -= 1
-                // An end moved to another minute has its own entry there.
-                guard let at = currentEnd(slot), Self.minute(of: at) == minute else { continue }
+                // An end moved to another hour has its own entry there.
+                guard let at = currentEnd(slot), Self.bucket(of: at) == bucket else { continue }
                 near.insert(Entry(at: at, slot: slot))
                 count += 1
             }
-            laterMinutes.removeMin()
+            laterBuckets.removeMin()
         }
-        nearThroughMinute = max(nearThroughMinute, throughMinute)
+        nearThroughBucket = max(nearThroughBucket, throughBucket)
         while let first = near.min, first.at <= now {
             guard budget > 0 else { return (slots, true) }
             budget -= 1
@@ -95,8 +98,8 @@ struct AccessEndSchedule: Sendable {
         return (slots, false)
     }
 
-    private static func minute(of milliseconds: Int64) -> Int64 {
-        // Rounded down for times before 1970 too.
-        milliseconds >= 0 ? milliseconds / millisecondsPerMinute : (milliseconds + 1) / millisecondsPerMinute - 1
+    /// The hour `milliseconds` falls in, counted from the epoch (rounded down for times before 1970 too).
+    private static func bucket(of milliseconds: Int64) -> Int64 {
+        milliseconds >= 0 ? milliseconds / millisecondsPerBucket : (milliseconds + 1) / millisecondsPerBucket - 1
     }
 }
