@@ -19,6 +19,9 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     /// FIFO would block the reader for ever, a device could be endless) nor followed (a link could make a
     /// repair truncate a file outside the directory). `kind` says what it is, as "a FIFO".
     case notARegularFile(path: String, kind: String)
+    /// A start was asked to stop (SIGTERM or SIGINT) while it loaded the data directory: it stopped before
+    /// serving, leaving the files as a crash at that moment would (the next start loads them again).
+    case loadingStopped
 
     /// A stable machine-readable code.
     public var code: String {
@@ -31,6 +34,7 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notALogSegment: return "not_a_log_segment"
         case .writesUnavailable: return "writes_unavailable"
         case .notARegularFile: return "not_a_regular_file"
+        case .loadingStopped: return "loading_stopped"
         }
     }
 
@@ -53,6 +57,8 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
             return "no snapshot while the log takes no writes: \(reason)"
         case .notARegularFile(let path, let kind):
             return "\(path) is \(kind), not a regular file: a data directory holds only the regular files its server wrote; move it out of the directory"
+        case .loadingStopped:
+            return "stopped while loading the data directory (SIGTERM or SIGINT); nothing was served, and the next start loads it again"
         }
     }
 

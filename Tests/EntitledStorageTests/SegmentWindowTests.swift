@@ -148,4 +148,19 @@ import Testing
             }
         }
     }
+
+    @Test func aStopAskedForWhileLoadingEndsTheLoadAndReleasesTheDirectory() throws {
+        try withScratchDirectory { directory in
+            _ = try DataDirectoryInspectorTests.History.write(changes: 10, in: directory)
+            let progress = LoadingProgress()
+            progress.requestStop()
+            #expect(throws: StorageError.loadingStopped) {
+                _ = try DurableStore(directory: directory, progress: progress)
+            }
+            // The lock is released: a new start loads everything.
+            let durable = try DurableStore(directory: directory)
+            #expect(durable.store.sequence == 10)
+            durable.close()
+        }
+    }
 }

@@ -231,7 +231,7 @@ public enum DataDirectoryInspector {
             return .corrupt(offset: offset, problem: problem)
         case .brokenHistory(let problem):
             return .brokenHistory(offset: 0, problem: problem)
-        case .io, .locked, .notALogSegment, .writesUnavailable, .notARegularFile:
+        case .io, .locked, .notALogSegment, .writesUnavailable, .notARegularFile, .loadingStopped:
             return .unreadable(error.message)
         }
     }
