@@ -246,11 +246,15 @@ struct LogSegmentScan {
         _ intact: [LogRecordFrames.Record], expected: inout UInt64, handing: inout Handing, replay: (Batch) throws(StorageError) -> Void
     ) -> End? {
         var batchStart = 0
-        let batchSize: Int
+        let largestBatch: Int
         switch handing.keep {
-        case .kept: batchSize = Self.replayBatchSize
-        case .handedOver(let size): batchSize = max(1, size)
+        case .kept: largestBatch = Self.replayBatchSize
+        case .handedOver(let size): largestBatch = max(1, size)
         }
+        // A window's records in batches of equal size: a small remainder of a window would be decoded on
+        // one core (`LoggedChanges.smallestParallelDecoding`).
+        let batchCount = (intact.count + largestBatch - 1) / largestBatch
+        let batchSize = batchCount > 0 ? (intact.count + batchCount - 1) / batchCount : largestBatch
         while batchStart < intact.count {
             let batch = intact[batchStart..<min(batchStart + batchSize, intact.count)]
             // Version 1 records are dated by the ones before them: those are decoded in order.
