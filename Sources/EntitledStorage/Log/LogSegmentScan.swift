@@ -150,7 +150,8 @@ struct LogSegmentScan {
     /// How many records of the segment create a membership, counted by hopping from frame header to frame
     /// header (each header checked, no payload read beyond its kind byte) up to the first bad one: what a
     /// replay reserves room for before it decodes anything. A pass of its own, since the segment is read a
-    /// window at a time; it costs a read of the file from the page cache, about 2% of a replay.
+    /// window at a time; it costs a read of the file from the page cache and a checksum of 8 bytes a
+    /// record, which the restart benchmark does not tell from its noise (Protocol/STORAGE.md §9).
     private static func countCreations(_ window: inout SegmentWindow) throws(StorageError) -> Int {
         // A creation's kind byte follows its 8-byte sequence (STORAGE.md).
         let head = LogFormat.recordHeaderLength + 9
