@@ -14,6 +14,14 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     case notALogSegment(file: String, directory: String)
     /// The log takes no writes (its disk is full or failed): a snapshot is not written meanwhile.
     case writesUnavailable(String)
+    /// A name the data directory uses (a log segment, a snapshot, `LOCK`) is something other than a regular
+    /// file: a FIFO, a device, a directory, a socket or a symbolic link. It is never opened for reading (a
+    /// FIFO would block the reader for ever, a device could be endless) nor followed (a link could make a
+    /// repair truncate a file outside the directory). `kind` says what it is, as "a FIFO".
+    case notARegularFile(path: String, kind: String)
+    /// A start was asked to stop (SIGTERM or SIGINT) while it loaded the data directory: it stopped before
+    /// serving, leaving the files as a crash at that moment would (the next start loads them again).
+    case loadingStopped
 
     /// A stable machine-readable code.
     public var code: String {
@@ -25,6 +33,8 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case .brokenHistory: return "broken_history"
         case .notALogSegment: return "not_a_log_segment"
         case .writesUnavailable: return "writes_unavailable"
+        case .notARegularFile: return "not_a_regular_file"
+        case .loadingStopped: return "loading_stopped"
         }
     }
 
@@ -45,6 +55,10 @@ public enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
             return "\(file) is not a log segment (log-<20-digit first sequence>.wal) of the data directory \(directory)"
         case .writesUnavailable(let reason):
             return "no snapshot while the log takes no writes: \(reason)"
+        case .notARegularFile(let path, let kind):
+            return "\(path) is \(kind), not a regular file: a data directory holds only the regular files its server wrote; move it out of the directory"
+        case .loadingStopped:
+            return "stopped while loading the data directory (SIGTERM or SIGINT); nothing was served, and the next start loads it again"
         }
     }
 

@@ -28,6 +28,8 @@ extension EntitledSettings {
         // Before the auth file is read: a SIGHUP from now on is acted on once the server runs (see
         // `TokenReloadService`), whatever the start is doing when it comes.
         let hangups = await TokenReloadService.trapHangups()
+        // SIGTERM and SIGINT too, before anything is bound or opened: a stop is honoured in every phase.
+        let stopSignals = await StopSignals.trap(logger: logger)
 
         var tls: ServerTLS?
         if let tlsCert, let tlsKey {
@@ -106,6 +108,10 @@ extension EntitledSettings {
         // millions of memberships), so that clients and load balancers see a starting server, not a
         // down one; the server then serves on the same sockets.
         let progress = LoadingProgress()
+        if stopSignals.isRequested {
+            logger.info("stopped before serving")
+            return
+        }
         let loading: LoadingListener
         do throws(ServerError) {
             loading = try LoadingListener.start(configuration: configuration, progress: progress, logger: logger)
@@ -114,12 +120,21 @@ extension EntitledSettings {
             throw ExitCode.failure
         }
         logger.info("answering `loading` while the data loads", metadata: ["addresses": "\(ReadyLine.describe(loading.addresses))"])
-        let backend: StoreBackend
+        stopSignals.onStop { progress.requestStop() }
+        let opened: StoreBackend?
         do {
-            backend = try await StoreBackend.open(self, logger: logger, progress: progress)
+            opened = try await StoreBackend.open(self, logger: logger, progress: progress)
         } catch {
             loading.finish().release()
             throw error
+        }
+        // Stopped while loading (the load gave up), or right after it: the server never serves. Its
+        // addresses and Unix socket file go, and so does the lock; exit status 0, as for any stop.
+        guard let backend = opened, !stopSignals.isRequested else {
+            loading.finish().release()
+            await opened?.abandon()
+            logger.info("stopped before serving")
+            return
         }
         configuration.boundListeners = loading.finish()
         let stateDescription = backend.readyDescription
@@ -167,10 +182,12 @@ extension EntitledSettings {
             // The reload service last: a graceful shutdown stops the services from the last, so SIGHUP is no
             // longer handled once the server begins to stop.
             services: [snapshots, server, TokenReloadService(server: server, logger: logger, hangups: hangups)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
+            // Not the group's own signals: `stopSignals` has trapped them since the start and hands them on.
+            gracefulShutdownSignals: [],
             cancellationSignals: [],
             logger: logger
         )
+        stopSignals.onStop { Task { await group.triggerGracefulShutdown() } }
         do {
             try await group.run()
         } catch let error as ServerError {

@@ -21,9 +21,10 @@ enum StoreBackend {
     case cluster(PostgresReplicatedLog)
 
     /// Opens the backend the settings name, logging what it found; logs a critical line and throws
-    /// `ExitCode.failure` when it cannot.
+    /// `ExitCode.failure` when it cannot; `nil` when `progress` was asked to stop meanwhile and the data
+    /// directory's load gave up (a cluster node's load runs to its end, then the caller stops).
     /// `progress` is told how far the data directory's snapshot and log are loaded.
-    static func open(_ settings: EntitledSettings, logger: Logger, progress: LoadingProgress) async throws -> StoreBackend {
+    static func open(_ settings: EntitledSettings, logger: Logger, progress: LoadingProgress) async throws -> StoreBackend? {
         if let url = settings.postgres {
             return .cluster(try await openCluster(url: url, settings: settings, logger: logger))
         }
@@ -31,6 +32,10 @@ enum StoreBackend {
         let durable: DurableStore
         do throws(StorageError) {
             durable = try DurableStore(directory: settings.dataDir, policy: settings.fsync, logger: logger, progress: progress)
+        } catch .loadingStopped {
+            logger.info("gave up loading the data directory: asked to stop", metadata: ["directory": "\(settings.dataDir)"])
+            creation.undo()
+            return nil
         } catch {
             logger.critical("cannot open the data directory: \(error.message)", metadata: ["code": "\(error.code)"])
             creation.undo()

@@ -42,11 +42,16 @@ public final class ServerProcess {
     ///   test of what a signal does would pass whatever the server did. The server is then exec'd by a
     ///   few lines of Python that clear the mask first (same process, same pid).
     /// - Parameter executable: the package's executable to run (`entitled-stores` for the receiver).
+    /// - Parameter addressSpaceKiB: run the server under this address-space limit, in KiB (`ulimit -v`,
+    ///   set by a shell that then `exec`s the server: same process).
     public init(
         arguments: [String], workingDirectory: String, environment: [String: String] = [:], unblockedSignals: Bool = false,
-        executable: String = "entitled"
+        executable: String = "entitled", addressSpaceKiB: Int? = nil
     ) {
-        if executable != "entitled" {
+        if let addressSpaceKiB {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -v \(addressSpaceKiB) && exec \"$0\" \"$@\"", Self.builtExecutable(named: executable).path] + arguments
+        } else if executable != "entitled" {
             process.executableURL = Self.builtExecutable(named: executable)
             process.arguments = arguments
         } else if unblockedSignals {

@@ -9,6 +9,7 @@ import Synchronization
 public final class LoadingProgress: Sendable {
     private let loadedCount = Atomic<Int>(0)
     private let totalCount = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
 
     public init() {}
 
@@ -26,4 +27,14 @@ public final class LoadingProgress: Sendable {
     public func advance(by count: Int) {
         loadedCount.add(count, ordering: .relaxed)
     }
+
+    /// Asks the load to stop (the process was told to stop while it loads): the loader gives up at its
+    /// next step (`isStopRequested`) instead of finishing a load nobody will be served from.
+    public func requestStop() {
+        stopping.store(true, ordering: .relaxed)
+    }
+
+    /// Whether `requestStop()` was called; a loader looks between its steps (a snapshot's decoding, the
+    /// building of its indexes, each batch of log records).
+    public var isStopRequested: Bool { stopping.load(ordering: .relaxed) }
 }

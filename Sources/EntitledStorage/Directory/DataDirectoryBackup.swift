@@ -92,23 +92,47 @@ public enum DataDirectoryBackup {
     /// Copies a log segment through its last whole record; returns the last change it holds (the change
     /// before its first when it holds none). Damage other than a torn tail (a record being written) is the
     /// source's own, and stops the backup: a copy must not quietly end where the original is broken.
+    ///
+    /// The source is scanned first, a window at a time, and only its records are copied: the zeros a
+    /// server prepares ahead of its records (or a sparse file's gigabytes of them) never reach the copy.
     private static func copySegment(_ file: String, from source: String, to destination: String) throws(StorageError) -> UInt64 {
         let target = destination + "/" + file
-        try FileSystem.remove(target)
-        try copyFile(source + "/" + file, to: target)
-        let scan = try LogSegmentScan.upToDamage(path: target, file: file)
+        let scan = try LogSegmentScan.upToDamage(path: source + "/" + file, file: file)
         if let damage = scan.damage { throw damage.error }
         let end = scan.tornTailOffset ?? scan.unusedTailOffset ?? scan.fileLength
-        if end < scan.fileLength { try FileSystem.truncate(target, to: end) }
-        return scan.firstSequence + UInt64(scan.records.count) - 1
+        try FileSystem.remove(target)
+        let copied = try copyFile(source + "/" + file, to: target, length: end)
+        guard copied < end else { return scan.firstSequence + UInt64(scan.records.count) - 1 }
+        // The source was cut meanwhile (a server undoing a failed write): what the copy holds is what counts.
+        let check = try LogSegmentScan.upToDamage(path: target, file: file)
+        if let damage = check.damage { throw damage.error }
+        let checkEnd = check.tornTailOffset ?? check.unusedTailOffset ?? check.fileLength
+        if checkEnd < check.fileLength { try FileSystem.truncate(target, to: checkEnd) }
+        return check.firstSequence + UInt64(check.records.count) - 1
     }
 
-    /// Copies the bytes `source` holds now into a new file `target` and syncs it.
-    private static func copyFile(_ source: String, to target: String) throws(StorageError) {
-        let bytes = try FileSystem.readWholeFile(source)
-        let descriptor = try FileSystem.createFile(target)
-        defer { close(descriptor) }
-        try FileSystem.writeAll(descriptor, bytes, path: target)
-        try FileSystem.syncData(descriptor, path: target)
+    /// The size of the pieces a file is copied in.
+    static let copyPieceLength = 1 << 20
+
+    /// Copies the first `length` bytes of `source` (all of it by default; fewer when it is shorter now)
+    /// into a new file `target`, a piece at a time, and syncs it; returns how many bytes it copied.
+    @discardableResult
+    private static func copyFile(_ source: String, to target: String, length: Int = .max) throws(StorageError) -> Int {
+        let input = try FileSystem.openRegularFile(source)
+        defer { close(input) }
+        let output = try FileSystem.createFile(target)
+        defer { close(output) }
+        let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: copyPieceLength, alignment: 16)
+        defer { piece.deallocate() }
+        var copied = 0
+        while copied < length {
+            let wanted = UnsafeMutableRawBufferPointer(rebasing: piece[0..<min(piece.count, length - copied)])
+            let count = try FileSystem.read(input, into: wanted, at: copied, path: source)
+            if count == 0 { break }
+            try FileSystem.writeAll(output, UnsafeRawBufferPointer(rebasing: piece[0..<count]), path: target)
+            copied += count
+        }
+        try FileSystem.syncData(output, path: target)
+        return copied
     }
 }

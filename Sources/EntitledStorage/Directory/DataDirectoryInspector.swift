@@ -182,9 +182,8 @@ public enum DataDirectoryInspector {
             )
         }
 
-        let droppedRecords = try FileSystem.readWholeFile(path).withUnsafeBytes { bytes in
-            LogRecordFrames(bytes).estimatedRecordCount(from: cutOffset)
-        }
+        var window = try SegmentWindow(path: path)
+        let droppedRecords = try window.estimatedRecordCount(from: cutOffset)
         try FileSystem.truncate(path, to: cutOffset)
 
         // The cut file must now pass every check with exactly the records kept.
@@ -232,7 +231,7 @@ public enum DataDirectoryInspector {
             return .corrupt(offset: offset, problem: problem)
         case .brokenHistory(let problem):
             return .brokenHistory(offset: 0, problem: problem)
-        case .io, .locked, .notALogSegment, .writesUnavailable:
+        case .io, .locked, .notALogSegment, .writesUnavailable, .notARegularFile, .loadingStopped:
             return .unreadable(error.message)
         }
     }

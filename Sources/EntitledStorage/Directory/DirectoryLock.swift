@@ -18,8 +18,9 @@ final class DirectoryLock: Sendable {
 
     init(directory: String) throws(StorageError) {
         let path = directory + "/LOCK"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, FileSystem.fileMode)
-        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        // A regular file only, never through a link: someone who can write the directory must not make the
+        // server truncate and write another file, or hang on a FIFO.
+        let descriptor = try FileSystem.openRegularFile(path, flags: O_RDWR | O_CREAT)
         var waited = 0
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let lockErrno = errno

@@ -75,14 +75,19 @@ public final class DurableStore: Sendable {
                 droppedTornTail: nil, removedFiles: [], sequence: 0, membershipCount: 0, duration: .zero
             )
             var image = StoreImage(sequence: 0, memberships: MembershipTable(), catalog: [:])
+            // A stop asked for while loading is taken between the steps of the load, each at most a few
+            // seconds at tens of millions of memberships; only reading happens before the last of them.
+            try Self.checkForStop(progress)
             if let newest = inventory.snapshots.last {
                 image = try SnapshotFile.read(newest.file, in: directory, progress: progress)
                 guard image.sequence == newest.sequence else {
                     throw .corruptSnapshot(file: newest.file, offset: 16, problem: "the header says change \(image.sequence), the name says \(newest.sequence)")
                 }
+                try Self.checkForStop(progress)
             }
             report.snapshotSequence = image.sequence
             let store = EntitlementStore(restoring: image, clock: clock, journal: log)
+            try Self.checkForStop(progress)
             try Self.replay(
                 inventory.segments, into: store, after: image.sequence, directory: directory, report: &report, logger: logger, progress: progress
             )
@@ -148,6 +153,7 @@ public final class DurableStore: Sendable {
             // A segment followed by one that starts within the snapshot is wholly covered by it (a crash
             // came between the snapshot and the removal of its log): nothing to replay, removed below.
             if !isLast, segments[index + 1].firstSequence <= sequence + 1 { continue }
+            try checkForStop(progress)
             // Replayed batch by batch as the segment is decoded: a log of millions of grants is never
             // held decoded all at once. Room for its creations is made first, not by doubling as they come.
             let scan = try LogSegmentScan.replaying(
@@ -157,6 +163,7 @@ public final class DurableStore: Sendable {
                     progress.expect(creations)
                 }
             ) { (batch) throws(StorageError) in
+                try checkForStop(progress)
                 defer { progress.advance(by: batch.changes.count { if case .create = $0.change { true } else { false } }) }
                 for (index, (record, start)) in zip(batch.changes, batch.recordStarts).enumerated()
                 where record.sequence > sequence && record.sequence <= limit {
@@ -207,6 +214,11 @@ public final class DurableStore: Sendable {
                 )
             }
         }
+    }
+
+    /// Throws `StorageError.loadingStopped` once `progress` was asked to stop.
+    private static func checkForStop(_ progress: LoadingProgress) throws(StorageError) {
+        if progress.isStopRequested { throw .loadingStopped }
     }
 
     /// Removes snapshots older than the one holding `sequence`, and log segments whose records are all

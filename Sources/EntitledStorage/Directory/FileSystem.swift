@@ -10,31 +10,6 @@ import Darwin
 /// Foundation because durability depends on exactly which calls happen: `fdatasync` of a file, `fsync`
 /// of its directory after a create or rename.
 enum FileSystem {
-    static func readWholeFile(_ path: String) throws(StorageError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw .io(operation: "stat", path: path, errno: errno) }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw .io(operation: "read", path: path, errno: errno) }
-            if count == 0 {
-                // The file is shorter than it was at `fstat`: another thread cut it meanwhile (the log's
-                // preallocator takes back zeros it could not sync; the writer cuts a segment back to its
-                // last record). What is read is the file as it is now, not an I/O error: taking it for one
-                // made a rollback after a failed sync stop the server.
-                bytes.removeSubrange(offset...)
-                break
-            }
-            offset += count
-        }
-        return bytes
-    }
-
     /// Writes all of `bytes` at the descriptor's current position (retrying short writes).
     static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(StorageError) {
         if let injected = injectedFault("write", path: path) { throw .io(operation: "write", path: path, errno: injected) }
@@ -128,8 +103,9 @@ enum FileSystem {
     }
 
     static func truncate(_ path: String, to length: Int) throws(StorageError) {
-        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        // Never through a link, never anything but a regular file: a repair must not cut a file outside
+        // the directory, and opening a FIFO for writing would wait for a reader.
+        let descriptor = try openRegularFile(path, flags: O_WRONLY)
         defer { close(descriptor) }
         guard ftruncate(descriptor, off_t(length)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
         guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }

@@ -8,31 +8,82 @@
 ///
 /// Read front to back with `next()`: each record, until the end of the file, unused space, or a bad frame
 /// (after a bad frame, where the next one would start is unknown, so the frames end there).
+///
+/// The bytes are the whole file, or a window of it (`SegmentWindow`): file offsets `base ..< end`, where
+/// the file may go on after `end` (`endsFile` false). Offsets are the file's. In a window, the frames also
+/// end where one cannot be judged without more of the file (`incompleteOffset`): the reader moves its
+/// window there and reads on.
 struct LogRecordFrames {
-    /// The whole segment file.
+    /// The file's bytes from `base` on: the whole file, or a window of it.
     let bytes: UnsafeRawBufferPointer
+    /// The file offset of `bytes`' first byte.
+    let base: Int
+    /// Whether `bytes` reach the end of the file.
+    let endsFile: Bool
     /// Where the next frame starts.
     private(set) var offset: Int
     /// Where unused space starts, once the frames reached it: every byte from there to the end of the file
     /// is zero, which ends the records without being one (Protocol/STORAGE.md §9, step 5).
     private(set) var unusedSpaceOffset: Int?
+    /// Where the frames ended because the window ends before the frame there can be judged; `nil` at the
+    /// end of the file, at unused space or after a bad frame.
+    private(set) var incompleteOffset: Int?
+    /// Whether every byte from `incompleteOffset` to the window's end is zero: unused space if the rest of
+    /// the file is zero too, which only the reader can tell.
+    private(set) var zerosReachWindowEnd = false
+    /// A frame start known not to begin unused space (the reader found data after its zeros): judged as a
+    /// frame.
+    private let notUnusedSpace: Int?
     private var ended = false
 
     /// The frames of the segment file `bytes`, from `offset` on (by default, the first record's).
     init(_ bytes: UnsafeRawBufferPointer, from offset: Int = LogFormat.segmentHeaderLength) {
-        self.bytes = bytes
-        self.offset = offset
+        self.init(bytes, base: 0, endsFile: true, from: offset)
     }
 
-    /// The next frame, or `nil` at the end of the file, at unused space, or after a bad frame.
+    /// The frames of a window of a segment file: `bytes` are the file's from offset `base` on, and reach
+    /// its end when `endsFile`; from `offset` on. `notUnusedSpace`: a frame start whose zeros are known
+    /// to stop before the end of the file.
+    init(_ bytes: UnsafeRawBufferPointer, base: Int, endsFile: Bool, from offset: Int, notUnusedSpace: Int? = nil) {
+        self.bytes = bytes
+        self.base = base
+        self.endsFile = endsFile
+        self.offset = offset
+        self.notUnusedSpace = notUnusedSpace
+    }
+
+    /// The file offset just past the bytes held.
+    var end: Int { base + bytes.count }
+
+    /// The bytes of file offsets `range`, which must be held.
+    func slice(_ range: Range<Int>) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound - base)..<(range.upperBound - base)])
+    }
+
+    /// The next frame, or `nil` at the end of the file, at unused space, after a bad frame, or where the
+    /// window ends before a frame can be judged (`incompleteOffset`).
     mutating func next() -> Frame? {
-        guard !ended, offset < bytes.count else { return nil }
-        if isUnusedSpace(from: offset) {
-            unusedSpaceOffset = offset
+        guard !ended else { return nil }
+        guard offset < end else {
+            if !endsFile { incompleteOffset = offset }
             ended = true
             return nil
         }
-        let frame = frame(at: offset)
+        if offset != notUnusedSpace, isUnusedSpace(from: offset) {
+            if endsFile {
+                unusedSpaceOffset = offset
+            } else {
+                incompleteOffset = offset
+                zerosReachWindowEnd = true
+            }
+            ended = true
+            return nil
+        }
+        guard let frame = frame(at: offset) else {
+            incompleteOffset = offset
+            ended = true
+            return nil
+        }
         switch frame {
         case .record(let record): offset = record.end
         case .bad: ended = true
@@ -98,31 +149,45 @@ struct LogRecordFrames {
         }
     }
 
-    /// The frame starting at `start` (which must be inside the file), checked.
-    func frame(at start: Int) -> Frame {
-        let remaining = bytes.count - start
-        guard remaining >= LogFormat.recordHeaderLength else { return .bad(BadFrame(start: start, reason: .shortHeader)) }
-        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-        let payloadChecksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self))
-        let headerChecksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 8, as: UInt32.self))
-        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 8)])) == headerChecksum else {
+    /// The frame starting at `start` (which must be inside the bytes held), checked; `nil` when the window
+    /// ends before it can be judged: before its header, its payload, or the end of the last sector they
+    /// reach (which the torn-tail test reads).
+    func frame(at start: Int) -> Frame? {
+        let remaining = end - start
+        guard remaining >= LogFormat.recordHeaderLength else {
+            return endsFile ? .bad(BadFrame(start: start, reason: .shortHeader)) : nil
+        }
+        let at = start - base
+        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        let payloadChecksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self))
+        let headerChecksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at + 8, as: UInt32.self))
+        guard CRC32C.checksum(slice(start..<(start + 8))) == headerChecksum else {
+            guard endsFile || end >= Self.sectorEnd(of: start + LogFormat.recordHeaderLength) else { return nil }
             return .bad(BadFrame(start: start, reason: .headerChecksumMismatch))
         }
         guard length <= LogFormat.maximumPayloadLength else { return .bad(BadFrame(start: start, reason: .badLength(length))) }
         guard remaining - LogFormat.recordHeaderLength >= length else {
-            return .bad(BadFrame(start: start, reason: .truncatedPayload(length: length)))
+            return endsFile ? .bad(BadFrame(start: start, reason: .truncatedPayload(length: length))) : nil
         }
         let payloadStart = start + LogFormat.recordHeaderLength
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[payloadStart..<(payloadStart + length)])
+        let payload = slice(payloadStart..<(payloadStart + length))
         guard CRC32C.checksum(payload) == payloadChecksum else {
+            guard endsFile || end >= Self.sectorEnd(of: payloadStart + length) else { return nil }
             return .bad(BadFrame(start: start, reason: .payloadChecksumMismatch(length: length)))
         }
         return .record(Record(start: start, payload: payload))
     }
 
-    /// Whether every byte from `offset` to the end of the file is zero.
+    /// The end of the sector holding the byte before `offset`: how far a torn-tail test of bytes ending
+    /// at `offset` reads.
+    static func sectorEnd(of offset: Int) -> Int {
+        (offset + sectorLength - 1) / sectorLength * sectorLength
+    }
+
+    /// Whether every byte from `offset` to the end of the bytes held is zero (to the end of the file, when
+    /// they reach it).
     func isUnusedSpace(from offset: Int) -> Bool {
-        UnsafeRawBufferPointer(rebasing: bytes[offset...]).allSatisfy { $0 == 0 }
+        SegmentWindow.firstNonZero(in: slice(offset..<end)) == nil
     }
 
     // MARK: Torn tails
@@ -158,12 +223,12 @@ struct LogRecordFrames {
     /// disk after it was written has no such sector: within a sector, its bytes are followed by those of the
     /// next record, and a torn write can only be the newest records. (etcd's write-ahead log uses the same
     /// test.)
-    func reachesNeverFilledSector(from start: Int, to end: Int) -> Bool {
+    func reachesNeverFilledSector(from start: Int, to recordEnd: Int) -> Bool {
         var chunkStart = start
-        while chunkStart < min(end, bytes.count) {
+        while chunkStart < min(recordEnd, end) {
             let sectorEnd = (chunkStart / Self.sectorLength + 1) * Self.sectorLength
-            let chunkEnd = min(sectorEnd, bytes.count)
-            if UnsafeRawBufferPointer(rebasing: bytes[chunkStart..<chunkEnd]).allSatisfy({ $0 == 0 }) { return true }
+            let chunkEnd = min(sectorEnd, end)
+            if slice(chunkStart..<chunkEnd).allSatisfy({ $0 == 0 }) { return true }
             chunkStart = chunkEnd
         }
         return false
@@ -175,32 +240,63 @@ struct LogRecordFrames {
     /// bad: a whole frame whose header passes its checks is skipped by its length; across damaged bytes
     /// (and a frame the file ends inside), the next such frame is searched byte by byte. A stretch of
     /// damaged bytes counts as one record, unless it is all zeros (space never written, not a record).
-    /// Best effort: `CutReport.droppedRecords`.
+    /// Best effort: `CutReport.droppedRecords`. The bytes must reach the end of the file; a segment read
+    /// in windows is counted by `SegmentWindow.estimatedRecordCount(from:)`.
     func estimatedRecordCount(from start: Int) -> Int {
+        var tally = RecordTally()
+        _ = count(from: start, into: &tally)
+        return tally.finished
+    }
+
+    /// A count of records in progress (`estimatedRecordCount(from:)`), carried from window to window.
+    struct RecordTally {
         var count = 0
-        var offset = start
-        var damagedStretchHasData = false
         var inDamagedStretch = false
-        while offset < bytes.count {
+        var damagedStretchHasData = false
+        /// Set when a count stopped because a damaged stretch's zeros reach the end of the window.
+        var zerosReachWindowEnd = false
+
+        /// The count once the end of the file is reached.
+        var finished: Int { count + (inDamagedStretch && damagedStretchHasData ? 1 : 0) }
+    }
+
+    /// Counts the records from `start` on into `tally`, as far as the bytes held allow; returns where it
+    /// stopped: the end of the bytes held, or a frame it cannot judge without more of the file. Zeros in a
+    /// damaged stretch are skipped up to the last 11 before the next byte that is not zero: a frame's
+    /// header checksum (its bytes 8 to 11) is never all zero, so no frame starts earlier among them.
+    func count(from start: Int, into tally: inout RecordTally) -> Int {
+        var offset = start
+        while offset < end {
             let length: Int?
-            switch frame(at: offset) {
+            guard let frame = frame(at: offset) else { return offset }
+            switch frame {
             case .record(let record): length = record.payload.count
             case .bad(let bad):
                 if case .payloadChecksumMismatch(let payloadLength) = bad.reason { length = payloadLength } else { length = nil }
             }
             if let length {
-                if inDamagedStretch, damagedStretchHasData { count += 1 }
-                inDamagedStretch = false
-                damagedStretchHasData = false
-                count += 1
+                if tally.inDamagedStretch, tally.damagedStretchHasData { tally.count += 1 }
+                tally.inDamagedStretch = false
+                tally.damagedStretchHasData = false
+                tally.count += 1
                 offset += LogFormat.recordHeaderLength + length
             } else {
-                inDamagedStretch = true
-                if bytes[offset] != 0 { damagedStretchHasData = true }
-                offset += 1
+                tally.inDamagedStretch = true
+                if bytes[offset - base] != 0 {
+                    tally.damagedStretchHasData = true
+                    offset += 1
+                } else if let nonZero = SegmentWindow.firstNonZero(in: slice(offset..<end)) {
+                    offset = max(offset + 1, offset + nonZero - (LogFormat.recordHeaderLength - 1))
+                } else if endsFile {
+                    return end
+                } else {
+                    // Zeros to the end of the window: the reader looks for the next data itself (holes
+                    // skipped), from where a frame could still start.
+                    tally.zerosReachWindowEnd = true
+                    return max(offset + 1, end - (LogFormat.recordHeaderLength - 1))
+                }
             }
         }
-        if inDamagedStretch, damagedStretchHasData { count += 1 }
-        return count
+        return offset
     }
 }

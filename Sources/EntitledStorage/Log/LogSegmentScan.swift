@@ -52,8 +52,8 @@ struct LogSegmentScan {
     /// the damage. Where the file header is damaged, the records are still read (with the version it
     /// states, from the sequence the name states), so that an operator learns how many look intact.
     /// Throws only when the file cannot be read, or `file` is not a segment's name.
-    static func upToDamage(path: String, file: String) throws(StorageError) -> LogSegmentScan {
-        try LogSegmentScan(path: path, file: file, pastDamagedHeader: true)
+    static func upToDamage(path: String, file: String, windowCapacity: Int = SegmentWindow.standardCapacity) throws(StorageError) -> LogSegmentScan {
+        try LogSegmentScan(path: path, file: file, pastDamagedHeader: true, windowCapacity: windowCapacity)
     }
 
     /// Records handed to a replay together: their changes, and where each record starts in the file.
@@ -69,18 +69,19 @@ struct LogSegmentScan {
     /// handed over only once every record in it passed its checks; damage found later in the file throws
     /// after the batches before it were replayed. An error `replay` throws ends the scan and is thrown.
     static func replaying(
-        path: String, file: String, batchSize: Int = replayBatchSize, reserve: (_ creations: Int) -> Void,
-        replay: (Batch) throws(StorageError) -> Void
+        path: String, file: String, batchSize: Int = replayBatchSize, windowCapacity: Int = SegmentWindow.standardCapacity,
+        reserve: (_ creations: Int) -> Void, replay: (Batch) throws(StorageError) -> Void
     ) throws(StorageError) -> LogSegmentScan {
         let scan = try LogSegmentScan(
-            path: path, file: file, pastDamagedHeader: false, keep: .handedOver(batchSize: batchSize), reserve: reserve, replay: replay
+            path: path, file: file, pastDamagedHeader: false, windowCapacity: windowCapacity, keep: .handedOver(batchSize: batchSize),
+            reserve: reserve, replay: replay
         )
         if let damage = scan.damage { throw damage.error }
         return scan
     }
 
     private init(
-        path: String, file: String, pastDamagedHeader: Bool, keep: Keeping = .kept,
+        path: String, file: String, pastDamagedHeader: Bool, windowCapacity: Int = SegmentWindow.standardCapacity, keep: Keeping = .kept,
         reserve: (Int) -> Void = { _ in }, replay: (Batch) throws(StorageError) -> Void = { _ in }
     ) throws(StorageError) {
         guard let namedSequence = LogFormat.firstSequence(ofSegmentNamed: file) else {
@@ -88,9 +89,11 @@ struct LogSegmentScan {
         }
         self.file = file
         self.firstSequence = namedSequence
-        let bytes = try FileSystem.readWholeFile(path)
+        // Read a window at a time: the memory a segment takes does not grow with its size.
+        var window = try SegmentWindow(path: path, capacity: windowCapacity)
         var handing = Handing(keep: keep)
-        bytes.withUnsafeBytes { raw in scan(raw, pastDamagedHeader: pastDamagedHeader, handing: &handing, reserve: reserve, replay: replay) }
+        try scan(&window, pastDamagedHeader: pastDamagedHeader, handing: &handing, reserve: reserve, replay: replay)
+        fileLength = try window.length()
         if let failure = handing.failure { throw failure }
     }
 
@@ -107,34 +110,79 @@ struct LogSegmentScan {
     }
 
     private mutating func scan(
-        _ bytes: UnsafeRawBufferPointer, pastDamagedHeader: Bool, handing: inout Handing,
+        _ window: inout SegmentWindow, pastDamagedHeader: Bool, handing: inout Handing,
         reserve: (Int) -> Void, replay: (Batch) throws(StorageError) -> Void
-    ) {
-        fileLength = bytes.count
-        guard bytes.count >= LogFormat.segmentHeaderLength,
-            !bytes[0..<LogFormat.segmentHeaderLength].allSatisfy({ $0 == 0 })
+    ) throws(StorageError) {
+        try window.load(from: 0)
+        guard window.count >= LogFormat.segmentHeaderLength,
+            SegmentWindow.firstNonZero(in: UnsafeRawBufferPointer(rebasing: window.bytes[0..<LogFormat.segmentHeaderLength])) != nil
         else {
             // Created but its header never (fully) written: a crash during a log rotation.
-            return markTorn(at: 0, total: bytes.count)
+            let length = try window.length()
+            return markTorn(at: 0, total: length)
         }
         do throws(StorageError) {
-            try checkHeader(bytes)
+            try checkHeader(window.bytes)
         } catch {
             damage = Damage(error: error, recordOffset: nil)
             guard pastDamagedHeader else { return }
-            formatVersion = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-            _ = readRecords(bytes, handing: &handing, reserve: reserve, replay: replay)
+            formatVersion = UInt32(littleEndian: window.bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            _ = try readRecords(&window, handing: &handing, replay: replay)
             return
         }
-        switch readRecords(bytes, handing: &handing, reserve: reserve, replay: replay) {
+        if case .handedOver = handing.keep {
+            let creations = try Self.countCreations(&window)
+            reserve(creations)
+        }
+        switch try readRecords(&window, handing: &handing, replay: replay) {
         case .end:
             break
         case .unusedSpace(let offset):
             unusedTailOffset = offset
         case .tornTail(let offset):
-            markTorn(at: offset, total: bytes.count)
+            let length = try window.length()
+            markTorn(at: offset, total: length)
         case .damage(let damage):
             self.damage = damage
+        }
+    }
+
+    /// How many records of the segment create a membership, counted by hopping from frame header to frame
+    /// header (each header checked, no payload read beyond its kind byte) up to the first bad one: what a
+    /// replay reserves room for before it decodes anything. A pass of its own, since the segment is read a
+    /// window at a time; it costs a read of the file from the page cache and a checksum of 8 bytes a
+    /// record, which the restart benchmark does not tell from its noise (Protocol/STORAGE.md §9).
+    private static func countCreations(_ window: inout SegmentWindow) throws(StorageError) -> Int {
+        // A creation's kind byte follows its 8-byte sequence (STORAGE.md).
+        let head = LogFormat.recordHeaderLength + 9
+        var creations = 0
+        var offset = LogFormat.segmentHeaderLength
+        while true {
+            try window.load(from: offset)
+            let bytes = window.bytes
+            var at = offset - window.base
+            while at + LogFormat.recordHeaderLength <= bytes.count {
+                let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                let headerChecksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at + 8, as: UInt32.self))
+                guard length <= LogFormat.maximumPayloadLength,
+                    CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[at..<(at + 8)])) == headerChecksum
+                else { return creations }
+                if length > 8 {
+                    guard at + head <= bytes.count else { break }
+                    if bytes[at + LogFormat.recordHeaderLength + 8] == 1 { creations += 1 }
+                }
+                at += LogFormat.recordHeaderLength + length
+            }
+            let next = window.base + at
+            if window.endsFile, next + LogFormat.recordHeaderLength > window.base + window.count { return creations }
+            if next == offset {
+                // Not even one header fits: only when a window of a few bytes (a file that grew since it
+                // was opened) ends in the middle of one.
+                try window.load(from: offset, atLeast: head)
+                guard window.count >= head else { return creations }
+                continue
+            }
+            offset = next
         }
     }
 
@@ -150,33 +198,64 @@ struct LogSegmentScan {
     }
 
     /// Reads the records after the file header, each checked: its frame, its contents, its sequence.
-    /// The frames are found first, front to back; their contents are then decoded in batches, on every
-    /// core for a large one (`LoggedChanges.decode`), checked in order, and kept or handed over. The first
-    /// problem in file order ends the records, as if they had been read one by one.
+    /// The file is read a window at a time; in each window the frames are found first, front to back, and
+    /// their contents then decoded in batches, on every core for a large one (`LoggedChanges.decode`),
+    /// checked in order, and kept or handed over, before the window moves on. The first problem in file
+    /// order ends the records, as if they had been read one by one.
     private mutating func readRecords(
-        _ bytes: UnsafeRawBufferPointer, handing: inout Handing, reserve: (Int) -> Void, replay: (Batch) throws(StorageError) -> Void
-    ) -> End {
-        var frames = LogRecordFrames(bytes)
-        var intact: [LogRecordFrames.Record] = []
-        var ending: End?
-        framing: while let frame = frames.next() {
-            switch frame {
-            case .record(let record):
-                intact.append(record)
-            case .bad(let bad):
-                ending = frames.isTornTail(bad) ? .tornTail(bad.start) : damaged(at: bad.start, offset: bad.offset, problem: bad.problem)
-                break framing
-            }
-        }
-        // A creation's kind byte follows its 8-byte sequence (STORAGE.md): counted without decoding.
-        reserve(intact.count { $0.payload.count > 8 && $0.payload[8] == 1 })
+        _ window: inout SegmentWindow, handing: inout Handing, replay: (Batch) throws(StorageError) -> Void
+    ) throws(StorageError) -> End {
         var expected = firstSequence
-        var batchStart = 0
-        let batchSize: Int
-        switch handing.keep {
-        case .kept: batchSize = Self.replayBatchSize
-        case .handedOver(let size): batchSize = max(1, size)
+        var offset = LogFormat.segmentHeaderLength
+        // A frame start whose zeros were found to stop before the end of the file: not unused space.
+        var notUnusedSpace: Int?
+        var needsLargestFrame = false
+        while true {
+            try window.load(from: offset, atLeast: needsLargestFrame ? SegmentWindow.largestFrameSpan : 0)
+            var frames = LogRecordFrames(window.bytes, base: window.base, endsFile: window.endsFile, from: offset, notUnusedSpace: notUnusedSpace)
+            var intact: [LogRecordFrames.Record] = []
+            var ending: End?
+            framing: while let frame = frames.next() {
+                switch frame {
+                case .record(let record):
+                    intact.append(record)
+                case .bad(let bad):
+                    ending = frames.isTornTail(bad) ? .tornTail(bad.start) : damaged(at: bad.start, offset: bad.offset, problem: bad.problem)
+                    break framing
+                }
+            }
+            // The records' payloads are in the window: decoded before it moves.
+            if let stop = handOver(intact, expected: &expected, handing: &handing, replay: replay) { return stop }
+            if let ending { return ending }
+            if let unused = frames.unusedSpaceOffset { return .unusedSpace(unused) }
+            guard let incomplete = frames.incompleteOffset else { return .end }
+            if frames.zerosReachWindowEnd {
+                // Zeros to the end of the window: unused space when they go on to the end of the file.
+                guard try window.firstNonZeroByte(from: window.base + window.count) != nil else { return .unusedSpace(incomplete) }
+                notUnusedSpace = incomplete
+            }
+            // A frame larger than the window (a record of up to 16 MiB) gets a window it fits in.
+            needsLargestFrame = incomplete == offset && !frames.zerosReachWindowEnd
+            offset = incomplete
         }
+    }
+
+    /// Decodes `intact` (frames that passed their checks, in file order) in batches, checks that each
+    /// holds change `expected` (which moves on), and keeps them or hands them to `replay`; how the records
+    /// end when one is out of order or does not decode, or `replay` threw (`handing.failure`).
+    private mutating func handOver(
+        _ intact: [LogRecordFrames.Record], expected: inout UInt64, handing: inout Handing, replay: (Batch) throws(StorageError) -> Void
+    ) -> End? {
+        var batchStart = 0
+        let largestBatch: Int
+        switch handing.keep {
+        case .kept: largestBatch = Self.replayBatchSize
+        case .handedOver(let size): largestBatch = max(1, size)
+        }
+        // A window's records in batches of equal size: a small remainder of a window would be decoded on
+        // one core (`LoggedChanges.smallestParallelDecoding`).
+        let batchCount = (intact.count + largestBatch - 1) / largestBatch
+        let batchSize = batchCount > 0 ? (intact.count + batchCount - 1) / batchCount : largestBatch
         while batchStart < intact.count {
             let batch = intact[batchStart..<min(batchStart + batchSize, intact.count)]
             // Version 1 records are dated by the ones before them: those are decoded in order.
@@ -219,7 +298,7 @@ struct LogSegmentScan {
             }
             batchStart += batch.count
         }
-        return ending ?? frames.unusedSpaceOffset.map { .unusedSpace($0) } ?? .end
+        return nil
     }
 
     private func damaged(at recordOffset: Int, offset: Int, problem: String) -> End {

@@ -114,12 +114,44 @@ enum SnapshotFile {
         try bytes.withBytes { (raw) throws(StorageError) -> StoreImage in try decode(raw, file: name) }
     }
 
-    /// Reads and checks the snapshot `file` in `directory`.
     /// Reads and checks the snapshot `file` in `directory`, telling `progress` how many memberships it
     /// holds and how many are decoded.
+    ///
+    /// The snapshot is the state, decoded whole, so it is read whole; but only once its header passed its
+    /// checks against the file's size (`checkHeader`): a file that is no snapshot, or whose header does
+    /// not announce the body the file holds, is refused before memory is taken for it. A snapshot too
+    /// large for the memory the process may have is an error (`ENOMEM`), not an abort.
     static func read(_ file: String, in directory: String, progress: LoadingProgress = LoadingProgress()) throws(StorageError) -> StoreImage {
-        let bytes = try FileSystem.readWholeFile(directory + "/" + file)
-        return try bytes.withBytes { (raw) throws(StorageError) -> StoreImage in try decode(raw, file: file, progress: progress) }
+        try FileSystem.withWholeFile(
+            directory + "/" + file, headerLength: SnapshotFormat.headerLength,
+            check: { (header, size) throws(StorageError) in try checkHeader(header, fileSize: size, file: file) }
+        ) { (raw) throws(StorageError) -> StoreImage in
+            try decode(raw, file: file, progress: progress)
+        }
+    }
+
+    /// The checks of a snapshot's header that need no more of the file than the header and its size: the
+    /// length, the magic, a known version, the header checksum and the body length. The errors are those
+    /// `decode` throws for the same problems.
+    private static func checkHeader(_ header: UnsafeRawBufferPointer, fileSize: Int, file: String) throws(StorageError) {
+        guard fileSize >= SnapshotFormat.headerLength, header.count >= SnapshotFormat.headerLength else {
+            throw .corruptSnapshot(file: file, offset: min(fileSize, header.count), problem: "the file ends inside its \(SnapshotFormat.headerLength)-byte header")
+        }
+        guard Array(header[0..<8]) == SnapshotFormat.magic else {
+            throw .corruptSnapshot(file: file, offset: 0, problem: "not an entitled snapshot (bad magic)")
+        }
+        let version = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        guard SnapshotFormat.readableVersions.contains(version) else {
+            throw .corruptSnapshot(file: file, offset: 8, problem: "format version \(version); this server reads versions \(SnapshotFormat.readableVersions.lowerBound) to \(SnapshotFormat.readableVersions.upperBound)")
+        }
+        let storedHeaderChecksum = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 36, as: UInt32.self))
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<36])) == storedHeaderChecksum else {
+            throw .corruptSnapshot(file: file, offset: 0, problem: "the header fails its checksum")
+        }
+        let bodyLength = UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        guard UInt64(fileSize - SnapshotFormat.headerLength) == bodyLength else {
+            throw .corruptSnapshot(file: file, offset: fileSize, problem: "the header announces a \(bodyLength)-byte body, the file holds \(fileSize - SnapshotFormat.headerLength)")
+        }
     }
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, file: String, progress: LoadingProgress = LoadingProgress()) throws(StorageError) -> StoreImage {

@@ -1,0 +1,58 @@
+import Logging
+import NIOConcurrencyHelpers
+import UnixSignals
+
+/// SIGTERM and SIGINT, trapped from the moment `serve()` begins to the end of the process, and what the
+/// phase the server is in does with them: before it listens, it stops before binding; while it loads, the
+/// load gives up at its next step (`LoadingProgress.requestStop()`) and the server stops without serving;
+/// once it serves, the service group shuts down gracefully (final snapshot included).
+///
+/// One trap for every phase, rather than the service group's own (`gracefulShutdownSignals`), which is
+/// set only once the group runs: before that, a SIGTERM took its default action, killing a loading
+/// server with no log line and its Unix socket file left behind. Handing the trap over to the group
+/// would leave a moment where a signal, already ignored for the trap, reached nobody.
+final class StopSignals: Sendable {
+    private struct State {
+        var received: UnixSignal?
+        var action: (@Sendable () -> Void)?
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let logger: Logger
+
+    private init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// Starts trapping SIGTERM and SIGINT. Until `onStop(_:)` names an action, a signal is only kept.
+    static func trap(logger: Logger) async -> StopSignals {
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let stop = StopSignals(logger: logger)
+        Task.detached {
+            for await signal in signals { stop.receive(signal) }
+        }
+        return stop
+    }
+
+    /// Whether a stop was asked for.
+    var isRequested: Bool { state.withLockedValue { $0.received != nil } }
+
+    /// From now on a stop signal runs `action`; at once when one came already.
+    func onStop(_ action: @escaping @Sendable () -> Void) {
+        let already = state.withLockedValue { state in
+            state.action = action
+            return state.received != nil
+        }
+        if already { action() }
+    }
+
+    private func receive(_ signal: UnixSignal) {
+        let (first, action) = state.withLockedValue { state in
+            let first = state.received == nil
+            if first { state.received = signal }
+            return (first, state.action)
+        }
+        if first { logger.info("\(signal): stopping") }
+        action?()
+    }
+}
