@@ -66,11 +66,18 @@ struct MembershipWriter {
         return response
     }
 
+    /// Sends `request`; an error answer that may succeed later is `unavailable` (the store delivers the
+    /// notification again), one that says the notification cannot be applied is returned for the caller.
     private func send(_ request: EntitledRequest) async throws(ReceiveFailure) -> EntitledResponse {
+        let response: EntitledResponse
         do {
-            return try await gateway.send(request)
+            response = try await gateway.send(request)
         } catch {
             throw .unavailable(error)
         }
+        if let failure = response.error, !failure.code.refusesTheNotification {
+            throw .unavailable(EntitledUnavailable("entitled answered \(failure.code.rawValue): \(failure.message)"))
+        }
+        return response
     }
 }
