@@ -87,7 +87,7 @@ struct StoresService {
         }
         router.post("google") { request, _ -> Response in
             guard let google else { return Self.notServed("google", "--google-package and --google-service-account", metrics) }
-            return await Self.receive("google", request, metrics: metrics, logger: notificationLogger) { body, request throws(ReceiveFailure) in
+            return await Self.receive("google", request, metrics: metrics, logger: notificationLogger, unmatched: unmatched) { body, request throws(ReceiveFailure) in
                 try await google.receive(body: body, authorization: request.headers[.authorization], now: Int64(Date().timeIntervalSince1970))
             }
         }
@@ -109,7 +109,7 @@ struct StoresService {
         }
         let entitled = settings.entitled
         let retrier = UnmatchedRetrier(
-            unmatched: unmatched, apple: apple, interval: .seconds(settings.unmatchedRetrySeconds), metrics: metrics, logger: logger
+            unmatched: unmatched, apple: apple, google: google, interval: .seconds(settings.unmatchedRetrySeconds), metrics: metrics, logger: logger
         )
         // Hummingbird's singleton loops, named here so that the roster schedules its later looks on one of them.
         let loops = EventLoopGroupProvider.singleton.eventLoopGroup

@@ -9,6 +9,7 @@ import ServiceLifecycle
 struct UnmatchedRetrier: Service {
     let unmatched: UnmatchedNotifications
     let apple: AppleReceiver?
+    let google: GooglePlayReceiver?
     let interval: Duration
     let metrics: StoreMetrics
     let logger: Logger
@@ -25,9 +26,18 @@ struct UnmatchedRetrier: Service {
 
     func retryOnce() async {
         for entry in unmatched.entries() {
-            guard entry.store == "apple", let apple else { continue }
             do {
-                let outcome = try await apple.receive(body: entry.body)
+                let outcome: NotificationOutcome
+                switch entry.store {
+                case "apple":
+                    guard let apple else { continue }
+                    outcome = try await apple.receive(body: entry.body)
+                case "google":
+                    guard let google else { continue }
+                    outcome = try await google.receive(verifiedBody: entry.body, now: Int64(Date().timeIntervalSince1970))
+                default:
+                    continue
+                }
                 if case .awaitingPurchase = outcome { continue }
                 unmatched.remove(entry)
                 metrics.finished(entry.store, outcome)

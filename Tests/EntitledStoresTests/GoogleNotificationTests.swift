@@ -43,6 +43,7 @@ import _CryptoExtras
             arguments: [
                 "--google-package", Self.package, "--google-service-account", keyFile, "--google-push-audience", Self.audience,
                 "--google-push-email", Self.pushEmail, "--google-api-url", google.url, "--google-certs-url", google.url + "/certs",
+                "--unmatched-retry-seconds", "1",
             ]
         )
         client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
@@ -144,6 +145,40 @@ import _CryptoExtras
         let parts = try #require(requests.assertion?.split(separator: "."))
         let signature = try #require(Data(base64Encoded: String(parts[2]).paddedBase64))
         #expect(serviceAccountKey.publicKey.isValidSignature(.init(rawRepresentation: signature), for: Data("\(parts[0]).\(parts[1])".utf8), padding: .insecurePKCS1v1_5))
+    }
+
+    @Test func aPurchaseNamingNoAccountIsKeptUntilAGrantNamesItsTokenThenApplied() throws {
+        // The app did not set obfuscatedAccountId: the notification cannot say whose purchase it is. It is
+        // kept (not answered 200 and forgotten), and applied once the app's backend grants the purchase
+        // naming its purchase token as the original transaction.
+        var purchase = Self.subscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.5555-6666-7777-88888..1", expiry: "2099-03-01T00:00:00Z")
+        purchase["externalAccountIdentifiers"] = nil
+        try google.set(["subscriptions": ["token-k": purchase]])
+        let renewed = ["subscriptionNotification": ["version": "1.0", "notificationType": 2, "purchaseToken": "token-k", "subscriptionId": "premium_monthly"]]
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let kept = try push("m-k1", renewed, eventTime: now - 1000, token: try pushToken())
+        #expect(kept.status == 200)
+        #expect(kept.body.contains("names no obfuscatedExternalAccountId; kept until a grant names original transaction token-k"), "\(kept.body)")
+        #expect(try client.send(.memberships(originalTransactionId: "token-k")).memberships == [])
+
+        let granted = try client.send(
+            .grant(
+                user: "user_k", product: "premium_monthly", source: "play_store", expiresAt: "2099-02-01T00:00:00Z",
+                transactionId: "GPA.5555-6666-7777-88888", originalTransactionId: "token-k"
+            )
+        )
+        #expect(granted.isOK)
+        var current: MembershipInfo?
+        for _ in 0..<300 {
+            current = try client.send(.memberships(user: "user_k")).memberships?.first
+            if current?.expiresAt == "2099-03-01T00:00:00Z" { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(current?.expiresAt == "2099-03-01T00:00:00Z", "the kept renewal was not applied")
+        #expect(current?.transactions.map(\.id).contains("GPA.5555-6666-7777-88888..1") == true)
+        let metrics = try stores.get("/metrics").body
+        #expect(metrics.contains(#"entitled_stores_notifications_total{store="google",outcome="unmatched"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"entitled_stores_notifications_total{store="google",outcome="applied"} 1"#), "\(metrics)")
     }
 
     @Test func aOneTimePurchaseIsGrantedForLifeAndAVoidedOneIsRefunded() throws {

@@ -71,6 +71,13 @@ public struct GooglePlayReceiver: Sendable {
 
     public func receive(body: [UInt8], authorization: String?, now: Int64) async throws(ReceiveFailure) -> NotificationOutcome {
         if let push { try await push.verify(authorization: authorization, now: now) }
+        return try await receive(verifiedBody: body, now: now)
+    }
+
+    /// Applies a push whose bearer token was verified when it arrived: a kept notification tried again
+    /// (`UnmatchedNotifications`), whose token has expired since. The purchase is read from the Play
+    /// Developer API again, as it is now.
+    public func receive(verifiedBody body: [UInt8], now: Int64) async throws(ReceiveFailure) -> NotificationOutcome {
         guard let envelope = JSONValue(strictUTF8: body), let message = envelope["message"],
             let messageID = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue, let encoded = message["data"]?.stringValue
         else { throw .refused(NotificationRefusal(.malformed, "not a Pub/Sub push: message.messageId or message.data is missing")) }
@@ -154,7 +161,11 @@ public struct GooglePlayReceiver: Sendable {
         if found == nil || (user != nil && found?.user != user) {
             if found == nil, state == "SUBSCRIPTION_STATE_PENDING" { return .ignored("the subscription's payment is pending: no access yet") }
             guard let user else {
-                return .unmatched("no membership holds this purchase, and it names no obfuscatedExternalAccountId")
+                // Kept, as the App Store's are, until a grant names the purchase token (the app's backend at
+                // purchase time): dropped, a renewal or refund of it would be lost for good.
+                return .awaitingPurchase(
+                    originalTransaction: token, reason: "no membership holds this purchase, and it names no obfuscatedExternalAccountId"
+                )
             }
             let granted = try await writer.grant(
                 .grant(
@@ -223,7 +234,7 @@ public struct GooglePlayReceiver: Sendable {
         var writer = MembershipWriter(gateway: gateway)
         if try await writer.membership(ofOriginalTransaction: token) != nil { return .duplicate }
         guard let user = purchase["obfuscatedExternalAccountId"]?.stringValue else {
-            return .unmatched("the one-time purchase names no obfuscatedExternalAccountId")
+            return .awaitingPurchase(originalTransaction: token, reason: "the one-time purchase names no obfuscatedExternalAccountId")
         }
         let order = purchase["orderId"]?.stringValue ?? token
         _ = try await writer.grant(
@@ -239,7 +250,8 @@ public struct GooglePlayReceiver: Sendable {
         var writer = MembershipWriter(gateway: gateway)
         var membership = try await writer.membership(ofOriginalTransaction: token)
         if membership == nil, let orderID { membership = try await writer.membership(ofTransaction: orderID) }
-        guard let membership else { return .unmatched("no membership holds the voided purchase") }
+        // A refund of a purchase not granted yet is kept too: granted later, it must not keep its access.
+        guard let membership else { return .awaitingPurchase(originalTransaction: token, reason: "no membership holds the voided purchase") }
         try await writer.apply(
             .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: orderID, reason: context.reason)
         )
