@@ -104,7 +104,7 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("auth"),
         help: ArgumentHelp(
-            "Require authentication with the tokens of this JSON file: a list of {\"name\": ..., \"token\": ..., \"role\": \"check\" or \"admin\"}.",
+            "Require authentication with the tokens of this JSON file: a list of {\"name\": ..., \"token\": ..., \"role\": \"check\", \"writer\" or \"admin\"}.",
             valueName: "file"
         )
     )

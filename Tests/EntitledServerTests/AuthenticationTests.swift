@@ -7,11 +7,13 @@ import Testing
 @Suite struct AuthenticationTests {
     static let adminToken = "admin-0123456789abcdef"
     static let checkToken = "check-0123456789abcdef"
+    static let writerToken = "writer-0123456789abcdef"
 
     static func tokens() throws -> AccessTokens {
         try AccessTokens(entries: [
             AccessToken(name: "billing", token: adminToken, role: .admin),
             AccessToken(name: "api", token: checkToken, role: .check),
+            AccessToken(name: "stores", token: writerToken, role: .writer),
         ])
     }
 
@@ -109,6 +111,39 @@ import Testing
             #expect(try await connection.send(line: #"{"op":"auth","token":"not-a-token-of-the-file"}"#).errorCode == "unauthorized")
             #expect(try await connection.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
             #expect(try await connection.send(line: #"{"op":"unwatch"}"#)["watches"] == .number("0"))
+        }
+    }
+
+    @Test func aWriterTokenGrantsClaimsRevokesAndAppliesEventsButNeverErasesChangesTheCatalogOrReadsTheTrail() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let admin = try await server.connect()
+            #expect(try await admin.send(line: #"{"op":"auth","token":"\#(Self.adminToken)"}"#).isOK)
+            #expect(try await admin.send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#).isOK)
+            let writer = try await server.connect()
+            let authenticated = try await writer.send(line: #"{"op":"auth","token":"\#(Self.writerToken)"}"#)
+            #expect(authenticated["role"] == .string("writer"))
+            let granted = try await writer.send(line: #"{"op":"grant","device":"d1","product":"prod_pro","duration":"30d","transactionId":"T1"}"#)
+            #expect(granted.isOK, "\(granted.line)")
+            let id = try #require(granted.membership?.id)
+            #expect(try await writer.send(line: #"{"op":"claim","device":"d1","user":"alice"}"#).isOK)
+            let now = server.store.now().rfc3339
+            let event = try await writer.send(line: #"{"op":"event","membership":"\#(id)","type":"cancellation","eventId":"e1","eventTime":"\#(now)"}"#)
+            #expect(event.isOK, "\(event.line)")
+            #expect(try await writer.send(line: #"{"op":"memberships","transactionId":"T1"}"#).isOK)
+            #expect(try await writer.send(line: #"{"op":"check","user":"alice","entitlement":"pro"}"#)["active"] == .bool(true))
+            #expect(try await writer.send(line: #"{"op":"revoke","membership":"\#(id)","reason":"refund"}"#).isOK)
+            for line in [
+                #"{"op":"erase","user":"alice"}"#, #"{"op":"define","entitlement":"pro","products":["prod_x"]}"#,
+                #"{"op":"undefine","entitlement":"pro"}"#, #"{"op":"history","user":"alice"}"#, #"{"op":"reload"}"#,
+                #"{"op":"snapshot"}"#, #"{"op":"stats"}"#, #"{"op":"extend","membership":"\#(id)","duration":"1d"}"#,
+                #"{"op":"watch","all":true}"#,
+            ] {
+                let answer = try await writer.send(line: line)
+                #expect(answer.errorCode == "forbidden", "\(line) -> \(answer.line)")
+            }
+            // Its changes carry its name.
+            let trail = try await admin.send(line: #"{"op":"history","user":"alice"}"#)
+            #expect(trail.line.contains(#""actor":"stores""#), "\(trail.line)")
         }
     }
 

@@ -9,11 +9,11 @@ import Testing
 /// under steady traffic too (not only after the connection happens to close).
 @Suite struct ReceiverTokenTests {
     @Test func aRemovedThenRestoredTokenIsUsedAgainAtTheNextNotification() throws {
-        let entitled = try RunningEntitled(tokens: [.admin, .check])
+        let entitled = try RunningEntitled(tokens: [.admin, .writer, .check])
         let authFile = try #require(entitled.authFilePath)
         let files = try TemporaryDirectory()
         let tokenFile = files.path + "/stores.token"
-        try (AuthFileEntry.admin.token + "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        try (AuthFileEntry.writer.token + "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
         let stores = try RunningStores(
             entitled: "127.0.0.1:\(entitled.port)", environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret],
             arguments: ["--token-file", tokenFile]
@@ -33,7 +33,7 @@ import Testing
         #expect(refused, "the receiver's notifications were still applied after its token was removed")
 
         // Restored: the next deliveries apply, though notifications kept coming all along.
-        try AuthFileEntry.writeAuthFile([.admin, .check], to: authFile)
+        try AuthFileEntry.writeAuthFile([.admin, .writer, .check], to: authFile)
         entitled.reload()
         let applied = try eventually(30) { try deliver("evt_2", 1).status == 200 }
         #expect(applied, "the restored token was not used again")

@@ -726,7 +726,7 @@ class Client:
         return self._call("hello", {}, extra)
 
     def auth(self, token: str, **extra: Any) -> dict:
-        """Authenticates the connection: {"name": ..., "role": "check" | "admin"}. The token is sent once
+        """Authenticates the connection: {"name": ..., "role": "check" | "writer" | "admin"}. The token is sent once
         and kept nowhere by this client."""
         return self._call("auth", {"token": token}, extra)
 

@@ -61,7 +61,7 @@ public struct AccessTokens: Sendable {
         var entries: [AccessToken] = []
         for (index, entry) in decoded.enumerated() {
             guard let role = AccessRole(rawValue: entry.role) else {
-                throw .invalidEntry(index: index, reason: "\"role\" must be \"check\" or \"admin\", not \"\(entry.role.prefix(32))\"")
+                throw .invalidEntry(index: index, reason: "\"role\" must be \"check\", \"writer\" or \"admin\", not \"\(entry.role.prefix(32))\"")
             }
             entries.append(AccessToken(name: entry.name, token: entry.token, role: role))
         }

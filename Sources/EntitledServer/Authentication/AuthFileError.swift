@@ -23,7 +23,7 @@ public enum AuthFileError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .unreadable(let path, let reason): "cannot read the auth file \(path): \(reason)"
         case .malformed(let path, let reason):
-            "the auth file \(path) must be a JSON list of {\"name\": ..., \"token\": ..., \"role\": \"check\" or \"admin\"}: \(reason)"
+            "the auth file \(path) must be a JSON list of {\"name\": ..., \"token\": ..., \"role\": \"check\", \"writer\" or \"admin\"}: \(reason)"
         case .noTokens: "the auth file lists no token, so no client could connect"
         case .invalidEntry(let index, let reason): "entry \(index) of the auth file: \(reason)"
         case .duplicateName(let name): "the auth file names \(name) more than once"
@@ -35,7 +35,7 @@ public enum AuthFileError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .unreadable(_, let reason): "cannot read it: \(reason)"
         case .malformed(_, let reason):
-            "it must be a JSON list of {\"name\": ..., \"token\": ..., \"role\": \"check\" or \"admin\"}: \(reason)"
+            "it must be a JSON list of {\"name\": ..., \"token\": ..., \"role\": \"check\", \"writer\" or \"admin\"}: \(reason)"
         case .noTokens: "it lists no token, so no client could connect"
         case .invalidEntry(let index, let reason): "entry \(index): \(reason)"
         case .duplicateName(let name): "it names \(name) more than once"

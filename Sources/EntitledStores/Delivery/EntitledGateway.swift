@@ -29,7 +29,7 @@ public struct PoolGateway: EntitledGateway {
             case .unauthorized, .forbidden:
                 // The receiver's token is missing, wrong or of a role that may not write: a configuration to
                 // fix, after which the store's redelivery applies the notification.
-                throw EntitledUnavailable("entitled refused this receiver's token: \(failure.message); give --token-file a token of a role that may write")
+                throw EntitledUnavailable("entitled refused this receiver's token: \(failure.message); give --token-file a token of the writer role")
             default:
                 break
             }
