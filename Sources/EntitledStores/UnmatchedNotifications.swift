@@ -2,8 +2,8 @@ import EntitledClient
 import Foundation
 
 /// Verified notifications that name a purchase no membership holds yet (an App Store purchase made before
-/// the app set `appAccountToken`), kept in a directory, one file each, until a grant names their original
-/// transaction: the receiver tries them again periodically and removes each once applied. A file is
+/// the app set `appAccountToken`, a Google Play purchase naming no account, a Stripe refund of an invoice
+/// not granted yet), kept in a directory, one file each, until a grant names their original transaction: the receiver tries them again periodically and removes each once applied. A file is
 /// written whole before the store is answered (temporary file, fsync, rename), so a kept notification
 /// survives a crash.
 public struct UnmatchedNotifications: Sendable {

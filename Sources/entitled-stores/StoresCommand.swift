@@ -83,6 +83,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Stripe: days of access after a failed renewal (past_due) while Stripe retries the charge (default: 7).")
     var stripeGraceDays: Int?
 
+    @Option(help: "Stripe: a file whose first line is a secret or restricted API key (read access to invoices), to find the invoice of a refunded charge: API versions from 2025-03-31 no longer name it in the charge.")
+    var stripeApiKeyFile: String?
+
+    @Option(help: "Stripe: the API's address (default: https://api.stripe.com).")
+    var stripeApiUrl: String?
+
     @Option(help: "Whop: the webhook secret. Repeat it while one secret replaces another. Prefer the environment or the file.")
     var whopSecret: [String] = []
 
@@ -129,7 +135,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("google-api-url", googleApiUrl.map(ConfigContent.string)), ("google-token-url", googleTokenUrl.map(ConfigContent.string)),
             ("google-certs-url", googleCertsUrl.map(ConfigContent.string)),
             ("stripe-secret", stripeSecret.isEmpty ? nil : .stringArray(stripeSecret)), ("stripe-user-key", stripeUserKey.map(ConfigContent.string)),
-            ("stripe-grace-days", stripeGraceDays.map(ConfigContent.int)), ("whop-secret", whopSecret.isEmpty ? nil : .stringArray(whopSecret)),
+            ("stripe-grace-days", stripeGraceDays.map(ConfigContent.int)),
+            ("stripe-api-key-file", stripeApiKeyFile.map(ConfigContent.string)), ("stripe-api-url", stripeApiUrl.map(ConfigContent.string)), ("whop-secret", whopSecret.isEmpty ? nil : .stringArray(whopSecret)),
             ("whop-user-key", whopUserKey.map(ConfigContent.string)), ("state-dir", stateDir.map(ConfigContent.string)),
             ("unmatched-retry-seconds", unmatchedRetrySeconds.map(ConfigContent.int)), ("idle-timeout", idleTimeout.map(ConfigContent.int)),
             ("request-timeout", requestTimeout.map(ConfigContent.int)), ("max-connections", maxConnections.map(ConfigContent.int)), ("log-level", logLevel.map(ConfigContent.string)),

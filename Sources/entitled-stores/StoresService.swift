@@ -44,7 +44,7 @@ struct StoresService {
         let notificationLogger = logger
         router.post("stripe") { request, _ -> Response in
             guard let stripe else { return Self.notServed("stripe", "--stripe-secret", metrics) }
-            return await Self.receive("stripe", request, metrics: metrics, logger: notificationLogger) { body, request throws(ReceiveFailure) in
+            return await Self.receive("stripe", request, metrics: metrics, logger: notificationLogger, unmatched: unmatched) { body, request throws(ReceiveFailure) in
                 try await stripe.receive(
                     body: body, signature: request.headers[HTTPField.Name("Stripe-Signature")!], now: Int64(Date().timeIntervalSince1970)
                 )
@@ -109,7 +109,7 @@ struct StoresService {
         }
         let entitled = settings.entitled
         let retrier = UnmatchedRetrier(
-            unmatched: unmatched, apple: apple, google: google, interval: .seconds(settings.unmatchedRetrySeconds), metrics: metrics, logger: logger
+            unmatched: unmatched, apple: apple, google: google, stripe: stripe, interval: .seconds(settings.unmatchedRetrySeconds), metrics: metrics, logger: logger
         )
         // Hummingbird's singleton loops, named here so that the roster schedules its later looks on one of them.
         let loops = EventLoopGroupProvider.singleton.eventLoopGroup

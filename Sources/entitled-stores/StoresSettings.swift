@@ -89,13 +89,7 @@ struct StoresSettings {
             entitled = parsed
         }
         if let path = text("token-file") {
-            guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw Failure(message: "cannot read the token file \(path) (--token-file)")
-            }
-            let first = contents.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            let token = first.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !token.isEmpty else { throw Failure(message: "the token file \(path) is empty: its first line must hold the token") }
-            self.token = token
+            token = try Self.secret(inFile: path, what: "token", setting: "token-file")
         }
         let googlePackage = text("google-package")
         let googleKey = text("google-service-account")
@@ -130,6 +124,10 @@ struct StoresSettings {
             var stripe = StripeReceiver.Settings(secrets: stripeSecrets)
             stripe.userMetadataKey = text("stripe-user-key") ?? stripe.userMetadataKey
             stripe.gracePeriodDays = try number("stripe-grace-days", in: 0...365) ?? stripe.gracePeriodDays
+            if let path = text("stripe-api-key-file") {
+                stripe.apiKey = try Self.secret(inFile: path, what: "Stripe API key", setting: "stripe-api-key-file")
+            }
+            if let url = text("stripe-api-url") { stripe.apiURL = url.hasSuffix("/") ? String(url.dropLast()) : url }
             self.stripe = stripe
         }
         let appleRoot = text("apple-root-ca")
@@ -195,4 +193,18 @@ struct StoresSettings {
 
 extension StoresSettings.Failure {
     init(_ message: String) { self.message = message }
+}
+
+extension StoresSettings {
+    /// The first line of the file at `path`, trimmed: a secret kept out of the command line and the
+    /// environment, which other users can see.
+    static func secret(inFile path: String, what: String, setting: String) throws(Failure) -> String {
+        guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw Failure(message: "cannot read the \(what) file \(path) (--\(setting))")
+        }
+        let first = contents.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let secret = first.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !secret.isEmpty else { throw Failure(message: "the \(what) file \(path) is empty: its first line must hold the \(what)") }
+        return secret
+    }
 }

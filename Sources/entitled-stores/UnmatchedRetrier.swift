@@ -3,13 +3,15 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Tries the kept notifications again every `interval`: each one whose purchase a grant has named since is
-/// applied (and removed); the others stay. A notification that can never apply (its verification fails
+/// Tries the kept notifications again every `interval` (the App Store's, Google Play's and Stripe's, each
+/// through its receiver, with the signature it was verified with when it came): each one whose purchase a
+/// grant has named since is applied (and removed); the others stay. A notification that can never apply (its verification fails
 /// now) is removed with an error in the log.
 struct UnmatchedRetrier: Service {
     let unmatched: UnmatchedNotifications
     let apple: AppleReceiver?
     let google: GooglePlayReceiver?
+    let stripe: StripeReceiver?
     let interval: Duration
     let metrics: StoreMetrics
     let logger: Logger
@@ -35,6 +37,9 @@ struct UnmatchedRetrier: Service {
                 case "google":
                     guard let google else { continue }
                     outcome = try await google.receive(verifiedBody: entry.body, now: Int64(Date().timeIntervalSince1970))
+                case "stripe":
+                    guard let stripe else { continue }
+                    outcome = try await stripe.receive(verifiedBody: entry.body)
                 default:
                     continue
                 }

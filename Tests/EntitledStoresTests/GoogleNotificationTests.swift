@@ -13,7 +13,7 @@ import _CryptoExtras
     static let package = "com.example.app"
     static let audience = "https://stores.example.com/google"
     static let pushEmail = "pubsub-push@example-project.iam.gserviceaccount.com"
-    let google: GoogleStandIn
+    let google: StoreStandIn
     let entitled: RunningEntitled
     let stores: RunningStores
     let client: EntitledConnection
@@ -22,7 +22,7 @@ import _CryptoExtras
     private let files: TemporaryDirectory
 
     init() throws {
-        google = try GoogleStandIn()
+        google = try StoreStandIn("google_standin")
         serviceAccountKey = try Self.fixtureKey("service-account")
         googleKey = try Self.fixtureKey("google-signing")
         let primitives = try googleKey.publicKey.getKeyPrimitives()

@@ -32,6 +32,15 @@ enum StripeFixtures {
         return event(id, type: "charge.refunded", created: created, object: object)
     }
 
+    /// A refund as API versions from 2025-03-31 ("basil") write the charge: no `invoice`, its payment intent.
+    static func basilRefundEvent(_ id: String, created: Int64, paymentIntent: String, charge: String = "ch_2") -> [UInt8] {
+        let object: [String: Any] = [
+            "id": charge, "object": "charge", "amount": 999, "amount_refunded": 999, "refunded": true, "captured": true,
+            "payment_intent": paymentIntent, "customer": "cus_9", "status": "succeeded",
+        ]
+        return event(id, type: "charge.refunded", created: created, object: object)
+    }
+
     static func event(_ id: String, type: String, created: Int64, object: [String: Any]) -> [UInt8] {
         let event: [String: Any] = [
             "id": id, "object": "event", "api_version": "2025-03-31.basil", "created": created, "livemode": false, "type": type,

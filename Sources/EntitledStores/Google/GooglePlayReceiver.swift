@@ -55,14 +55,14 @@ public struct GooglePlayReceiver: Sendable {
 
     public let settings: Settings
     let gateway: any EntitledGateway
-    let http: GoogleHTTP
+    let http: StoreHTTP
     let tokens: GoogleAccessTokens
     let push: GooglePushVerifier?
 
     public init(settings: Settings, gateway: any EntitledGateway, httpClient: HTTPClient = .shared) throws(NotificationRefusal) {
         self.settings = settings
         self.gateway = gateway
-        let http = GoogleHTTP(client: httpClient)
+        let http = StoreHTTP(client: httpClient)
         self.http = http
         let account = try GoogleServiceAccount(json: settings.serviceAccountJSON)
         tokens = GoogleAccessTokens(account: account, tokenURL: settings.tokenURL, http: http)
@@ -127,13 +127,13 @@ public struct GooglePlayReceiver: Sendable {
 
     /// Fetches `path` of the Play Developer API for the app; `nil` when Google does not know the purchase.
     private func fetch(_ path: String, _ context: Context) async throws(ReceiveFailure) -> JSONValue? {
-        do throws(GoogleHTTP.Unavailable) {
+        do throws(StoreHTTP.Unavailable) {
             let token = try await tokens.token(now: context.now)
             let url = "\(settings.apiURL)/androidpublisher/v3/applications/\(settings.packageName)/purchases/\(path)"
             let reply = try await http.get(url, bearer: token)
             if reply.status == 404 || reply.status == 410 { return nil }
             guard reply.status == 200, let json = reply.json else {
-                throw GoogleHTTP.Unavailable(reason: "the Play Developer API answered \(reply.status): check the service account's access to the app")
+                throw StoreHTTP.Unavailable(reason: "the Play Developer API answered \(reply.status): check the service account's access to the app")
             }
             return json
         } catch {
@@ -142,7 +142,7 @@ public struct GooglePlayReceiver: Sendable {
     }
 
     private func subscriptionChanged(token: String, type: Int, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        guard let purchase = try await fetch("subscriptionsv2/tokens/\(GoogleHTTP.escaped(token))", context) else {
+        guard let purchase = try await fetch("subscriptionsv2/tokens/\(StoreHTTP.escaped(token))", context) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
         guard let item = purchase["lineItems"]?.arrayValue?.first, let product = item["productId"]?.stringValue else {
@@ -227,7 +227,7 @@ public struct GooglePlayReceiver: Sendable {
     }
 
     private func productPurchased(token: String, sku: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        guard let purchase = try await fetch("products/\(GoogleHTTP.escaped(sku))/tokens/\(GoogleHTTP.escaped(token))", context) else {
+        guard let purchase = try await fetch("products/\(StoreHTTP.escaped(sku))/tokens/\(StoreHTTP.escaped(token))", context) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
         guard purchase["purchaseState"]?.intValue == 0 else { return .ignored("the one-time purchase is not purchased (pending or canceled)") }

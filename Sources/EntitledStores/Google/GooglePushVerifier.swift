@@ -11,11 +11,11 @@ actor GooglePushVerifier {
     let audience: String
     let email: String?
     let certificatesURL: String
-    let http: GoogleHTTP
+    let http: StoreHTTP
     private var keys: [String: _RSA.Signing.PublicKey] = [:]
     private var fetchedAt: Int64 = 0
 
-    init(audience: String, email: String?, certificatesURL: String, http: GoogleHTTP) {
+    init(audience: String, email: String?, certificatesURL: String, http: StoreHTTP) {
         self.audience = audience
         self.email = email
         self.certificatesURL = certificatesURL
@@ -61,7 +61,7 @@ actor GooglePushVerifier {
     }
 
     private func refreshKeys(now: Int64) async throws(ReceiveFailure) {
-        let reply: GoogleHTTP.Reply
+        let reply: StoreHTTP.Reply
         do {
             reply = try await http.get(certificatesURL)
         } catch {

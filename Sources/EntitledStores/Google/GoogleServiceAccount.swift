@@ -43,28 +43,28 @@ actor GoogleAccessTokens {
 
     let account: GoogleServiceAccount
     let tokenURL: String
-    let http: GoogleHTTP
+    let http: StoreHTTP
     private var cached: (token: String, expires: Int64)?
     /// Tokens fetched so far (for the metrics and the tests).
     private(set) var fetched = 0
 
-    init(account: GoogleServiceAccount, tokenURL: String?, http: GoogleHTTP) {
+    init(account: GoogleServiceAccount, tokenURL: String?, http: StoreHTTP) {
         self.account = account
         self.tokenURL = tokenURL ?? account.tokenURL
         self.http = http
     }
 
-    func token(now: Int64) async throws(GoogleHTTP.Unavailable) -> String {
+    func token(now: Int64) async throws(StoreHTTP.Unavailable) -> String {
         if let cached, cached.expires - 60 > now { return cached.token }
         let assertion: String
         do {
             assertion = try account.assertion(scope: Self.scope, audience: tokenURL, now: now)
         } catch {
-            throw GoogleHTTP.Unavailable(reason: "cannot sign the service account's assertion: \(error)")
+            throw StoreHTTP.Unavailable(reason: "cannot sign the service account's assertion: \(error)")
         }
         let reply = try await http.postForm(tokenURL, [("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", assertion)])
         guard reply.status == 200, let json = reply.json, let token = json["access_token"]?.stringValue else {
-            throw GoogleHTTP.Unavailable(reason: "Google's OAuth endpoint refused the service account (\(reply.status)): check the key and its access to the Play Console")
+            throw StoreHTTP.Unavailable(reason: "Google's OAuth endpoint refused the service account (\(reply.status)): check the key and its access to the Play Console")
         }
         let lifetime = Int64(json["expires_in"]?.intValue ?? 3600)
         cached = (token, now + lifetime)

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import EntitledClient
 
 /// Stripe's webhook events, verified and applied (https://docs.stripe.com/api/events):
@@ -11,7 +12,9 @@ import EntitledClient
 ///   `canceled`/`unpaid`/`incomplete_expired` an `expiration`, `paused` a `pause`, paused to active a
 ///   `resume`, another product a `product_change`. A subscription whose metadata names another user is
 ///   granted to that user: the server's transfer rule decides.
-/// - `charge.refunded` (fully refunded): a `refund` of the membership holding the charge's invoice.
+/// - `charge.refunded` (fully refunded): a `refund` of the membership holding the charge's invoice, named in
+///   the charge by API versions before 2025-03-31 and found through its payment intent's invoice payments
+///   since (`StripeInvoicePayments`). A refund whose membership does not exist yet is kept and tried again.
 ///
 /// Every write is idempotent: the event's id (with the kind of change) is the event id, a grant names the
 /// subscription, so a redelivered event changes nothing. Order: `entitled` ignores an event older than the
@@ -27,21 +30,33 @@ public struct StripeReceiver: Sendable {
         public var gracePeriodDays: Int
         /// How far the signature's time may be from now, in seconds.
         public var tolerance: Int64
+        /// A secret or restricted key of the account, to find the invoice of a refunded charge
+        /// (`StripeInvoicePayments`); without it such a refund is answered 503 until one is given.
+        public var apiKey: String?
+        /// The Stripe API's address: `https://api.stripe.com`, or a stand-in's.
+        public var apiURL: String
 
-        public init(secrets: [String], userMetadataKey: String = "app_user_id", gracePeriodDays: Int = 7, tolerance: Int64 = StripeSignature.defaultTolerance) {
+        public init(
+            secrets: [String], userMetadataKey: String = "app_user_id", gracePeriodDays: Int = 7, tolerance: Int64 = StripeSignature.defaultTolerance,
+            apiKey: String? = nil, apiURL: String = "https://api.stripe.com"
+        ) {
             self.secrets = secrets
             self.userMetadataKey = userMetadataKey
             self.gracePeriodDays = gracePeriodDays
             self.tolerance = tolerance
+            self.apiKey = apiKey
+            self.apiURL = apiURL
         }
     }
 
     public let settings: Settings
     let gateway: any EntitledGateway
+    let invoicePayments: StripeInvoicePayments?
 
-    public init(settings: Settings, gateway: any EntitledGateway) {
+    public init(settings: Settings, gateway: any EntitledGateway, httpClient: HTTPClient = .shared) {
         self.settings = settings
         self.gateway = gateway
+        invoicePayments = settings.apiKey.map { StripeInvoicePayments(apiURL: settings.apiURL, key: $0, http: StoreHTTP(client: httpClient)) }
     }
 
     /// Verifies and applies one webhook request; `now` in Unix seconds.
@@ -51,6 +66,12 @@ public struct StripeReceiver: Sendable {
         } catch {
             throw .refused(error)
         }
+        return try await receive(verifiedBody: body)
+    }
+
+    /// Applies an event whose signature was verified when it arrived: a kept one tried again
+    /// (`UnmatchedNotifications`), whose signature's time is long past the tolerance by then.
+    public func receive(verifiedBody body: [UInt8]) async throws(ReceiveFailure) -> NotificationOutcome {
         guard let event = JSONValue(strictUTF8: body) else {
             throw .refused(NotificationRefusal(.malformed, "the body is not JSON"))
         }
@@ -193,16 +214,40 @@ public struct StripeReceiver: Sendable {
         guard charge["refunded"]?.boolValue == true else {
             return .ignored("charge \(chargeID) is refunded in part only: access stays")
         }
-        guard let invoice = charge["invoice"]?.storeID else {
-            return .unmatched("charge \(chargeID) names no invoice, so no subscription")
+        guard let invoice = try await invoice(of: charge, chargeID) else {
+            return .ignored("charge \(chargeID) paid no invoice, so no subscription")
         }
         var writer = MembershipWriter(gateway: gateway)
         guard let membership = try await writer.membership(ofTransaction: invoice) else {
-            return .unmatched("no membership holds invoice \(invoice) of charge \(chargeID)")
+            // Kept and tried again: a refund that came before its subscription's grant must not be lost,
+            // or the refunded customer keeps access.
+            return .awaitingPurchase(originalTransaction: invoice, reason: "no membership holds invoice \(invoice) of charge \(chargeID)")
         }
         try await writer.apply(
             .event(membership: membership.id, type: "refund", eventId: event.eventID("refund"), eventTime: event.time, transactionId: invoice, reason: event.reason)
         )
         return writer.outcome
+    }
+}
+
+extension StripeReceiver {
+    /// The invoice `charge` paid: named in the charge by API versions before 2025-03-31, else found through
+    /// its payment intent's invoice payments. `nil` when it paid none.
+    /// - Throws: `unavailable` when only the API can tell and it does not answer, or no API key is set.
+    func invoice(of charge: JSONValue, _ chargeID: String) async throws(ReceiveFailure) -> String? {
+        if let invoice = charge["invoice"]?.storeID { return invoice }
+        guard let paymentIntent = charge["payment_intent"]?.storeID else { return nil }
+        guard let invoicePayments else {
+            throw .unavailable(
+                EntitledUnavailable(
+                    "charge \(chargeID) names no invoice (API versions from 2025-03-31 do not): give --stripe-api-key-file so the receiver can ask Stripe; the refund is applied at Stripe's next delivery"
+                )
+            )
+        }
+        do {
+            return try await invoicePayments.invoice(paidBy: paymentIntent)
+        } catch {
+            throw .unavailable(EntitledUnavailable(error.reason))
+        }
     }
 }

@@ -1,14 +1,15 @@
 import EntitledTestSupport
 import Foundation
 
-/// The stand-in for Google's OAuth, Play Developer API and signing-key endpoints (Fixtures/google_standin.py),
-/// as a child process on a free loopback port.
-final class GoogleStandIn {
+/// A stand-in for a store's API, a Python script of Fixtures/ written from the store's documentation, as a
+/// child process on a free loopback port: `google_standin.py` (Google's OAuth, Play Developer API and
+/// signing keys), `stripe_standin.py` (Stripe's invoice payments).
+final class StoreStandIn {
     let process = Process()
     private(set) var port = 0
 
-    init() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/google_standin.py")
+    init(_ name: String) throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name).py")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path]
         let output = Pipe()
@@ -22,7 +23,7 @@ final class GoogleStandIn {
             line.append(chunk)
         }
         guard let match = String(decoding: line, as: UTF8.self).firstMatch(of: /listening on (\d+)/), let port = Int(match.1) else {
-            throw TestSupportFailure(description: "the Google stand-in did not start: \(String(decoding: line, as: UTF8.self))")
+            throw TestSupportFailure(description: "the stand-in \(name) did not start: \(String(decoding: line, as: UTF8.self))")
         }
         self.port = port
     }
@@ -36,16 +37,21 @@ final class GoogleStandIn {
 
     var url: String { "http://127.0.0.1:\(port)" }
 
-    /// Merges `values` into the stand-in's state (subscriptions, products, jwks, fail).
+    /// Merges `values` into the stand-in's state (for Google: subscriptions, products, jwks, fail).
     func set(_ values: [String: Any]) throws {
         let body = try JSONSerialization.data(withJSONObject: values)
         _ = try HTTPReply.exchange(port: port, method: "POST", path: "/state", body: Array(body), headers: ["Content-Type": "application/json"])
     }
 
-    /// How many OAuth tokens were asked for, and the last assertion.
-    func tokenRequests() throws -> (count: Int, assertion: String?) {
+    /// The stand-in's state, with what it counted.
+    func state() throws -> [String: Any] {
         let reply = try HTTPReply.exchange(port: port, method: "GET", path: "/state", body: [], headers: [:])
-        let json = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]
-        return (json?["token_requests"] as? Int ?? -1, json?["last_assertion"] as? String)
+        return try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// Google's: how many OAuth tokens were asked for, and the last assertion.
+    func tokenRequests() throws -> (count: Int, assertion: String?) {
+        let json = try state()
+        return (json["token_requests"] as? Int ?? -1, json["last_assertion"] as? String)
     }
 }

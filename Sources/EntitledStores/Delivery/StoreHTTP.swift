@@ -4,10 +4,11 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The few HTTP calls the Google Play receiver makes (its OAuth token, the Play Developer API, Google's
-/// signing keys), over AsyncHTTPClient. A call that gets no answer, or a 5xx, is `EntitledUnavailable`'s
-/// sibling for Google: the notification is answered 503, so Pub/Sub delivers it again.
-struct GoogleHTTP: Sendable {
+/// The few HTTP calls the receivers make of the stores' APIs (Google's OAuth token, the Play Developer API
+/// and Google's signing keys; Stripe's invoice payments), over AsyncHTTPClient. A call that gets no answer,
+/// or a 5xx, is `EntitledUnavailable`'s sibling for the store: the notification is answered 503, so the
+/// store delivers it again.
+struct StoreHTTP: Sendable {
     let client: HTTPClient
 
     struct Reply {
