@@ -89,6 +89,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Stripe: the API's address (default: https://api.stripe.com).")
     var stripeApiUrl: String?
 
+    @Option(help: "A file whose first line is the bearer token (at least 16 bytes) the app's backend sends to POST /purchases/google, the purchase-time path; without it the path is not served.")
+    var purchasesTokenFile: String?
+
     @Option(help: "Whop: the webhook secret. Repeat it while one secret replaces another. Prefer the environment or the file.")
     var whopSecret: [String] = []
 
@@ -136,7 +139,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("google-certs-url", googleCertsUrl.map(ConfigContent.string)),
             ("stripe-secret", stripeSecret.isEmpty ? nil : .stringArray(stripeSecret)), ("stripe-user-key", stripeUserKey.map(ConfigContent.string)),
             ("stripe-grace-days", stripeGraceDays.map(ConfigContent.int)),
-            ("stripe-api-key-file", stripeApiKeyFile.map(ConfigContent.string)), ("stripe-api-url", stripeApiUrl.map(ConfigContent.string)), ("whop-secret", whopSecret.isEmpty ? nil : .stringArray(whopSecret)),
+            ("stripe-api-key-file", stripeApiKeyFile.map(ConfigContent.string)), ("purchases-token-file", purchasesTokenFile.map(ConfigContent.string)), ("stripe-api-url", stripeApiUrl.map(ConfigContent.string)), ("whop-secret", whopSecret.isEmpty ? nil : .stringArray(whopSecret)),
             ("whop-user-key", whopUserKey.map(ConfigContent.string)), ("state-dir", stateDir.map(ConfigContent.string)),
             ("unmatched-retry-seconds", unmatchedRetrySeconds.map(ConfigContent.int)), ("idle-timeout", idleTimeout.map(ConfigContent.int)),
             ("request-timeout", requestTimeout.map(ConfigContent.int)), ("max-connections", maxConnections.map(ConfigContent.int)), ("log-level", logLevel.map(ConfigContent.string)),

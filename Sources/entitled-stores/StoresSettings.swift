@@ -17,6 +17,9 @@ struct StoresSettings {
     var listenPort = 7118
     var entitled = ServerAddress.standard
     var token: String?
+    /// The bearer token the app's backend gives `POST /purchases/...` (`--purchases-token-file`); without
+    /// one, purchases are not served.
+    var purchasesToken: String?
     var apple: AppleReceiver.Settings?
     var google: GooglePlayReceiver.Settings?
     var stripe: StripeReceiver.Settings?
@@ -90,6 +93,12 @@ struct StoresSettings {
         }
         if let path = text("token-file") {
             token = try Self.secret(inFile: path, what: "token", setting: "token-file")
+        }
+        if let path = text("purchases-token-file") {
+            purchasesToken = try Self.secret(inFile: path, what: "purchases token", setting: "purchases-token-file")
+            guard purchasesToken!.utf8.count >= 16 else {
+                throw Failure(message: "the purchases token of \(path) is shorter than 16 bytes: give a random one of at least 16")
+            }
         }
         let googlePackage = text("google-package")
         let googleKey = text("google-service-account")

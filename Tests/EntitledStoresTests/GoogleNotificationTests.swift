@@ -13,6 +13,8 @@ import _CryptoExtras
     static let package = "com.example.app"
     static let audience = "https://stores.example.com/google"
     static let pushEmail = "pubsub-push@example-project.iam.gserviceaccount.com"
+    /// The bearer token of the purchase-time path (`--purchases-token-file`).
+    static let purchasesToken = "backend-7d1e0c52a9f34b86"
     let google: StoreStandIn
     let entitled: RunningEntitled
     let stores: RunningStores
@@ -37,13 +39,15 @@ import _CryptoExtras
             "token_uri": google.url + "/token",
         ]
         try JSONSerialization.data(withJSONObject: key).write(to: URL(fileURLWithPath: keyFile))
+        let purchasesTokenFile = files.path + "/purchases.token"
+        try (Self.purchasesToken + "\n").write(toFile: purchasesTokenFile, atomically: true, encoding: .utf8)
         entitled = try RunningEntitled()
         stores = try RunningStores(
             entitled: "127.0.0.1:\(entitled.port)",
             arguments: [
                 "--google-package", Self.package, "--google-service-account", keyFile, "--google-push-audience", Self.audience,
                 "--google-push-email", Self.pushEmail, "--google-api-url", google.url, "--google-certs-url", google.url + "/certs",
-                "--unmatched-retry-seconds", "1",
+                "--unmatched-retry-seconds", "1", "--purchases-token-file", purchasesTokenFile,
             ]
         )
         client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
@@ -179,6 +183,86 @@ import _CryptoExtras
         let metrics = try stores.get("/metrics").body
         #expect(metrics.contains(#"entitled_stores_notifications_total{store="google",outcome="unmatched"} 1"#), "\(metrics)")
         #expect(metrics.contains(#"entitled_stores_notifications_total{store="google",outcome="applied"} 1"#), "\(metrics)")
+    }
+
+    /// The app's backend reporting a purchase at purchase time.
+    func reportPurchase(_ fields: [String: String], bearer: String = GoogleNotificationTests.purchasesToken) throws -> (status: Int, json: [String: Any]) {
+        let body = try JSONSerialization.data(withJSONObject: fields)
+        let reply = try stores.post("/purchases/google", body: Array(body), headers: ["Authorization": "Bearer \(bearer)", "Content-Type": "application/json"])
+        return (reply.status, (try? JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]) ?? ["raw": reply.body])
+    }
+
+    @Test func aSubscriptionReportedAtPurchaseTimeIsGrantedAcknowledgedOnceAndItsNotificationFindsIt() throws {
+        var purchase = Self.subscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.3333-4444-5555-66666", expiry: "2099-04-01T00:00:00Z")
+        purchase["externalAccountIdentifiers"] = nil
+        purchase["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_PENDING"
+        try google.set(["subscriptions": ["token-p": purchase]])
+        let fields = ["user": "user_p", "productId": "premium_monthly", "purchaseToken": "token-p", "type": "subscription"]
+        let granted = try reportPurchase(fields)
+        #expect(granted.status == 200, "\(granted.json)")
+        let membership = try #require(granted.json["membership"] as? [String: Any])
+        #expect(membership["user"] as? String == "user_p")
+        #expect(membership["productId"] as? String == "premium_monthly")
+        #expect(membership["expiresAt"] as? String == "2099-04-01T00:00:00Z")
+        #expect(membership["isActive"] as? Bool == true)
+        // Acknowledged, so that Google does not refund it after three days.
+        #expect(try google.state()["acknowledged"] as? Int == 1)
+
+        // Reported again: the same membership, nothing granted or acknowledged twice.
+        let again = try reportPurchase(fields)
+        #expect(again.status == 200)
+        #expect((again.json["membership"] as? [String: Any])?["id"] as? String == membership["id"] as? String)
+        #expect(try google.state()["acknowledged"] as? Int == 1)
+        // The notification that follows finds it.
+        let purchased = ["subscriptionNotification": ["version": "1.0", "notificationType": 4, "purchaseToken": "token-p", "subscriptionId": "premium_monthly"]]
+        #expect(try push("m-p1", purchased, eventTime: Int64(Date().timeIntervalSince1970 * 1000) - 5000, token: try pushToken()).status == 200)
+        #expect(try client.send(.memberships(user: "user_p")).memberships?.count == 1)
+    }
+
+    @Test func aPurchaseReportedAtPurchaseTimeIsRefusedWhenItCannotBeTrusted() throws {
+        var someoneElses = Self.subscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.7777-0000-0000-00001", expiry: "2099-04-01T00:00:00Z")
+        someoneElses["externalAccountIdentifiers"] = ["obfuscatedExternalAccountId": "user_other"]
+        var pending = Self.subscription("SUBSCRIPTION_STATE_PENDING", order: "GPA.7777-0000-0000-00002", expiry: "2099-04-01T00:00:00Z")
+        pending["externalAccountIdentifiers"] = nil
+        try google.set(["subscriptions": ["token-o": someoneElses, "token-w": pending]])
+        let valid = ["user": "user_x", "productId": "premium_monthly", "purchaseToken": "token-o", "type": "subscription"]
+        #expect(try reportPurchase(valid, bearer: "not-the-token-0000").status == 401)
+        var unknownField = valid
+        unknownField["price"] = "9.99"
+        let refused = try reportPurchase(unknownField)
+        #expect(refused.status == 400)
+        #expect(((refused.json["error"] as? [String: Any])?["message"] as? String)?.contains("unknown field \"price\"") == true, "\(refused.json)")
+        var unknownToken = valid
+        unknownToken["purchaseToken"] = "token-nobody-knows"
+        #expect(try reportPurchase(unknownToken).status == 400)
+        var otherProduct = valid
+        otherProduct["productId"] = "premium_yearly"
+        #expect(try reportPurchase(otherProduct).status == 400)
+        let otherAccount = try reportPurchase(valid)
+        #expect(otherAccount.status == 409, "\(otherAccount.json)")
+        #expect((otherAccount.json["error"] as? [String: Any])?["code"] as? String == "other_account")
+        var waiting = valid
+        waiting["purchaseToken"] = "token-w"
+        #expect(try reportPurchase(waiting).status == 202)
+        #expect(try client.send(.memberships(user: "user_x")).memberships == [])
+        try google.set(["fail": true])
+        var down = valid
+        down["purchaseToken"] = "token-w"
+        #expect(try reportPurchase(down).status == 503)
+    }
+
+    @Test func aOneTimeProductReportedAtPurchaseTimeIsGrantedForLifeAndAcknowledged() throws {
+        try google.set([
+            "products": ["token-l": ["kind": "androidpublisher#productPurchase", "purchaseTimeMillis": "1764806400000", "purchaseState": 0, "consumptionState": 0, "orderId": "GPA.1212-3434-5656-78787", "acknowledgementState": 0, "purchaseType": 0]]
+        ])
+        let granted = try reportPurchase(["user": "user_l", "productId": "lifetime_pro", "purchaseToken": "token-l", "type": "product"])
+        #expect(granted.status == 200, "\(granted.json)")
+        let membership = try #require(granted.json["membership"] as? [String: Any])
+        #expect(membership["user"] as? String == "user_l")
+        #expect(membership["expiresAt"] is NSNull)
+        #expect(try google.state()["acknowledged"] as? Int == 1)
+        #expect(try reportPurchase(["user": "user_l", "productId": "lifetime_pro", "purchaseToken": "token-l", "type": "product"]).status == 200)
+        #expect(try client.send(.memberships(user: "user_l")).memberships?.count == 1)
     }
 
     @Test func aOneTimePurchaseIsGrantedForLifeAndAVoidedOneIsRefunded() throws {

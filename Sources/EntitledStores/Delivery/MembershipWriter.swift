@@ -18,6 +18,12 @@ struct MembershipWriter {
         try await read(.memberships(originalTransactionId: original)).memberships?.first
     }
 
+    /// The newest membership holding the subscription started by transaction `original`, as `entitled`
+    /// wrote it (the membership object of PROTOCOL.md), if any.
+    func membershipObject(ofOriginalTransaction original: String) async throws(ReceiveFailure) -> JSONValue? {
+        try await read(.memberships(originalTransactionId: original)).body["memberships"]?.arrayValue?.first
+    }
+
     /// The newest membership holding transaction `id`, if any.
     func membership(ofTransaction id: String) async throws(ReceiveFailure) -> MembershipInfo? {
         try await read(.memberships(transactionId: id)).memberships?.first

@@ -29,6 +29,17 @@ struct StoreHTTP: Sendable {
         return try await execute(request, what: url)
     }
 
+    /// POSTs an empty JSON object (`{}`): the body of calls that name everything in their URL
+    /// (Google Play's `:acknowledge`).
+    func postEmptyJSON(_ url: String, bearer: String) async throws(Unavailable) -> Reply {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: "{}"))
+        return try await execute(request, what: url)
+    }
+
     func postForm(_ url: String, _ fields: [(String, String)]) async throws(Unavailable) -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = .POST

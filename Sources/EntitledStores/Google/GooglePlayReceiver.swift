@@ -126,7 +126,7 @@ public struct GooglePlayReceiver: Sendable {
     }
 
     /// Fetches `path` of the Play Developer API for the app; `nil` when Google does not know the purchase.
-    private func fetch(_ path: String, _ context: Context) async throws(ReceiveFailure) -> JSONValue? {
+    func fetch(_ path: String, _ context: Context) async throws(ReceiveFailure) -> JSONValue? {
         do throws(StoreHTTP.Unavailable) {
             let token = try await tokens.token(now: context.now)
             let url = "\(settings.apiURL)/androidpublisher/v3/applications/\(settings.packageName)/purchases/\(path)"
@@ -145,6 +145,14 @@ public struct GooglePlayReceiver: Sendable {
         guard let purchase = try await fetch("subscriptionsv2/tokens/\(StoreHTTP.escaped(token))", context) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
+        let user = purchase["externalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
+        return try await applySubscription(purchase, token: token, user: user, context)
+    }
+
+    /// Brings the membership of subscription `token` to what `purchase` (its `subscriptionsv2` resource)
+    /// says, granting it to `user` first when no membership holds it, or when it names another user (a
+    /// restore on another account: the server's transfer rule decides).
+    func applySubscription(_ purchase: JSONValue, token: String, user: String?, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
         guard let item = purchase["lineItems"]?.arrayValue?.first, let product = item["productId"]?.stringValue else {
             throw .refused(NotificationRefusal(.malformed, "the subscription purchase has no line item with a productId"))
         }
@@ -157,7 +165,6 @@ public struct GooglePlayReceiver: Sendable {
         if found == nil, let linked = purchase["linkedPurchaseToken"]?.stringValue {
             found = try await writer.membership(ofOriginalTransaction: linked)
         }
-        let user = purchase["externalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
         if found == nil || (user != nil && found?.user != user) {
             if found == nil, state == "SUBSCRIPTION_STATE_PENDING" { return .ignored("the subscription's payment is pending: no access yet") }
             guard let user else {
@@ -230,10 +237,16 @@ public struct GooglePlayReceiver: Sendable {
         guard let purchase = try await fetch("products/\(StoreHTTP.escaped(sku))/tokens/\(StoreHTTP.escaped(token))", context) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
+        return try await applyProduct(purchase, token: token, sku: sku, user: purchase["obfuscatedExternalAccountId"]?.stringValue, context)
+    }
+
+    /// Grants the one-time product `sku` bought with `token` (its `products` resource: `purchase`) to `user`,
+    /// once: a purchase a membership holds already is a `duplicate`.
+    func applyProduct(_ purchase: JSONValue, token: String, sku: String, user: String?, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
         guard purchase["purchaseState"]?.intValue == 0 else { return .ignored("the one-time purchase is not purchased (pending or canceled)") }
         var writer = MembershipWriter(gateway: gateway)
         if try await writer.membership(ofOriginalTransaction: token) != nil { return .duplicate }
-        guard let user = purchase["obfuscatedExternalAccountId"]?.stringValue else {
+        guard let user else {
             return .awaitingPurchase(originalTransaction: token, reason: "the one-time purchase names no obfuscatedExternalAccountId")
         }
         let order = purchase["orderId"]?.stringValue ?? token

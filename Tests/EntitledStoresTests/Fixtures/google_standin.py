@@ -50,6 +50,34 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 state.update(json.loads(body))
             return self.reply(200, {"ok": True})
+        # purchases.subscriptions.acknowledge and purchases.products.acknowledge
+        # (https://developers.google.com/android-publisher/api-ref/rest/v3/purchases.subscriptions/acknowledge,
+        # .../purchases.products/acknowledge): POST .../{subscriptionId or productId}/tokens/{token}:acknowledge,
+        # an empty response body on success; a purchase acknowledged already is 400.
+        if self.path.endswith(":acknowledge"):
+            if self.headers.get("Authorization") != "Bearer " + state["issued"]:
+                return self.reply(401, {"error": {"code": 401, "message": "Request had invalid authentication credentials."}})
+            if state["fail"]:
+                return self.reply(503, {"error": {"code": 503, "message": "backend error"}})
+            parts = [unquote(p) for p in self.path[: -len(":acknowledge")].split("/")]
+            kind, token = parts[6], parts[9] if len(parts) > 9 else None
+            with lock:
+                found = (state["subscriptions"] if kind == "subscriptions" else state["products"]).get(token)
+                if found is None:
+                    return self.reply(404, {"error": {"code": 404, "message": "The purchase token was not found."}})
+                if kind == "subscriptions":
+                    if found.get("acknowledgementState") == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED":
+                        return self.reply(400, {"error": {"code": 400, "message": "The subscription purchase is not owned by the user or has been acknowledged."}})
+                    found["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
+                else:
+                    if found.get("acknowledgementState") == 1:
+                        return self.reply(400, {"error": {"code": 400, "message": "The product purchase is not owned by the user or has been acknowledged."}})
+                    found["acknowledgementState"] = 1
+                state["acknowledged"] = state.get("acknowledged", 0) + 1
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         return self.reply(404, {"error": {"code": 404, "message": "no such route"}})
 
     def do_GET(self):
@@ -57,7 +85,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(200, state["jwks"])
         if self.path == "/state":
             with lock:
-                return self.reply(200, {k: state.get(k) for k in ("token_requests", "last_assertion")})
+                return self.reply(200, {k: state.get(k) for k in ("token_requests", "last_assertion", "acknowledged")})
         if state["fail"]:
             return self.reply(503, {"error": {"code": 503, "message": "backend error"}})
         if self.headers.get("Authorization") != "Bearer " + state["issued"]:

@@ -1,0 +1,86 @@
+import Crypto
+import EntitledClient
+import EntitledStores
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The purchase-time path: `POST /purchases/google` takes what the app got at purchase and answers with the
+/// membership, granted now rather than when the store's notification comes (seconds to minutes later).
+/// Called by the app's backend, never by the app: it carries the bearer token of `--purchases-token-file`.
+///
+/// Request: `{"user":"…","productId":"…","purchaseToken":"…","type":"subscription"|"product"}`; a field
+/// not among these is refused, naming it. Answers: `200 {"membership":{…}}` (PROTOCOL.md's membership
+/// object), or `{"error":{"code":…,"message":…}}` with the status of `PurchaseFailure.Code`.
+extension StoresService {
+    static func addPurchaseRoutes(to router: Router<BasicRequestContext>, google: GooglePlayReceiver?, token: String?, logger: Logger) {
+        router.post("purchases/google") { request, _ -> Response in
+            guard let token else {
+                return purchaseAnswer(PurchaseFailure(.badRequest, "purchases are not served: this receiver has no --purchases-token-file"), status: 404)
+            }
+            guard let google else {
+                return purchaseAnswer(PurchaseFailure(.badRequest, "Google Play purchases are not served: this receiver has no --google-package and --google-service-account"), status: 404)
+            }
+            do throws(PurchaseFailure) {
+                try authorize(request, token: token)
+                var request = request
+                let fields = try await purchaseFields(of: &request)
+                let purchase = try googlePlayPurchase(fields)
+                let membership = try await google.grantAtPurchase(purchase, now: Int64(Date().timeIntervalSince1970))
+                logger.info("granted a Google Play purchase at purchase time", metadata: ["user": "\(purchase.user)", "product": "\(purchase.productID)"])
+                return text(200, JSONValue.object([("membership", membership)]).jsonText, contentType: "application/json")
+            } catch {
+                logger.warning("a Google Play purchase was not granted: \(error)")
+                return purchaseAnswer(error)
+            }
+        }
+    }
+
+    /// The bearer token must be the configured one, compared by digest (in constant time).
+    private static func authorize(_ request: Request, token: String) throws(PurchaseFailure) {
+        let presented = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
+        guard SHA256.hash(data: Array(presented.utf8)) == SHA256.hash(data: Array(token.utf8)) else {
+            throw PurchaseFailure(.unauthorized, "the Authorization header must be Bearer and the token of --purchases-token-file")
+        }
+    }
+
+    /// The request's JSON object, each value a string.
+    private static func purchaseFields(of request: inout Request) async throws(PurchaseFailure) -> [String: String] {
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: 64 << 10)
+        } catch {
+            throw PurchaseFailure(.badRequest, "the body could not be read, or is larger than 64 KiB")
+        }
+        guard let text = String(validating: Array(buffer: body), as: UTF8.self), let json = try? JSONValue(parsing: text),
+            case .object(let members) = json
+        else {
+            throw PurchaseFailure(.badRequest, "the body is not a JSON object")
+        }
+        var fields: [String: String] = [:]
+        for (name, value) in members {
+            guard let text = value.stringValue else { throw PurchaseFailure(.badRequest, "\"\(name)\" must be a string") }
+            guard fields.updateValue(text, forKey: name) == nil else { throw PurchaseFailure(.badRequest, "\"\(name)\" is given twice") }
+        }
+        return fields
+    }
+
+    private static func googlePlayPurchase(_ fields: [String: String]) throws(PurchaseFailure) -> GooglePlayPurchase {
+        let known = ["user", "productId", "purchaseToken", "type"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            throw PurchaseFailure(.badRequest, "unknown field \"\(unknown)\"; a Google Play purchase takes \(known.joined(separator: ", "))")
+        }
+        guard let user = fields["user"], let product = fields["productId"], let token = fields["purchaseToken"], !user.isEmpty, !product.isEmpty, !token.isEmpty
+        else { throw PurchaseFailure(.badRequest, "a Google Play purchase needs user, productId and purchaseToken") }
+        guard let kind = GooglePlayPurchase.Kind(rawValue: fields["type"] ?? "subscription") else {
+            throw PurchaseFailure(.badRequest, "\"type\" must be subscription or product")
+        }
+        return GooglePlayPurchase(user: user, productID: product, purchaseToken: token, kind: kind)
+    }
+
+    private static func purchaseAnswer(_ failure: PurchaseFailure, status: Int? = nil) -> Response {
+        let error = JSONValue.object([("code", .string(failure.code.rawValue)), ("message", .string(failure.message))])
+        return text(status ?? failure.status, JSONValue.object([("error", error)]).jsonText, contentType: "application/json")
+    }
+}
