@@ -6,34 +6,54 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// The purchase-time path: `POST /purchases/google` takes what the app got at purchase and answers with the
-/// membership, granted now rather than when the store's notification comes (seconds to minutes later).
-/// Called by the app's backend, never by the app: it carries the bearer token of `--purchases-token-file`.
+/// The purchase-time path: `POST /purchases/google` and `POST /purchases/apple` take what the app got at
+/// purchase and answer with the membership, granted now rather than when the store's notification comes
+/// (seconds to minutes later). Called by the app's backend, never by the app: it carries the bearer token of
+/// `--purchases-token-file`.
 ///
-/// Request: `{"user":"…","productId":"…","purchaseToken":"…","type":"subscription"|"product"}`; a field
-/// not among these is refused, naming it. Answers: `200 {"membership":{…}}` (PROTOCOL.md's membership
+/// Requests: `{"user":"…","productId":"…","purchaseToken":"…","type":"subscription"|"product"}` (Google
+/// Play), `{"user":"…","signedTransaction":"<StoreKit 2 JWS>"}` (App Store); a field not among these is
+/// refused, naming it. Answers: `200 {"membership":{…}}` (PROTOCOL.md's membership
 /// object), or `{"error":{"code":…,"message":…}}` with the status of `PurchaseFailure.Code`.
 extension StoresService {
-    static func addPurchaseRoutes(to router: Router<BasicRequestContext>, google: GooglePlayReceiver?, token: String?, logger: Logger) {
+    static func addPurchaseRoutes(
+        to router: Router<BasicRequestContext>, apple: AppleReceiver?, google: GooglePlayReceiver?, token: String?, logger: Logger
+    ) {
         router.post("purchases/google") { request, _ -> Response in
-            guard let token else {
-                return purchaseAnswer(PurchaseFailure(.badRequest, "purchases are not served: this receiver has no --purchases-token-file"), status: 404)
+            await purchase(request, of: "Google Play", served: google != nil, needing: "--google-package and --google-service-account", token: token, logger: logger) {
+                fields throws(PurchaseFailure) in
+                try await google!.grantAtPurchase(try googlePlayPurchase(fields), now: Int64(Date().timeIntervalSince1970))
             }
-            guard let google else {
-                return purchaseAnswer(PurchaseFailure(.badRequest, "Google Play purchases are not served: this receiver has no --google-package and --google-service-account"), status: 404)
+        }
+        router.post("purchases/apple") { request, _ -> Response in
+            await purchase(request, of: "App Store", served: apple != nil, needing: "--apple-root-ca and --apple-bundle-id", token: token, logger: logger) {
+                fields throws(PurchaseFailure) in
+                let (user, transaction) = try appStorePurchase(fields)
+                return try await apple!.grantAtPurchase(user: user, signedTransaction: transaction)
             }
-            do throws(PurchaseFailure) {
-                try authorize(request, token: token)
-                var request = request
-                let fields = try await purchaseFields(of: &request)
-                let purchase = try googlePlayPurchase(fields)
-                let membership = try await google.grantAtPurchase(purchase, now: Int64(Date().timeIntervalSince1970))
-                logger.info("granted a Google Play purchase at purchase time", metadata: ["user": "\(purchase.user)", "product": "\(purchase.productID)"])
-                return text(200, JSONValue.object([("membership", membership)]).jsonText, contentType: "application/json")
-            } catch {
-                logger.warning("a Google Play purchase was not granted: \(error)")
-                return purchaseAnswer(error)
-            }
+        }
+    }
+
+    /// Answers one purchase: the bearer token checked, the body read as an object of strings, `grant` run.
+    private static func purchase(
+        _ request: Request, of store: String, served: Bool, needing settings: String, token: String?, logger: Logger,
+        _ grant: ([String: String]) async throws(PurchaseFailure) -> JSONValue
+    ) async -> Response {
+        guard let token else {
+            return purchaseAnswer(PurchaseFailure(.badRequest, "purchases are not served: this receiver has no --purchases-token-file"), status: 404)
+        }
+        guard served else {
+            return purchaseAnswer(PurchaseFailure(.badRequest, "\(store) purchases are not served: this receiver has no \(settings)"), status: 404)
+        }
+        do throws(PurchaseFailure) {
+            try authorize(request, token: token)
+            var request = request
+            let membership = try await grant(try await purchaseFields(of: &request))
+            logger.info("granted a purchase at purchase time", metadata: ["store": "\(store)", "membership": "\(membership["id"]?.stringValue ?? "?")"])
+            return text(200, JSONValue.object([("membership", membership)]).jsonText, contentType: "application/json")
+        } catch {
+            logger.warning("a \(store) purchase was not granted: \(error)")
+            return purchaseAnswer(error)
         }
     }
 
@@ -77,6 +97,17 @@ extension StoresService {
             throw PurchaseFailure(.badRequest, "\"type\" must be subscription or product")
         }
         return GooglePlayPurchase(user: user, productID: product, purchaseToken: token, kind: kind)
+    }
+
+    private static func appStorePurchase(_ fields: [String: String]) throws(PurchaseFailure) -> (user: String, signedTransaction: String) {
+        let known = ["user", "signedTransaction"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            throw PurchaseFailure(.badRequest, "unknown field \"\(unknown)\"; an App Store purchase takes \(known.joined(separator: ", "))")
+        }
+        guard let user = fields["user"], let transaction = fields["signedTransaction"], !user.isEmpty, !transaction.isEmpty else {
+            throw PurchaseFailure(.badRequest, "an App Store purchase needs user and signedTransaction (StoreKit 2's jwsRepresentation)")
+        }
+        return (user, transaction)
     }
 
     private static func purchaseAnswer(_ failure: PurchaseFailure, status: Int? = nil) -> Response {

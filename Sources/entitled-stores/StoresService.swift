@@ -91,7 +91,7 @@ struct StoresService {
                 try await google.receive(body: body, authorization: request.headers[.authorization], now: Int64(Date().timeIntervalSince1970))
             }
         }
-        Self.addPurchaseRoutes(to: router, google: google, token: settings.purchasesToken, logger: notificationLogger)
+        Self.addPurchaseRoutes(to: router, apple: apple, google: google, token: settings.purchasesToken, logger: notificationLogger)
         router.get("metrics") { _, _ -> Response in Self.text(200, metrics.text, contentType: "text/plain; version=0.0.4") }
         router.get("health") { _, _ -> Response in Self.text(200, "ok") }
 
@@ -233,7 +233,7 @@ struct UnknownRouteReason<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
             return StoresService.text(
-                Int(error.status.code), "no route \(request.method) \(request.uri.path); routes: POST /apple, /google, /stripe, /whop, /purchases/google; GET /metrics, /health"
+                Int(error.status.code), "no route \(request.method) \(request.uri.path); routes: POST /apple, /google, /stripe, /whop, /purchases/google, /purchases/apple; GET /metrics, /health"
             )
         }
     }

@@ -35,7 +35,7 @@ extension GooglePlayReceiver {
         let acknowledgement: String?
         switch purchase.kind {
         case .subscription:
-            guard let resource = try await Self.attempt({ () async throws(ReceiveFailure) in
+            guard let resource = try await PurchaseFailure.attempting({ () async throws(ReceiveFailure) in
                 try await fetch("subscriptionsv2/tokens/\(StoreHTTP.escaped(token))", context)
             }) else {
                 throw PurchaseFailure(.invalidPurchase, "Google Play does not know this purchase token")
@@ -48,7 +48,7 @@ extension GooglePlayReceiver {
             if resource["subscriptionState"]?.stringValue == "SUBSCRIPTION_STATE_PENDING" {
                 throw PurchaseFailure(.pending, "the subscription's payment is pending: its notification grants it once paid")
             }
-            outcome = try await Self.attempt { () async throws(ReceiveFailure) in
+            outcome = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in
                 try await applySubscription(resource, token: token, user: purchase.user, context)
             }
             // subscriptionsv2: ACKNOWLEDGEMENT_STATE_PENDING until acknowledged.
@@ -56,7 +56,7 @@ extension GooglePlayReceiver {
                 resource["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_PENDING"
                 ? "subscriptions/\(StoreHTTP.escaped(purchase.productID))/tokens/\(StoreHTTP.escaped(token)):acknowledge" : nil
         case .product:
-            guard let resource = try await Self.attempt({ () async throws(ReceiveFailure) in
+            guard let resource = try await PurchaseFailure.attempting({ () async throws(ReceiveFailure) in
                 try await fetch("products/\(StoreHTTP.escaped(purchase.productID))/tokens/\(StoreHTTP.escaped(token))", context)
             }) else {
                 throw PurchaseFailure(.invalidPurchase, "Google Play does not know this purchase token for product \(purchase.productID)")
@@ -68,7 +68,7 @@ extension GooglePlayReceiver {
             case 2: throw PurchaseFailure(.pending, "the purchase's payment is pending: its notification grants it once paid")
             default: throw PurchaseFailure(.invalidPurchase, "the purchase was canceled")
             }
-            outcome = try await Self.attempt { () async throws(ReceiveFailure) in
+            outcome = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in
                 try await applyProduct(resource, token: token, sku: purchase.productID, user: purchase.user, context)
             }
             // products: acknowledgementState 0 until acknowledged, 1 after.
@@ -77,21 +77,12 @@ extension GooglePlayReceiver {
                 ? "products/\(StoreHTTP.escaped(purchase.productID))/tokens/\(StoreHTTP.escaped(token)):acknowledge" : nil
         }
         if case .unmatched(let reason) = outcome { throw PurchaseFailure(.otherAccount, reason) }
-        let membership = try await Self.attempt { () async throws(ReceiveFailure) in
+        let membership = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in
             if let acknowledgement { try await acknowledge(acknowledgement, context) }
             return try await MembershipWriter(gateway: gateway).membershipObject(ofOriginalTransaction: token)
         }
         guard let membership else { throw PurchaseFailure(.unavailable, "the purchase was granted, but entitled did not list it; ask again") }
         return membership
-    }
-
-    /// Runs `body`, its failures as a purchase's.
-    private static func attempt<Result>(_ body: () async throws(ReceiveFailure) -> Result) async throws(PurchaseFailure) -> Result {
-        do {
-            return try await body()
-        } catch {
-            throw PurchaseFailure(error)
-        }
     }
 
     /// The account the purchase names, if it names one, must be the request's user.

@@ -46,4 +46,13 @@ public struct PurchaseFailure: Error, Hashable, Sendable, CustomStringConvertibl
         case .unavailable(let unavailable): self.init(.unavailable, unavailable.reason)
         }
     }
+
+    /// Runs `body`, a failure of its writes or lookups as a purchase's.
+    static func attempting<Result>(_ body: () async throws(ReceiveFailure) -> Result) async throws(PurchaseFailure) -> Result {
+        do {
+            return try await body()
+        } catch {
+            throw PurchaseFailure(error)
+        }
+    }
 }

@@ -1,0 +1,86 @@
+import EntitledClient
+import EntitledStores
+import EntitledTestSupport
+import Foundation
+import Testing
+
+/// The App Store's purchase-time path (`POST /purchases/apple`): a StoreKit 2 signed transaction, as the app
+/// sends its backend right after a purchase, verified with the notifications' checks (a test chain carrying
+/// Apple's marker extensions) and granted now, through real `entitled` and `entitled-stores` processes.
+@Suite struct ApplePurchaseTests {
+    static let token = "backend-1f2e3d4c5b6a7980"
+    static let user = "0f4e2c1a-7d5b-4c1e-9a3f-2b6d8e0c4a91"
+    let entitled: RunningEntitled
+    let stores: RunningStores
+    let client: EntitledConnection
+    let apple: AppleFixtures
+    private let directory: TemporaryDirectory
+    private let files: TemporaryDirectory
+
+    init() throws {
+        let chain = try AppleFixtures.chain()
+        apple = AppleFixtures(chain: chain)
+        files = try TemporaryDirectory()
+        let tokenFile = files.path + "/purchases.token"
+        try (Self.token + "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        entitled = try RunningEntitled()
+        (stores, directory) = try AppleFixtures.receiver(trusting: chain, entitled: entitled, arguments: ["--purchases-token-file", tokenFile])
+        client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
+    }
+
+    func report(_ fields: [String: String], bearer: String = ApplePurchaseTests.token) throws -> (status: Int, json: [String: Any]) {
+        let body = try JSONSerialization.data(withJSONObject: fields)
+        let reply = try stores.post("/purchases/apple", body: Array(body), headers: ["Authorization": "Bearer \(bearer)", "Content-Type": "application/json"])
+        return (reply.status, (try? JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]) ?? ["raw": reply.body])
+    }
+
+    func signedTransaction(_ id: String, original: String, token: String? = ApplePurchaseTests.user, bundleID: String = AppleFixtures.bundleID) -> String {
+        var transaction = AppleFixtures.transaction(id, original: original, expires: AppleFixtures.nowMilliseconds + 30 * 86_400_000, token: token)
+        transaction["bundleId"] = bundleID
+        transaction["signedDate"] = AppleFixtures.nowMilliseconds
+        return apple.sign(transaction)
+    }
+
+    @Test func aSignedTransactionIsGrantedAtOnceOnceAndItsNotificationFindsTheSameMembership() throws {
+        let jws = signedTransaction("2000000101", original: "2000000101")
+        let granted = try report(["user": Self.user, "signedTransaction": jws])
+        #expect(granted.status == 200, "\(granted.json)")
+        let membership = try #require(granted.json["membership"] as? [String: Any])
+        #expect(membership["user"] as? String == Self.user)
+        #expect(membership["productId"] as? String == "premium.monthly")
+        #expect(membership["source"] as? String == "app_store")
+        #expect(membership["isActive"] as? Bool == true)
+        let again = try report(["user": Self.user, "signedTransaction": jws])
+        #expect((again.json["membership"] as? [String: Any])?["id"] as? String == membership["id"] as? String)
+        // The notification of the same purchase, a moment later, finds it: still one membership.
+        let now = AppleFixtures.nowMilliseconds
+        let subscribed = apple.notification(
+            "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "n-p1", signedDate: now,
+            transaction: AppleFixtures.transaction("2000000101", original: "2000000101", expires: now + 30 * 86_400_000)
+        )
+        #expect(try stores.post("/apple", body: subscribed, headers: ["Content-Type": "application/json"]).status == 200)
+        #expect(try client.send(.memberships(user: Self.user)).memberships?.count == 1)
+    }
+
+    @Test func aTransactionThatCannotBeTrustedIsRefusedAndGrantsNothing() throws {
+        let valid = signedTransaction("2000000201", original: "2000000201")
+        #expect(try report(["user": Self.user, "signedTransaction": valid], bearer: "not-the-token-000").status == 401)
+        let unknown = try report(["user": Self.user, "signedTransaction": valid, "price": "9.99"])
+        #expect(unknown.status == 400)
+        #expect(((unknown.json["error"] as? [String: Any])?["message"] as? String)?.contains("unknown field \"price\"") == true)
+        // Signed by a chain the receiver does not trust.
+        let stranger = AppleFixtures(chain: try AppleFixtures.chain())
+        var transaction = AppleFixtures.transaction("2000000202", original: "2000000202", expires: AppleFixtures.nowMilliseconds + 86_400_000)
+        transaction["bundleId"] = AppleFixtures.bundleID
+        transaction["signedDate"] = AppleFixtures.nowMilliseconds
+        let forged = try report(["user": Self.user, "signedTransaction": stranger.sign(transaction)])
+        #expect(forged.status == 400)
+        #expect((forged.json["error"] as? [String: Any])?["code"] as? String == "invalid_purchase")
+        // Another app's, and one whose appAccountToken names someone else.
+        #expect(try report(["user": Self.user, "signedTransaction": signedTransaction("2000000203", original: "2000000203", bundleID: "com.example.other")]).status == 400)
+        let otherUser = try report(["user": "someone-else", "signedTransaction": valid])
+        #expect(otherUser.status == 409)
+        #expect(try client.send(.memberships(user: Self.user)).memberships == [])
+        #expect(try client.send(.memberships(user: "someone-else")).memberships == [])
+    }
+}
