@@ -146,13 +146,20 @@ public struct GooglePlayReceiver: Sendable {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
         let user = purchase["externalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
-        return try await applySubscription(purchase, token: token, user: user, context)
+        return try await applySubscription(purchase, token: token, user: user, revoked: type == Self.subscriptionRevoked, context)
     }
+
+    /// `SUBSCRIPTION_REVOKED`: Google took the subscription back before its end (a refund, a chargeback). The
+    /// state reads `SUBSCRIPTION_STATE_EXPIRED` then, which alone would be an expiry; it is a `refund`, as
+    /// RevenueCat treats it (the voided purchase notification that may follow is then a duplicate).
+    static let subscriptionRevoked = 12
 
     /// Brings the membership of subscription `token` to what `purchase` (its `subscriptionsv2` resource)
     /// says, granting it to `user` first when no membership holds it, or when it names another user (a
     /// restore on another account: the server's transfer rule decides).
-    func applySubscription(_ purchase: JSONValue, token: String, user: String?, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+    func applySubscription(
+        _ purchase: JSONValue, token: String, user: String?, revoked: Bool = false, _ context: Context
+    ) async throws(ReceiveFailure) -> NotificationOutcome {
         guard let item = purchase["lineItems"]?.arrayValue?.first, let product = item["productId"]?.stringValue else {
             throw .refused(NotificationRefusal(.malformed, "the subscription purchase has no line item with a productId"))
         }
@@ -167,6 +174,9 @@ public struct GooglePlayReceiver: Sendable {
         }
         if found == nil || (user != nil && found?.user != user) {
             if found == nil, state == "SUBSCRIPTION_STATE_PENDING" { return .ignored("the subscription's payment is pending: no access yet") }
+            if found == nil, state == "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED" {
+                return .ignored("the pending purchase was canceled before it was paid: nothing to grant")
+            }
             guard let user else {
                 // Kept, as the App Store's are, until a grant names the purchase token (the app's backend at
                 // purchase time): dropped, a renewal or refund of it would be lost for good.
@@ -184,6 +194,13 @@ public struct GooglePlayReceiver: Sendable {
             found = granted ?? found
         }
         guard let membership = found else { return .unmatched("this purchase belongs to another user, and the transfer rule keeps it there") }
+        if revoked {
+            guard membership.revokedAt == nil else { return writer.outcome }
+            try await writer.apply(
+                .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: order, reason: context.reason)
+            )
+            return writer.outcome
+        }
         for request in events(membership: membership, state: state, product: product, expiry: expiry, autoRenews: autoRenews, order: order, context) {
             try await writer.apply(request)
         }
