@@ -68,6 +68,16 @@ import Testing
         #expect(other.body.hasPrefix("ignored: charge ch_o paid no invoice"), "\(other.body)")
     }
 
+    @Test func aChargeRefundedInPartLeavesAccess() throws {
+        let stores = try receiver()
+        let start = StripeFixtures.now - 3600
+        try subscribe("user_p", subscription: "sub_p", invoice: "in_p1", at: start, to: stores)
+        let partial = try deliver(StripeFixtures.refundEvent("evt_p", created: start + 60, invoice: "in_p1", refunded: false), to: stores)
+        #expect(partial.status == 200)
+        #expect(partial.body.hasPrefix("ignored: charge ch_1 is refunded in part only"), "\(partial.body)")
+        #expect(try membership("user_p")?.isActive == true)
+    }
+
     @Test func stripeFailingOrNoAPIKeyIsA503AndTheRedeliveryApplies() throws {
         let start = StripeFixtures.now - 3600
         let refund = StripeFixtures.basilRefundEvent("evt_f", created: start + 60, paymentIntent: "pi_f1")
