@@ -84,4 +84,17 @@ extension GoogleNotificationTests {
         #expect(reply.body.hasPrefix("ignored: the pending purchase was canceled"), "\(reply.body)")
         #expect(try client.send(.memberships(user: "user_never")).memberships == [])
     }
+
+    @Test func aPlayAPIOverQuotaOrFailingIsA503AndTheRedeliveryApplies() throws {
+        let start = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
+        try google.set(["subscriptions": ["token-q": Self.subscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.4000-0000-0000-00001", expiry: "2099-01-01T00:00:00Z")]])
+        for failure in [429, 503] as [Any] {
+            try google.set(["fail": failure])
+            let reply = try notify("q-4", type: 4, token: "token-q", at: start)
+            #expect(reply.status == 503, "\(failure): \(reply.body)")
+        }
+        #expect(try subscription(of: "user_g") == nil)
+        try google.set(["fail": false])
+        #expect(try notify("q-4", type: 4, token: "token-q", at: start).body == "applied\n")
+    }
 }

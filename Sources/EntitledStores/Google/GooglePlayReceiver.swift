@@ -132,6 +132,11 @@ public struct GooglePlayReceiver: Sendable {
             let url = "\(settings.apiURL)/androidpublisher/v3/applications/\(settings.packageName)/purchases/\(path)"
             let reply = try await http.get(url, bearer: token)
             if reply.status == 404 || reply.status == 410 { return nil }
+            if reply.status == 429 {
+                // The Developer API's quota (https://developers.google.com/android-publisher/quotas): the store
+                // delivers the notification again later, by when the quota has room.
+                throw StoreHTTP.Unavailable(reason: "the Play Developer API answered 429: its quota is used up for now")
+            }
             guard reply.status == 200, let json = reply.json else {
                 throw StoreHTTP.Unavailable(reason: "the Play Developer API answered \(reply.status): check the service account's access to the app")
             }

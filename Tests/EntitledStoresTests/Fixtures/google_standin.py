@@ -86,6 +86,16 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/state":
             with lock:
                 return self.reply(200, {k: state.get(k) for k in ("token_requests", "last_assertion", "acknowledged")})
+        if state["fail"] == 429:
+            # Over quota (https://developers.google.com/android-publisher/quotas): 429 RESOURCE_EXHAUSTED.
+            body = json.dumps({"error": {"code": 429, "message": "Quota exceeded", "status": "RESOURCE_EXHAUSTED"}}).encode()
+            self.send_response(429)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Retry-After", "30")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if state["fail"]:
             return self.reply(503, {"error": {"code": 503, "message": "backend error"}})
         if self.headers.get("Authorization") != "Bearer " + state["issued"]:
