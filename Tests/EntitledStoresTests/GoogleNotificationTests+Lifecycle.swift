@@ -97,4 +97,35 @@ extension GoogleNotificationTests {
         try google.set(["fail": false])
         #expect(try notify("q-4", type: 4, token: "token-q", at: start).body == "applied\n")
     }
+
+    @Test func aPlanChangeMovesTheMembershipToTheNewPurchaseAndTheReplacedOneNoLongerEndsIt() throws {
+        let start = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
+        let monthly = Self.subscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.5000-0000-0000-00001", expiry: "2099-01-01T00:00:00Z")
+        try google.set(["subscriptions": ["token-u1": monthly]])
+        #expect(try notify("u-1", type: 4, token: "token-u1", at: start).body == "applied\n")
+        // Upgraded to the yearly product: a new purchase token linked to the old one, with its own order.
+        var yearly = Self.subscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.5000-0000-0000-00002", expiry: "2099-12-01T00:00:00Z", product: "premium_yearly")
+        yearly["linkedPurchaseToken"] = "token-u1"
+        var replaced = monthly
+        replaced["subscriptionState"] = "SUBSCRIPTION_STATE_EXPIRED"
+        try google.set(["subscriptions": ["token-u1": replaced, "token-u2": yearly]])
+        #expect(try notify("u-2", type: 4, token: "token-u2", at: start + 1000).body == "applied\n")
+        var current = try #require(try subscription(of: "user_g"))
+        #expect(current.productId == "premium_yearly")
+        #expect(current.expiresAt == "2099-12-01T00:00:00Z")
+        // The replaced purchase's own notification no longer ends the access the new one pays for.
+        let old = try notify("u-3", type: 13, token: "token-u1", at: start + 2000)
+        #expect(old.body.hasPrefix("ignored: purchase token token-u1 was replaced"), "\(old.body)")
+        current = try #require(try subscription(of: "user_g"))
+        #expect(current.isActive)
+        #expect(current.productId == "premium_yearly")
+        // The new purchase renews the same membership.
+        var renewed = yearly
+        renewed["latestOrderId"] = "GPA.5000-0000-0000-00002..0"
+        renewed["lineItems"] = [["productId": "premium_yearly", "expiryTime": "2100-12-01T00:00:00Z", "autoRenewingPlan": ["autoRenewEnabled": true]]]
+        try google.set(["subscriptions": ["token-u1": replaced, "token-u2": renewed]])
+        #expect(try notify("u-4", type: 2, token: "token-u2", at: start + 3000).body == "applied\n")
+        #expect(try subscription(of: "user_g")?.expiresAt == "2100-12-01T00:00:00Z")
+        #expect(try client.send(.memberships(user: "user_g")).memberships?.count == 1)
+    }
 }

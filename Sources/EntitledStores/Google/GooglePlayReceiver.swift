@@ -199,6 +199,14 @@ public struct GooglePlayReceiver: Sendable {
             found = granted ?? found
         }
         guard let membership = found else { return .unmatched("this purchase belongs to another user, and the transfer rule keeps it there") }
+        // A plan change (upgrade, downgrade) is a new purchase token naming the old one as its
+        // `linkedPurchaseToken`; the membership follows the new one from then on. The old token then reads
+        // `EXPIRED` (https://developer.android.com/google/play/billing/subscriptions#upgrade-downgrade): its
+        // notifications must not end the access the new one pays for. Its last order is one the membership
+        // holds, but no longer the newest.
+        if let newest = membership.transactions.last?.id, newest != order, membership.transactions.contains(where: { $0.id == order }) {
+            return .ignored("purchase token \(token) was replaced by a newer purchase (a plan change), which the membership follows")
+        }
         if revoked {
             guard membership.revokedAt == nil else { return writer.outcome }
             try await writer.apply(
