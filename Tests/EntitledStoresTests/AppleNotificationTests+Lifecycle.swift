@@ -271,17 +271,28 @@ extension AppleNotificationTests {
         #expect(try self.current()?.productId == "premium.yearly")
     }
 
-    @Test func aReversedRefundIsAnsweredAndTheRevocationStays() throws {
+    @Test func aReversedRefundGivesBackTheAccessTheRefundTook() throws {
         let start = AppleFixtures.nowMilliseconds - 600_000
-        try subscribe("9200000001", expires: start + 30 * Self.day, at: start)
-        let current = AppleFixtures.transaction("9200000001", original: "9200000001", expires: start + 30 * Self.day)
+        let end = start + 30 * Self.day
+        try subscribe("9200000001", expires: end, at: start)
+        let current = AppleFixtures.transaction("9200000001", original: "9200000001", expires: end)
         #expect(try deliver(apple.notification("REFUND", uuid: "rev-1", signedDate: start + 1000, transaction: current)).body == "applied\n")
         #expect(try self.current()?.status == "revoked")
+        #expect(try client.send(.check(user: Self.user, product: "premium.monthly")).body["active"]?.boolValue == false)
         // REFUND_REVERSED: "If your app revoked content or services as a result of the related refund, it
-        // needs to reinstate them." entitled's revocation is final: the receiver says so instead of acting.
-        let reversed = try deliver(apple.notification("REFUND_REVERSED", uuid: "rev-2", signedDate: start + 2000, transaction: current))
-        #expect(reversed.status == 200)
-        #expect(reversed.body.hasPrefix("ignored: Apple reversed a refund, but entitled cannot undo"))
+        // needs to reinstate them."
+        let reversal = apple.notification("REFUND_REVERSED", uuid: "rev-2", signedDate: start + 2000, transaction: current)
+        #expect(try deliver(reversal).body == "applied\n")
+        let membership = try #require(try self.current())
+        #expect(membership.isActive)
+        #expect(membership.revokedAt == nil)
+        #expect(expiry(membership) == end)
+        #expect(membership.transactions.first?.revokedAt == nil)
+        #expect(try client.send(.check(user: Self.user, product: "premium.monthly")).body["active"]?.boolValue == true)
+        #expect(try deliver(reversal).body == "duplicate\n")
+        #expect(try client.send(.history(user: Self.user)).history?.map(\.action) == ["refund_reversal", "refund", "grant"])
+        // Back to a subscription like any other: a later refund revokes it again.
+        #expect(try deliver(apple.notification("REFUND", uuid: "rev-3", signedDate: start + 3000, transaction: current)).body == "applied\n")
         #expect(try self.current()?.status == "revoked")
     }
 

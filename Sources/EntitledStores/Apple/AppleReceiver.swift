@@ -17,7 +17,8 @@ import Foundation
 ///   `DID_CHANGE_RENEWAL_STATUS`: `cancellation` / `uncancellation`; `DID_FAIL_TO_RENEW`: `billing_issue`,
 ///   with the renewal info's `gracePeriodExpiresDate` when the subtype is `GRACE_PERIOD`;
 ///   `GRACE_PERIOD_EXPIRED` and `EXPIRED`: `expiration`; `RENEWAL_EXTENDED`: `extension` to the
-///   transaction's `expiresDate`; `REFUND` and `REVOKE`: `refund`; `ONE_TIME_CHARGE`: the grant. The
+///   transaction's `expiresDate`; `REFUND` and `REVOKE`: `refund`; `REFUND_REVERSED`: `refund_reversal`;
+///   `ONE_TIME_CHARGE`: the grant. The
 ///   others (`TEST`, a `DOWNGRADE` before its renewal, `REFUND_DECLINED`, `CONSUMPTION_REQUEST`,
 ///   `PRICE_INCREASE`, `RENEWAL_EXTENSION`, `EXTERNAL_PURCHASE_TOKEN`, types this receiver does not know)
 ///   are answered 200 as ignored, each with its reason. STORES.md's table lists every type.
@@ -219,10 +220,10 @@ public struct AppleReceiver: Sendable {
             // longer shared. Both take access away: a `refund`, final.
             events.append(event("refund", transactionID: transaction.transactionID))
         case ("REFUND_REVERSED", _):
-            // "The App Store reversed a previously granted refund ... If your app revoked content or services
-            // as a result of the related refund, it needs to reinstate them." entitled's revocation is final
-            // (Protocol/PROTOCOL.md, Revocation): there is no event that undoes a refund yet.
-            unchanged = "Apple reversed a refund, but entitled cannot undo the refund's revocation (final); grant the purchase again by hand"
+            // "The App Store reversed a previously granted refund due to a dispute that the customer raised. If
+            // your app revoked content or services as a result of the related refund, it needs to reinstate
+            // them." The one event a membership revoked by a refund still takes (Protocol/PROTOCOL.md, Revocation).
+            events.append(event("refund_reversal", transactionID: transaction.transactionID))
         case ("REFUND_DECLINED", _):
             unchanged = "Apple declined the customer's refund request: access stays as it is"
         case ("CONSUMPTION_REQUEST", _):
