@@ -204,7 +204,7 @@ import Testing
         }
 
         @Test func theKnownNamesAreTheServersLists() {
-            #expect(EntitledRequest.Names.eventTypes.count == 11)
+            #expect(EntitledRequest.Names.eventTypes.count == 12)
             #expect(EntitledRequest.Names.periodTypes.first == "normal")
             #expect(EntitledRequest.Names.grantTypes == ["purchase", "family_sharing", "offer_code", "manual"])
         }

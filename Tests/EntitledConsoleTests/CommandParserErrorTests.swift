@@ -222,7 +222,7 @@ import Testing
             usageError("event mem_x id=e1")
                 == .badArguments(
                     event,
-                    reason: "an event TYPE is required: renewal, cancellation, uncancellation, billing_issue, billing_recovered, expiration, pause, resume, product_change, refund, extension"
+                    reason: "an event TYPE is required: renewal, cancellation, uncancellation, billing_issue, billing_recovered, expiration, pause, resume, product_change, refund, extension, refund_reversal"
                 )
         )
         #expect(

@@ -153,7 +153,7 @@ import Testing
         #expect(complete("event mem_b").action == .replace(deleting: 5, insert: "mem_bydn4qrrzzhrt "))
         #expect(complete("event mem_bydn4qrrzzhrt b").action == .replace(deleting: 1, insert: "billing_"))
         #expect(complete("event mem_bydn4qrrzzhrt billing_").action == .list(["billing_issue", "billing_recovered"]))
-        #expect(complete("event mem_bydn4qrrzzhrt re").action == .list(["refund", "renewal", "resume"]))
+        #expect(complete("event mem_bydn4qrrzzhrt re").action == .list(["refund", "refund_reversal", "renewal", "resume"]))
         #expect(complete("event mem_bydn4qrrzzhrt renewal i").action == .replace(deleting: 1, insert: "id="))
         #expect(complete("event mem_bydn4qrrzzhrt renewal id=e1 u").action == .replace(deleting: 1, insert: "until "))
         #expect(complete("event mem_bydn4qrrzzhrt renewal id=e1 g").action == .replace(deleting: 1, insert: "grace="))

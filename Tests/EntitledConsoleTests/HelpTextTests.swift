@@ -68,7 +68,7 @@ import Testing
             HelpText.command(try spec("event"), style: .plain) == """
                 usage: event MEMBERSHIP TYPE id=EVENT [at=TIME] [until TIME] [grace=TIME] [product=PRODUCT] [transaction=ID] [reason=TEXT]
                 Apply a store's event to a membership: a renewal, a cancellation, a billing issue, a refund...
-                  TYPE is one of renewal, cancellation, uncancellation, billing_issue, billing_recovered, expiration, pause, resume, product_change, refund, extension.
+                  TYPE is one of renewal, cancellation, uncancellation, billing_issue, billing_recovered, expiration, pause, resume, product_change, refund, extension, refund_reversal.
                   id=EVENT is the store's id of the event: the same id again is ignored as a duplicate.
                   at=TIME is when the event happened (default: now); one older than the last applied is ignored.
                   until TIME is the new expiry: required for renewal and extension, optional for resume.

@@ -54,7 +54,7 @@ import Testing
             case 5, 6:
                 let kinds: [LifecycleEvent.Kind] = [
                     .renewal(expiresAt: clock.now.adding(milliseconds: 3_600_000)), .cancellation, .uncancellation, .pause,
-                    .resume(expiresAt: nil), .refund, .billingIssue(gracePeriodExpiresAt: nil), .productChange(productId: "p1"),
+                    .resume(expiresAt: nil), .refund, .refundReversal, .billingIssue(gracePeriodExpiresAt: nil), .productChange(productId: "p1"),
                 ]
                 let event = LifecycleEvent(
                     id: pick(["e0", "e1", "e2", "e3"]), time: clock.now.adding(milliseconds: Int64(random.next() % 1000)), kind: pick(kinds),

@@ -109,6 +109,22 @@ import Testing
         #expect(after == refunded)
     }
 
+    @Test func aRefundReversalUndoesARefundButNoOtherRevocation() {
+        let refunded = applied(subscription(), event("e1", after: 3, .refund))
+        let reversed = applied(refunded, event("e2", after: 5, .refundReversal))
+        #expect(reversed.revocation == nil)
+        #expect(reversed.expiresAt == subscription().expiresAt)
+        #expect(reversed.status(at: start.adding(.days(6))) == .active)
+        // A revocation for another reason stays: the reversal is ignored.
+        var chargedBack = subscription()
+        chargedBack.revocation = Revocation(revokedAt: start.adding(.days(3)), reason: "chargeback")
+        let (after, outcome) = chargedBack.applying(event("e3", after: 5, .refundReversal))
+        #expect(outcome == .ignored(.revoked))
+        #expect(after == chargedBack)
+        // Not revoked: applied, nothing to give back.
+        #expect(applied(subscription(), event("e4", after: 5, .refundReversal)).revocation == nil)
+    }
+
     @Test func anExtensionMovesExpiryButNeverShortensLifetimeAccess() {
         let extended = applied(subscription(), event("e1", after: 3, .extension(expiresAt: start.adding(.days(37)))))
         #expect(extended.expiresAt == start.adding(.days(37)))

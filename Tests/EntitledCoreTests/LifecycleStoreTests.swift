@@ -79,6 +79,24 @@ import Testing
         #expect(try store.access(.user("alice")) == .inactive)
     }
 
+    @Test func aRefundReversalGivesAccessBackAndUnmarksTheTransactionAndThePastStaysRevoked() throws {
+        let store = makeStore(clock: clock)
+        let grant = Grant(
+            subject: .user("alice"), productId: "prod_pro", expiry: .after(.days(30)),
+            transaction: Grant.Transaction(id: "tx_1")
+        )
+        let membership = try store.grant(grant).value
+        clock.advance(by: .days(3))
+        _ = try store.apply(event("evt_r", daysAfterStart: 3, .refund), to: membership.id)
+        clock.advance(by: .days(2))
+        let reversed = try store.apply(event("evt_rr", daysAfterStart: 5, .refundReversal), to: membership.id).value.membership
+        #expect(reversed.revocation == nil)
+        #expect(reversed.lifecycle.transactions.first?.revokedAt == nil)
+        #expect(try store.access(.user("alice")) == .active(until: referenceTime.adding(.days(30))))
+        // Between the refund and its reversal, access was revoked.
+        #expect(try store.access(.user("alice"), at: referenceTime.adding(.days(4))) == .inactive)
+    }
+
     @Test func aGrantKeepsItsPurchaseTimeLifecycleFieldsAndTransaction() throws {
         let store = makeStore(clock: clock)
         let terms = PurchaseTerms(willRenew: true, periodType: .trial, environment: .sandbox, ownership: .familyShared, grantType: .familySharing)

@@ -96,15 +96,18 @@ struct AppleFixtures {
 
     static var nowMilliseconds: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    /// The request body of a notification: `{"signedPayload": ...}`.
+    /// The request body of a notification: `{"signedPayload": ...}`. Its app's fields go in `container`
+    /// (`data`; `summary` for RENEWAL_EXTENSION/SUMMARY, `externalPurchaseToken` for EXTERNAL_PURCHASE_TOKEN),
+    /// with `fields`.
     func notification(
         _ type: String, subtype: String? = nil, uuid: String, signedDate: Int64, bundleID: String = AppleFixtures.bundleID,
-        environment: String = "Sandbox", transaction: [String: Any]? = nil, renewal: [String: Any]? = nil
+        environment: String = "Sandbox", transaction: [String: Any]? = nil, renewal: [String: Any]? = nil,
+        container: String = "data", fields: [String: Any] = [:]
     ) -> [UInt8] {
-        var data: [String: Any] = ["bundleId": bundleID, "environment": environment, "bundleVersion": "1.0"]
+        var data: [String: Any] = ["bundleId": bundleID, "environment": environment, "bundleVersion": "1.0"].merging(fields) { $1 }
         if let transaction { data["signedTransactionInfo"] = sign(transaction.merging(["signedDate": signedDate, "bundleId": bundleID]) { $1 }) }
         if let renewal { data["signedRenewalInfo"] = sign(renewal.merging(["signedDate": signedDate]) { $1 }) }
-        var payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "signedDate": signedDate, "version": "2.0", "data": data]
+        var payload: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "signedDate": signedDate, "version": "2.0", container: data]
         if let subtype { payload["subtype"] = subtype }
         return Array(try! JSONSerialization.data(withJSONObject: ["signedPayload": sign(payload)]))
     }

@@ -36,6 +36,7 @@ import Testing
             (#""type":"product_change","product":"prod_year""#, .productChange(productId: "prod_year")),
             (#""type":"refund""#, .refund),
             (#""type":"extension","expiresAt":"2026-08-01T00:00:00Z""#, .extension(expiresAt: Self.nextExpiry)),
+            (#""type":"refund_reversal""#, .refundReversal),
         ]
         for (fields, kind) in cases {
             let line = #"{"op":"event","membership":"m","eventId":"e","eventTime":"2026-07-01T00:00:00Z","# + fields + "}"

@@ -252,7 +252,7 @@ extension EntitledRequest {
         /// The `type`s of an `event`.
         public static let eventTypes = [
             "renewal", "cancellation", "uncancellation", "billing_issue", "billing_recovered", "expiration", "pause",
-            "resume", "product_change", "refund", "extension",
+            "resume", "product_change", "refund", "extension", "refund_reversal",
         ]
     }
 }

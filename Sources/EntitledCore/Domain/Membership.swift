@@ -120,6 +120,8 @@ public struct Revocation: Hashable, Sendable {
 
     /// What a revoke that gives no reason records.
     public static let defaultReason = "manual"
+    /// What a `refund` event records; a `refund_reversal` event undoes a revocation with this reason only.
+    public static let refundReason = "refund"
 
     public init(revokedAt: Timestamp, reason: String) {
         self.revokedAt = revokedAt

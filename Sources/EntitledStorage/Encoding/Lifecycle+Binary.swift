@@ -57,7 +57,7 @@ extension BinaryWriting {
             write(expiresAt)
         case .productChange(let productId):
             write(productId)
-        case .cancellation, .uncancellation, .billingRecovered, .expiration, .pause, .refund:
+        case .cancellation, .uncancellation, .billingRecovered, .expiration, .pause, .refund, .refundReversal:
             break
         }
     }
@@ -141,6 +141,7 @@ extension BinaryReader {
         case "expiration": kind = .expiration
         case "pause": kind = .pause
         case "refund": kind = .refund
+        case "refund_reversal": kind = .refundReversal  // from format version 6
         default: throw Malformed(offset: typeOffset, problem: "unknown event type \"\(type)\"")
         }
         return LifecycleEvent(id: id, time: time, kind: kind, transactionId: transactionId)

@@ -11,11 +11,17 @@ import Foundation
 ///   unknown purchase without an `appAccountToken` is kept until a grant names its original transaction
 ///   (`NotificationOutcome.awaitingPurchase`). A token naming another user than the
 ///   membership's is a restore on another account: the server's transfer rule decides.
-/// - `SUBSCRIBED` (a resubscription) and `DID_RENEW`: `renewal`; `DID_CHANGE_RENEWAL_STATUS`:
-///   `cancellation` / `uncancellation`; `DID_FAIL_TO_RENEW`: `billing_issue`, with the renewal info's
-///   `gracePeriodExpiresDate` when the subtype is `GRACE_PERIOD`; `GRACE_PERIOD_EXPIRED` and `EXPIRED`:
-///   `expiration`; `REFUND` and `REVOKE`: `refund`; `ONE_TIME_CHARGE`: the grant; `DID_CHANGE_RENEWAL_PREF`
-///   with `UPGRADE`: `product_change`. `TEST` is answered 200 and logged; other types are ignored.
+/// - a transaction the membership does not hold yet (`SUBSCRIBED`, `DID_RENEW`, `DID_CHANGE_RENEWAL_PREF`
+///   with `UPGRADE`, `OFFER_REDEEMED`) is a new period: `renewal`, preceded by `product_change` when its
+///   product is not the membership's (an upgrade or crossgrade at once; a downgrade at its renewal);
+///   `DID_CHANGE_RENEWAL_STATUS`: `cancellation` / `uncancellation`; `DID_FAIL_TO_RENEW`: `billing_issue`,
+///   with the renewal info's `gracePeriodExpiresDate` when the subtype is `GRACE_PERIOD`;
+///   `GRACE_PERIOD_EXPIRED` and `EXPIRED`: `expiration`; `RENEWAL_EXTENDED`: `extension` to the
+///   transaction's `expiresDate`; `REFUND` and `REVOKE`: `refund`; `REFUND_REVERSED`: `refund_reversal`;
+///   `ONE_TIME_CHARGE`: the grant. The
+///   others (`TEST`, a `DOWNGRADE` before its renewal, `REFUND_DECLINED`, `CONSUMPTION_REQUEST`,
+///   `PRICE_INCREASE`, `RENEWAL_EXTENSION`, `EXTERNAL_PURCHASE_TOKEN`, types this receiver does not know)
+///   are answered 200 as ignored, each with its reason. STORES.md's table lists every type.
 ///
 /// The notification's `notificationUUID` (with the kind of change) is the event id and its `signedDate`
 /// the event time, so a redelivery changes nothing and an older notification is ignored.
@@ -54,7 +60,16 @@ public struct AppleReceiver: Sendable {
         }
         if notification.type == "TEST" { return .ignored("a TEST notification (\(notification.environment))") }
         guard let transaction = notification.transaction else {
-            return .ignored("\(notification.type) carries no transaction")
+            switch notification.type {
+            case "RENEWAL_EXTENSION":
+                // SUMMARY: its `summary` counts the subscriptions a mass extension reached; each one it
+                // extended comes as its own RENEWAL_EXTENDED.
+                return .ignored("the summary of a mass renewal-date extension: each subscription it extended comes as its own RENEWAL_EXTENDED")
+            case "EXTERNAL_PURCHASE_TOKEN":
+                return .ignored("an External Purchase API token, not an App Store transaction")
+            default:
+                return .ignored("\(notification.type) carries no transaction")
+            }
         }
         return try await apply(notification, transaction)
     }
@@ -65,7 +80,10 @@ public struct AppleReceiver: Sendable {
             throw NotificationRefusal(.malformed, "the body has no signedPayload")
         }
         let payload = try await signed.verify(signedPayload, what: "signedPayload", now: now)
-        let data = payload["data"] ?? payload["summary"]
+        // `data` for a purchase's notifications; RENEWAL_EXTENSION/SUMMARY carries `summary`,
+        // EXTERNAL_PURCHASE_TOKEN `externalPurchaseToken` and RESCIND_CONSENT `appData` instead: each names
+        // the app, and none a transaction.
+        let data = payload["data"] ?? payload["summary"] ?? payload["externalPurchaseToken"] ?? payload["appData"]
         guard let type = payload["notificationType"]?.stringValue, let uuid = payload["notificationUUID"]?.stringValue,
             let signedDate = try StoreTime.milliseconds(payload["signedDate"], "signedDate"), let data
         else { throw NotificationRefusal(.malformed, "signedPayload lacks notificationType, notificationUUID, signedDate or data") }
@@ -131,32 +149,93 @@ public struct AppleReceiver: Sendable {
                 product: product, transactionId: transactionID, reason: notification.reason
             )
         }
-        var events: [EntitledRequest] = []
-        switch notification.type {
-        case "SUBSCRIBED", "DID_RENEW":
-            // A new transaction is a new period (a renewal, a resubscription). One the membership holds
-            // already was applied: by the grant that just created it, or by an earlier delivery.
-            let known = membership.transactions.contains { $0.id == transaction.transactionID }
-            if !known, let expiresAt = transaction.expiresAt {
-                events.append(event("renewal", expiresAt: expiresAt, transactionID: transaction.transactionID))
+        // A transaction the membership does not hold yet starts a new period: a renewal, a resubscription, an
+        // upgrade or crossgrade that takes effect at once, a downgrade reaching its renewal. One the membership
+        // holds already was applied: by the grant that just created it, or by an earlier delivery. Apple keeps
+        // the originalTransactionId across product changes within a subscription group, so this is the same
+        // membership; a transaction for another product moves it to that product first, then to the new
+        // period's expiry (RevenueCat: an upgrade takes effect at once with the new product, a downgrade at the
+        // next renewal).
+        func newPeriod() -> [EntitledRequest] {
+            guard !membership.transactions.contains(where: { $0.id == transaction.transactionID }), let expiresAt = transaction.expiresAt else {
+                return []
             }
-        case "DID_CHANGE_RENEWAL_STATUS":
-            if notification.subtype == "AUTO_RENEW_DISABLED" { events.append(event("cancellation")) }
-            if notification.subtype == "AUTO_RENEW_ENABLED" { events.append(event("uncancellation")) }
-        case "DID_FAIL_TO_RENEW":
-            let grace = notification.subtype == "GRACE_PERIOD" ? notification.renewal?["gracePeriodExpiresDate"]?.intValue.map(Int64.init) : nil
-            events.append(event("billing_issue", grace: grace))
-        case "GRACE_PERIOD_EXPIRED", "EXPIRED":
-            events.append(event("expiration"))
-        case "REFUND", "REVOKE":
-            events.append(event("refund", transactionID: transaction.transactionID))
-        case "DID_CHANGE_RENEWAL_PREF" where notification.subtype == "UPGRADE":
+            var events: [EntitledRequest] = []
             if transaction.productID != membership.productId { events.append(event("product_change", product: transaction.productID)) }
-        case "ONE_TIME_CHARGE":
+            events.append(event("renewal", expiresAt: expiresAt, transactionID: transaction.transactionID))
+            return events
+        }
+        var events: [EntitledRequest] = []
+        // Why a notification that makes no write changes nothing; `nil` for a redelivery (`duplicate`).
+        var unchanged: String?
+        // Each case follows Apple's documentation of notificationType and subtype
+        // (https://developer.apple.com/documentation/appstoreservernotifications/notificationtype and .../subtype);
+        // STORES.md's table lists every type with what it does and its test.
+        switch (notification.type, notification.subtype) {
+        case ("SUBSCRIBED", _), ("DID_RENEW", _):
+            // INITIAL_BUY (the grant above), RESUBSCRIBE; DID_RENEW, and BILLING_RECOVERY after a failed
+            // renewal: a new period, for a downgrade's cheaper product once it takes effect.
+            events = newPeriod()
+        case ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"):
+            // "The upgrade goes into effect immediately, starting a new billing period": the transaction is
+            // the new product's, with its expiry. A crossgrade to a product of the same duration comes as
+            // UPGRADE too.
+            events = newPeriod()
+        case ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE"):
+            unchanged = "a downgrade (or a crossgrade to another duration) takes effect at the next renewal, whose DID_RENEW carries the new product"
+        case ("DID_CHANGE_RENEWAL_PREF", _):
+            unchanged = "the renewal preference went back to the current product, cancelling a pending downgrade that had changed nothing yet"
+        case ("OFFER_REDEEMED", "DOWNGRADE"):
+            unchanged = "an offer redeemed for a downgrade takes effect at the next renewal"
+        case ("OFFER_REDEEMED", _):
+            // INITIAL_BUY, RESUBSCRIBE, UPGRADE (at once), or none (an offer on the active subscription):
+            // a new transaction is a new period, as for SUBSCRIBED.
+            events = newPeriod()
+        case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"):
+            events.append(event("cancellation"))
+        case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"):
+            events.append(event("uncancellation"))
+        case ("DID_FAIL_TO_RENEW", let subtype):
+            // Billing retry; with GRACE_PERIOD, access continues until the renewal info's gracePeriodExpiresDate.
+            let grace = subtype == "GRACE_PERIOD" ? notification.renewal?["gracePeriodExpiresDate"]?.intValue.map(Int64.init) : nil
+            events.append(event("billing_issue", grace: grace))
+        case ("GRACE_PERIOD_EXPIRED", _), ("EXPIRED", _):
+            // EXPIRED: VOLUNTARY, BILLING_RETRY, PRICE_INCREASE (consent not given), PRODUCT_NOT_FOR_SALE or none.
+            events.append(event("expiration"))
+        case ("RENEWAL_EXTENDED", _):
+            // "The App Store extended the subscription renewal date for a specific subscription" (Extend a
+            // Subscription Renewal Date, or one subscription of a mass extension): the transaction's
+            // expiresDate is the new renewal date. RevenueCat: SUBSCRIPTION_EXTENDED.
+            if let expiresAt = transaction.expiresAt {
+                events.append(event("extension", expiresAt: expiresAt))
+            } else {
+                unchanged = "RENEWAL_EXTENDED for a transaction without an expiry"
+            }
+        case ("RENEWAL_EXTENSION", _):
+            // SUMMARY comes without a transaction (answered before this); FAILURE: "the renewal date
+            // extension didn't succeed for a specific subscription".
+            unchanged = "Apple could not extend this subscription's renewal date (RENEWAL_EXTENSION/\(notification.subtype ?? "none")): its expiry stays"
+        case ("REFUND", _), ("REVOKE", _):
+            // REFUND: the transaction was refunded. REVOKE: a purchase shared through Family Sharing is no
+            // longer shared. Both take access away: a `refund`, final.
+            events.append(event("refund", transactionID: transaction.transactionID))
+        case ("REFUND_REVERSED", _):
+            // "The App Store reversed a previously granted refund due to a dispute that the customer raised. If
+            // your app revoked content or services as a result of the related refund, it needs to reinstate
+            // them." The one event a membership revoked by a refund still takes (Protocol/PROTOCOL.md, Revocation).
+            events.append(event("refund_reversal", transactionID: transaction.transactionID))
+        case ("REFUND_DECLINED", _):
+            unchanged = "Apple declined the customer's refund request: access stays as it is"
+        case ("CONSUMPTION_REQUEST", _):
+            unchanged = "Apple asks for consumption data about a refund request (answered through the App Store Server API, not by this receiver); access changes only if a REFUND follows"
+        case ("PRICE_INCREASE", _):
+            unchanged = "a price increase the customer was told of (PENDING) or accepted (ACCEPTED) changes no access; without consent, EXPIRED/PRICE_INCREASE ends it"
+        case ("ONE_TIME_CHARGE", _):
             break  // the grant above
         default:
-            if !granted { return .ignored("App Store notification type \(notification.type) is not one this receiver acts on") }
+            unchanged = "App Store notification type \(notification.type) is not one this receiver acts on"
         }
+        if events.isEmpty, !granted, let unchanged { return .ignored(unchanged) }
         for request in events { try await writer.apply(request) }
         return writer.outcome
     }

@@ -198,6 +198,7 @@ extension RequestFields {
         case "pause": kind = .pause
         case "resume": kind = .resume(expiresAt: expiresAt)
         case "refund": kind = .refund
+        case "refund_reversal": kind = .refundReversal
         case "product_change":
             guard let productId else { throw .badRequest("field \"product\" is required for a product_change event: the new product") }
             kind = .productChange(productId: productId)

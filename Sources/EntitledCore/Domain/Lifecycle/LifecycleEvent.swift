@@ -39,8 +39,11 @@ public struct LifecycleEvent: Hashable, Sendable {
         case resume(expiresAt: Timestamp?)
         /// The subscription moved to another product.
         case productChange(productId: String)
-        /// The purchase was refunded: like a revoke, final.
+        /// The purchase was refunded: like a revoke, final, except that the store may reverse the refund.
         case refund
+        /// The store reversed a refund (Apple's REFUND_REVERSED, after a dispute): what the refund took away is
+        /// given back. The one event a membership revoked by a refund still takes.
+        case refundReversal
         /// Access extended to `expiresAt` without a payment (RevenueCat's SUBSCRIPTION_EXTENDED,
         /// Whop's free days).
         case `extension`(expiresAt: Timestamp)
@@ -48,7 +51,7 @@ public struct LifecycleEvent: Hashable, Sendable {
         /// Every kind's name, in the order the protocol lists them.
         public static let allNames = [
             "renewal", "cancellation", "uncancellation", "billing_issue", "billing_recovered", "expiration", "pause",
-            "resume", "product_change", "refund", "extension",
+            "resume", "product_change", "refund", "extension", "refund_reversal",
         ]
 
         /// The name of the kind in the protocol.
@@ -64,6 +67,7 @@ public struct LifecycleEvent: Hashable, Sendable {
             case .resume: "resume"
             case .productChange: "product_change"
             case .refund: "refund"
+            case .refundReversal: "refund_reversal"
             case .extension: "extension"
             }
         }
@@ -86,6 +90,6 @@ public enum IgnoredEventReason: String, Hashable, Sendable {
     /// Its `eventTime` is older than the newest event applied to this membership: it describes a state
     /// the membership has already moved past.
     case outOfOrder = "out_of_order"
-    /// The membership is revoked, which is final.
+    /// The membership is revoked, which is final (but for a `refund_reversal` of a refund).
     case revoked
 }

@@ -4,12 +4,15 @@ extension Membership {
     /// Stores redeliver events and deliver them out of order, so an event is ignored, and the membership
     /// returned unchanged, when one with the same id was applied before (`duplicate`), when it happened
     /// before the newest event applied (`outOfOrder`: it describes a state the membership has moved
-    /// past), or when the membership is revoked (`revoked`: final). A duplicate is reported as such
-    /// even when it is also old, since that is what the sender needs to know.
+    /// past), or when the membership is revoked (`revoked`: final, except that a `refundReversal` undoes
+    /// a refund's revocation). A duplicate is reported as such even when it is also old, since that is what
+    /// the sender needs to know.
     public func applying(_ event: LifecycleEvent) -> (membership: Membership, outcome: EventOutcome) {
         var lifecycle = self.lifecycle
         if lifecycle.appliedEventIDs.contains(event.id) { return (self, .ignored(.duplicate)) }
-        if revocation != nil { return (self, .ignored(.revoked)) }
+        if let revocation, !(event.kind == .refundReversal && revocation.reason == Revocation.refundReason) {
+            return (self, .ignored(.revoked))
+        }
         if let newest = lifecycle.newestEventTime, event.time < newest { return (self, .ignored(.outOfOrder)) }
 
         var changed = self
@@ -51,8 +54,12 @@ extension Membership {
         case .productChange(let productId):
             changed.productId = productId
         case .refund:
-            changed.revocation = Revocation(revokedAt: event.time, reason: "refund")
+            changed.revocation = Revocation(revokedAt: event.time, reason: Revocation.refundReason)
             lifecycle.willRenew = false
+        case .refundReversal:
+            // Access comes back until the membership's own end, as before the refund; renewal stays off
+            // until the store reports it again (a renewal, an uncancellation).
+            if changed.revocation?.reason == Revocation.refundReason { changed.revocation = nil }
         case .extension(let expiresAt):
             // Lifetime access needs no extension, and a date would shorten it.
             if changed.expiresAt != nil { changed.expiresAt = expiresAt }
@@ -71,8 +78,8 @@ extension Membership {
 }
 
 extension MembershipLifecycle {
-    /// Adds the transaction a renewal or product change names, or marks the one a refund names (else the
-    /// newest) refunded.
+    /// Adds the transaction a renewal or product change names, marks the one a refund names (else the
+    /// newest) refunded, or clears that mark from the one a refund reversal names (else the newest refunded).
     mutating func recordTransaction(of event: LifecycleEvent, expiresAt: Timestamp?) {
         switch event.kind {
         case .renewal, .productChange:
@@ -84,6 +91,9 @@ extension MembershipLifecycle {
         case .refund:
             let index = event.transactionId.flatMap { id in transactions.lastIndex { $0.id == id } } ?? transactions.indices.last
             if let index, transactions[index].revokedAt == nil { transactions[index].revokedAt = event.time }
+        case .refundReversal:
+            let index = event.transactionId.flatMap { id in transactions.lastIndex { $0.id == id } } ?? transactions.lastIndex { $0.revokedAt != nil }
+            if let index { transactions[index].revokedAt = nil }
         default:
             return
         }
