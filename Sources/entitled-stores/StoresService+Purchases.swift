@@ -20,35 +20,36 @@ extension StoresService {
         to router: Router<BasicRequestContext>, apple: AppleReceiver?, google: GooglePlayReceiver?, token: String?, logger: Logger
     ) {
         router.post("purchases/google") { request, _ -> Response in
-            await purchase(request, of: "Google Play", served: google != nil, needing: "--google-package and --google-service-account", token: token, logger: logger) {
-                fields throws(PurchaseFailure) in
-                try await google!.grantAtPurchase(try googlePlayPurchase(fields), now: Int64(Date().timeIntervalSince1970))
+            await purchase(request, of: "Google Play", by: google, needing: "--google-package and --google-service-account", token: token, logger: logger) {
+                google, fields throws(PurchaseFailure) in
+                try await google.grantAtPurchase(try googlePlayPurchase(fields), now: Int64(Date().timeIntervalSince1970))
             }
         }
         router.post("purchases/apple") { request, _ -> Response in
-            await purchase(request, of: "App Store", served: apple != nil, needing: "--apple-root-ca and --apple-bundle-id", token: token, logger: logger) {
-                fields throws(PurchaseFailure) in
+            await purchase(request, of: "App Store", by: apple, needing: "--apple-root-ca and --apple-bundle-id", token: token, logger: logger) {
+                apple, fields throws(PurchaseFailure) in
                 let (user, transaction) = try appStorePurchase(fields)
-                return try await apple!.grantAtPurchase(user: user, signedTransaction: transaction)
+                return try await apple.grantAtPurchase(user: user, signedTransaction: transaction)
             }
         }
     }
 
-    /// Answers one purchase: the bearer token checked, the body read as an object of strings, `grant` run.
-    private static func purchase(
-        _ request: Request, of store: String, served: Bool, needing settings: String, token: String?, logger: Logger,
-        _ grant: ([String: String]) async throws(PurchaseFailure) -> JSONValue
+    /// Answers one purchase: the bearer token checked, the body read as an object of strings, `grant` run
+    /// with the store's receiver (`nil` when its settings are absent: not served).
+    private static func purchase<Receiver>(
+        _ request: Request, of store: String, by receiver: Receiver?, needing settings: String, token: String?, logger: Logger,
+        _ grant: (Receiver, [String: String]) async throws(PurchaseFailure) -> JSONValue
     ) async -> Response {
         guard let token else {
-            return purchaseAnswer(PurchaseFailure(.badRequest, "purchases are not served: this receiver has no --purchases-token-file"), status: 404)
+            return purchaseAnswer(PurchaseFailure(.notServed, "purchases are not served: this receiver has no --purchases-token-file"))
         }
-        guard served else {
-            return purchaseAnswer(PurchaseFailure(.badRequest, "\(store) purchases are not served: this receiver has no \(settings)"), status: 404)
+        guard let receiver else {
+            return purchaseAnswer(PurchaseFailure(.notServed, "\(store) purchases are not served: this receiver has no \(settings)"))
         }
         do throws(PurchaseFailure) {
             try authorize(request, token: token)
             var request = request
-            let membership = try await grant(try await purchaseFields(of: &request))
+            let membership = try await grant(receiver, try await purchaseFields(of: &request))
             logger.info("granted a purchase at purchase time", metadata: ["store": "\(store)", "membership": "\(membership["id"]?.stringValue ?? "?")"])
             return text(200, JSONValue.object([("membership", membership)]).jsonText, contentType: "application/json")
         } catch {
@@ -110,8 +111,8 @@ extension StoresService {
         return (user, transaction)
     }
 
-    private static func purchaseAnswer(_ failure: PurchaseFailure, status: Int? = nil) -> Response {
+    private static func purchaseAnswer(_ failure: PurchaseFailure) -> Response {
         let error = JSONValue.object([("code", .string(failure.code.rawValue)), ("message", .string(failure.message))])
-        return text(status ?? failure.status, JSONValue.object([("error", error)]).jsonText, contentType: "application/json")
+        return text(failure.status, JSONValue.object([("error", error)]).jsonText, contentType: "application/json")
     }
 }

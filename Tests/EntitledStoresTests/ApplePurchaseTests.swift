@@ -82,5 +82,12 @@ import Testing
         #expect(otherUser.status == 409)
         #expect(try client.send(.memberships(user: Self.user)).memberships == [])
         #expect(try client.send(.memberships(user: "someone-else")).memberships == [])
+        // A store whose settings this receiver lacks is not served.
+        let google = try stores.post(
+            "/purchases/google", body: Array(#"{"user":"u","productId":"p","purchaseToken":"t"}"#.utf8),
+            headers: ["Authorization": "Bearer \(Self.token)", "Content-Type": "application/json"]
+        )
+        #expect(google.status == 404)
+        #expect(google.body.contains(#""code":"not_served""#), "\(google.body)")
     }
 }

@@ -13,6 +13,9 @@ public struct PurchaseFailure: Error, Hashable, Sendable, CustomStringConvertibl
         case pending
         /// The bearer token is missing or wrong. 401.
         case unauthorized
+        /// This receiver serves no purchases of the store (its settings, or `--purchases-token-file`, are
+        /// absent). 404.
+        case notServed = "not_served"
         /// `entitled` or the store's API cannot be reached or did not confirm: try again; a repeat grants
         /// once. 503.
         case unavailable
@@ -33,6 +36,7 @@ public struct PurchaseFailure: Error, Hashable, Sendable, CustomStringConvertibl
         case .otherAccount: 409
         case .pending: 202
         case .unauthorized: 401
+        case .notServed: 404
         case .unavailable: 503
         }
     }
