@@ -62,6 +62,24 @@ import Testing
         #expect(try client.send(.memberships(user: Self.user)).memberships?.count == 1)
     }
 
+    @Test func aUserSpelledInUpperCaseIsTheSameUserTheNotificationsGrantTo() throws {
+        // The backend may send the UUID it gave as appAccountToken in upper case; StoreKit and the
+        // notifications carry it in lower case: one user, one membership.
+        let jws = signedTransaction("2000000301", original: "2000000301")
+        let granted = try report(["user": Self.user.uppercased(), "signedTransaction": jws])
+        #expect(granted.status == 200, "\(granted.json)")
+        #expect((granted.json["membership"] as? [String: Any])?["user"] as? String == Self.user)
+        let now = AppleFixtures.nowMilliseconds
+        let renewed = apple.notification(
+            "DID_RENEW", uuid: "n-p3", signedDate: now,
+            transaction: AppleFixtures.transaction("2000000302", original: "2000000301", expires: now + 60 * 86_400_000)
+        )
+        #expect(try stores.post("/apple", body: renewed, headers: ["Content-Type": "application/json"]).status == 200)
+        let memberships = try #require(try client.send(.memberships(user: Self.user)).memberships)
+        #expect(memberships.count == 1)
+        #expect(memberships.first?.renewsCount == 1)
+    }
+
     @Test func aTransactionThatCannotBeTrustedIsRefusedAndGrantsNothing() throws {
         let valid = signedTransaction("2000000201", original: "2000000201")
         #expect(try report(["user": Self.user, "signedTransaction": valid], bearer: "not-the-token-000").status == 401)

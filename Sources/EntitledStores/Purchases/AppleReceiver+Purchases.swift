@@ -25,10 +25,12 @@ extension AppleReceiver {
             throw PurchaseFailure(.invalidPurchase, error.reason)
         }
         // The notifications grant an unknown purchase to its appAccountToken: a token naming someone else would
-        // have them move the membership away again.
+        // have them move the membership away again. The token's own spelling (a UUID in lower case, as the
+        // notifications read it) is the owner, so that both paths name the same user.
         if let token = transaction.appAccountToken, token != user.lowercased() {
             throw PurchaseFailure(.otherAccount, "the transaction's appAccountToken names another user than \(user)")
         }
+        let user = transaction.appAccountToken ?? user
         var writer = MembershipWriter(gateway: gateway)
         let original = transaction.originalTransactionId
         let existing = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in try await writer.membership(ofOriginalTransaction: original) }
