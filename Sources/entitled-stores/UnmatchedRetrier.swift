@@ -35,10 +35,12 @@ struct UnmatchedRetrier: Service {
                     guard let apple else { continue }
                     outcome = try await apple.receive(body: entry.body)
                 case "google":
-                    guard let google else { continue }
+                    // Only once a grant names its purchase: trying it reads the Play Developer API, whose quota
+                    // is daily, and many kept notifications would spend it every round.
+                    guard let google, try await google.isGranted(purchaseToken: entry.originalTransaction) else { continue }
                     outcome = try await google.receive(verifiedBody: entry.body, now: Int64(Date().timeIntervalSince1970))
                 case "stripe":
-                    guard let stripe else { continue }
+                    guard let stripe, try await stripe.isGranted(invoice: entry.originalTransaction) else { continue }
                     outcome = try await stripe.receive(verifiedBody: entry.body)
                 default:
                     continue

@@ -316,3 +316,12 @@ public struct GooglePlayReceiver: Sendable {
         return formatter.date(from: trimmed).map { Int64($0.timeIntervalSince1970 * 1000) }
     }
 }
+
+extension GooglePlayReceiver {
+    /// Whether a membership holds purchase `token` (as its original transaction): asked of `entitled` before
+    /// a kept notification is tried again, so that waiting ones cost the Play Developer API's daily quota
+    /// nothing.
+    public func isGranted(purchaseToken token: String) async throws(ReceiveFailure) -> Bool {
+        try await MembershipWriter(gateway: gateway).membership(ofOriginalTransaction: token) != nil
+    }
+}

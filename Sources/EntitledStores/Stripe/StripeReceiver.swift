@@ -251,3 +251,11 @@ extension StripeReceiver {
         }
     }
 }
+
+extension StripeReceiver {
+    /// Whether a membership holds `invoice` among its transactions: asked of `entitled` before a kept refund
+    /// is tried again, so that a waiting one costs no Stripe API call.
+    public func isGranted(invoice: String) async throws(ReceiveFailure) -> Bool {
+        try await MembershipWriter(gateway: gateway).membership(ofTransaction: invoice) != nil
+    }
+}

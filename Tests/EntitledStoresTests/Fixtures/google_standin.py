@@ -85,7 +85,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(200, state["jwks"])
         if self.path == "/state":
             with lock:
-                return self.reply(200, {k: state.get(k) for k in ("token_requests", "last_assertion", "acknowledged")})
+                return self.reply(200, {k: state.get(k) for k in ("token_requests", "last_assertion", "acknowledged", "api_requests")})
         if state["fail"] == 429:
             # Over quota (https://developers.google.com/android-publisher/quotas): 429 RESOURCE_EXHAUSTED.
             body = json.dumps({"error": {"code": 429, "message": "Quota exceeded", "status": "RESOURCE_EXHAUSTED"}}).encode()
@@ -101,6 +101,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.headers.get("Authorization") != "Bearer " + state["issued"]:
             return self.reply(401, {"error": {"code": 401, "message": "Request had invalid authentication credentials."}})
         parts = [unquote(p) for p in self.path.split("/")]
+        with lock:
+            state["api_requests"] = state.get("api_requests", 0) + 1
         # /androidpublisher/v3/applications/{package}/purchases/subscriptionsv2/tokens/{token}
         # /androidpublisher/v3/applications/{package}/purchases/products/{sku}/tokens/{token}
         if len(parts) >= 9 and parts[1:4] == ["androidpublisher", "v3", "applications"] and parts[5] == "purchases":
