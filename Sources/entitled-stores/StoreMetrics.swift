@@ -35,7 +35,19 @@ final class StoreMetrics: Sendable {
         registry.makeCounter(descriptor: Self.evicted, labels: [("while", reading ? "reading" : "idle")]).increment()
     }
 
+    /// A purchase reported at purchase time was answered: `granted`, or the failure's code.
+    func purchase(_ store: String, _ outcome: String) {
+        registry.makeCounter(descriptor: Self.purchases, labels: [("store", store), ("outcome", outcome)]).increment()
+    }
+
     var text: String { registry.emitToString() }
+
+    static var purchases: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "entitled_stores", metricName: "purchases", unitName: "total",
+            helpText: "Purchases reported at purchase time (POST /purchases/...), by store and outcome (granted, or the error code)."
+        )
+    }
 
     static var received: MetricNameDescriptor {
         MetricNameDescriptor(namespace: "entitled_stores", metricName: "received", unitName: "total", helpText: "Notifications that arrived, by store.")

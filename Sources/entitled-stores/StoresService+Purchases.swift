@@ -17,16 +17,19 @@ import Logging
 /// object), or `{"error":{"code":…,"message":…}}` with the status of `PurchaseFailure.Code`.
 extension StoresService {
     static func addPurchaseRoutes(
-        to router: Router<BasicRequestContext>, apple: AppleReceiver?, google: GooglePlayReceiver?, token: String?, logger: Logger
+        to router: Router<BasicRequestContext>, apple: AppleReceiver?, google: GooglePlayReceiver?, token: String?, metrics: StoreMetrics,
+        logger: Logger
     ) {
         router.post("purchases/google") { request, _ -> Response in
-            await purchase(request, of: "Google Play", by: google, needing: "--google-package and --google-service-account", token: token, logger: logger) {
+            await purchase(
+                request, of: "google", by: google, needing: "--google-package and --google-service-account", token: token, metrics: metrics, logger: logger
+            ) {
                 google, fields throws(PurchaseFailure) in
                 try await google.grantAtPurchase(try googlePlayPurchase(fields), now: Int64(Date().timeIntervalSince1970))
             }
         }
         router.post("purchases/apple") { request, _ -> Response in
-            await purchase(request, of: "App Store", by: apple, needing: "--apple-root-ca and --apple-bundle-id", token: token, logger: logger) {
+            await purchase(request, of: "apple", by: apple, needing: "--apple-root-ca and --apple-bundle-id", token: token, metrics: metrics, logger: logger) {
                 apple, fields throws(PurchaseFailure) in
                 let (user, transaction) = try appStorePurchase(fields)
                 return try await apple.grantAtPurchase(user: user, signedTransaction: transaction)
@@ -37,22 +40,26 @@ extension StoresService {
     /// Answers one purchase: the bearer token checked, the body read as an object of strings, `grant` run
     /// with the store's receiver (`nil` when its settings are absent: not served).
     private static func purchase<Receiver>(
-        _ request: Request, of store: String, by receiver: Receiver?, needing settings: String, token: String?, logger: Logger,
+        _ request: Request, of store: String, by receiver: Receiver?, needing settings: String, token: String?, metrics: StoreMetrics, logger: Logger,
         _ grant: (Receiver, [String: String]) async throws(PurchaseFailure) -> JSONValue
     ) async -> Response {
         guard let token else {
+            metrics.purchase(store, PurchaseFailure.Code.notServed.rawValue)
             return purchaseAnswer(PurchaseFailure(.notServed, "purchases are not served: this receiver has no --purchases-token-file"))
         }
         guard let receiver else {
+            metrics.purchase(store, PurchaseFailure.Code.notServed.rawValue)
             return purchaseAnswer(PurchaseFailure(.notServed, "\(store) purchases are not served: this receiver has no \(settings)"))
         }
         do throws(PurchaseFailure) {
             try authorize(request, token: token)
             var request = request
             let membership = try await grant(receiver, try await purchaseFields(of: &request))
+            metrics.purchase(store, "granted")
             logger.info("granted a purchase at purchase time", metadata: ["store": "\(store)", "membership": "\(membership["id"]?.stringValue ?? "?")"])
             return text(200, JSONValue.object([("membership", membership)]).jsonText, contentType: "application/json")
         } catch {
+            metrics.purchase(store, error.code.rawValue)
             logger.warning("a \(store) purchase was not granted: \(error)")
             return purchaseAnswer(error)
         }

@@ -91,7 +91,7 @@ struct StoresService {
                 try await google.receive(body: body, authorization: request.headers[.authorization], now: Int64(Date().timeIntervalSince1970))
             }
         }
-        Self.addPurchaseRoutes(to: router, apple: apple, google: google, token: settings.purchasesToken, logger: notificationLogger)
+        Self.addPurchaseRoutes(to: router, apple: apple, google: google, token: settings.purchasesToken, metrics: metrics, logger: notificationLogger)
         router.get("metrics") { _, _ -> Response in Self.text(200, metrics.text, contentType: "text/plain; version=0.0.4") }
         router.get("health") { _, _ -> Response in Self.text(200, "ok") }
 

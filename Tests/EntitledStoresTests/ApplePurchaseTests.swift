@@ -60,6 +60,8 @@ import Testing
         )
         #expect(try stores.post("/apple", body: subscribed, headers: ["Content-Type": "application/json"]).status == 200)
         #expect(try client.send(.memberships(user: Self.user)).memberships?.count == 1)
+        let metrics = try stores.get("/metrics").body
+        #expect(metrics.contains(#"entitled_stores_purchases_total{store="apple",outcome="granted"} 2"#), "\(metrics)")
     }
 
     @Test func aUserSpelledInUpperCaseIsTheSameUserTheNotificationsGrantTo() throws {
@@ -107,5 +109,9 @@ import Testing
         )
         #expect(google.status == 404)
         #expect(google.body.contains(#""code":"not_served""#), "\(google.body)")
+        let metrics = try stores.get("/metrics").body
+        #expect(metrics.contains(#"entitled_stores_purchases_total{store="apple",outcome="unauthorized"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"entitled_stores_purchases_total{store="apple",outcome="other_account"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"entitled_stores_purchases_total{store="google",outcome="not_served"} 1"#), "\(metrics)")
     }
 }
