@@ -123,6 +123,25 @@ import Testing
         #expect(after == chargedBack)
         // Not revoked: applied, nothing to give back.
         #expect(applied(subscription(), event("e4", after: 5, .refundReversal)).revocation == nil)
+        // An operator's revoke with the reason "refund" is no refund event's: it stays.
+        var revokedByHand = subscription()
+        revokedByHand.revocation = Revocation(revokedAt: start.adding(.days(3)), reason: "refund")
+        #expect(revokedByHand.applying(event("e5", after: 5, .refundReversal)).outcome == .ignored(.revoked))
+    }
+
+    @Test func reversingASecondRefundWhileTheFirstStandsGivesNothingBack() {
+        var renewed = applied(subscription(), LifecycleEvent(id: "r1", time: start.adding(.days(1)), kind: .renewal(expiresAt: start.adding(.days(60))), transactionId: "T1"))
+        renewed = applied(renewed, LifecycleEvent(id: "r2", time: start.adding(.days(2)), kind: .renewal(expiresAt: start.adding(.days(90))), transactionId: "T2"))
+        let refunded = applied(renewed, LifecycleEvent(id: "f1", time: start.adding(.days(3)), kind: .refund, transactionId: "T1"))
+        // T2's refund comes while T1's stands: ignored (revoked), T2 stays unmarked.
+        let (stillRefunded, second) = refunded.applying(LifecycleEvent(id: "f2", time: start.adding(.days(4)), kind: .refund, transactionId: "T2"))
+        #expect(second == .ignored(.revoked))
+        // Reversing T2's refund gives nothing back; reversing T1's does.
+        let (same, outcome) = stillRefunded.applying(LifecycleEvent(id: "v2", time: start.adding(.days(5)), kind: .refundReversal, transactionId: "T2"))
+        #expect(outcome == .ignored(.revoked))
+        #expect(same.revocation != nil)
+        let reversed = applied(stillRefunded, LifecycleEvent(id: "v1", time: start.adding(.days(6)), kind: .refundReversal, transactionId: "T1"))
+        #expect(reversed.revocation == nil)
     }
 
     @Test func anExtensionMovesExpiryButNeverShortensLifetimeAccess() {

@@ -15,7 +15,8 @@ public struct Membership: Hashable, Sendable {
     /// When access ends; `nil` is lifetime access.
     public var expiresAt: Timestamp?
     public var source: PurchaseSource
-    /// Set once the membership is revoked; revocation is final.
+    /// Set once the membership is revoked; revocation is final, but for the `refundReversal` event of the
+    /// refund that made it (`Membership.reverses(_:)`).
     public var revocation: Revocation?
     /// The lifecycle when it is not `.standard`, out of line (one reference here): see `lifecycle`.
     @usableFromInline var lifecycleStorage: LifecycleStorage?

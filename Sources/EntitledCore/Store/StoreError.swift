@@ -95,7 +95,7 @@ public enum StoreError: Error, Hashable, Sendable {
 
     /// Why an `extend` cannot be made.
     public enum ExtensionRefusal: Hashable, Sendable {
-        /// The membership is revoked: revocation is final.
+        /// The membership is revoked: an extension never undoes a revocation.
         case revoked(Revocation)
         /// The membership never expires.
         case lifetime

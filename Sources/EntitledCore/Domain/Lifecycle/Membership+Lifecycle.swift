@@ -10,9 +10,7 @@ extension Membership {
     public func applying(_ event: LifecycleEvent) -> (membership: Membership, outcome: EventOutcome) {
         var lifecycle = self.lifecycle
         if lifecycle.appliedEventIDs.contains(event.id) { return (self, .ignored(.duplicate)) }
-        if let revocation, !(event.kind == .refundReversal && revocation.reason == Revocation.refundReason) {
-            return (self, .ignored(.revoked))
-        }
+        if revocation != nil, !reverses(event) { return (self, .ignored(.revoked)) }
         if let newest = lifecycle.newestEventTime, event.time < newest { return (self, .ignored(.outOfOrder)) }
 
         var changed = self
@@ -74,6 +72,26 @@ extension Membership {
         }
         changed.lifecycle = lifecycle
         return (changed, .applied)
+    }
+}
+
+extension Membership {
+    /// Whether `event` is a refund reversal that undoes this membership's revocation: one a `refund` event
+    /// made (not an operator's `revoke`, whatever its reason: the event's time is the revocation's and the
+    /// newest the membership applied), and, when the reversal names a transaction, the refund of that very
+    /// transaction (a reversal of a second refund, ignored while the first one stood, gives nothing back).
+    func reverses(_ event: LifecycleEvent) -> Bool {
+        guard event.kind == .refundReversal, let revocation, revocation.reason == Revocation.refundReason,
+            lifecycle.newestEventTime == revocation.revokedAt
+        else { return false }
+        let transactions = lifecycle.transactions
+        // The transaction it unmarks (`recordTransaction`): the one named, else the last refunded.
+        let reversed = event.transactionId.flatMap { id in transactions.last { $0.id == id } } ?? transactions.last { $0.revokedAt != nil }
+        guard let reversed else {
+            // A membership without transactions, or none refunded: the refund marked none.
+            return !transactions.contains { $0.revokedAt == revocation.revokedAt }
+        }
+        return reversed.revokedAt == revocation.revokedAt
     }
 }
 
