@@ -46,4 +46,35 @@ import Testing
             try expectRestored(from: directory, try writeReversal(in: directory, snapshotAfterwards: true))
         }
     }
+
+    @Test func aVersion5SegmentHoldingARefundReversalIsCorrupt() {
+        let event = LifecycleEvent(id: "evt_rr", time: Timestamp(millisecondsSinceEpoch: 1_800_000_000_000), kind: .refundReversal)
+        let membership = Membership(id: MembershipID(rawValue: "mem_0k3n5q8r2t4v6"), productId: "p", user: "u", createdAt: Timestamp(millisecondsSinceEpoch: 1))
+        let change = StoreChange.event(event, result: membership)
+        var writer = BinaryWriter(capacity: 256)
+        writer.write(LoggedChange(sequence: 1, change: change, context: ChangeContext(recordedAt: Timestamp(millisecondsSinceEpoch: 0))))
+        writer.bytes.withUnsafeBytes { bytes in
+            var version5 = BinaryReader(bytes)
+            #expect(throws: BinaryReader.Malformed.self) { _ = try version5.readLoggedChange(version: 5) }
+            var version6 = BinaryReader(bytes)
+            #expect((try? version6.readLoggedChange(version: 6))?.change == change)
+        }
+    }
+
+    @Test func aVersion5SnapshotHoldingARefundReversalRevisionIsCorrupt() {
+        let revision = MembershipRevision(
+            sequence: 2, context: ChangeContext(recordedAt: Timestamp(millisecondsSinceEpoch: 5)),
+            action: .event(LifecycleEvent(id: "evt_rr", time: Timestamp(millisecondsSinceEpoch: 5), kind: .refundReversal)),
+            effectiveAt: Timestamp(millisecondsSinceEpoch: 5),
+            before: Membership(id: MembershipID(rawValue: "mem_0k3n5q8r2t4v6"), productId: "p", user: "u", createdAt: Timestamp(millisecondsSinceEpoch: 1))
+        )
+        var writer = BinaryWriter(capacity: 256)
+        writer.write(revision)
+        writer.bytes.withUnsafeBytes { bytes in
+            var version5 = BinaryReader(bytes)
+            #expect(throws: BinaryReader.Malformed.self) { _ = try version5.readRevision(version: 5) }
+            var version6 = BinaryReader(bytes)
+            #expect((try? version6.readRevision(version: 6)) == revision)
+        }
+    }
 }

@@ -122,7 +122,9 @@ extension BinaryReader {
         return lifecycle
     }
 
-    mutating func readLifecycleEvent() throws(Malformed) -> LifecycleEvent {
+    /// An event of a record or revision in format `version`: `refund_reversal` exists from version 6 on, so an
+    /// older file that holds one is damaged, not a newer one.
+    mutating func readLifecycleEvent(version: UInt32) throws(Malformed) -> LifecycleEvent {
         let id = try readString()
         let time = Timestamp(millisecondsSinceEpoch: try readInt64())
         let typeOffset = offset
@@ -141,7 +143,7 @@ extension BinaryReader {
         case "expiration": kind = .expiration
         case "pause": kind = .pause
         case "refund": kind = .refund
-        case "refund_reversal": kind = .refundReversal  // from format version 6
+        case "refund_reversal" where version >= 6: kind = .refundReversal
         default: throw Malformed(offset: typeOffset, problem: "unknown event type \"\(type)\"")
         }
         return LifecycleEvent(id: id, time: time, kind: kind, transactionId: transactionId)
@@ -162,7 +164,7 @@ extension BinaryReader {
         case 1: action = .grant
         case 2: action = .claim
         case 3: action = .revoke
-        case 4: action = .event(try readLifecycleEvent())
+        case 4: action = .event(try readLifecycleEvent(version: version))
         case 5 where version >= 4: action = .transfer
         case 6 where version >= 5: action = .extend(previousExpiresAt: Timestamp(millisecondsSinceEpoch: try readInt64()))
         case let code: throw Malformed(offset: actionOffset, problem: "unknown revision action \(code)")

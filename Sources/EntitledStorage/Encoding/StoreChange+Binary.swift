@@ -117,7 +117,7 @@ extension BinaryReader {
             for _ in 0..<count { products.append(try readString()) }
             change = .define(entitlement: entitlement, products: products)
         case 5 where version >= 2:
-            let event = try readLifecycleEvent()
+            let event = try readLifecycleEvent(version: version)
             change = .event(event, result: try readMembership(version: version))
         case 6 where version >= 3:
             change = .undefine(entitlement: try readString())
