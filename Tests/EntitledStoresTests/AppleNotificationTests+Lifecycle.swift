@@ -309,12 +309,21 @@ extension AppleNotificationTests {
         let rescinded = try deliver(apple.notification("RESCIND_CONSENT", uuid: "ept-2", signedDate: now, container: "appData", fields: ["appAppleId": 55555]))
         #expect(rescinded.status == 200)
         #expect(rescinded.body.hasPrefix("ignored: RESCIND_CONSENT carries no transaction"))
-        // A type Apple adds later, for a purchase: answered, so Apple does not deliver it again for days.
+        // A type Apple adds later, for a purchase the membership holds: answered, so Apple does not deliver it
+        // again for days, and changes nothing.
+        let subscribed = try deliver(apple.notification(
+            "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "ept-3", signedDate: now,
+            transaction: AppleFixtures.transaction("9300000001", original: "9300000001", expires: now + 30 * Self.day)
+        ))
+        #expect(subscribed.status == 200)
+        let before = try current()
+        #expect(before != nil)
         let later = try deliver(apple.notification(
-            "METADATA_UPDATE", uuid: "ept-3", signedDate: now,
-            transaction: AppleFixtures.transaction("9300000001", original: "9300000001", expires: now + 30 * Self.day, token: nil)
+            "METADATA_UPDATE", uuid: "ept-4", signedDate: now + 1000,
+            transaction: AppleFixtures.transaction("9300000001", original: "9300000001", expires: now + 60 * Self.day)
         ))
         #expect(later.status == 200)
-        #expect(try current() == nil)
+        #expect(later.body.hasPrefix("ignored"), "\(later.body)")
+        #expect(try current() == before)
     }
 }
