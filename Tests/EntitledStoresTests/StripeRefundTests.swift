@@ -62,6 +62,12 @@ import Testing
         #expect(after.isActive == false)
         #expect(after.revokedAt != nil)
         #expect(try stripe.state()["list_requests"] as? Int == 1)
+        // A later event of the refunded subscription changes nothing, and says why.
+        let later = StripeFixtures.subscriptionEvent(
+            "evt_r2", created: start + 120, subscription: "sub_r", periodEnd: start + 60 * 86_400, user: "user_r", latestInvoice: "in_r2"
+        )
+        let ignored = try deliver(later, to: stores)
+        #expect(ignored.body.hasPrefix("ignored: the membership of this purchase is revoked"), "\(ignored.body)")
         // A payment intent that paid no invoice (not a subscription's) refunds nothing, said so.
         let other = try deliver(StripeFixtures.basilRefundEvent("evt_o", created: start + 70, paymentIntent: "pi_other", charge: "ch_o"), to: stores)
         #expect(other.status == 200)

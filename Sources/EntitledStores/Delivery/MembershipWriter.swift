@@ -8,6 +8,8 @@ struct MembershipWriter {
     private(set) var applied = 0
     private(set) var duplicates = 0
     private(set) var outOfOrder = 0
+    /// Events ignored because the membership is revoked (a refund, an operator's revoke).
+    private(set) var onRevoked = 0
 
     init(gateway: any EntitledGateway) {
         self.gateway = gateway
@@ -52,6 +54,7 @@ struct MembershipWriter {
         switch response.eventOutcome {
         case .applied?: applied += 1
         case .ignored(let reason)? where reason == "duplicate": duplicates += 1
+        case .ignored(let reason)? where reason == "revoked": onRevoked += 1
         default: outOfOrder += 1
         }
         return response.membership
@@ -61,6 +64,7 @@ struct MembershipWriter {
     var outcome: NotificationOutcome {
         if applied > 0 { return .applied(changes: applied) }
         if outOfOrder > 0 { return .ignored("older than what entitled has applied for this purchase") }
+        if onRevoked > 0 { return .ignored("the membership of this purchase is revoked (refunded or taken back), which later events do not change") }
         return .duplicate
     }
 
