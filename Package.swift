@@ -188,7 +188,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                // SIGHUP (the auth file's reload), SIGTERM and SIGINT (StopSignals: a stop in every phase).
+                // SIGHUP: the auth file's reload (SIGTERM and SIGINT are StopSignals', on a dispatch queue).
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]

@@ -29,7 +29,7 @@ extension EntitledSettings {
         // `TokenReloadService`), whatever the start is doing when it comes.
         let hangups = await TokenReloadService.trapHangups()
         // SIGTERM and SIGINT too, before anything is bound or opened: a stop is honoured in every phase.
-        let stopSignals = await StopSignals.trap(logger: logger)
+        let stopSignals = StopSignals.trap(logger: logger)
 
         var tls: ServerTLS?
         if let tlsCert, let tlsKey {

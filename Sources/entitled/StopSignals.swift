@@ -1,6 +1,9 @@
 import Logging
 import NIOConcurrencyHelpers
-import UnixSignals
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// SIGTERM and SIGINT, trapped from the moment `serve()` begins to the end of the process, and what the
 /// phase the server is in does with them: before it listens, it stops before binding; while it loads, the
@@ -13,23 +16,34 @@ import UnixSignals
 /// would leave a moment where a signal, already ignored for the trap, reached nobody.
 final class StopSignals: Sendable {
     private struct State {
-        var received: UnixSignal?
+        var received: Int32?
         var action: (@Sendable () -> Void)?
     }
 
     private let state = NIOLockedValueBox(State())
     private let logger: Logger
+    /// The dispatch sources that deliver the signals, kept for the life of the process.
+    nonisolated(unsafe) private var sources: [any DispatchSourceSignal] = []
 
     private init(logger: Logger) {
         self.logger = logger
     }
 
     /// Starts trapping SIGTERM and SIGINT. Until `onStop(_:)` names an action, a signal is only kept.
-    static func trap(logger: Logger) async -> StopSignals {
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+    ///
+    /// Delivered on a dispatch queue of its own, not through a task: the load runs on Swift's cooperative
+    /// threads and may hold every one of them (a one-core host has one) until it ends, and a signal that
+    /// waited for a free one would stop the load only after it finished (found in review).
+    static func trap(logger: Logger) -> StopSignals {
         let stop = StopSignals(logger: logger)
-        Task.detached {
-            for await signal in signals { stop.receive(signal) }
+        let queue = DispatchQueue(label: "entitled.stop-signals")
+        for number in [SIGTERM, SIGINT] {
+            // Ignored first, so that the default action (ending the process) no longer applies.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { stop.receive(number) }
+            source.resume()
+            stop.sources.append(source)
         }
         return stop
     }
@@ -46,13 +60,13 @@ final class StopSignals: Sendable {
         if already { action() }
     }
 
-    private func receive(_ signal: UnixSignal) {
+    private func receive(_ signal: Int32) {
         let (first, action) = state.withLockedValue { state in
             let first = state.received == nil
             if first { state.received = signal }
             return (first, state.action)
         }
-        if first { logger.info("\(signal): stopping") }
+        if first { logger.info("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping") }
         action?()
     }
 }
