@@ -97,6 +97,13 @@ final class ConnectionRoster: Sendable {
         state.withLockedValue { $0.members[id]?.activity = activity }
     }
 
+    /// The connection chosen to make room turned out busy by the time its loop looked (a request came in
+    /// whole meanwhile): it stays, and another is looked for.
+    func spare(_ id: Int) {
+        state.withLockedValue { $0.members[id]?.expiring = false }
+        makeRoom()
+    }
+
     /// The connection closed (or its handler went): it is no candidate any more.
     func leave(_ id: Int) {
         state.withLockedValue { _ = $0.members.removeValue(forKey: id) }

@@ -59,6 +59,10 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Set once the connection is being closed: nothing more goes in or out, but the 408.
     private var closing = false
     private var lingerEnd: Scheduled<Void>?
+    /// While the client takes none of its answers (the channel not writable): closes the connection at
+    /// `timeout`, as nginx's `send_timeout` does. A client that pipelines requests and reads nothing would
+    /// otherwise hold its connection, answering for ever, where no eviction may touch it.
+    private var stalledAnswer: Scheduled<Void>?
 
     /// - Parameters:
     ///   - timeout: `--request-timeout`.
@@ -100,6 +104,8 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         deadline = nil
         lingerEnd?.cancel()
         lingerEnd = nil
+        stalledAnswer?.cancel()
+        stalledAnswer = nil
         if let member { roster.leave(member) }
         member = nil
     }
@@ -136,6 +142,26 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
             reportActivity()
         }
         context.fireChannelRead(data)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stalledAnswer?.cancel()
+            stalledAnswer = nil
+        } else if stalledAnswer == nil, !closing {
+            stalledAnswer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+                stalledAnswer = nil
+                guard !closing else { return }
+                closing = true
+                metrics.timedOut()
+                let peer = context.channel.remoteAddress?.ipAddress ?? "?"
+                logger.warning(
+                    "closed the connection of \(peer): it took none of its answers for --request-timeout (\(timeout.nanoseconds / 1_000_000_000) s)"
+                )
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -185,10 +211,11 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private func reportActivity() {
         guard let member else { return }
-        if let reading {
-            roster.report(member, .reading(since: reading.since))
-        } else if responsesEnded < requestsRead {
+        // Answering first: the next request's first bytes while one is answered make it no candidate.
+        if responsesEnded < requestsRead {
             roster.report(member, .answering)
+        } else if let reading {
+            roster.report(member, .reading(since: reading.since))
         } else {
             roster.report(member, .idle(since: idleSince))
         }
@@ -201,6 +228,16 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
             // Evicted while lingering: the slot is wanted now.
             context.close(promise: nil)
             return
+        }
+        if case .evicted = cause, let member {
+            // Chosen under the roster's lock a moment ago, on what it knew then: a request that came in whole
+            // since (being answered), or one that began since, is no longer the one that waited longest.
+            let answering = responsesEnded < requestsRead
+            let young = reading.map { NIODeadline.now() - $0.since < roster.evictableAfter } ?? false
+            if answering || young {
+                roster.spare(member)
+                return
+            }
         }
         closing = true
         deadline?.cancel()

@@ -45,6 +45,58 @@ import Testing
         #expect(metrics.contains(#"entitled_stores_evicted_total{while="reading"}"#), "\(metrics)")
     }
 
+    @Test func aClientThatTakesNoneOfItsAnswersIsClosedAtTheRequestDeadline() throws {
+        // Requests pipelined whole and answers never read: the connection is always answering, where
+        // neither the idle timeout nor an eviction may touch it, unless the receiver closes a connection whose
+        // answers have not been taken for --request-timeout (nginx's send_timeout).
+        let entitled = try RunningEntitled()
+        let stores = try RunningStores(
+            entitled: "127.0.0.1:\(entitled.port)",
+            environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret, "ENTITLED_STORES_REQUEST_TIMEOUT": "2"],
+            arguments: ["--idle-timeout", "30"]
+        )
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var small: Int32 = 4096
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(stores.port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        // More answers than every buffer between the two holds (the kernel's on both sides, then the receiver's
+        // own): requests go on being sent, as far as the receiver reads them, for 6 s.
+        let requests = Array(String(repeating: "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", count: 1_000).utf8)
+        var pending: [UInt8] = []
+        let sending = Date()
+        while Date().timeIntervalSince(sending) < 6 {
+            // Whole requests only: what a send leaves is sent first next time.
+            if pending.isEmpty { pending = requests }
+            let sent = pending.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if sent > 0 { pending.removeFirst(sent) }
+            if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        // Read what came: the connection must end (closed by the receiver), not go on answering.
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var closed = false
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 3_000) > 0 else { break }
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 {
+                closed = true
+                break
+            }
+        }
+        #expect(closed, "the receiver kept answering a client that took none of its answers")
+        #expect(try stores.get("/metrics").body.contains("entitled_stores_timed_out_total 1"))
+    }
+
     @Test func aTricklingRequestIsCutOffAtTheRequestDeadline() throws {
         let entitled = try RunningEntitled()
         // The deadline through the environment: a receiver that does not know it starts all the same (with a
