@@ -17,38 +17,14 @@ import argparse
 import json
 import multiprocessing
 import os
-import re
 import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
+from limits_server import Connection, start
+
 SAMPLE_INTERVAL = 0.005
-
-
-def start(binary):
-    directory = tempfile.mkdtemp(prefix="entitled-limits-")
-    process = subprocess.Popen(
-        [binary, "--port", "0", "--data-dir", directory, "--insecure-no-auth", "--fsync", "no", "--snapshot-interval", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    for line in process.stdout:
-        match = re.search(r"127\.0\.0\.1:(\d+)", line)
-        if match and "listening on" in line:
-            return process, int(match.group(1))
-    raise SystemExit("entitled did not start")
-
-
-class Connection:
-    def __init__(self, port):
-        self.socket = socket.create_connection(("127.0.0.1", port))
-        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.reader = self.socket.makefile("rb")
-
-    def pipeline(self, requests):
-        self.socket.sendall(b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in requests))
-        return [json.loads(self.reader.readline()) for _ in requests]
 
 
 def load(port):

@@ -12,51 +12,12 @@ and measures. Python 3.11 standard library only.
 """
 
 import argparse
-import json
-import os
-import re
 import socket
 import statistics
-import subprocess
-import tempfile
 import threading
 import time
 
-
-def start(binary, loops):
-    directory = tempfile.mkdtemp(prefix="entitled-watch-")
-    process = subprocess.Popen(
-        [binary, "--port", "0", "--data-dir", directory, "--insecure-no-auth", "--fsync", "no",
-         "--snapshot-interval", "0", "--event-loops", str(loops)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    for line in process.stdout:
-        match = re.search(r"127\.0\.0\.1:(\d+)", line)
-        if match and "listening on" in line:
-            return process, int(match.group(1))
-    raise SystemExit("entitled did not start")
-
-
-class Connection:
-    def __init__(self, port):
-        self.socket = socket.create_connection(("127.0.0.1", port))
-        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.reader = self.socket.makefile("rb")
-
-    def send(self, requests):
-        self.socket.sendall(b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in requests))
-
-    def answers(self, count):
-        """The next `count` answers, pushes passed over."""
-        found = []
-        while len(found) < count:
-            line = json.loads(self.reader.readline())
-            if "push" not in line:
-                found.append(line)
-        return found
-
-    def pipeline(self, requests):
-        self.send(requests)
-        return self.answers(len(requests))
+from limits_server import Connection, start
 
 
 class Watcher(threading.Thread):
@@ -114,7 +75,7 @@ def main():
     parser.add_argument("--wide", type=int, default=200_000, help="memberships of one more user, whose watch is timed")
     arguments = parser.parse_args()
 
-    process, port = start(arguments.entitled, arguments.event_loops)
+    process, port = start(arguments.entitled, "--event-loops", str(arguments.event_loops))
     try:
         admin = Connection(port)
         for start_index in range(0, arguments.memberships, 2000):
