@@ -184,7 +184,13 @@ import _CryptoExtras
         }
         #expect(current?.expiresAt == "2099-03-01T00:00:00Z", "the kept renewal was not applied")
         #expect(current?.transactions.map(\.id).contains("GPA.5555-6666-7777-88888..1") == true)
-        let metrics = try stores.get("/metrics").body
+        // The retry counts its outcome after entitled has answered it, so the count may trail the membership.
+        var metrics = ""
+        for _ in 0..<100 {
+            metrics = try stores.get("/metrics").body
+            if metrics.contains(#"outcome="applied""#) { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         #expect(metrics.contains(#"entitled_stores_notifications_total{store="google",outcome="unmatched"} 1"#), "\(metrics)")
         #expect(metrics.contains(#"entitled_stores_notifications_total{store="google",outcome="applied"} 1"#), "\(metrics)")
     }
