@@ -65,6 +65,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         // Google Play's OAuth token and Developer API calls.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // RevenueCat's exports are gzip files: read a chunk at a time through zlib.
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // A cache prefetch hint for the check path (EntitledCore's StringSlotTable): Swift cannot spell it.
@@ -222,6 +224,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
         // `entitled-stores`: the HTTP receiver (Hummingbird) in front of EntitledStores.
