@@ -20,6 +20,8 @@ need() { # need PACKAGE PROBE...
 need pkg-config        command -v pkg-config
 need libedit-dev       pkg-config --exists libedit              # entitlectl links the system's libedit
 need liburing-dev      pkg-config --exists liburing             # the event loops batch system calls with io_uring
+need zlib1g-dev        pkg-config --exists zlib                 # entitled-stores reads RevenueCat's gzip exports
+need gzip              command -v gzip                          # the import tests write gzip exports
 # The conformance runner validates every line against Protocol/schema/ with the jsonschema module; the
 # tests look for it in the python3 on PATH, then in the system's.
 if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
