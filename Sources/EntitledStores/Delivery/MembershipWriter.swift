@@ -10,6 +10,8 @@ struct MembershipWriter {
     private(set) var outOfOrder = 0
     /// Events ignored because the membership is revoked (a refund, an operator's revoke).
     private(set) var onRevoked = 0
+    /// The types of the events applied, in order (a grant is `grant`): a reconciliation's drift by kind.
+    private(set) var appliedKinds: [String] = []
 
     init(gateway: any EntitledGateway) {
         self.gateway = gateway
@@ -40,7 +42,12 @@ struct MembershipWriter {
             if failure.code == .conflict { return nil }
             throw .refused(NotificationRefusal(.malformed, "entitled refused the grant: \(failure.message)"))
         }
-        if response.isIdempotentReplay { duplicates += 1 } else { applied += 1 }
+        if response.isIdempotentReplay {
+            duplicates += 1
+        } else {
+            applied += 1
+            appliedKinds.append("grant")
+        }
         return response.membership
     }
 
@@ -52,7 +59,9 @@ struct MembershipWriter {
             throw .refused(NotificationRefusal(.malformed, "entitled refused the event: \(failure.message)"))
         }
         switch response.eventOutcome {
-        case .applied?: applied += 1
+        case .applied?:
+            applied += 1
+            appliedKinds.append(event.fields.first { $0.key == "type" }?.value.stringValue ?? "event")
         case .ignored(let reason)? where reason == "duplicate": duplicates += 1
         case .ignored(let reason)? where reason == "revoked": onRevoked += 1
         default: outOfOrder += 1
