@@ -120,9 +120,11 @@ public struct GooglePlayReceiver: Sendable {
         var messageID: String
         var time: String
         var now: Int64
+        /// An import or a reconciliation (`StateSync`): its reason, and the grant's history.
+        var sync: StateSync?
 
         func eventID(_ kind: String) -> String { "\(messageID):\(kind)" }
-        var reason: String { "google_play \(messageID)" }
+        var reason: String { sync?.reason ?? "google_play \(messageID)" }
     }
 
     /// Fetches `path` of the Play Developer API for the app; `nil` when Google does not know the purchase.
@@ -165,6 +167,16 @@ public struct GooglePlayReceiver: Sendable {
     func applySubscription(
         _ purchase: JSONValue, token: String, user: String?, revoked: Bool = false, _ context: Context
     ) async throws(ReceiveFailure) -> NotificationOutcome {
+        try await bringSubscription(purchase, token: token, user: user, revoked: revoked, context).outcome
+    }
+
+    /// `applySubscription`, with the membership and the writes it made.
+    func bringSubscription(
+        _ purchase: JSONValue, token: String, user: String?, revoked: Bool = false, _ context: Context
+    ) async throws(ReceiveFailure) -> StateSyncOutcome {
+        func finished(_ outcome: NotificationOutcome, _ membership: MembershipInfo? = nil, _ writer: MembershipWriter? = nil) -> StateSyncOutcome {
+            StateSyncOutcome(outcome: outcome, membership: membership, changes: writer?.appliedKinds ?? [])
+        }
         guard let item = purchase["lineItems"]?.arrayValue?.first, let product = item["productId"]?.stringValue else {
             throw .refused(NotificationRefusal(.malformed, "the subscription purchase has no line item with a productId"))
         }
@@ -177,16 +189,23 @@ public struct GooglePlayReceiver: Sendable {
         if found == nil, let linked = purchase["linkedPurchaseToken"]?.stringValue {
             found = try await writer.membership(ofOriginalTransaction: linked)
         }
+        if found == nil, let firstOrder = Self.firstOrder(of: order) {
+            // Imported from an export that named order ids, not purchase tokens (RevenueCat's): the first
+            // order (`GPA.1234-5678-9012-34567`, renewals add `..N`) is its original transaction.
+            found = try await writer.membership(ofOriginalTransaction: firstOrder)
+        }
         if found == nil || (user != nil && found?.user != user) {
-            if found == nil, state == "SUBSCRIPTION_STATE_PENDING" { return .ignored("the subscription's payment is pending: no access yet") }
+            if found == nil, state == "SUBSCRIPTION_STATE_PENDING" { return finished(.ignored("the subscription's payment is pending: no access yet")) }
             if found == nil, state == "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED" {
-                return .ignored("the pending purchase was canceled before it was paid: nothing to grant")
+                return finished(.ignored("the pending purchase was canceled before it was paid: nothing to grant"))
             }
             guard let user else {
                 // Kept, as the App Store's are, until a grant names the purchase token (the app's backend at
                 // purchase time): dropped, a renewal or refund of it would be lost for good.
-                return .awaitingPurchase(
-                    originalTransaction: token, reason: "no membership holds this purchase, and it names no obfuscatedExternalAccountId"
+                return finished(
+                    .awaitingPurchase(
+                        originalTransaction: token, reason: "no membership holds this purchase, and it names no obfuscatedExternalAccountId"
+                    )
                 )
             }
             let granted = try await writer.grant(
@@ -194,30 +213,49 @@ public struct GooglePlayReceiver: Sendable {
                     user: user, product: product, source: "play_store", expiresAt: expiry.map { ProtocolTime.string(milliseconds: $0) },
                     willRenew: autoRenews, environment: purchase["testPurchase"] != nil ? "sandbox" : nil, transactionId: order,
                     originalTransactionId: order == token ? nil : token, reason: context.reason
+                ).imported(
+                    purchasedAt: context.sync == nil ? nil : purchase["startTime"]?.stringValue.flatMap(Self.milliseconds),
+                    renewsCount: context.sync == nil ? nil : Self.renewals(inOrder: order)
                 )
             )
             found = granted ?? found
         }
-        guard let membership = found else { return .unmatched("this purchase belongs to another user, and the transfer rule keeps it there") }
+        guard var membership = found else { return finished(.unmatched("this purchase belongs to another user, and the transfer rule keeps it there")) }
         // A plan change (upgrade, downgrade) is a new purchase token naming the old one as its
         // `linkedPurchaseToken`; the membership follows the new one from then on. The old token then reads
         // `EXPIRED` (https://developer.android.com/google/play/billing/subscriptions#upgrade-downgrade): its
         // notifications must not end the access the new one pays for. Its last order is one the membership
         // holds, but no longer the newest.
         if let newest = membership.transactions.last?.id, newest != order, membership.transactions.contains(where: { $0.id == order }) {
-            return .ignored("purchase token \(token) was replaced by a newer purchase (a plan change), which the membership follows")
+            return finished(.ignored("purchase token \(token) was replaced by a newer purchase (a plan change), which the membership follows"), membership)
         }
         if revoked {
-            guard membership.revokedAt == nil else { return writer.outcome }
-            try await writer.apply(
-                .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: order, reason: context.reason)
-            )
-            return writer.outcome
+            guard membership.revokedAt == nil else { return finished(writer.outcome, membership, writer) }
+            membership =
+                try await writer.apply(
+                    .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: order, reason: context.reason)
+                ) ?? membership
+            return finished(writer.outcome, membership, writer)
         }
         for request in events(membership: membership, state: state, product: product, expiry: expiry, autoRenews: autoRenews, order: order, context) {
-            try await writer.apply(request)
+            membership = try await writer.apply(request) ?? membership
         }
-        return writer.outcome
+        return finished(writer.outcome, membership, writer)
+    }
+
+    /// The first order of a subscription whose order is `order`: Google's renewals add `..N` to it
+    /// (https://developer.android.com/google/play/billing/subscriptions: "GPA.1234-5678-9012-34567..0" for
+    /// the first renewal); `nil` when `order` is not one of Google's.
+    static func firstOrder(of order: String) -> String? {
+        guard order.hasPrefix("GPA.") else { return nil }
+        guard let range = order.range(of: "..", options: .backwards) else { return order }
+        return String(order[..<range.lowerBound])
+    }
+
+    /// The renewals the order id counts: `..0` is the first renewal, so `..N` is N + 1 of them.
+    static func renewals(inOrder order: String) -> Int? {
+        guard order.hasPrefix("GPA."), let range = order.range(of: "..", options: .backwards), let number = Int(order[range.upperBound...]) else { return nil }
+        return number + 1
     }
 
     func events(
@@ -284,9 +322,14 @@ public struct GooglePlayReceiver: Sendable {
             .grant(
                 user: user, product: sku, source: "play_store", environment: purchase["purchaseType"]?.intValue == 0 ? "sandbox" : nil,
                 transactionId: order, originalTransactionId: order == token ? nil : token, reason: context.reason
-            )
+            ).imported(purchasedAt: context.sync == nil ? nil : Self.milliseconds(purchase["purchaseTimeMillis"]), renewsCount: nil)
         )
         return writer.outcome
+    }
+
+    /// A time Google writes as a string of milliseconds (`purchaseTimeMillis`), or as a number.
+    static func milliseconds(_ value: JSONValue?) -> Int64? {
+        value?.stringValue.flatMap { Int64($0) } ?? value?.intValue.map(Int64.init)
     }
 
     private func purchaseVoided(token: String, orderID: String?, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {

@@ -122,16 +122,24 @@ public struct StripeReceiver: Sendable {
         var type: String
         var time: String
         var created: Int64
+        /// An import or a reconciliation (`StateSync`): its reason, and the grant's original purchase time.
+        var sync: StateSync?
 
         func eventID(_ kind: String) -> String { "\(id):\(kind)" }
-        var reason: String { "stripe \(type) \(id)" }
+        var reason: String { sync?.reason ?? "stripe \(type) \(id)" }
     }
 
     private func subscriptionChanged(_ subscription: StripeSubscription, _ event: EventContext) async throws(ReceiveFailure) -> NotificationOutcome {
+        try await bring(subscription, event).outcome
+    }
+
+    /// Brings the membership of `subscription` to its state: granted when no membership holds it (with its
+    /// start as the purchase time for an import), then the events of `events(for:membership:_:)`.
+    func bring(_ subscription: StripeSubscription, _ event: EventContext) async throws(ReceiveFailure) -> StateSyncOutcome {
         var writer = MembershipWriter(gateway: gateway)
         var found = try await writer.membership(ofOriginalTransaction: subscription.id)
         if found == nil, ["incomplete", "incomplete_expired"].contains(subscription.status) {
-            return .ignored("subscription \(subscription.id) is \(subscription.status): no access before its first payment")
+            return StateSyncOutcome(outcome: .ignored("subscription \(subscription.id) is \(subscription.status): no access before its first payment"), membership: nil)
         }
         if found == nil || found?.user != subscription.user {
             // A new subscription, or one whose metadata now names another user (the transfer rule decides).
@@ -142,17 +150,19 @@ public struct StripeReceiver: Sendable {
                     willRenew: !subscription.cancelsAtPeriodEnd, periodType: subscription.status == "trialing" ? "trial" : nil,
                     environment: subscription.isLive ? nil : "sandbox", transactionId: subscription.latestInvoice ?? subscription.id,
                     originalTransactionId: subscription.latestInvoice == nil ? nil : subscription.id, reason: event.reason
-                )
+                ).imported(purchasedAt: event.sync == nil ? nil : subscription.startedAt.map { $0 * 1000 }, renewsCount: nil)
             )
             found = granted ?? found
         }
-        guard let membership = found else {
-            return .unmatched("subscription \(subscription.id) belongs to another user, and the transfer rule keeps it there")
+        guard var membership = found else {
+            return StateSyncOutcome(
+                outcome: .unmatched("subscription \(subscription.id) belongs to another user, and the transfer rule keeps it there"), membership: nil
+            )
         }
         for request in events(for: subscription, membership: membership, event) {
-            try await writer.apply(request)
+            membership = try await writer.apply(request) ?? membership
         }
-        return writer.outcome
+        return StateSyncOutcome(outcome: writer.outcome, membership: membership, changes: writer.appliedKinds)
     }
 
     /// The events that bring `membership` to the state `subscription` describes.

@@ -17,6 +17,8 @@ struct StripeSubscription {
     /// The newest invoice: the transaction of the period, which a refund of its charge names.
     var latestInvoice: String?
     var isLive: Bool
+    /// `start_date`: when the subscription began (Unix seconds), the purchase time of an import.
+    var startedAt: Int64?
 
     init(_ object: JSONValue, userMetadataKey: String) throws(NotificationRefusal) {
         guard let id = object["id"]?.stringValue, id.hasPrefix("sub_") else {
@@ -39,5 +41,6 @@ struct StripeSubscription {
         self.cancelsAtPeriodEnd = object["cancel_at_period_end"]?.boolValue ?? false
         self.latestInvoice = object["latest_invoice"]?.storeID
         self.isLive = object["livemode"]?.boolValue ?? true
+        self.startedAt = try StoreTime.seconds(object["start_date"], "start_date")
     }
 }
