@@ -5,6 +5,8 @@ public struct ImportResult: Sendable, Hashable {
         case imported
         /// `entitled` held it all already: an earlier run, or the live notifications.
         case unchanged
+        /// Nothing to import: a purchase that gives no access (a payment pending, a subscription never paid).
+        case skipped
         /// Nothing (or not all) was written; `reason` says why. Tried again by the next run.
         case failed
     }
@@ -19,14 +21,44 @@ public struct ImportResult: Sendable, Hashable {
     public var membership: String?
     /// What the source could not give (`renewal times`, `trial`): said in the report, so nobody assumes it.
     public var notes: [String]
+    /// For a failure: whether trying again may succeed (the store or `entitled` was unavailable).
+    public var mayPassLater: Bool
 
-    public init(key: String, status: Status, reason: String? = nil, user: String? = nil, membership: String? = nil, notes: [String] = []) {
+    public init(
+        key: String, status: Status, reason: String? = nil, user: String? = nil, membership: String? = nil, notes: [String] = [], mayPassLater: Bool = false
+    ) {
         self.key = key
         self.status = status
         self.reason = reason
         self.user = user
         self.membership = membership
         self.notes = notes
+        self.mayPassLater = mayPassLater
+    }
+
+    /// The result of bringing `key` to its store's state.
+    public init(key: String, _ outcome: StateSyncOutcome) {
+        let user = outcome.membership?.user
+        let membership = outcome.membership?.id
+        switch outcome.outcome {
+        case .applied(let changes):
+            self.init(key: key, status: .imported, reason: "\(changes) change\(changes == 1 ? "" : "s")", user: user, membership: membership, notes: outcome.notes)
+        case .duplicate:
+            self.init(key: key, status: .unchanged, user: user, membership: membership, notes: outcome.notes)
+        case .ignored(let reason):
+            // A state the membership already had (`older than ...`, `revoked`) changed nothing; a purchase
+            // that grants no access is skipped.
+            self.init(key: key, status: membership == nil ? .skipped : .unchanged, reason: reason, user: user, membership: membership, notes: outcome.notes)
+        case .unmatched(let reason):
+            self.init(key: key, status: .failed, reason: "unmatched: \(reason)", user: user, membership: membership, notes: outcome.notes)
+        case .awaitingPurchase(_, let reason):
+            self.init(key: key, status: .failed, reason: "no_user: \(reason)", notes: outcome.notes)
+        }
+    }
+
+    /// A failure to bring `key` to its store's state.
+    public init(key: String, _ failure: SyncFailure) {
+        self.init(key: key, status: .failed, reason: failure.description, mayPassLater: failure.mayPassLater)
     }
 
     /// The kind of failure for the summary: the reason's first words up to a colon (`not_found`, ...).

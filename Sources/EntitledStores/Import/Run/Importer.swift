@@ -17,33 +17,60 @@ public struct Importer: Sendable {
     }
 
     /// Imports `keys` (a batch: a file's identifiers, a page of a listing) with `work`; returns how many were
-    /// skipped as finished by an earlier run.
+    /// skipped as finished by an earlier run. A key that failed in a way that may pass (the store or
+    /// `entitled` unavailable) is tried again after `retryWaits` (a restart of `entitled`, a store's bad
+    /// minute), and only its last result is reported.
     @discardableResult
     public func run(
-        _ keys: [String], progress: ImportProgress?, work: @escaping @Sendable (String) async -> ImportResult
+        _ keys: [String], progress: ImportProgress?, retryWaits: [Duration] = [.seconds(2), .seconds(10), .seconds(30)],
+        work: @escaping @Sendable (String) async -> ImportResult
     ) async -> Int {
         var skipped = 0
-        await withTaskGroup(of: Void.self) { group in
+        var pending: [String] = []
+        for key in keys {
+            if journal.isFinished(key) {
+                skipped += 1
+                progress?.advance(failed: false)
+            } else {
+                pending.append(key)
+            }
+        }
+        var round = 0
+        while !pending.isEmpty {
+            let last = round == retryWaits.count
+            let again = await runRound(pending, progress: progress, last: last, work: work)
+            if again.isEmpty || last { break }
+            try? await Task.sleep(for: retryWaits[round])
+            round += 1
+            pending = again
+        }
+        return skipped
+    }
+
+    /// Runs `keys` once each; returns those to try again (reported only in the last round).
+    private func runRound(
+        _ keys: [String], progress: ImportProgress?, last: Bool, work: @escaping @Sendable (String) async -> ImportResult
+    ) async -> [String] {
+        await withTaskGroup(of: String?.self) { group in
+            var again: [String] = []
             var running = 0
             for key in keys {
-                if journal.isFinished(key) {
-                    skipped += 1
-                    progress?.advance(failed: false)
-                    continue
-                }
                 if running == concurrency {
-                    await group.next()
+                    if case let key?? = await group.next() { again.append(key) }
                     running -= 1
                 }
                 running += 1
                 group.addTask {
                     let result = await work(key)
+                    if result.status == .failed, result.mayPassLater, !last { return key }
                     report.record(result)
                     if result.status != .failed { journal.markFinished(key) }
                     progress?.advance(failed: result.status == .failed)
+                    return nil
                 }
             }
+            for await key in group { if let key { again.append(key) } }
+            return again
         }
-        return skipped
     }
 }

@@ -1,0 +1,126 @@
+import ArgumentParser
+import Crypto
+import EntitledClient
+import EntitledStores
+import Foundation
+
+/// `entitled-stores import`: brings subscribers that predate `entitled` from the stores (or a RevenueCat
+/// export) into it, each through the same writes a notification would make. See STORES.md, "Bringing your
+/// subscribers".
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Bring existing subscribers from the stores or a RevenueCat export into entitled.",
+        discussion: """
+            Each identifier is asked of its store and granted to its user, with the store's purchase time, \\
+            renewals, trial and ownership, then brought to its state as the store's notifications would. Running \\
+            it again changes nothing; killed, it resumes where it stopped (the journal in --state-dir). A file of \\
+            identifiers holds one a line, optionally followed by the user: "2000000123 user_42". Exit status 0 \\
+            when everything was imported, 3 when some identifiers failed (the report says which; run it again).
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .customLong("revenuecat"), help: "A RevenueCat transactions export (.csv.gz or .csv). Repeat it for several, oldest first.")
+    var revenueCat: [String] = []
+
+    @Option(help: "The job's name: its journal and report are kept under it in --state-dir/imports (default: made from the inputs).")
+    var job: String?
+
+    @Option(help: "The report file: one JSON line per identifier (default: --state-dir/imports/JOB.report.jsonl).")
+    var report: String?
+
+    @Option(help: "Identifiers imported at once (default: 16).")
+    var concurrency = 16
+
+    func validate() throws {
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be a whole number from 1 to 256, not \(concurrency)") }
+        guard !inputs.isEmpty else {
+            throw ValidationError("nothing to import: give --revenuecat")
+        }
+    }
+
+    /// What this run imports, in a stable order: the job's default name is made from it.
+    var inputs: [String] {
+        revenueCat.map { "revenuecat=\($0)" }
+    }
+
+    func run() async throws {
+        let settings = try options.settings()
+        let run = try ImportRun(settings: settings, job: job ?? ImportRun.jobName(inputs), report: report, concurrency: concurrency)
+        let sync = StateSync(.import, now: Int64(Date().timeIntervalSince1970 * 1000))
+        if !revenueCat.isEmpty {
+            try await run.importRevenueCat(files: revenueCat, sync: sync)
+        }
+        let failed = run.finish()
+        if failed > 0 { throw ExitCode(3) }
+    }
+}
+
+/// One import's journal, report, progress and connection to `entitled`, shared by its sources.
+struct ImportRun {
+    let settings: StoresSettings
+    let importer: Importer
+    let gateway: PoolGateway
+    let pool: EntitledPool
+    let reportPath: String
+    private let started = ContinuousClock.now
+    private let skipped = SkippedCount()
+
+    init(settings: StoresSettings, job: String, report: String?, concurrency: Int) throws {
+        let directory = settings.stateDirectory + "/imports"
+        do {
+            let journal = try ImportJournal(path: "\(directory)/\(job).journal")
+            let reportPath = report ?? "\(directory)/\(job).report.jsonl"
+            importer = Importer(journal: journal, report: try ImportReport(path: reportPath), concurrency: concurrency)
+            self.reportPath = reportPath
+        } catch {
+            throw ValidationError(error.description)
+        }
+        self.settings = settings
+        pool = EntitledPool(
+            address: settings.entitled,
+            configuration: EntitledPool.Configuration(connections: 4, requestTimeout: .seconds(30), connectTimeout: .seconds(5), token: settings.token)
+        )
+        gateway = PoolGateway(pool: pool)
+    }
+
+    /// A job name from the inputs: the same inputs resume the same job.
+    static func jobName(_ inputs: [String]) -> String {
+        let digest = SHA256.hash(data: Data(inputs.joined(separator: "\n").utf8))
+        return "import-" + digest.prefix(6).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Imports `keys` with `work`, drawing the progress under `label`.
+    func run(_ label: String, _ keys: [String], work: @escaping @Sendable (String) async -> ImportResult) async {
+        let progress = ImportProgress(label: label, total: keys.count)
+        skipped.add(await importer.run(keys, progress: progress, work: work))
+        progress.finish()
+    }
+
+    /// Prints the summary; returns the number of failures.
+    func finish() -> Int {
+        importer.journal.sync()
+        let report = importer.report
+        let elapsed = ContinuousClock.now - started
+        var lines = [
+            "imported \(report.count(.imported)), unchanged \(report.count(.unchanged)), skipped \(report.count(.skipped)), failed \(report.count(.failed)) in \(elapsed.formatted(.units(allowed: [.hours, .minutes, .seconds], width: .narrow)))"
+        ]
+        if skipped.value > 0 { lines.append("  \(skipped.value) finished by an earlier run of this job, not asked again") }
+        for (kind, count) in report.failuresByKind { lines.append("  failed \(kind): \(count)") }
+        for (note, count) in report.notesByCount { lines.append("  note: \(note): \(count)") }
+        lines.append("report: \(reportPath)")
+        if report.count(.failed) > 0 { lines.append("some identifiers failed: see the report, fix what it says, and run the same command again: what is done is not done twice") }
+        print(lines.joined(separator: "\n"))
+        return report.count(.failed)
+    }
+}
+
+/// The count of keys an earlier run finished, across the sources of a run.
+final class SkippedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add(_ value: Int) { lock.withLock { count += value } }
+    var value: Int { lock.withLock { count } }
+}
