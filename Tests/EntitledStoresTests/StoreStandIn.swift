@@ -13,7 +13,7 @@ final class StoreStandIn {
     init(_ name: String) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name).py")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path]
+        process.arguments = [name == "appstore_standin" ? Self.pythonWithCryptography : "python3", script.path]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -29,6 +29,19 @@ final class StoreStandIn {
         }
         self.port = port
     }
+
+    /// The python3 on the PATH, or the system's when only it has the cryptography module (Debian's
+    /// python3-cryptography, which Tools/test.sh installs where no python3 has it).
+    static let pythonWithCryptography: String = {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", "import cryptography"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return "/usr/bin/python3" }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0 ? "python3" : "/usr/bin/python3"
+    }()
 
     deinit {
         // SIGKILL: a child of the test runner inherits its blocked signals, SIGTERM included (the script
