@@ -67,6 +67,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // RevenueCat's exports are gzip files: read a chunk at a time through zlib.
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        // The App Store Server API's bearer token: a JWT signed ES256 with the in-app purchase key.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // A cache prefetch hint for the check path (EntitledCore's StringSlotTable): Swift cannot spell it.
@@ -225,6 +227,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                // ES256 JWTs for the App Store Server API (AppStoreAPIToken).
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // `entitled-stores`: the HTTP receiver (Hummingbird) in front of EntitledStores.

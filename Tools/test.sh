@@ -27,6 +27,11 @@ need gzip              command -v gzip                          # the import tes
 if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
   need python3-jsonschema /usr/bin/python3 -c 'import jsonschema'
 fi
+# The App Store Server API's stand-in (Tests/EntitledStoresTests/Fixtures/appstore_standin.py) verifies the
+# client's ES256 token with the cryptography module; found as jsonschema is.
+if ! python3 -c 'import cryptography' >/dev/null 2>&1; then
+  need python3-cryptography /usr/bin/python3 -c 'import cryptography'
+fi
 
 # The cluster tests start their own PostgreSQL servers (initdb into a temporary directory, a free port) from
 # Debian's binaries in /usr/lib/postgresql/N/bin (or an initdb on the PATH, elsewhere). The package's own

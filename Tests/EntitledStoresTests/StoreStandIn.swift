@@ -3,7 +3,9 @@ import Foundation
 
 /// A stand-in for a store's API, a Python script of Fixtures/ written from the store's documentation, as a
 /// child process on a free loopback port: `google_standin.py` (Google's OAuth, Play Developer API and
-/// signing keys), `stripe_standin.py` (Stripe's invoice payments).
+/// signing keys), `stripe_standin.py` (Stripe's invoice payments, subscriptions and events),
+/// `appstore_standin.py` (the App Store Server API, one environment a process). The failures a test asks
+/// for and the traffic counted are `standin_faults.py`'s.
 final class StoreStandIn {
     let process = Process()
     private(set) var port = 0
@@ -11,7 +13,7 @@ final class StoreStandIn {
     init(_ name: String) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name).py")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path]
+        process.arguments = [name == "appstore_standin" ? Self.pythonWithCryptography : "python3", script.path]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -27,6 +29,19 @@ final class StoreStandIn {
         }
         self.port = port
     }
+
+    /// The python3 on the PATH, or the system's when only it has the cryptography module (Debian's
+    /// python3-cryptography, which Tools/test.sh installs where no python3 has it).
+    static let pythonWithCryptography: String = {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", "import cryptography"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return "/usr/bin/python3" }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0 ? "python3" : "/usr/bin/python3"
+    }()
 
     deinit {
         // SIGKILL: a child of the test runner inherits its blocked signals, SIGTERM included (the script
@@ -47,6 +62,20 @@ final class StoreStandIn {
     func state() throws -> [String: Any] {
         let reply = try HTTPReply.exchange(port: port, method: "GET", path: "/state", body: [], headers: [:])
         return try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// The API requests counted (standin_faults): how many, when each arrived (seconds on the stand-in's
+    /// monotonic clock), and the most in flight at once.
+    func traffic() throws -> (requests: Int, arrivals: [Double], maxInFlight: Int) {
+        let json = try state()
+        return (json["requests"] as? Int ?? -1, json["request_times"] as? [Double] ?? [], json["max_in_flight"] as? Int ?? -1)
+    }
+
+    /// The next `count` API requests answered `status` (429, 500, "hang", "stall"), 429s with `retryAfter`.
+    func failNext(_ count: Int, with status: Any, retryAfter: String? = nil, hangSeconds: Double = 30) throws {
+        var plan: [String: Any] = ["status": status, "count": count, "hang_seconds": hangSeconds]
+        if let retryAfter { plan["retry_after"] = retryAfter }
+        try set(["fail_next": plan])
     }
 
     /// Google's: how many OAuth tokens were asked for, and the last assertion.

@@ -16,10 +16,21 @@ public struct StoreAPIClient: Sendable {
     /// subscriptions is about 1 MiB).
     public var maximumBodyBytes = 16 << 20
 
-    public init(http: HTTPClient = .shared, policy: RetryPolicy, limit: ConcurrencyLimit) {
+    /// How the store writes `Retry-After` (Apple: a UNIX time in milliseconds).
+    public var retryAfterFormat: RetryAfterFormat
+    /// Answers other than 429 and 5xx that the store documents as worth trying again (the App Store's
+    /// "retryable" 404s); tried again as a 5xx is.
+    public var isRetryable: @Sendable (Reply) -> Bool
+
+    public init(
+        http: HTTPClient = .shared, policy: RetryPolicy, limit: ConcurrencyLimit, retryAfterFormat: RetryAfterFormat = .standard,
+        isRetryable: @escaping @Sendable (Reply) -> Bool = { _ in false }
+    ) {
         self.http = http
         self.policy = policy
         self.limit = limit
+        self.retryAfterFormat = retryAfterFormat
+        self.isRetryable = isRetryable
     }
 
     /// An answer the caller reads: any status but 429 and 5xx (and those once the retries ran out are errors).
@@ -30,8 +41,8 @@ public struct StoreAPIClient: Sendable {
         public var json: JSONValue? { JSONValue(strictUTF8: body) }
     }
 
-    /// What one call sends. `headers` is asked for before every try, so that an expired bearer token is
-    /// replaced (the App Store's JWT lives minutes).
+    /// What one call sends. Its `Authorization` is asked for before every try (`send`'s `authorization`),
+    /// so that an expired bearer token is replaced (the App Store's JWT lives minutes).
     public struct Request: Sendable {
         public var method: HTTPMethod
         public var url: String
@@ -47,7 +58,9 @@ public struct StoreAPIClient: Sendable {
     }
 
     /// Sends `request` for `call`, trying again as the policy says.
-    /// - Parameter authorization: the `Authorization` header's value for each try.
+    /// - Parameter authorization: the `Authorization` header's value for each try. It runs while the try
+    ///   holds its place in `limit`, so it must not send through this same client (an OAuth token is fetched
+    ///   through a client of its own).
     public func send(
         _ call: StoreCall, _ request: Request, authorization: @Sendable () async throws(StoreAPIError) -> String?
     ) async throws(StoreAPIError) -> Reply {
@@ -94,46 +107,77 @@ public struct StoreAPIClient: Sendable {
         if let contentType = request.contentType { outgoing.headers.add(name: "Content-Type", value: contentType) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let host = StoreHTTP.host(request.url)
+        let reply: Reply
         do {
-            let response = try await http.execute(outgoing, timeout: .init(policy.timeout))
-            let body = try await response.body.collect(upTo: maximumBodyBytes)
-            let reply = Reply(status: Int(response.status.code), headers: response.headers, body: Array(buffer: body))
-            switch reply.status {
-            case 429:
-                return .retryable(.rateLimited, "\(host) answered 429 (too many requests)", retryAfter: Self.retryAfter(reply.headers, now: Date()))
-            case 500...:
-                return .retryable(.unavailable, "\(host) answered \(reply.status)", retryAfter: Self.retryAfter(reply.headers, now: Date()))
-            default:
-                return .answered(reply)
-            }
+            reply = try await exchange(outgoing)
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            return .retryable(.unavailable, "\(host) did not answer within \(policy.timeout)", retryAfter: nil)
+        } catch is TimedOut {
+            return .retryable(.unavailable, "\(host) did not answer within \(policy.timeout)", retryAfter: nil)
         } catch {
             return .retryable(.unavailable, "\(host) did not answer: \(error)", retryAfter: nil)
         }
+        switch reply.status {
+        case 429:
+            return .retryable(.rateLimited, "\(host) answered 429 (too many requests)\(reply.snippet)", retryAfter: retryAfter(reply.headers))
+        case 500...:
+            return .retryable(.unavailable, "\(host) answered \(reply.status)\(reply.snippet)", retryAfter: retryAfter(reply.headers))
+        default:
+            if isRetryable(reply) { return .retryable(.unavailable, "\(host) answered \(reply.status)\(reply.snippet)", retryAfter: nil) }
+            return .answered(reply)
+        }
     }
 
-    /// `Retry-After` (RFC 9110 §10.2.3): a number of seconds, or an HTTP date.
-    static func retryAfter(_ headers: HTTPHeaders, now: Date) -> Duration? {
-        guard let value = headers.first(name: "Retry-After")?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Int64(value) { return seconds >= 0 ? .seconds(seconds) : nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+    struct TimedOut: Error {}
+
+    /// One exchange, answer body included, within the policy's timeout. AsyncHTTPClient's deadline ends
+    /// once the answer's head has arrived (its `executeCancellable` cancels the deadline then), so a store
+    /// that sends a head and stalls the body would hold the try for the client's read timeout (90 s for
+    /// `HTTPClient.shared`); the try is raced against a timer instead, and the loser cancelled.
+    private func exchange(_ outgoing: HTTPClientRequest) async throws -> Reply {
+        let http = http
+        let timeout = policy.timeout
+        let maximumBodyBytes = maximumBodyBytes
+        return try await withThrowingTaskGroup(of: Reply?.self) { group in
+            group.addTask {
+                // The client's deadline is a backstop: the timer below ends the try.
+                let response = try await http.execute(outgoing, deadline: .now() + TimeAmount(timeout) + .seconds(1))
+                let body = try await response.body.collect(upTo: maximumBodyBytes)
+                return Reply(status: Int(response.status.code), headers: response.headers, body: Array(buffer: body))
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let reply = first else { throw TimedOut() }
+            return reply
+        }
+    }
+
+    private func retryAfter(_ headers: HTTPHeaders) -> Duration? {
+        headers.first(name: "Retry-After").flatMap { retryAfterFormat.wait($0, now: Date()) }
     }
 }
 
 extension StoreAPIClient.Reply {
+    /// The start of the body, for a message about an answer that is tried again (the store's own error
+    /// object, which the caller never reads then): `: {...}`, or nothing for an empty body.
+    var snippet: String {
+        guard !body.isEmpty else { return "" }
+        let text = String(decoding: body.prefix(300), as: UTF8.self).split(whereSeparator: \.isNewline).joined(separator: " ")
+        return ": \(text)\(body.count > 300 ? "…" : "")"
+    }
+
     /// The reply as the error of `call` for a status the caller does not take: 401/403 `unauthorized`, 404
     /// `notFound`, others `refused`, with the store's own message (`detail`) when its body has one.
-    public func failure(_ call: StoreCall, detail: String?) -> StoreAPIError {
+    public func failure(_ call: StoreCall, detail: String?, storeCode: String? = nil) -> StoreAPIError {
         let kind: StoreAPIError.Kind =
             switch status {
             case 401, 403: .unauthorized
             case 404, 410: .notFound
             default: .refused
             }
-        return StoreAPIError(call, kind, "answered \(status)\(detail.map { ": \($0)" } ?? "")")
+        return StoreAPIError(call, kind, "answered \(status)\(detail.map { ": \($0)" } ?? "")", storeCode: storeCode)
     }
 }

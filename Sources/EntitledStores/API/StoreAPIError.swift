@@ -19,11 +19,15 @@ public struct StoreAPIError: Error, Sendable, Hashable, CustomStringConvertible 
     public var kind: Kind
     /// What happened, in the store's words where it gave some (its error code and message).
     public var message: String
+    /// The store's own error code, when its answer had one: the App Store's `errorCode` (`4040010`),
+    /// Stripe's `error.code` (`resource_missing`), Google's `error.status` (`NOT_FOUND`).
+    public var storeCode: String?
 
-    public init(_ call: StoreCall, _ kind: Kind, _ message: String) {
+    public init(_ call: StoreCall, _ kind: Kind, _ message: String, storeCode: String? = nil) {
         self.call = call
         self.kind = kind
         self.message = message
+        self.storeCode = storeCode
     }
 
     /// Whether trying again later may succeed (the importer keeps such an identifier for its next run).

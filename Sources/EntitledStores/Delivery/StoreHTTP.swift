@@ -4,10 +4,10 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The few HTTP calls the receivers make of the stores' APIs (Google's OAuth token, the Play Developer API
-/// and Google's signing keys; Stripe's invoice payments), over AsyncHTTPClient. A call that gets no answer,
-/// or a 5xx, is `EntitledUnavailable`'s sibling for the store: the notification is answered 503, so the
-/// store delivers it again.
+/// The one HTTP call the receivers make outside the stores' API clients (`StoreAPIClient`): Google's
+/// signing keys, for the Pub/Sub push's token. A call that gets no answer, or a 5xx, is
+/// `EntitledUnavailable`'s sibling for the store: the notification is answered 503, so the store delivers
+/// it again. Also the URL helpers all the clients use.
 struct StoreHTTP: Sendable {
     let client: HTTPClient
 
@@ -26,26 +26,6 @@ struct StoreHTTP: Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
-        return try await execute(request, what: url)
-    }
-
-    /// POSTs an empty JSON object (`{}`): the body of calls that name everything in their URL
-    /// (Google Play's `:acknowledge`).
-    func postEmptyJSON(_ url: String, bearer: String) async throws(Unavailable) -> Reply {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: "{}"))
-        return try await execute(request, what: url)
-    }
-
-    func postForm(_ url: String, _ fields: [(String, String)]) async throws(Unavailable) -> Reply {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        let form = fields.map { "\($0.0)=\(Self.escaped($0.1))" }.joined(separator: "&")
-        request.body = .bytes(ByteBuffer(string: form))
         return try await execute(request, what: url)
     }
 

@@ -55,17 +55,20 @@ public struct GooglePlayReceiver: Sendable {
 
     public let settings: Settings
     let gateway: any EntitledGateway
-    let http: StoreHTTP
-    let tokens: GoogleAccessTokens
+    /// The Play Developer API, tried once: a notification whose purchase cannot be read now is answered
+    /// 503, and Pub/Sub delivers it again with its own backoff.
+    let api: GooglePlayAPI
     let push: GooglePushVerifier?
 
     public init(settings: Settings, gateway: any EntitledGateway, httpClient: HTTPClient = .shared) throws(NotificationRefusal) {
         self.settings = settings
         self.gateway = gateway
-        let http = StoreHTTP(client: httpClient)
-        self.http = http
         let account = try GoogleServiceAccount(json: settings.serviceAccountJSON)
-        tokens = GoogleAccessTokens(account: account, tokenURL: settings.tokenURL, http: http)
+        api = GooglePlayAPI(
+            packageName: settings.packageName, serviceAccount: account, apiURL: settings.apiURL, tokenURL: settings.tokenURL, policy: .once,
+            httpClient: httpClient
+        )
+        let http = StoreHTTP(client: httpClient)
         push = settings.pushAudience.map { GooglePushVerifier(audience: $0, email: settings.pushEmail, certificatesURL: settings.certificatesURL, http: http) }
     }
 
@@ -127,29 +130,21 @@ public struct GooglePlayReceiver: Sendable {
         var reason: String { sync?.reason ?? "google_play \(messageID)" }
     }
 
-    /// Fetches `path` of the Play Developer API for the app; `nil` when Google does not know the purchase.
-    func fetch(_ path: String, _ context: Context) async throws(ReceiveFailure) -> JSONValue? {
-        do throws(StoreHTTP.Unavailable) {
-            let token = try await tokens.token(now: context.now)
-            let url = "\(settings.apiURL)/androidpublisher/v3/applications/\(settings.packageName)/purchases/\(path)"
-            let reply = try await http.get(url, bearer: token)
-            if reply.status == 404 || reply.status == 410 { return nil }
-            if reply.status == 429 {
-                // The Developer API's quota (https://developers.google.com/android-publisher/quotas): the store
-                // delivers the notification again later, by when the quota has room.
-                throw StoreHTTP.Unavailable(reason: "the Play Developer API answered 429: its quota is used up for now")
-            }
-            guard reply.status == 200, let json = reply.json else {
-                throw StoreHTTP.Unavailable(reason: "the Play Developer API answered \(reply.status): check the service account's access to the app")
-            }
-            return json
+    /// Reads a purchase from the Play Developer API; `nil` when Google does not know it (404, 410). Any
+    /// other failure, its quota's 429 (https://developers.google.com/android-publisher/quotas) included,
+    /// is `unavailable`: the store delivers the notification again later, by when the API may answer.
+    func fetch(_ read: () async throws(StoreAPIError) -> JSONValue) async throws(ReceiveFailure) -> JSONValue? {
+        do throws(StoreAPIError) {
+            return try await read()
+        } catch where error.kind == .notFound {
+            return nil
         } catch {
-            throw .unavailable(EntitledUnavailable(error.reason))
+            throw .unavailable(EntitledUnavailable("the Play Developer API: \(error)"))
         }
     }
 
     private func subscriptionChanged(token: String, type: Int, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        guard let purchase = try await fetch("subscriptionsv2/tokens/\(StoreHTTP.escaped(token))", context) else {
+        guard let purchase = try await fetch({ () async throws(StoreAPIError) in try await api.subscription(purchaseToken: token) }) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
         let user = purchase["externalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
@@ -302,7 +297,7 @@ public struct GooglePlayReceiver: Sendable {
     }
 
     private func productPurchased(token: String, sku: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        guard let purchase = try await fetch("products/\(StoreHTTP.escaped(sku))/tokens/\(StoreHTTP.escaped(token))", context) else {
+        guard let purchase = try await fetch({ () async throws(StoreAPIError) in try await api.product(sku, purchaseToken: token) }) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
         return try await applyProduct(purchase, token: token, sku: sku, user: purchase["obfuscatedExternalAccountId"]?.stringValue, context)

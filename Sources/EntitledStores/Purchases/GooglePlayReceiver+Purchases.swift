@@ -32,11 +32,11 @@ extension GooglePlayReceiver {
         let token = purchase.purchaseToken
         let context = Context(messageID: "purchase-\(token)", time: ProtocolTime.string(milliseconds: now * 1000), now: now)
         let outcome: NotificationOutcome
-        let acknowledgement: String?
+        let acknowledgement: GooglePlayAPI.PurchaseKind?
         switch purchase.kind {
         case .subscription:
             guard let resource = try await PurchaseFailure.attempting({ () async throws(ReceiveFailure) in
-                try await fetch("subscriptionsv2/tokens/\(StoreHTTP.escaped(token))", context)
+                try await fetch { () async throws(StoreAPIError) in try await api.subscription(purchaseToken: token) }
             }) else {
                 throw PurchaseFailure(.invalidPurchase, "Google Play does not know this purchase token")
             }
@@ -52,12 +52,10 @@ extension GooglePlayReceiver {
                 try await applySubscription(resource, token: token, user: purchase.user, context)
             }
             // subscriptionsv2: ACKNOWLEDGEMENT_STATE_PENDING until acknowledged.
-            acknowledgement =
-                resource["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_PENDING"
-                ? "subscriptions/\(StoreHTTP.escaped(purchase.productID))/tokens/\(StoreHTTP.escaped(token)):acknowledge" : nil
+            acknowledgement = resource["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_PENDING" ? .subscription : nil
         case .product:
             guard let resource = try await PurchaseFailure.attempting({ () async throws(ReceiveFailure) in
-                try await fetch("products/\(StoreHTTP.escaped(purchase.productID))/tokens/\(StoreHTTP.escaped(token))", context)
+                try await fetch { () async throws(StoreAPIError) in try await api.product(purchase.productID, purchaseToken: token) }
             }) else {
                 throw PurchaseFailure(.invalidPurchase, "Google Play does not know this purchase token for product \(purchase.productID)")
             }
@@ -72,13 +70,11 @@ extension GooglePlayReceiver {
                 try await applyProduct(resource, token: token, sku: purchase.productID, user: purchase.user, context)
             }
             // products: acknowledgementState 0 until acknowledged, 1 after.
-            acknowledgement =
-                resource["acknowledgementState"]?.intValue == 0
-                ? "products/\(StoreHTTP.escaped(purchase.productID))/tokens/\(StoreHTTP.escaped(token)):acknowledge" : nil
+            acknowledgement = resource["acknowledgementState"]?.intValue == 0 ? .product : nil
         }
         if case .unmatched(let reason) = outcome { throw PurchaseFailure(.otherAccount, reason) }
         let membership = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in
-            if let acknowledgement { try await acknowledge(acknowledgement, context) }
+            if let acknowledgement { try await acknowledge(acknowledgement, purchase) }
             return try await MembershipWriter(gateway: gateway).membershipObject(ofOriginalTransaction: token)
         }
         guard let membership else { throw PurchaseFailure(.unavailable, "the purchase was granted, but entitled did not list it; ask again") }
@@ -91,18 +87,13 @@ extension GooglePlayReceiver {
         throw PurchaseFailure(.otherAccount, "the purchase names another account (obfuscatedExternalAccountId) than user \(purchase.user)")
     }
 
-    /// `purchases.subscriptions.acknowledge` / `purchases.products.acknowledge`; a purchase acknowledged
-    /// already is answered 400 by Google, which is success here.
-    private func acknowledge(_ path: String, _ context: Context) async throws(ReceiveFailure) {
-        do throws(StoreHTTP.Unavailable) {
-            let token = try await tokens.token(now: context.now)
-            let url = "\(settings.apiURL)/androidpublisher/v3/applications/\(settings.packageName)/purchases/\(path)"
-            let reply = try await http.postEmptyJSON(url, bearer: token)
-            guard (200..<300).contains(reply.status) || reply.status == 400 else {
-                throw StoreHTTP.Unavailable(reason: "the Play Developer API answered \(reply.status) to the acknowledgement")
-            }
+    /// Acknowledges `purchase` (`GooglePlayAPI.acknowledge`); a failure is `unavailable`: the backend asks
+    /// again, and the grant it made stands.
+    private func acknowledge(_ kind: GooglePlayAPI.PurchaseKind, _ purchase: GooglePlayPurchase) async throws(ReceiveFailure) {
+        do throws(StoreAPIError) {
+            try await api.acknowledge(kind, productID: purchase.productID, purchaseToken: purchase.purchaseToken)
         } catch {
-            throw .unavailable(EntitledUnavailable(error.reason))
+            throw .unavailable(EntitledUnavailable("the Play Developer API, acknowledging the purchase: \(error)"))
         }
     }
 }

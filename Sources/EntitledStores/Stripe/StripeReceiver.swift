@@ -14,7 +14,7 @@ import EntitledClient
 ///   granted to that user: the server's transfer rule decides.
 /// - `charge.refunded` (fully refunded): a `refund` of the membership holding the charge's invoice, named in
 ///   the charge by API versions before 2025-03-31 and found through its payment intent's invoice payments
-///   since (`StripeInvoicePayments`). A refund whose membership does not exist yet is kept and tried again.
+///   since (`StripeAPI.invoice(paidBy:)`). A refund whose membership does not exist yet is kept and tried again.
 ///
 /// Every write is idempotent: the event's id (with the kind of change) is the event id, a grant names the
 /// subscription, so a redelivered event changes nothing. Order: `entitled` ignores an event older than the
@@ -31,7 +31,7 @@ public struct StripeReceiver: Sendable {
         /// How far the signature's time may be from now, in seconds.
         public var tolerance: Int64
         /// A secret or restricted key of the account, to find the invoice of a refunded charge
-        /// (`StripeInvoicePayments`); without it such a refund is answered 503 until one is given.
+        /// (`StripeAPI.invoice(paidBy:)`); without it such a refund is answered 503 until one is given.
         public var apiKey: String?
         /// The Stripe API's address: `https://api.stripe.com`, or a stand-in's.
         public var apiURL: String
@@ -51,12 +51,14 @@ public struct StripeReceiver: Sendable {
 
     public let settings: Settings
     let gateway: any EntitledGateway
-    let invoicePayments: StripeInvoicePayments?
+    /// The Stripe API, tried once (a refund it cannot resolve now is answered 503, and Stripe delivers it
+    /// again with its own backoff, for up to three days); nil without an API key.
+    let api: StripeAPI?
 
     public init(settings: Settings, gateway: any EntitledGateway, httpClient: HTTPClient = .shared) {
         self.settings = settings
         self.gateway = gateway
-        invoicePayments = settings.apiKey.map { StripeInvoicePayments(apiURL: settings.apiURL, key: $0, http: StoreHTTP(client: httpClient)) }
+        api = settings.apiKey.map { StripeAPI(secretKey: $0, apiURL: settings.apiURL, policy: .once, httpClient: httpClient) }
     }
 
     /// Verifies and applies one webhook request; `now` in Unix seconds.
@@ -247,17 +249,18 @@ extension StripeReceiver {
     func invoice(of charge: JSONValue, _ chargeID: String) async throws(ReceiveFailure) -> String? {
         if let invoice = charge["invoice"]?.storeID { return invoice }
         guard let paymentIntent = charge["payment_intent"]?.storeID else { return nil }
-        guard let invoicePayments else {
+        guard let api else {
             throw .unavailable(
                 EntitledUnavailable(
                     "charge \(chargeID) names no invoice (API versions from 2025-03-31 do not): give --stripe-api-key-file so the receiver can ask Stripe; the refund is applied at Stripe's next delivery"
                 )
             )
         }
-        do {
-            return try await invoicePayments.invoice(paidBy: paymentIntent)
+        do throws(StoreAPIError) {
+            return try await api.invoice(paidBy: paymentIntent)
         } catch {
-            throw .unavailable(EntitledUnavailable(error.reason))
+            // Not answering, 429, 5xx, or a key refused (401: a setting to fix, after which a redelivery applies).
+            throw .unavailable(EntitledUnavailable("the Stripe API: \(error)"))
         }
     }
 }
