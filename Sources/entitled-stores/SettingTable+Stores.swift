@@ -9,10 +9,12 @@ extension SettingTable {
     static let stores: SettingTable = {
         let keys: [(String, SettingKey.Kind)] = [
             ("listen", .text), ("entitled", .text), ("token-file", .text), ("apple-root-ca", .text), ("apple-bundle-id", .text),
-            ("apple-app-id", .integer), ("google-package", .text), ("google-service-account", .text), ("google-push-audience", .text),
+            ("apple-app-id", .integer), ("apple-key-file", .text), ("apple-key-id", .text), ("apple-issuer-id", .text),
+            ("apple-api-url", .text), ("apple-sandbox-api-url", .text), ("google-package", .text), ("google-service-account", .text), ("google-push-audience", .text),
             ("google-push-email", .text), ("google-api-url", .text), ("google-token-url", .text), ("google-certs-url", .text),
             ("stripe-secret", .secrets), ("stripe-user-key", .text), ("stripe-grace-days", .integer), ("stripe-api-key-file", .text), ("purchases-token-file", .text), ("stripe-api-url", .text), ("whop-secret", .secrets),
-            ("whop-user-key", .text), ("state-dir", .text), ("unmatched-retry-seconds", .integer), ("idle-timeout", .integer),
+            ("whop-user-key", .text), ("state-dir", .text), ("unmatched-retry-seconds", .integer), ("reconcile-interval-hours", .integer),
+            ("reconcile-window-days", .integer), ("idle-timeout", .integer),
             ("request-timeout", .integer), ("max-connections", .integer), ("log-level", .text),
         ]
         return SettingTable(

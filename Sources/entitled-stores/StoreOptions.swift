@@ -28,6 +28,21 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "App Store: the app's Apple id (appAppleId), checked when a notification carries one.")
     var appleAppId: Int?
 
+    @Option(help: "App Store Server API (imports, backfill, reconciliation): the in-app purchase key's .p8 file, from App Store Connect > Users and Access > Integrations.")
+    var appleKeyFile: String?
+
+    @Option(help: "App Store Server API: the key's id (needed with --apple-key-file).")
+    var appleKeyId: String?
+
+    @Option(help: "App Store Server API: the issuer id of the team's keys (needed with --apple-key-file).")
+    var appleIssuerId: String?
+
+    @Option(help: "App Store Server API: the production address (default: https://api.storekit.itunes.apple.com).")
+    var appleApiUrl: String?
+
+    @Option(help: "App Store Server API: the sandbox address, asked for transactions production does not know; 'none' asks production only (default: https://api.storekit-sandbox.itunes.apple.com).")
+    var appleSandboxApiUrl: String?
+
     @Option(help: "Google Play: the app's package name; notifications for another app are refused.")
     var googlePackage: String?
 
@@ -79,6 +94,12 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "Seconds between tries of the kept notifications (default: 30).")
     var unmatchedRetrySeconds: Int?
 
+    @Option(help: "Hours between reconciliations of the store memberships with the stores' APIs in serve; 0 never reconciles (default: 24).")
+    var reconcileIntervalHours: Int?
+
+    @Option(help: "Days after its access ended that a membership is still reconciled (a late refund, a renewal after a lapse) (default: 30).")
+    var reconcileWindowDays: Int?
+
     @Option(help: "Seconds a connection may send nothing (no header, no body bytes, no request) before it is closed (default: 10).")
     var idleTimeout: Int?
 
@@ -106,7 +127,10 @@ struct StoreOptions: ParsableArguments {
             ("config", config.map(ConfigContent.string)), ("listen", listen.map(ConfigContent.string)),
             ("entitled", entitled.map(ConfigContent.string)), ("token-file", tokenFile.map(ConfigContent.string)),
             ("apple-root-ca", appleRootCa.map(ConfigContent.string)), ("apple-bundle-id", appleBundleId.map(ConfigContent.string)),
-            ("apple-app-id", appleAppId.map(ConfigContent.int)), ("google-package", googlePackage.map(ConfigContent.string)),
+            ("apple-app-id", appleAppId.map(ConfigContent.int)),
+            ("apple-key-file", appleKeyFile.map(ConfigContent.string)), ("apple-key-id", appleKeyId.map(ConfigContent.string)),
+            ("apple-issuer-id", appleIssuerId.map(ConfigContent.string)), ("apple-api-url", appleApiUrl.map(ConfigContent.string)),
+            ("apple-sandbox-api-url", appleSandboxApiUrl.map(ConfigContent.string)), ("google-package", googlePackage.map(ConfigContent.string)),
             ("google-service-account", googleServiceAccount.map(ConfigContent.string)),
             ("google-push-audience", googlePushAudience.map(ConfigContent.string)), ("google-push-email", googlePushEmail.map(ConfigContent.string)),
             ("google-api-url", googleApiUrl.map(ConfigContent.string)), ("google-token-url", googleTokenUrl.map(ConfigContent.string)),
@@ -115,7 +139,8 @@ struct StoreOptions: ParsableArguments {
             ("stripe-grace-days", stripeGraceDays.map(ConfigContent.int)),
             ("stripe-api-key-file", stripeApiKeyFile.map(ConfigContent.string)), ("purchases-token-file", purchasesTokenFile.map(ConfigContent.string)), ("stripe-api-url", stripeApiUrl.map(ConfigContent.string)), ("whop-secret", whopSecret.isEmpty ? nil : .stringArray(whopSecret)),
             ("whop-user-key", whopUserKey.map(ConfigContent.string)), ("state-dir", stateDir.map(ConfigContent.string)),
-            ("unmatched-retry-seconds", unmatchedRetrySeconds.map(ConfigContent.int)), ("idle-timeout", idleTimeout.map(ConfigContent.int)),
+            ("unmatched-retry-seconds", unmatchedRetrySeconds.map(ConfigContent.int)),
+            ("reconcile-interval-hours", reconcileIntervalHours.map(ConfigContent.int)), ("reconcile-window-days", reconcileWindowDays.map(ConfigContent.int)), ("idle-timeout", idleTimeout.map(ConfigContent.int)),
             ("request-timeout", requestTimeout.map(ConfigContent.int)), ("max-connections", maxConnections.map(ConfigContent.int)), ("log-level", logLevel.map(ConfigContent.string)),
         ]
         var values: [AbsoluteConfigKey: ConfigValue] = [:]

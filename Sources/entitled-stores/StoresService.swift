@@ -40,7 +40,8 @@ struct StoresService {
         }
         let router = Router()
         router.add(middleware: UnknownRouteReason())
-        let stripe = settings.stripe.map { StripeReceiver(settings: $0, gateway: gateway) }
+        // Stripe's API key alone (for imports and reconciliation) does not serve `/stripe`: its webhook's secrets do.
+        let stripe = settings.stripe.flatMap { $0.secrets.isEmpty ? nil : StripeReceiver(settings: $0, gateway: gateway) }
         let notificationLogger = logger
         router.post("stripe") { request, _ -> Response in
             guard let stripe else { return Self.notServed("stripe", "--stripe-secret", metrics) }

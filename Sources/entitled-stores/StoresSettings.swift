@@ -21,12 +21,18 @@ struct StoresSettings {
     /// one, purchases are not served.
     var purchasesToken: String?
     var apple: AppleReceiver.Settings?
+    /// The App Store Server API (`--apple-key-file` and its ids): imports, backfill, reconciliation.
+    var appleAPI: AppStoreServerAPI.Settings?
     var google: GooglePlayReceiver.Settings?
     var stripe: StripeReceiver.Settings?
     var whop: WhopReceiver.Settings?
     var logLevel = Logger.Level.info
     var stateDirectory = StoresSettings.defaultStateDirectory
     var unmatchedRetrySeconds = 30
+    /// `serve` reconciles the store memberships with the stores' APIs this often; 0: never.
+    var reconcileIntervalHours = 24
+    /// A membership whose access ended longer ago than this is no longer reconciled.
+    var reconcileWindowDays = 30
     /// The receiver faces the internet: a connection that stops sending is closed, a request must arrive whole
     /// within `requestTimeoutSeconds` however steadily it trickles, and at most `maximumConnections` are served
     /// at once (one more is accepted, and the connection that waited longest for its request makes room), so
@@ -129,7 +135,9 @@ struct StoresSettings {
             self.whop = whop
         }
         let stripeSecrets = secrets("stripe-secret")
-        if !stripeSecrets.isEmpty {
+        // The webhook's secrets serve `/stripe`; an API key alone is enough for imports, backfill and
+        // reconciliation, which read from Stripe's API.
+        if !stripeSecrets.isEmpty || text("stripe-api-key-file") != nil {
             var stripe = StripeReceiver.Settings(secrets: stripeSecrets)
             stripe.userMetadataKey = text("stripe-user-key") ?? stripe.userMetadataKey
             stripe.gracePeriodDays = try number("stripe-grace-days", in: 0...365) ?? stripe.gracePeriodDays
@@ -149,8 +157,22 @@ struct StoresSettings {
             apple = AppleReceiver.Settings(
                 rootCertificatesPEM: pem, bundleID: bundle, appAppleID: try number("apple-app-id", in: 1...Int.max)
             )
+            if let keyFile = text("apple-key-file") {
+                guard let key = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
+                    throw Failure(message: "cannot read the App Store Server API key file \(keyFile) (--apple-key-file)")
+                }
+                guard let keyID = text("apple-key-id"), let issuerID = text("apple-issuer-id") else {
+                    throw Failure(message: "--apple-key-file needs --apple-key-id and --apple-issuer-id: App Store Connect shows both beside the key")
+                }
+                var api = AppStoreServerAPI.Settings(privateKeyPEM: key, keyID: keyID, issuerID: issuerID, bundleID: bundle, rootCertificatesPEM: pem)
+                if let url = text("apple-api-url") { api.productionURL = url.hasSuffix("/") ? String(url.dropLast()) : url }
+                if let url = text("apple-sandbox-api-url") { api.sandboxURL = url == "none" ? nil : (url.hasSuffix("/") ? String(url.dropLast()) : url) }
+                appleAPI = api
+            }
         case (nil, nil):
-            break
+            if text("apple-key-file") != nil {
+                throw Failure(message: "--apple-key-file needs --apple-root-ca and --apple-bundle-id: the API's signed answers are checked as the notifications are")
+            }
         case (nil, _):
             throw Failure(message: "--apple-bundle-id needs --apple-root-ca: the root certificate the notifications must lead to")
         case (_, nil):
@@ -158,6 +180,8 @@ struct StoresSettings {
         }
         stateDirectory = text("state-dir") ?? stateDirectory
         unmatchedRetrySeconds = try number("unmatched-retry-seconds", in: 1...86_400) ?? unmatchedRetrySeconds
+        reconcileIntervalHours = try number("reconcile-interval-hours", in: 0...8_760) ?? reconcileIntervalHours
+        reconcileWindowDays = try number("reconcile-window-days", in: 0...3_650) ?? reconcileWindowDays
         idleTimeoutSeconds = try number("idle-timeout", in: 1...3_600) ?? idleTimeoutSeconds
         requestTimeoutSeconds = try number("request-timeout", in: 1...3_600) ?? requestTimeoutSeconds
         maximumConnections = try number("max-connections", in: 1...100_000) ?? maximumConnections
@@ -171,7 +195,7 @@ struct StoresSettings {
 
     /// The stores served, for the start log.
     var storesOn: [String] {
-        (apple == nil ? [] : ["apple"]) + (google == nil ? [] : ["google"]) + (stripe == nil ? [] : ["stripe"]) + (whop == nil ? [] : ["whop"])
+        (apple == nil ? [] : ["apple"]) + (google == nil ? [] : ["google"]) + (stripe?.secrets.isEmpty ?? true ? [] : ["stripe"]) + (whop == nil ? [] : ["whop"])
     }
 
     static func hostAndPort(_ text: String) -> (String, Int)? {

@@ -164,6 +164,10 @@ class Handler(BaseHTTPRequestHandler):
             chosen = [s for s in every if s.get("status") in ("canceled", "incomplete_expired")]
         else:
             chosen = [s for s in every if s.get("status") == status]
+        # customer: "Only return subscriptions for the customer specified by this customer ID."
+        customer = query.get("customer", [None])[0]
+        if customer is not None:
+            chosen = [s for s in chosen if s.get("customer") == customer]
         expand = "data.customer" in query.get("expand[]", [])
         self.listed([self.expanded(s, expand) for s in chosen], query, "/v1/subscriptions")
 

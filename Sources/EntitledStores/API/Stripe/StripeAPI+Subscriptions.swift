@@ -5,12 +5,13 @@ extension StripeAPI {
     /// `limit` (1 to 100) subscriptions of `status` after `startingAfter`, newest first. Stripe's default
     /// leaves canceled subscriptions out ("By default, returns a list of subscriptions that have not been
     /// canceled"); `all` (the default here) includes them. With `expandCustomer`, each `customer` is the
-    /// customer object (`expand[]=data.customer`) rather than its id.
+    /// customer object (`expand[]=data.customer`) rather than its id. With `customer`, only that customer's.
     public func subscriptionsPage(
-        status: String = "all", expandCustomer: Bool = false, limit: Int = 100, startingAfter: String? = nil
+        status: String = "all", customer: String? = nil, expandCustomer: Bool = false, limit: Int = 100, startingAfter: String? = nil
     ) async throws(StoreAPIError) -> StripeListPage {
-        let call = StoreCall(store: Self.store, name: "List subscriptions", identifier: startingAfter.map { "after \($0)" })
+        let call = StoreCall(store: Self.store, name: "List subscriptions", identifier: customer ?? startingAfter.map { "after \($0)" })
         var pairs = [("status", status), ("limit", String(limit))]
+        if let customer { pairs.append(("customer", customer)) }
         if let startingAfter { pairs.append(("starting_after", startingAfter)) }
         var path = "/v1/subscriptions" + Self.query(pairs)
         if expandCustomer { path += "&expand%5B%5D=data.customer" }
@@ -20,10 +21,10 @@ extension StripeAPI {
     /// Every page of the subscriptions of `status`, one at a time, from `startingAfter` (nil: the first
     /// page) on.
     public func subscriptions(
-        status: String = "all", expandCustomer: Bool = false, limit: Int = 100, startingAfter: String? = nil
+        status: String = "all", customer: String? = nil, expandCustomer: Bool = false, limit: Int = 100, startingAfter: String? = nil
     ) -> StorePages<StripeListPage, String> {
-        StorePages(StoreCall(store: Self.store, name: "List subscriptions"), from: startingAfter) { (cursor) async throws(StoreAPIError) in
-            let page = try await subscriptionsPage(status: status, expandCustomer: expandCustomer, limit: limit, startingAfter: cursor)
+        StorePages(StoreCall(store: Self.store, name: "List subscriptions", identifier: customer), from: startingAfter) { (cursor) async throws(StoreAPIError) in
+            let page = try await subscriptionsPage(status: status, customer: customer, expandCustomer: expandCustomer, limit: limit, startingAfter: cursor)
             return (page, page.next)
         }
     }
