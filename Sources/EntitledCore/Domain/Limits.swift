@@ -14,6 +14,8 @@ public enum Limits {
     public static let defaultMembershipsPerPage = 100
     /// The most memberships one `memberships` request returns; `next` continues the listing.
     public static let maximumMembershipsPerPage = 1000
+    /// The most renewals an imported grant may say the store made before (`renewsCount`).
+    public static let maximumImportedRenewals = 100_000
     /// The most memberships a read may go through one by one for one subject: `customer`, `history` of a
     /// subject, and `check` or `memberships` at a moment before the newest change. Their cost grows with
     /// the subject's size and they run on a serving loop, so this bounds how long one of them holds the

@@ -15,6 +15,10 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A lifecycle event dated further ahead of the store's clock than `Limits.maximumEventLead`: applied,
     /// it would make every real event after it look out of order.
     case eventFromTheFuture(eventTime: Timestamp, now: Timestamp)
+    /// An imported grant's `purchasedAt` further ahead of the store's clock than `Limits.maximumEventLead`:
+    /// a purchase is dated when the store sold it, which cannot be later than now (give or take the
+    /// clocks' disagreement).
+    case purchaseFromTheFuture(purchasedAt: Timestamp, now: Timestamp)
     /// An `extend` that cannot be made: the membership is revoked or never expires, or the new expiry
     /// would not be later than both its expiry and now.
     case cannotExtend(MembershipID, ExtensionRefusal)
@@ -39,7 +43,7 @@ public enum StoreError: Error, Hashable, Sendable {
         case .idempotencyKeyReused, .purchaseOwnedElsewhere: return .conflict
         case .cannotExtend(_, .revoked), .cannotExtend(_, .lifetime): return .conflict
         case .cannotExtend: return .invalid
-        case .eventFromTheFuture, .unknownPageCursor: return .invalid
+        case .eventFromTheFuture, .purchaseFromTheFuture, .unknownPageCursor: return .invalid
         case .subjectTooLarge: return .overLimit
         case .changesUnavailable: return .unavailable
         case .inconsistentReplay: return .internal
@@ -63,6 +67,8 @@ public enum StoreError: Error, Hashable, Sendable {
             return "the purchase with originalTransactionId \"\(original)\" belongs to membership \(membership) of another owner; only a grant to a user can take it over (transfer rule)"
         case .eventFromTheFuture(let eventTime, let now):
             return "the event's eventTime \(eventTime.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)); events are dated when they happened"
+        case .purchaseFromTheFuture(let purchasedAt, let now):
+            return "field \"purchasedAt\" \(purchasedAt.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)): it is when the store sold the purchase, which has happened"
         case .cannotExtend(let id, .revoked(let revocation)):
             return "membership \(id) was revoked (\(revocation.reason), \(revocation.revokedAt.rfc3339)): a revoked membership cannot be extended; grant a new one"
         case .cannotExtend(let id, .lifetime):

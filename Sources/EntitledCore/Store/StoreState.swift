@@ -40,7 +40,11 @@ struct StoreState: Sendable {
     /// How many slots hold an erased membership.
     private(set) var erasedCount = 0
     /// When the newest change took effect (milliseconds; `Int64.min` before any): a check of a moment at
-    /// or after it sees the memberships as they are, and needs no history.
+    /// or after it sees the memberships as they are, and needs no history. At least every membership's
+    /// `createdAt` and every change's recording time (which is never before its effect). After a restore
+    /// from an image it may be earlier than it was (an imported plain grant's recording time is not kept,
+    /// only its membership's `createdAt`), but never earlier than a change's effect: a moment after it
+    /// still saw nothing change since.
     private(set) var newestChangeTime = Int64.min
     /// Entitlement name to the products that unlock it.
     private(set) var catalog: [String: EntitlementProducts] = [:] {
@@ -100,8 +104,10 @@ struct StoreState: Sendable {
                 if let former = revision.before?.user { noteFormerOwner(former, ofSlot: Int(slot)) }
             }
         }
+        // A plain grant keeps no revision: its membership's `createdAt` says when it took effect. Every
+        // one counts, not the last slot's alone: an imported grant dates its membership in the past.
         newestChangeTime = max(
-            memberships.last?.createdAt.millisecondsSinceEpoch ?? .min,
+            records.latestCreation,
             revisions.compactMap { $0.value.last?.context.recordedAt.millisecondsSinceEpoch }.max() ?? .min
         )
     }
