@@ -14,6 +14,10 @@ public enum Limits {
     public static let defaultMembershipsPerPage = 100
     /// The most memberships one `memberships` request returns; `next` continues the listing.
     public static let maximumMembershipsPerPage = 1000
+    /// The most slots one page of a listing of a source's memberships (`memberships` with `source`) looks
+    /// at: a page costs at most this many reads of a few bytes (about 0.5 ms on the reference machine),
+    /// however few of them it takes, in a store of any size.
+    public static let maximumSlotsPerSourcePage = 20_000
     /// The most renewals an imported grant may say the store made before (`renewsCount`).
     public static let maximumImportedRenewals = 100_000
     /// The most memberships a read may go through one by one for one subject: `customer`, `history` of a

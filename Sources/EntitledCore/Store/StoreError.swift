@@ -28,6 +28,10 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A paged read's `after` names no membership (it was erased, or never existed): the listing cannot
     /// go on from there.
     case unknownPageCursor(String)
+    /// A listing of a source's memberships was asked to go on from a position (`SourceCursor`) this store
+    /// cannot find: given by another node or before a restart, after a membership erased since or not yet
+    /// applied here (or not a cursor a store gave).
+    case unknownSourceCursor(String)
     /// A read that goes through a subject's memberships one by one (`operation`) was asked of a subject
     /// with more of them, or of their recorded changes, than one read may go through
     /// (`Limits.maximumMembershipsPerSubjectRead`, `maximumChangesPerSubjectRead`).
@@ -43,7 +47,7 @@ public enum StoreError: Error, Hashable, Sendable {
         case .idempotencyKeyReused, .purchaseOwnedElsewhere: return .conflict
         case .cannotExtend(_, .revoked), .cannotExtend(_, .lifetime): return .conflict
         case .cannotExtend: return .invalid
-        case .eventFromTheFuture, .purchaseFromTheFuture, .unknownPageCursor: return .invalid
+        case .eventFromTheFuture, .purchaseFromTheFuture, .unknownPageCursor, .unknownSourceCursor: return .invalid
         case .subjectTooLarge: return .overLimit
         case .changesUnavailable: return .unavailable
         case .inconsistentReplay: return .internal
@@ -81,6 +85,8 @@ public enum StoreError: Error, Hashable, Sendable {
             return "the expiry of membership \(id) (\(expiresAt.rfc3339)) cannot be extended by this much: the new expiry would be after \(Timestamp.rfc3339Range.upperBound.rfc3339)"
         case .unknownPageCursor(let cursor):
             return "\"after\" names no membership (\(cursor)): it was erased, or is not a \"next\" this server gave; start the listing again without \"after\""
+        case .unknownSourceCursor(let cursor):
+            return "\"after\" (\(cursor)) is not a position this server can go on from: it was given by another node or before a restart, and the membership it continues after is not here (erased since, or not yet applied on this node), or it is not a \"next\" a server gave; start the listing again without \"after\""
         case .subjectTooLarge(let subject, let operation, let size):
             let what: String
             switch size {

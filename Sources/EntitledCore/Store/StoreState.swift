@@ -57,6 +57,11 @@ struct StoreState: Sendable {
     static let smallCatalogLimit = 8
     /// From how many memberships a restored store builds its indexes on two threads.
     static let smallestRestoreOnTwoThreads = 16_384
+    /// Which numbering of slots this state has: drawn anew for every state built (a start, a restart, a
+    /// replica loaded again), since loading an image that left erased memberships out renumbers the slots
+    /// after them; copies of the state (a rollback's) keep it with the slots. A listing's `SourceCursor`
+    /// is followed by slot only within the numbering that gave it.
+    private(set) var slotNumbering = UInt64.random(in: 1...UInt64.max)
 
     init() {}
 
