@@ -6,7 +6,8 @@ extension StoreState {
     /// looked at. `next` is `nil` only when the page reached the last slot.
     func sourcePage(_ filter: SourceFilter, after cursor: SourceCursor?, limit: Int, budget: Int) throws(StoreError) -> SourcePage {
         let start = try startSlot(after: cursor)
-        let end = start + min(budget, memberships.count - start)
+        // At least one slot a page, so that following `next` always ends.
+        let end = start + min(max(1, budget), memberships.count - start)
         let found = memberships.slots(from: start, to: end, limit: limit, where: filter.admits)
         let page = found.slots.map { memberships[$0] }
         guard found.stoppedAt < memberships.count else { return SourcePage(memberships: page, next: nil) }
