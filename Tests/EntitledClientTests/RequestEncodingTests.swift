@@ -105,6 +105,26 @@ import Testing
             #expect(EntitledRequest.memberships(transactionId: "t1").jsonLine == #"{"op":"memberships","transactionId":"t1"}"#)
         }
 
+        @Test func anImportedGrantWritesPurchasedAtAndRenewsCountAfterTheExpiry() {
+            #expect(
+                EntitledRequest.grant(
+                    user: "u1", product: "p", source: "play_store", duration: "1mo", purchasedAt: "2024-03-01T10:00:00Z", renewsCount: 23,
+                    transactionId: "GPA.1..23"
+                ).jsonLine
+                    == #"{"op":"grant","user":"u1","product":"p","source":"play_store","duration":"1mo","purchasedAt":"2024-03-01T10:00:00Z","renewsCount":23,"transactionId":"GPA.1..23"}"#
+            )
+        }
+
+        @Test func aSourcesListingWritesTheSourceTheMomentAndThePosition() {
+            #expect(EntitledRequest.memberships(source: "app_store").jsonLine == #"{"op":"memberships","source":"app_store"}"#)
+            let first = EntitledRequest.memberships(source: "stripe", endedAfter: "2027-01-01T00:00:00Z", minSeq: 3, limit: 1000)
+            #expect(
+                first.jsonLine == #"{"op":"memberships","source":"stripe","endedAfter":"2027-01-01T00:00:00Z","minSeq":3,"limit":1000}"#
+            )
+            #expect(first.page(after: "1f.19999.-") == .memberships(source: "stripe", endedAfter: "2027-01-01T00:00:00Z", minSeq: 3, limit: 1000, after: "1f.19999.-"))
+            #expect(first.isRead)
+        }
+
         @Test func theNextPageIsTheSameRequestWithItsAfterSet() {
             let first = EntitledRequest.memberships(user: "u1", limit: 10)
             #expect(first.page(after: "mem_a").jsonLine == #"{"op":"memberships","user":"u1","limit":10,"after":"mem_a"}"#)

@@ -8,7 +8,7 @@ import Testing
 
 /// An in-process server built as a node of a cluster (`RequestProcessor(store:replicated:)`) over an
 /// `InProcessReplicatedLog`, on an ephemeral TCP port, for the duration of `body`.
-private func withClusterNode<Result>(
+func withClusterNode<Result>(
     commitDelay: Duration = .milliseconds(20),
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (RunningServer, InProcessReplicatedLog) async throws -> Result
@@ -292,7 +292,7 @@ struct ClusterNodeTests {
 }
 
 /// A value a `@Sendable` closure fills in for the test to read after it ran (it runs synchronously).
-private final class Box<Value>: @unchecked Sendable {
+final class Box<Value>: @unchecked Sendable {
     var value: Value
     init(_ value: Value) { self.value = value }
 }

@@ -132,7 +132,7 @@ import Testing
     }
 
     @Test func membershipsRefusesSeveralSelectorsAndAMomentWithATransaction() throws {
-        let several = #"memberships takes one of "user"/"device", "transactionId" and "originalTransactionId", not several"#
+        let several = #"memberships takes one of "user"/"device", "transactionId", "originalTransactionId" and "source", not several"#
         for line in [
             #"{"op":"memberships","user":"alice","transactionId":"t1"}"#,
             #"{"op":"memberships","device":"phone","originalTransactionId":"t1"}"#,
@@ -147,7 +147,7 @@ import Testing
         // A null selector is an absent one.
         try expectBadRequest(
             #"{"op":"memberships","transactionId":null}"#,
-            mentioning: #"memberships needs "user" or "device" (or both), "transactionId" or "originalTransactionId""#
+            mentioning: #"memberships needs "user" or "device" (or both), "transactionId", "originalTransactionId" or "source""#
         )
     }
 

@@ -102,7 +102,7 @@ import Testing
         #expect(Request.Operation.check.acceptedFieldNames == ["user", "device", "product", "entitlement", "at", "minSeq"])
         #expect(
             Request.Operation.memberships.acceptedFieldNames == [
-                "user", "device", "at", "transactionId", "originalTransactionId", "limit", "minSeq", "after",
+                "user", "device", "source", "at", "transactionId", "originalTransactionId", "limit", "minSeq", "after", "endedAfter",
             ]
         )
         #expect(Request.Operation.history.acceptedFieldNames == ["user", "device", "entitlement", "limit", "erasures", "after"])
@@ -111,7 +111,7 @@ import Testing
         #expect(Request.Operation.define.acceptedFieldNames == ["entitlement", "reason", "products"])
         #expect(Request.Operation.auth.acceptedFieldNames == ["token"])
         // Every operation takes only known fields, and at least `op` and `id`.
-        let everyField = RequestField.allCases.reduce(UInt32(0)) { $0 | $1.bit }
+        let everyField = RequestField.allCases.reduce(UInt64(0)) { $0 | $1.bit }
         for operation in Request.Operation.allCases {
             #expect(operation.acceptedFields & ~everyField == 0, "\(operation)")
         }

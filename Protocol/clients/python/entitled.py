@@ -740,6 +740,8 @@ class Client:
         source: str | None = None,
         expires_at: str | _dt.datetime | None = None,
         duration: str | _dt.timedelta | None = None,
+        purchased_at: str | _dt.datetime | None = None,
+        renews_count: int | None = None,
         will_renew: bool | None = None,
         period_type: str | None = None,
         environment: str | None = None,
@@ -751,10 +753,14 @@ class Client:
         reason: str | None = None,
         **extra: Any,
     ) -> dict:
-        """Creates a membership. Returns the answer: {"seq": N, "membership": {...}} (+ "idempotentReplay": true)."""
+        """Creates a membership. Returns the answer: {"seq": N, "membership": {...}} (+ "idempotentReplay": true).
+        For a purchase imported after the fact, purchased_at is when the store sold it (the membership's
+        createdAt, what duration counts from; at most an hour ahead of the server's clock) and
+        renews_count the renewals the store made before (0 to 100000)."""
         return self._call("grant", dict(
             product=product, user=user, device=device, plan=plan, source=source, expires_at=expires_at,
-            duration=duration, will_renew=will_renew, period_type=period_type, environment=environment,
+            duration=duration, purchased_at=purchased_at, renews_count=renews_count, will_renew=will_renew,
+            period_type=period_type, environment=environment,
             ownership=ownership, grant_type=grant_type, transaction_id=transaction_id,
             original_transaction_id=original_transaction_id, idempotency_key=idempotency_key,
             reason=reason,
@@ -810,6 +816,8 @@ class Client:
         device: str | None = None,
         transaction_id: str | None = None,
         original_transaction_id: str | None = None,
+        source: str | None = None,
+        ended_after: str | _dt.datetime | None = None,
         at: str | _dt.datetime | None = None,
         min_seq: int | None = None,
         limit: int | None = None,
@@ -818,12 +826,14 @@ class Client:
     ) -> Page:
         """One page of the memberships the subject sees, newest first (with min_seq: as for check); or,
         instead of a subject, of the memberships holding a store transaction (transaction_id) or those of
-        the subscription a transaction started (original_transaction_id). At most `limit` (1 to 1000,
-        default 100), after the membership `after` (the .next of the page before). Returns a Page: .next
-        is None on the last page. iter_memberships() returns them all."""
+        the subscription a transaction started (original_transaction_id); or of a source (source, oldest
+        first, for a reconciliation; with ended_after, those whose access had not ended before it). At
+        most `limit` (1 to 1000, default 100), after `after` (the .next of the page before). Returns a
+        Page: .next is None on the last page; a source's page may be empty and still have a .next.
+        iter_memberships() returns them all."""
         fields = dict(
             user=user, device=device, transaction_id=transaction_id, original_transaction_id=original_transaction_id,
-            at=at, min_seq=min_seq, limit=limit, after=after,
+            source=source, ended_after=ended_after, at=at, min_seq=min_seq, limit=limit, after=after,
         )
         answer = self._call("memberships", fields, extra)
         return Page(answer["memberships"], answer.get("next"))
@@ -835,34 +845,41 @@ class Client:
         device: str | None = None,
         transaction_id: str | None = None,
         original_transaction_id: str | None = None,
+        source: str | None = None,
+        ended_after: str | _dt.datetime | None = None,
         at: str | _dt.datetime | None = None,
         min_seq: int | None = None,
         page_size: int | None = None,
         after: str | None = None,
         **extra: Any,
     ) -> Iterator[dict]:
-        """Every membership memberships() lists, newest first: asks for a page of `page_size` (the
+        """Every membership memberships() lists, in its order (a source's oldest first): asks for a page of `page_size` (the
         server's default, 100, when None) at a time, from `after` on, and follows each page's .next to
         the last page. Misspelt keywords raise TypeError at once, before anything is sent."""
         fields = dict(
             user=user, device=device, transaction_id=transaction_id, original_transaction_id=original_transaction_id,
-            at=at, min_seq=min_seq, page_size=page_size, after=after,
+            source=source, ended_after=ended_after, at=at, min_seq=min_seq, page_size=page_size, after=after,
         )
         _refuse_unknown("iter_memberships", fields, extra)
         page_size = extra.pop("pageSize", page_size)  # the protocol's spelling, as every method takes it
         query = dict(user=user, device=device, transaction_id=transaction_id,
-                     original_transaction_id=original_transaction_id, at=at, min_seq=min_seq, **extra)
-        return self._follow(lambda cursor: self.memberships(limit=page_size, after=cursor, **query), after)
+                     original_transaction_id=original_transaction_id, source=source, ended_after=ended_after,
+                     at=at, min_seq=min_seq, **extra)
+        return self._follow(lambda cursor: self.memberships(limit=page_size, after=cursor, **query), after,
+                            empty_pages=source is not None)
 
-    def _follow(self, fetch: Any, after: str | None) -> Iterator[dict]:
-        """Yields the items of fetch(after), then of fetch(page.next), ... until a page without next."""
+    def _follow(self, fetch: Any, after: str | None, empty_pages: bool = False) -> Iterator[dict]:
+        """Yields the items of fetch(after), then of fetch(page.next), ... until a page without next. A
+        next that does not move on, or that follows an empty page, is a server fault, except that a page
+        of a source's listing (empty_pages) may be empty and still have a next: it looked at as many
+        memberships as one page may."""
         cursor = after
         while True:
             page = fetch(cursor)
             yield from page
             if page.next is None:
                 return
-            if not page or page.next == cursor:
+            if (not page and not empty_pages) or page.next == cursor:
                 raise ProtocolError(f"a page ({len(page)} items) whose \"next\" {page.next!r} does not move on from {cursor!r}")
             cursor = page.next
 

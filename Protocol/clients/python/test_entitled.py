@@ -257,7 +257,8 @@ class HelloAndBasics(ServerTestCase):
             self.assertIn(op, hello["operations"])
         self.assertEqual(hello["fields"]["check"], ["user", "device", "product", "entitlement", "at", "minSeq"])
         self.assertEqual(hello["fields"]["memberships"],
-                         ["user", "device", "at", "transactionId", "originalTransactionId", "limit", "minSeq", "after"])
+                         ["user", "device", "source", "at", "transactionId", "originalTransactionId", "limit", "minSeq",
+                          "after", "endedAfter"])
         self.assertEqual(hello["fields"]["history"], ["user", "device", "entitlement", "limit", "erasures", "after"])
         self.assertEqual(hello["fields"]["ping"], [])
         self.assertEqual(set(hello["fields"]), set(hello["operations"]))
@@ -552,6 +553,27 @@ class Paging(ServerTestCase):
         bought = c.grant("prod_t", user="tom", transaction_id="tx-1")["membership"]["id"]
         self.assertEqual(self.ids(c.iter_memberships(transaction_id="tx-1", page_size=1)), [bought])
         self.assertEqual(self.ids(c.iter_memberships(original_transaction_id="tx-1", page_size=1)), [bought])
+
+    def test_imports_are_dated_at_the_purchase_and_a_sources_listing_is_followed_to_its_end(self) -> None:
+        c = self.client()
+        imported = c.grant("prod_i", user="ivan", source="whop", purchased_at="2024-03-01T10:00:00Z",
+                           duration="1mo", renews_count=23)["membership"]
+        self.assertEqual((imported["createdAt"], imported["expiresAt"]), ("2024-03-01T10:00:00Z", "2024-04-01T10:00:00Z"))
+        self.assertEqual((imported["renewsCount"], imported["status"]), (23, "expired"))
+        self.assertFalse(c.check(user="ivan", at="2024-02-29T00:00:00Z"))
+        self.assertTrue(c.check(user="ivan", at="2024-03-15T00:00:00Z"))
+        lifetime = [c.grant("prod_w", user=f"w{i}", source="whop")["membership"]["id"] for i in range(3)]
+        # Oldest first; with ended_after, the import that ended before it is left out.
+        every = self.ids(c.iter_memberships(source="whop", page_size=1))
+        self.assertEqual(every[-4:], [imported["id"]] + lifetime)
+        recent = self.ids(c.iter_memberships(source="whop", ended_after="2025-01-01T00:00:00Z", page_size=2))
+        self.assertNotIn(imported["id"], recent)
+        self.assertEqual(recent[-3:], lifetime)
+        first = c.memberships(source="whop", limit=1)
+        self.assertIsNotNone(first.next)
+        with self.assertRaises(EntitledError) as refused:
+            c.memberships(source="whop", after=imported["id"])
+        self.assertEqual(refused.exception.code, "bad_request")
 
     def test_history_pages_follow_next(self) -> None:
         c = self.client()

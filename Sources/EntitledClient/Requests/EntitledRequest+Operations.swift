@@ -39,9 +39,16 @@ extension EntitledRequest {
     /// answered with the first grant's membership and `"idempotentReplay":true` (see
     /// `EntitledResponse.isIdempotentReplay`); the same key with a different grant is a `conflict`.
     /// `reason` is kept in the audit trail (`history`).
+    ///
+    /// For a purchase imported after the fact (a store's subscriber of two years), `purchasedAt` (an RFC
+    /// 3339 time, not more than an hour ahead of the server's clock) is when the store sold it: the
+    /// membership's `createdAt`, its transaction's time and what `duration` counts from; checks of a
+    /// moment before it see nothing. `renewsCount` (0...100,000) is how many renewals the store made
+    /// before, which later `renewal` events add to. A replay ignores both, as it ignores the other terms.
     public static func grant(
         user: String? = nil, device: String? = nil, product: String, plan: String? = nil, source: String? = nil,
-        expiresAt: String? = nil, duration: String? = nil, willRenew: Bool? = nil, periodType: String? = nil,
+        expiresAt: String? = nil, duration: String? = nil, purchasedAt: String? = nil, renewsCount: Int? = nil,
+        willRenew: Bool? = nil, periodType: String? = nil,
         environment: String? = nil, ownership: String? = nil, grantType: String? = nil, transactionId: String? = nil,
         originalTransactionId: String? = nil, idempotencyKey: String? = nil, reason: String? = nil
     ) -> EntitledRequest {
@@ -51,6 +58,7 @@ extension EntitledRequest {
                 ("user", user.map(JSONValue.string)), ("device", device.map(JSONValue.string)), ("product", .string(product)),
                 ("plan", plan.map(JSONValue.string)), ("source", source.map(JSONValue.string)),
                 ("expiresAt", expiresAt.map(JSONValue.string)), ("duration", duration.map(JSONValue.string)),
+                ("purchasedAt", purchasedAt.map(JSONValue.string)), ("renewsCount", renewsCount.map { JSONValue.number(String($0)) }),
                 ("willRenew", willRenew.map(JSONValue.bool)), ("periodType", periodType.map(JSONValue.string)),
                 ("environment", environment.map(JSONValue.string)), ("ownership", ownership.map(JSONValue.string)),
                 ("grantType", grantType.map(JSONValue.string)), ("transactionId", transactionId.map(JSONValue.string)),
@@ -118,6 +126,30 @@ extension EntitledRequest {
             op: "memberships",
             [("originalTransactionId", .string(originalTransactionId)), ("minSeq", minSeq.map { JSONValue.number(String($0)) })]
                 + pageFields(limit: limit, after: after)
+        )
+    }
+
+    /// A page of the memberships of `source` (`"app_store"`, `"play_store"`, `"stripe"`, ...), oldest
+    /// (first created) first: what a reconciliation with the store reads. With `endedAfter` (an RFC 3339
+    /// time), only those that may still have had access at or after it: lifetime and not revoked, or an
+    /// `expiresAt` or grace period's end at or after it, or revoked at or after it. `minSeq` as for `check`.
+    ///
+    /// Each page looks at a bounded number of memberships of the whole store (20,000), so it may hold
+    /// fewer than `limit` (1...1000; 100 by default), even none, and still have an `EntitledResponse.next`:
+    /// follow `next` (pass it as `after`, or `page(after:)`) until an answer has none, which happens only at
+    /// the end of the store. Memberships granted meanwhile come at the end; erased ones are skipped. A
+    /// `next` is a position, not a membership id: given to another node or after a restart it goes on after
+    /// the last membership the page looked at, and is refused (`bad_request`) when that one is not there
+    /// (erased since, or not yet applied on that node): start again without `after`.
+    public static func memberships(
+        source: String, endedAfter: String? = nil, minSeq: UInt64? = nil, limit: Int? = nil, after: String? = nil
+    ) -> EntitledRequest {
+        EntitledRequest(
+            op: "memberships",
+            [
+                ("source", .string(source)), ("endedAfter", endedAfter.map(JSONValue.string)),
+                ("minSeq", minSeq.map { JSONValue.number(String($0)) }),
+            ] + pageFields(limit: limit, after: after)
         )
     }
 

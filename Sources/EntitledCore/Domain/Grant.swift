@@ -16,6 +16,11 @@ public struct Grant: Sendable {
     /// Makes a retried grant safe: a grant with a key some earlier grant used creates nothing and returns
     /// that grant's membership.
     public var idempotencyKey: String?
+    /// When the store sold it, for a purchase imported after the fact (a subscriber of two years): the
+    /// membership's `createdAt` and its first transaction's time, and what a `duration` counts from.
+    /// `nil` for a purchase made now: the store's clock dates it. See `StoreState.decideGrant` for the
+    /// bounds (not more than `Limits.maximumEventLead` ahead of the clock, taken as the clock when ahead).
+    public var purchasedAt: Timestamp?
 
     public init(
         subject: Subject,
@@ -25,7 +30,8 @@ public struct Grant: Sendable {
         expiry: Expiry = .lifetime,
         terms: PurchaseTerms = .standard,
         transaction: Transaction? = nil,
-        idempotencyKey: String? = nil
+        idempotencyKey: String? = nil,
+        purchasedAt: Timestamp? = nil
     ) {
         self.subject = subject
         self.productId = productId
@@ -35,6 +41,7 @@ public struct Grant: Sendable {
         self.terms = terms
         self.transaction = transaction
         self.idempotencyKey = idempotencyKey
+        self.purchasedAt = purchasedAt
     }
 
     /// The store's ids of the purchase transaction.
@@ -53,8 +60,8 @@ public struct Grant: Sendable {
     func initialLifecycle(createdAt: Timestamp, expiresAt: Timestamp?) -> MembershipLifecycle {
         if transaction == nil, terms == .standard { return .standard }
         var initial = MembershipLifecycle(
-            willRenew: terms.willRenew, periodType: terms.periodType, environment: terms.environment,
-            ownership: terms.ownership, grantType: terms.grantType
+            willRenew: terms.willRenew, periodType: terms.periodType, renewsCount: terms.renewsCount,
+            environment: terms.environment, ownership: terms.ownership, grantType: terms.grantType
         )
         if let transaction {
             initial.transactions = [
@@ -68,8 +75,8 @@ public struct Grant: Sendable {
     }
 
     /// Whether `membership`, as created, is what this grant would have created: the test a reused
-    /// idempotency key must pass to return it. Product, plan, source and subject are compared (the expiry
-    /// and purchase terms are not: a retry computes a `duration`'s end anew).
+    /// idempotency key must pass to return it. Product, plan, source and subject are compared (the expiry,
+    /// purchase terms and `purchasedAt` are not: a retry computes a `duration`'s end anew).
     func matches(_ membership: Membership) -> Bool {
         guard membership.productId == productId, membership.planId == planId, membership.source == source,
             membership.device == subject.device

@@ -14,6 +14,14 @@ public enum Limits {
     public static let defaultMembershipsPerPage = 100
     /// The most memberships one `memberships` request returns; `next` continues the listing.
     public static let maximumMembershipsPerPage = 1000
+    /// The most slots one page of a listing of a source's memberships (`memberships` with `source`) looks
+    /// at: a page costs at most this many reads of a few bytes in place (no `Membership` is built for a
+    /// slot it passes over) plus the at most 1000 memberships it takes, however few it finds, in a store
+    /// of any size. Not measured on the reference machine yet; by construction, the same order as a full
+    /// page of a subject's memberships, which builds 1000.
+    public static let maximumSlotsPerSourcePage = 20_000
+    /// The most renewals an imported grant may say the store made before (`renewsCount`).
+    public static let maximumImportedRenewals = 100_000
     /// The most memberships a read may go through one by one for one subject: `customer`, `history` of a
     /// subject, and `check` or `memberships` at a moment before the newest change. Their cost grows with
     /// the subject's size and they run on a serving loop, so this bounds how long one of them holds the

@@ -14,7 +14,8 @@ public struct MembershipTable: Sendable, RandomAccessCollection {
     /// How many memberships a chunk holds: tables joined with `init(joining:)` hold whole chunks.
     package static let chunkSize = 4096
 
-    private var chunks: [[PackedMembership]] = []
+    /// Read in place by `slots(from:to:limit:where:)` (MembershipTable+Scan.swift).
+    private(set) var chunks: [[PackedMembership]] = []
     private var names = InternedNames()
     public private(set) var count = 0
 

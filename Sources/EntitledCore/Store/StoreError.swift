@@ -15,6 +15,10 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A lifecycle event dated further ahead of the store's clock than `Limits.maximumEventLead`: applied,
     /// it would make every real event after it look out of order.
     case eventFromTheFuture(eventTime: Timestamp, now: Timestamp)
+    /// An imported grant's `purchasedAt` further ahead of the store's clock than `Limits.maximumEventLead`:
+    /// a purchase is dated when the store sold it, which cannot be later than now (give or take the
+    /// clocks' disagreement).
+    case purchaseFromTheFuture(purchasedAt: Timestamp, now: Timestamp)
     /// An `extend` that cannot be made: the membership is revoked or never expires, or the new expiry
     /// would not be later than both its expiry and now.
     case cannotExtend(MembershipID, ExtensionRefusal)
@@ -24,6 +28,10 @@ public enum StoreError: Error, Hashable, Sendable {
     /// A paged read's `after` names no membership (it was erased, or never existed): the listing cannot
     /// go on from there.
     case unknownPageCursor(String)
+    /// A listing of a source's memberships was asked to go on from a position (`SourceCursor`) this store
+    /// cannot find: given by another node or before a restart, after a membership erased since or not yet
+    /// applied here (or not a cursor a store gave).
+    case unknownSourceCursor(String)
     /// A read that goes through a subject's memberships one by one (`operation`) was asked of a subject
     /// with more of them, or of their recorded changes, than one read may go through
     /// (`Limits.maximumMembershipsPerSubjectRead`, `maximumChangesPerSubjectRead`).
@@ -39,7 +47,7 @@ public enum StoreError: Error, Hashable, Sendable {
         case .idempotencyKeyReused, .purchaseOwnedElsewhere: return .conflict
         case .cannotExtend(_, .revoked), .cannotExtend(_, .lifetime): return .conflict
         case .cannotExtend: return .invalid
-        case .eventFromTheFuture, .unknownPageCursor: return .invalid
+        case .eventFromTheFuture, .purchaseFromTheFuture, .unknownPageCursor, .unknownSourceCursor: return .invalid
         case .subjectTooLarge: return .overLimit
         case .changesUnavailable: return .unavailable
         case .inconsistentReplay: return .internal
@@ -63,6 +71,8 @@ public enum StoreError: Error, Hashable, Sendable {
             return "the purchase with originalTransactionId \"\(original)\" belongs to membership \(membership) of another owner; only a grant to a user can take it over (transfer rule)"
         case .eventFromTheFuture(let eventTime, let now):
             return "the event's eventTime \(eventTime.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)); events are dated when they happened"
+        case .purchaseFromTheFuture(let purchasedAt, let now):
+            return "field \"purchasedAt\" \(purchasedAt.rfc3339) is more than \(Limits.maximumEventLead.milliseconds / 60_000) minutes ahead of the server's clock (\(now.rfc3339)): it is when the store sold the purchase, which has happened"
         case .cannotExtend(let id, .revoked(let revocation)):
             return "membership \(id) was revoked (\(revocation.reason), \(revocation.revokedAt.rfc3339)): a revoked membership cannot be extended; grant a new one"
         case .cannotExtend(let id, .lifetime):
@@ -75,6 +85,8 @@ public enum StoreError: Error, Hashable, Sendable {
             return "the expiry of membership \(id) (\(expiresAt.rfc3339)) cannot be extended by this much: the new expiry would be after \(Timestamp.rfc3339Range.upperBound.rfc3339)"
         case .unknownPageCursor(let cursor):
             return "\"after\" names no membership (\(cursor)): it was erased, or is not a \"next\" this server gave; start the listing again without \"after\""
+        case .unknownSourceCursor(let cursor):
+            return "\"after\" (\(cursor)) is not a position this server can go on from: it was given by another node or before a restart, and the membership it continues after is not here (erased since, or not yet applied on this node), or it is not a \"next\" a server gave; start the listing again without \"after\""
         case .subjectTooLarge(let subject, let operation, let size):
             let what: String
             switch size {

@@ -59,7 +59,7 @@ extension StoreState {
         let position = hasGrantEntry ? index - 1 : index
         let revision = slotRevisions[position]
         let after = position + 1 < slotRevisions.count ? slotRevisions[position + 1].before ?? memberships[slot] : memberships[slot]
-        return AuditEntry(sequence: revision.sequence, context: revision.context, change: .membership(revision.action, after: after))
+        return AuditEntry(sequence: revision.sequence, context: revision.trailContext, change: .membership(revision.action, after: after))
     }
 
     /// The audit trail of `entitlement` in the catalog, oldest first.

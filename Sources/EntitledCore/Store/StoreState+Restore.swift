@@ -49,6 +49,9 @@ struct RestoredRecords: Sendable {
     var erasedCount = 0
     var slotsByTransaction = TransactionIndex()
     var slotsByOriginalTransaction = TransactionIndex()
+    /// The latest `createdAt` of the table (milliseconds; `Int64.min` for none): since an imported grant
+    /// dates its membership at the purchase, the last slot's is not always the latest.
+    var latestCreation = Int64.min
 
     init(of table: MembershipTable) {
         precondition(table.count <= Int(UInt32.max) + 1, "a store holds at most \(UInt32.max) memberships")
@@ -57,6 +60,7 @@ struct RestoredRecords: Sendable {
         // The product codes of the table's name numbers, found once per product rather than per slot.
         var productCodeOfName: [ProductCode?] = []
         table.forEachPacked { slot, packed, names in
+            latestCreation = max(latestCreation, packed.createdAt)
             // Most memberships have no revocation, lifecycle or erasure: read from the packed fields. The
             // others are built in full.
             guard packed.rare == nil else { return add(table[slot], at: slot) }

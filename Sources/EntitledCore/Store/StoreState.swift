@@ -40,7 +40,11 @@ struct StoreState: Sendable {
     /// How many slots hold an erased membership.
     private(set) var erasedCount = 0
     /// When the newest change took effect (milliseconds; `Int64.min` before any): a check of a moment at
-    /// or after it sees the memberships as they are, and needs no history.
+    /// or after it sees the memberships as they are, and needs no history. At least every membership's
+    /// `createdAt` and every change's recording time (which is never before its effect). After a restore
+    /// from an image it may be earlier than it was (an imported plain grant's recording time is not kept,
+    /// only its membership's `createdAt`), but never earlier than a change's effect: a moment after it
+    /// still saw nothing change since.
     private(set) var newestChangeTime = Int64.min
     /// Entitlement name to the products that unlock it.
     private(set) var catalog: [String: EntitlementProducts] = [:] {
@@ -53,6 +57,11 @@ struct StoreState: Sendable {
     static let smallCatalogLimit = 8
     /// From how many memberships a restored store builds its indexes on two threads.
     static let smallestRestoreOnTwoThreads = 16_384
+    /// Which numbering of slots this state has: drawn anew for every state built (a start, a restart, a
+    /// replica loaded again), since loading an image that left erased memberships out renumbers the slots
+    /// after them; copies of the state (a rollback's) keep it with the slots. A listing's `SourceCursor`
+    /// is followed by slot only within the numbering that gave it.
+    private(set) var slotNumbering = UInt64.random(in: 1...UInt64.max)
 
     init() {}
 
@@ -100,8 +109,10 @@ struct StoreState: Sendable {
                 if let former = revision.before?.user { noteFormerOwner(former, ofSlot: Int(slot)) }
             }
         }
+        // A plain grant keeps no revision: its membership's `createdAt` says when it took effect. Every
+        // one counts, not the last slot's alone: an imported grant dates its membership in the past.
         newestChangeTime = max(
-            memberships.last?.createdAt.millisecondsSinceEpoch ?? .min,
+            records.latestCreation,
             revisions.compactMap { $0.value.last?.context.recordedAt.millisecondsSinceEpoch }.max() ?? .min
         )
     }

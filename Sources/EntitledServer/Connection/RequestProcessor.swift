@@ -268,17 +268,21 @@ public struct RequestProcessor: Sendable {
             page = try store.membershipsPage(withTransactionID: id, after: after, limit: limit)
         case .originalTransaction(let id):
             page = try store.membershipsPage(withOriginalTransactionID: id, after: after, limit: limit)
+        case .source(let source, let endedAfter, let position):
+            // A bounded run of slots a page: costs the same in a store of any size (Pages, PROTOCOL.md).
+            let sourcePage = try store.membershipsPage(ofSource: source, endedAfter: endedAfter, after: position, limit: limit)
+            return .memberships(sourcePage.memberships, moment: now, next: sourcePage.next?.text)
         case .visible(let subject):
             // A moment lists the memberships as they were then, as `check` sees them: before the store's
             // newest change, as they were; from it on, as they are. Decided by the store's changes alone,
             // not by this server's clock, so that nodes of a cluster holding the same changes agree.
             if let moment {
                 page = try store.membershipsPage(visibleTo: subject, asOf: moment, after: after, limit: limit)
-                return .memberships(page.memberships, moment: moment, next: page.next)
+                return .memberships(page.memberships, moment: moment, next: page.next?.rawValue)
             }
             page = try store.membershipsPage(visibleTo: subject, after: after, limit: limit)
         }
-        return .memberships(page.memberships, moment: moment ?? now, next: page.next)
+        return .memberships(page.memberships, moment: moment ?? now, next: page.next?.rawValue)
     }
 
     /// The answer to a request the store refused.

@@ -39,12 +39,14 @@ extension RequestProcessor {
     /// The answer to `write`, whose result is `result`, at `now`.
     ///
     /// `now` is read only for the answers that need it: a new membership is described as of its creation,
-    /// and a clock read (a virtual machine's especially) costs as much as a hash lookup.
+    /// and a clock read (a virtual machine's especially) costs as much as a hash lookup. An imported
+    /// purchase (`purchasedAt`) was created in the past: it is described as it is now, which may be expired.
     static func response(to write: StoreWrite, result: WriteResult, now: () -> Timestamp) -> Response {
         switch result {
         case .granted(let membership, let isReplay, let formerOwner):
             if isReplay { return .replayedGrant(membership, moment: now()) }
             if let formerOwner { return .transferredGrant(membership, moment: now(), from: formerOwner) }
+            if case .grant(let grant, _, _) = write, grant.purchasedAt != nil { return .membership(membership, moment: now()) }
             return .membership(membership, moment: membership.createdAt)
         case .claimed(let memberships):
             return .claimed(memberships.count)

@@ -7,7 +7,7 @@ extension Request.Operation {
     /// A switch of constant expressions, which the optimizer folds to one constant per case: a `static let`
     /// table would cost a lazy-initialisation check on every request.
     @inline(__always)
-    var acceptedFields: UInt32 {
+    var acceptedFields: UInt64 {
         let always = RequestField.op.bit | RequestField.id.bit
         switch self {
         case .ping, .hello, .catalog, .snapshot, .stats, .reload:
@@ -23,6 +23,7 @@ extension Request.Operation {
                 | RequestField.transactionId.bit | RequestField.originalTransactionId.bit | RequestField.willRenew.bit
                 | RequestField.periodType.bit | RequestField.environment.bit | RequestField.ownership.bit
                 | RequestField.grantType.bit | RequestField.idempotencyKey.bit | RequestField.reason.bit
+                | RequestField.purchasedAt.bit | RequestField.renewsCount.bit
         case .claim:
             return always | RequestField.device.bit | RequestField.user.bit | RequestField.reason.bit
         case .revoke:
@@ -30,7 +31,7 @@ extension Request.Operation {
         case .memberships:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.transactionId.bit
                 | RequestField.originalTransactionId.bit | RequestField.at.bit | RequestField.minSeq.bit
-                | RequestField.limit.bit | RequestField.after.bit
+                | RequestField.limit.bit | RequestField.after.bit | RequestField.source.bit | RequestField.endedAfter.bit
         case .define:
             return always | RequestField.entitlement.bit | RequestField.products.bit | RequestField.reason.bit
         case .event:

@@ -12,8 +12,9 @@ import Darwin
 enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
-        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures, minSeq, after
-    // At most 32 fields (this is 32): `RequestFields` notes the fields it saw in a 32-bit mask.
+        periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures, minSeq, after,
+        purchasedAt, renewsCount, endedAfter
+    // At most 64 fields: `RequestFields` notes the fields it saw in a 64-bit mask (32 bits until the 33rd).
 
     var name: StaticString {
         switch self {
@@ -49,14 +50,17 @@ enum RequestField: Int, CaseIterable {
         case .erasures: return "erasures"
         case .minSeq: return "minSeq"
         case .after: return "after"
+        case .purchasedAt: return "purchasedAt"
+        case .renewsCount: return "renewsCount"
+        case .endedAfter: return "endedAfter"
         }
     }
 
     var description: String { name.description }
 
-    /// This field's bit in a 32-bit field mask (`RequestFields.seen`, `Request.Operation.acceptedFields`).
+    /// This field's bit in a 64-bit field mask (`RequestFields.seen`, `Request.Operation.acceptedFields`).
     @inline(__always)
-    var bit: UInt32 { UInt32(1) << UInt32(rawValue) }
+    var bit: UInt64 { UInt64(1) << UInt64(rawValue) }
 
     /// The field whose name is exactly these bytes (compared without building a String).
     ///
@@ -82,6 +86,9 @@ enum RequestField: Int, CaseIterable {
         case (8, UInt8(ascii: "e")): candidate = .erasures
         case (9, UInt8(ascii: "e")): candidate = key[1] == UInt8(ascii: "x") ? .expiresAt : .eventTime
         case (10, UInt8(ascii: "m")): candidate = .membership
+        case (10, UInt8(ascii: "e")): candidate = .endedAfter
+        case (11, UInt8(ascii: "p")): candidate = .purchasedAt
+        case (11, UInt8(ascii: "r")): candidate = .renewsCount
         case (11, UInt8(ascii: "e")): candidate = key[2] == UInt8(ascii: "t") ? .entitlement : .environment
         case (3, UInt8(ascii: "a")): candidate = .all
         case (4, UInt8(ascii: "t")): candidate = .type

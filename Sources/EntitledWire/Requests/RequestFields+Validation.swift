@@ -41,11 +41,10 @@ extension RequestFields {
             let id = try required(.membership, text(of: membership), for: operation)
             return .revoke(MembershipID(rawValue: id), reason: try text(.reason, text(of: reason)))
         case .memberships:
-            return .memberships(
-                try membershipSelection(), moment: try time(.at, text(of: at)),
-                limit: try pageLimit(default: Limits.defaultMembershipsPerPage, maximum: Limits.maximumMembershipsPerPage),
-                after: try membershipCursor()
-            )
+            let selection = try membershipSelection()
+            let limit = try pageLimit(default: Limits.defaultMembershipsPerPage, maximum: Limits.maximumMembershipsPerPage)
+            if case .source = selection { return .memberships(selection, moment: nil, limit: limit, after: nil) }
+            return .memberships(selection, moment: try time(.at, text(of: at)), limit: limit, after: try membershipCursor())
         case .define:
             return .define(
                 entitlement: try required(.entitlement, text(of: entitlement), for: operation),
@@ -129,14 +128,7 @@ extension RequestFields {
         let subject = try subject(for: .grant)
         let productId = try required(.product, text(of: product), for: .grant)
         let planId = try identifier(.plan, text(of: plan))
-        var purchaseSource = PurchaseSource.default
-        if let source = text(of: source) {
-            guard let parsed = PurchaseSource(rawValue: source) else {
-                let known = PurchaseSource.allCases.map(\.rawValue).joined(separator: ", ")
-                throw .badRequest("field \"source\" must be one of \(known)")
-            }
-            purchaseSource = parsed
-        }
+        let purchaseSource = try purchaseSource() ?? .default
         let expiry: Grant.Expiry
         let expiresAt = text(of: expiresAt)
         switch (expiresAt, text(of: duration)) {
@@ -154,7 +146,8 @@ extension RequestFields {
             periodType: try name(.periodType, text(of: periodType)) ?? .normal,
             environment: try name(.environment, text(of: environment)) ?? .production,
             ownership: try name(.ownership, text(of: ownership)) ?? .purchased,
-            grantType: try name(.grantType, text(of: grantType)) ?? .purchase
+            grantType: try name(.grantType, text(of: grantType)) ?? .purchase,
+            renewsCount: try importedRenewals()
         )
         var transaction: Grant.Transaction?
         let originalTransactionId = try identifier(.originalTransactionId, text(of: originalTransactionId))
@@ -166,8 +159,28 @@ extension RequestFields {
         return Grant(
             subject: subject, productId: productId, planId: planId, source: purchaseSource, expiry: expiry,
             terms: terms, transaction: transaction,
-            idempotencyKey: try identifier(.idempotencyKey, text(of: idempotencyKey))
+            idempotencyKey: try identifier(.idempotencyKey, text(of: idempotencyKey)),
+            purchasedAt: try time(.purchasedAt, text(of: purchasedAt))
         )
+    }
+
+    /// `source`, one of the sources; `nil` when the request has none.
+    private func purchaseSource() throws(WireError) -> PurchaseSource? {
+        guard let source = text(of: source) else { return nil }
+        guard let parsed = PurchaseSource(rawValue: source) else {
+            let known = PurchaseSource.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .badRequest("field \"source\" must be one of \(known)")
+        }
+        return parsed
+    }
+
+    /// A grant's `renewsCount`: the renewals an imported purchase had before, 0 when absent.
+    private func importedRenewals() throws(WireError) -> Int {
+        guard let renewsCount else { return 0 }
+        guard renewsCount <= Limits.maximumImportedRenewals else {
+            throw .badRequest("field \"renewsCount\" must be from 0 to \(Limits.maximumImportedRenewals)")
+        }
+        return renewsCount
     }
 
     /// Which fields each event type needs or refuses is documented in Protocol/PROTOCOL.md ("Lifecycle
@@ -309,28 +322,44 @@ extension RequestFields {
         return subject
     }
 
-    /// A `memberships` request's selection: a subject, a transaction or an original transaction, one of them.
+    /// A `memberships` request's selection: a subject, a transaction, an original transaction or a source,
+    /// one of them.
     private func membershipSelection() throws(WireError) -> MembershipSelection {
         let transaction = try identifier(.transactionId, text(of: transactionId))
         let original = try identifier(.originalTransactionId, text(of: originalTransactionId))
         let subject = Subject(user: try identifier(.user, text(of: user)), device: try identifier(.device, text(of: device)))
-        switch (subject, transaction, original) {
-        case (let subject?, nil, nil):
-            return .visible(to: subject)
-        case (nil, let transaction?, nil):
-            // A transaction's memberships are listed as they are now: their history is per subject.
-            if at != nil { throw .badRequest("field \"at\" goes with \"user\" or \"device\", not with \"transactionId\"") }
-            return .transaction(transaction)
-        case (nil, nil, let original?):
-            if at != nil { throw .badRequest("field \"at\" goes with \"user\" or \"device\", not with \"originalTransactionId\"") }
-            return .originalTransaction(original)
-        case (nil, nil, nil):
-            throw .badRequest("memberships needs \"user\" or \"device\" (or both), \"transactionId\" or \"originalTransactionId\"")
-        default:
+        let source = try purchaseSource()
+        let selectors = [subject != nil, transaction != nil, original != nil, source != nil].filter { $0 }.count
+        guard selectors == 1 else {
+            if selectors == 0 {
+                throw .badRequest(
+                    "memberships needs \"user\" or \"device\" (or both), \"transactionId\", \"originalTransactionId\" or \"source\""
+                )
+            }
             throw .badRequest(
-                "memberships takes one of \"user\"/\"device\", \"transactionId\" and \"originalTransactionId\", not several"
+                "memberships takes one of \"user\"/\"device\", \"transactionId\", \"originalTransactionId\" and \"source\", not several"
             )
         }
+        if source == nil, endedAfter != nil { throw .badRequest("field \"endedAfter\" goes with \"source\"") }
+        if let subject { return .visible(to: subject) }
+        // A transaction's or a source's memberships are listed as they are now: their history is per subject.
+        let selector = transaction != nil ? "transactionId" : original != nil ? "originalTransactionId" : "source"
+        if at != nil { throw .badRequest("field \"at\" goes with \"user\" or \"device\", not with \"\(selector)\"") }
+        if let transaction { return .transaction(transaction) }
+        if let original { return .originalTransaction(original) }
+        guard let source else { preconditionFailure("exactly one selector, counted above") }
+        return .source(source, endedAfter: try time(.endedAfter, text(of: endedAfter)), after: try sourceCursor())
+    }
+
+    /// `after` of a source's listing: the `next` of the page before, a position passed back unchanged.
+    private func sourceCursor() throws(WireError) -> SourceCursor? {
+        guard let text = try identifier(.after, text(of: after)) else { return nil }
+        guard let cursor = SourceCursor(text: text) else {
+            throw .badRequest(
+                "field \"after\" is not a position in a listing of a source's memberships: pass the \"next\" of the page before unchanged"
+            )
+        }
+        return cursor
     }
 
     private func productList(for operation: Request.Operation) throws(WireError) -> [String] {

@@ -37,6 +37,12 @@ struct RequestFields {
     var limit: Int?
     /// `after`: where a page of `memberships` or `history` starts (a `next` of the page before).
     var after: StringSpan?
+    /// `grant`'s `purchasedAt`: when the store sold a purchase imported after the fact.
+    var purchasedAt: StringSpan?
+    /// `grant`'s `renewsCount`: the renewals an imported purchase had before.
+    var renewsCount: Int?
+    /// `memberships`' `endedAfter`: with `source`, only the memberships whose access had not ended before it.
+    var endedAfter: StringSpan?
     var erasures: Bool?
     /// `minSeq`: the change a read must see applied; 0 when the request has none.
     var minSeq: UInt64 = 0
@@ -50,7 +56,7 @@ struct RequestFields {
     var opTypeError: WireError?
     /// The known fields the line has, one `RequestField.bit` each: compared with the operation's
     /// `acceptedFields` in one AND.
-    private(set) var seen: UInt32 = 0
+    private(set) var seen: UInt64 = 0
     /// The first key the protocol does not define, where it lies in the line: the request is refused
     /// naming it (its value was still read, to find the end of the line and report bad JSON first).
     private(set) var unknownKey: StringSpan?
@@ -124,6 +130,8 @@ struct RequestFields {
             erasures = try readBool(field, from: &scanner)
         case .limit:
             limit = try readCount(field, from: &scanner)
+        case .renewsCount:
+            renewsCount = try readCount(field, from: &scanner)
         case .minSeq:
             minSeq = try readSequence(field, from: &scanner)
         default:
@@ -154,7 +162,9 @@ struct RequestFields {
             case .idempotencyKey: idempotencyKey = value
             case .token: token = value
             case .after: after = value
-            case .id, .products, .willRenew, .all, .limit, .erasures, .minSeq: break
+            case .purchasedAt: purchasedAt = value
+            case .endedAfter: endedAfter = value
+            case .id, .products, .willRenew, .all, .limit, .erasures, .minSeq, .renewsCount: break
             }
         }
     }

@@ -11,8 +11,9 @@ public enum Response: Sendable {
     /// `claim`: how many memberships moved.
     case claimed(Int)
     /// `memberships`: a page of the memberships listed, statuses computed at `moment`, and where the
-    /// next page starts (`nil` on the last).
-    case memberships([Membership], moment: Timestamp, next: MembershipID?)
+    /// next page starts (`nil` on the last): the id of the page's last membership, or for a source's
+    /// listing a position (`SourceCursor.text`), given back as `after` as it is.
+    case memberships([Membership], moment: Timestamp, next: String?)
     /// `define`: the entitlement and its products as stored.
     case defined(entitlement: String, products: [String])
     /// `undefine`: the entitlement removed and the products it had.

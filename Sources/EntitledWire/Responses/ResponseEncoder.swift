@@ -44,7 +44,7 @@ public enum ResponseEncoder {
             buffer.writeStaticString("]")
             if let next {
                 buffer.writeStaticString(",\"next\":")
-                buffer.writeJSONString(next.rawValue)
+                buffer.writeJSONString(next)
             }
         case .defined(let entitlement, let products), .undefined(let entitlement, let products):
             buffer.writeStaticString(",\"entitlement\":")

@@ -42,6 +42,8 @@ extension Request {
             return [("originalTransactionId", id)] + optional("after", after?.rawValue)
         case .memberships(.visible(let who), _, _, let after):
             return subject(who) + optional("after", after?.rawValue)
+        case .memberships(.source(_, _, let position), _, _, _):
+            return optional("after", position?.text)
         case .history(.subject(let who), _, let after):
             return subject(who) + optional("after", after?.text)
         case .customer(let who), .watch(.subject(let who)), .unwatch(.subject(let who)):

@@ -27,6 +27,21 @@ public struct MembershipRevision: Hashable, Sendable {
         self.before = before
     }
 
+    /// When its audit entry is dated: when the change was recorded, but for a grant the membership's
+    /// `createdAt`, as a plain grant's entry (which keeps no revision) is. The two differ only for an
+    /// imported purchase (`Grant.purchasedAt`), whose entry stands where the purchase happened.
+    public var trailTime: Timestamp {
+        if case .grant = action { return effectiveAt }
+        return context.recordedAt
+    }
+
+    /// The context its audit entry shows: `context`, dated `trailTime`.
+    var trailContext: ChangeContext {
+        var shown = context
+        shown.recordedAt = trailTime
+        return shown
+    }
+
     /// What a change did to a membership.
     public enum Action: Hashable, Sendable {
         /// Created by a grant.

@@ -45,6 +45,23 @@ extension EntitlementStore {
         }
     }
 
+    /// The memberships of `source`, oldest (first created) first, for a reconciliation with the store that
+    /// sold them: with `endedAfter`, only those that may still have had access at or after it (see
+    /// `SourceFilter`). At most `limit` after `cursor`, among at most `budget` slots looked at: a page may
+    /// hold fewer, even none, and still have a `next`, which is `nil` only once the page reached the last
+    /// membership. Memberships granted meanwhile come at the end; erased ones are skipped.
+    /// - Throws: `StoreError.unknownSourceCursor` when `cursor` came from another node or before a
+    ///   restart and the membership it continues after is not in this store.
+    public func membershipsPage(
+        ofSource source: PurchaseSource, endedAfter: Timestamp? = nil, after cursor: SourceCursor? = nil, limit: Int,
+        budget: Int = Limits.maximumSlotsPerSourcePage
+    ) throws(StoreError) -> SourcePage {
+        let filter = SourceFilter(source: source, endedAfter: endedAfter)
+        return try lock.withReadLock { () throws(StoreError) -> SourcePage in
+            try state.sourcePage(filter, after: cursor, limit: limit, budget: budget)
+        }
+    }
+
     /// The audit trail of every membership `subject` can see or could see (its user's, and those bought
     /// on its device, claimed since or not), newest first: at most `limit` entries after `cursor`.
     /// - Throws: `StoreError.subjectTooLarge` for a subject with more than

@@ -106,7 +106,7 @@ extension StoreState {
             // By index, reading two fields in place: a loop over the elements copied each revision (its
             // `before` membership's strings retained and released), half the time of that page.
             for position in slotRevisions.indices {
-                let recordedAt = slotRevisions[position].context.recordedAt.millisecondsSinceEpoch
+                let recordedAt = slotRevisions[position].trailTime.millisecondsSinceEpoch
                 consider(TrailPosition(recordedAt: recordedAt, sequence: slotRevisions[position].sequence, slot: slot, index: index))
                 index += 1
             }

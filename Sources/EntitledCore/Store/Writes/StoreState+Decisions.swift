@@ -118,8 +118,21 @@ extension StoreState {
         if let transaction = grant.transaction, let slot = slots(ofOriginalTransaction: transaction.originalTransactionId).last {
             return decideKnownPurchase(grant, heldAt: slot, by: author, rule: rule, clock: clock, footprint: &footprint)
         }
-        // Read the clock where the writes are ordered, so that creation order and `createdAt` order agree.
-        let createdAt = clock()
+        // Read the clock where the writes are ordered: the change is recorded now, whenever the purchase was.
+        let now = clock()
+        let createdAt: Timestamp
+        if let purchasedAt = grant.purchasedAt {
+            // An import: the membership exists from the store's sale on, as checks of the past see it. A
+            // moment ahead of the clock (by less than clocks disagree) is taken as now, so that no
+            // membership begins after the change that made it: checks of a moment after the newest change
+            // read the present, which must then hold it.
+            guard purchasedAt <= now.adding(Limits.maximumEventLead) else {
+                return Self.refused(.purchaseFromTheFuture(purchasedAt: purchasedAt, now: now), footprint)
+            }
+            createdAt = min(purchasedAt, now)
+        } else {
+            createdAt = now
+        }
         let expiresAt: Timestamp?
         switch grant.expiry {
         case .lifetime: expiresAt = nil
@@ -145,7 +158,7 @@ extension StoreState {
         )
         footprint.add(membership)
         return WriteDecision(
-            change: .create(membership, idempotencyKey: grant.idempotencyKey), context: author.context(at: createdAt),
+            change: .create(membership, idempotencyKey: grant.idempotencyKey), context: author.context(at: now),
             footprint: footprint, outcome: .created
         )
     }
