@@ -126,7 +126,7 @@ import Glibc
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             var inet = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
             guard inet_ntop(AF_INET, &inet, &text, socklen_t(text.count)) != nil else { continue }
-            let found = String(cString: text)
+            let found = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if !found.hasPrefix("127.") { return found }
         }
         return nil

@@ -114,12 +114,12 @@ import Testing
 
     @Test func anImportKilledHalfwayFinishesWhenRunAgainWithEverySubscriptionOnce() throws {
         var lines: [String] = []
-        for index in 0..<400 {
+        for index in 0..<2000 {
             lines.append("u\(index);u\(index);;pro;2025-06-01 00:00:00;2099-07-01 00:00:00;stripe;true;false;false;in_\(index);sub_\(index);;;;1;;;")
         }
         let file = try export(lines)
         let first = ServerProcess(
-            arguments: ["import", "--entitled", "127.0.0.1:\(entitled.port)", "--state-dir", directory.path + "/state", "--revenuecat", file, "--concurrency", "2"],
+            arguments: ["import", "--entitled", "127.0.0.1:\(entitled.port)", "--state-dir", directory.path + "/state", "--revenuecat", file, "--concurrency", "1"],
             workingDirectory: directory.path, executable: "entitled-stores"
         )
         try first.start()
@@ -127,9 +127,12 @@ import Testing
         let deadline = Date().addingTimeInterval(30)
         while try memberships() < 50, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         _ = first.stop(with: SIGKILL)
+        let atKill = try memberships()
+        #expect(atKill >= 50 && atKill < 2000, "killed halfway, not before or after: \(atKill)")
         let second = try runImport(["--revenuecat", file])
         #expect(second.status == 0, "\(second.output)")
-        for index in stride(from: 0, to: 400, by: 37) {
+        #expect(second.output.contains("finished by an earlier run of this job"), "\(second.output)")
+        for index in stride(from: 0, to: 2000, by: 97) {
             #expect(try client.send(.memberships(user: "u\(index)")).memberships?.count == 1)
         }
         var count = 0
@@ -140,6 +143,6 @@ import Testing
             after = page.next
         } while after != nil
         #expect(count == 1)
-        #expect(try memberships() == 400, "one grant each, none twice")
+        #expect(try memberships() == 2000, "one grant each, none twice")
     }
 }

@@ -66,13 +66,9 @@ public struct Reconciler: Sendable {
         for store in stores {
             var after: String?
             repeat {
-                var fields: [(key: String, value: JSONValue)] = [
-                    ("source", .string(store.source)), ("endedAfter", .string(endedAfter)), ("limit", .number(String(pageSize))),
-                ]
-                if let after { fields.append(("after", .string(after))) }
                 let page: EntitledResponse
                 do {
-                    page = try await gateway.send(EntitledRequest(op: "memberships", fields: fields))
+                    page = try await gateway.send(.memberships(source: store.source, endedAfter: endedAfter, limit: pageSize, after: after))
                 } catch {
                     summary.stopped[store.source] = "entitled did not list the memberships: \(error.reason)"
                     break
