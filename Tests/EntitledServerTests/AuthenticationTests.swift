@@ -166,6 +166,22 @@ import Testing
         }
     }
 
+    @Test func aCheckTokenListsWhomItNamesButNotEveryMembershipOfASource() async throws {
+        try await Self.withAuthenticatingServer { server in
+            let writer = try await server.connect()
+            #expect(try await writer.send(line: #"{"op":"auth","token":"\#(Self.writerToken)"}"#).isOK)
+            #expect(try await writer.send(line: #"{"op":"grant","user":"alice","product":"prod_pro","source":"stripe"}"#).isOK)
+            let listed = try await writer.send(line: #"{"op":"memberships","source":"stripe"}"#)
+            #expect(listed["memberships"]?.arrayValue?.count == 1)
+            let check = try await server.connect()
+            #expect(try await check.send(line: #"{"op":"auth","token":"\#(Self.checkToken)"}"#).isOK)
+            let refused = try await check.send(line: #"{"op":"memberships","source":"stripe"}"#)
+            #expect(refused.errorCode == "forbidden")
+            #expect(refused.error?.message.contains("writer or admin") == true)
+            #expect(try await check.send(line: #"{"op":"memberships","user":"alice"}"#)["memberships"]?.arrayValue?.count == 1)
+        }
+    }
+
     @Test func anAdminsWatchOfEverySubjectEndsWhenTheConnectionTurnsToACheckToken() async throws {
         try await Self.withAuthenticatingServer { server in
             let connection = try await server.connect()

@@ -32,6 +32,16 @@ public enum AccessRole: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// What the role may list. Every membership of a source (`memberships` with `source`, for
+    /// reconciliation) names every customer of a store: not for the `check` role, which asks about users it
+    /// already knows.
+    public var listingScope: ListingScope {
+        switch self {
+        case .check: .subjects
+        case .writer, .admin: .everySubject
+        }
+    }
+
     private static let checkOperations: [Request.Operation] = [.ping, .hello, .auth, .check, .memberships, .customer, .catalog, .watch, .unwatch]
     private static let checkPermissions = OperationPermissions(allowing: checkOperations, refusalCode: .forbidden)
     private static let writerPermissions = OperationPermissions(

@@ -12,10 +12,13 @@ public struct ConnectionAccess: Sendable {
     public var authenticationRequired: Bool
     /// Whether `watch` may name `all`.
     public var watchScope: WatchScope
+    /// Whether `memberships` may list a whole `source`.
+    public var listingScope: ListingScope
 
     /// A server without authentication: everything, as `local`.
     public static let open = ConnectionAccess(
-        permissions: .everything, actor: ChangeContext.localActor, authenticationRequired: false, watchScope: .everything
+        permissions: .everything, actor: ChangeContext.localActor, authenticationRequired: false, watchScope: .everything,
+        listingScope: .everySubject
     )
 
     /// A connection of a server with authentication that has not authenticated (or failed to): `ping`,
@@ -24,12 +27,16 @@ public struct ConnectionAccess: Sendable {
         permissions: OperationPermissions(allowing: [.ping, .hello, .auth], refusalCode: .unauthorized),
         actor: "",
         authenticationRequired: true,
-        watchScope: .subjects
+        watchScope: .subjects,
+        listingScope: .subjects
     )
 
     /// A connection authenticated with `token`.
     public static func authenticated(as token: AccessToken) -> ConnectionAccess {
-        ConnectionAccess(permissions: token.role.permissions, actor: token.name, authenticationRequired: true, watchScope: token.role.watchScope)
+        ConnectionAccess(
+            permissions: token.role.permissions, actor: token.name, authenticationRequired: true, watchScope: token.role.watchScope,
+            listingScope: token.role.listingScope
+        )
     }
 }
 
@@ -39,4 +46,12 @@ public enum WatchScope: Sendable {
     case subjects
     /// Every subject too (`watch` with `all`).
     case everything
+}
+
+/// Which memberships a connection may list.
+public enum ListingScope: Sendable {
+    /// Those of subjects, transactions and purchases it names.
+    case subjects
+    /// Every membership of a source too (`memberships` with `source`): every customer of a store.
+    case everySubject
 }

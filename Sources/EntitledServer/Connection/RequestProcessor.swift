@@ -237,6 +237,9 @@ public struct RequestProcessor: Sendable {
             case .check(let query):
                 return .success(.access(try store.check(query)))
             case .memberships(let selection, let moment, let limit, let after):
+                if case .source = selection, access.listingScope != .everySubject {
+                    return .failure(WireError(.forbidden, "listing every membership of a source needs the writer or admin role; list a user's, a device's or a transaction's instead"))
+                }
                 return .success(try memberships(selection, moment: moment, limit: limit, after: after))
             case .catalog:
                 return .success(.catalog(store.catalog()))
