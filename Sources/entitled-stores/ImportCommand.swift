@@ -25,6 +25,24 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .customLong("revenuecat"), help: "A RevenueCat transactions export (.csv.gz or .csv). Repeat it for several, oldest first.")
     var revenueCat: [String] = []
 
+    @Option(help: "App Store: a file of original transaction ids, one a line, each optionally followed by its user (without one, the transactions' appAccountToken).")
+    var appleTransactions: String?
+
+    @Option(help: "Google Play: a file of subscription purchase tokens, one a line, each optionally followed by its user (without one, its obfuscatedExternalAccountId).")
+    var googleSubscriptions: String?
+
+    @Option(help: "Google Play: a file of one-time purchases, a product id and a purchase token a line, optionally followed by the user.")
+    var googleProducts: String?
+
+    @Option(help: "Stripe: a file of subscription ids (sub_...), one a line.")
+    var stripeSubscriptions: String?
+
+    @Option(help: "Stripe: a file of customer ids (cus_...), one a line: all their subscriptions, canceled ones included.")
+    var stripeCustomers: String?
+
+    @Flag(help: "Stripe: every subscription of the account, canceled ones included.")
+    var stripeAll = false
+
     @Option(help: "The job's name: its journal and report are kept under it in --state-dir/imports (default: made from the inputs).")
     var job: String?
 
@@ -37,22 +55,34 @@ struct ImportCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be a whole number from 1 to 256, not \(concurrency)") }
         guard !inputs.isEmpty else {
-            throw ValidationError("nothing to import: give --revenuecat")
+            throw ValidationError(
+                "nothing to import: give --revenuecat, --apple-transactions, --google-subscriptions, --google-products, --stripe-subscriptions, --stripe-customers or --stripe-all"
+            )
         }
     }
 
     /// What this run imports, in a stable order: the job's default name is made from it.
     var inputs: [String] {
-        revenueCat.map { "revenuecat=\($0)" }
+        revenueCat.map { "revenuecat=\($0)" } + [
+            appleTransactions.map { "apple=\($0)" }, googleSubscriptions.map { "google-subscriptions=\($0)" },
+            googleProducts.map { "google-products=\($0)" }, stripeSubscriptions.map { "stripe-subscriptions=\($0)" },
+            stripeCustomers.map { "stripe-customers=\($0)" }, stripeAll ? "stripe-all" : nil,
+        ].compactMap { $0 }
     }
 
     func run() async throws {
         let settings = try options.settings()
         let run = try ImportRun(settings: settings, job: job ?? ImportRun.jobName(inputs), report: report, concurrency: concurrency)
         let sync = StateSync(.import, now: Int64(Date().timeIntervalSince1970 * 1000))
-        if !revenueCat.isEmpty {
-            try await run.importRevenueCat(files: revenueCat, sync: sync)
+        if !revenueCat.isEmpty { try await run.importRevenueCat(files: revenueCat, sync: sync) }
+        if let appleTransactions { try await run.importApple(file: appleTransactions, sync: sync) }
+        if let googleSubscriptions { try await run.importGoogle(subscriptions: googleSubscriptions, sync: sync) }
+        if let googleProducts { try await run.importGoogle(products: googleProducts, sync: sync) }
+        if let stripeSubscriptions { try await run.importStripe(subscriptions: stripeSubscriptions, sync: sync) }
+        if let stripeCustomers {
+            try await run.importStripe(customers: try ImportLine.read(stripeCustomers, fields: 1, what: "a customer id (cus_...)").map { $0.fields[0] }, sync: sync)
         }
+        if stripeAll { try await run.importStripe(customers: nil, sync: sync) }
         let failed = run.finish()
         if failed > 0 { throw ExitCode(3) }
     }
@@ -64,9 +94,10 @@ struct ImportRun {
     let importer: Importer
     let gateway: PoolGateway
     let pool: EntitledPool
+    let clients: StoreClients
     let reportPath: String
     private let started = ContinuousClock.now
-    private let skipped = SkippedCount()
+    let skipped = SkippedCount()
 
     init(settings: StoresSettings, job: String, report: String?, concurrency: Int) throws {
         let directory = settings.stateDirectory + "/imports"
@@ -84,6 +115,7 @@ struct ImportRun {
             configuration: EntitledPool.Configuration(connections: 4, requestTimeout: .seconds(30), connectTimeout: .seconds(5), token: settings.token)
         )
         gateway = PoolGateway(pool: pool)
+        clients = try StoreClients(settings: settings, gateway: gateway)
     }
 
     /// A job name from the inputs: the same inputs resume the same job.

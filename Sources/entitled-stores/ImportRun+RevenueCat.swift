@@ -19,12 +19,20 @@ extension ImportRun {
         let keys = export.subscriptions.map { "\($0.store):\($0.originalTransactionID)" }
         let rows = RevenueCatImport(gateway: gateway)
         let subscriptions = byKey
+        let apple = clients.apple
         await run("RevenueCat \(export.rowsRead) rows", keys) { key in
             guard let subscription = subscriptions[key] else { return ImportResult(key: key, status: .failed, reason: "internal: lost its rows") }
-            do throws(ReceiveFailure) {
-                return ImportResult(key: key, try await rows.bring(subscription, sync: sync))
-            } catch {
-                return ImportResult(key: key, SyncFailure(error))
+            return await Self.result(key) { () async throws(SyncFailure) in
+                if let apple, subscription.store == "app_store" {
+                    // The App Store is asked: its answer is the truth, the export gives the user.
+                    let state = try await StoreClients.appleState(apple.api, original: subscription.originalTransactionID)
+                    var outcome = try await StoreClients.receiving { () async throws(ReceiveFailure) in
+                        try await apple.receiver.bring(state, user: subscription.user, sync: sync)
+                    }
+                    if subscription.transactions.last?.isAnonymous == true { outcome.notes.append("granted to a RevenueCat anonymous id") }
+                    return outcome
+                }
+                return try await StoreClients.receiving { () async throws(ReceiveFailure) in try await rows.bring(subscription, sync: sync) }
             }
         }
     }
