@@ -14,7 +14,7 @@ struct StoresCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "entitled-stores",
         abstract: "Receives the stores' server notifications (App Store, Google Play, Stripe, Whop) and applies them to entitled.",
-        subcommands: [ServeCommand.self, ImportCommand.self, UnmatchedCommand.self],
+        subcommands: [ServeCommand.self, ImportCommand.self, BackfillCommand.self, ReconcileCommand.self, UnmatchedCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }

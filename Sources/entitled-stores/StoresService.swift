@@ -113,6 +113,22 @@ struct StoresService {
         let retrier = UnmatchedRetrier(
             unmatched: unmatched, apple: apple, google: google, stripe: stripe, interval: .seconds(settings.unmatchedRetrySeconds), metrics: metrics, logger: logger
         )
+        var services: [any Service] = [retrier]
+        // The stores' APIs, when their credentials are given: the reconciliation, on its schedule.
+        let clients: StoreClients
+        do {
+            clients = try StoreClients(settings: settings, gateway: gateway)
+        } catch {
+            throw StoresSettings.Failure(message: "\(error)")
+        }
+        if settings.reconcileIntervalHours > 0, !clients.reconcilerStores.isEmpty {
+            let reconciliation = Reconciliation(settings: settings, clients: clients, gateway: gateway, concurrency: 8, logger: logger)
+            services.append(
+                ReconciliationSchedule(
+                    interval: .seconds(Int64(settings.reconcileIntervalHours) * 3600), stateDirectory: settings.stateDirectory, logger: logger
+                ) { _ = await reconciliation.run(metrics: metrics) }
+            )
+        }
         // Hummingbird's singleton loops, named here so that the roster schedules its later looks on one of them.
         let loops = EventLoopGroupProvider.singleton.eventLoopGroup
         let roster = ConnectionRoster(maximum: settings.maximumConnections, loop: loops.any(), metrics: metrics, logger: logger)
@@ -129,7 +145,7 @@ struct StoresService {
                 address: .hostname(settings.listenHost, port: settings.listenPort), serverName: "entitled-stores",
                 availableConnectionsDelegate: roster
             ),
-            services: [retrier],
+            services: services,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 print("entitled-stores listening on http://\(channel.localAddress?.ipAddress ?? "?"):\(port) (stores: \(stores); entitled \(entitled))")
