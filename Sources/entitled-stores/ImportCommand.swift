@@ -134,6 +134,7 @@ struct ImportRun {
     /// Prints the summary; returns the number of failures.
     func finish() -> Int {
         importer.journal.sync()
+        importer.report.flush()
         let report = importer.report
         let elapsed = ContinuousClock.now - started
         var lines = [

@@ -53,6 +53,14 @@ struct StoreClients: Sendable {
                     guard let token = membership.transactions.first?.originalTransactionId else {
                         throw SyncFailure(kind: "no_transaction", message: "membership \(membership.id) holds no purchase token to ask Google about", mayPassLater: false)
                     }
+                    if token.hasPrefix("GPA.") {
+                        // Imported from an export that named Google's order, not the purchase token the API needs.
+                        throw SyncFailure(
+                            kind: "no_purchase_token",
+                            message: "membership \(membership.id) was imported with Google's order id \(token), not its purchase token: its notifications keep it current, the API cannot be asked",
+                            mayPassLater: false
+                        )
+                    }
                     if membership.expiresAt == nil {
                         // A one-time product: its membership's product is the Play product id.
                         let purchase = try await Self.asking { () async throws(StoreAPIError) in try await google.api.product(membership.productId, purchaseToken: token) }

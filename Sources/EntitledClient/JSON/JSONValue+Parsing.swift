@@ -158,6 +158,12 @@ extension JSONValue {
                 guard position < bytes.count else { throw failure("unterminated string") }
                 let byte = bytes[position]
                 if byte == UInt8(ascii: "\"") {
+                    if scalars.isEmpty {
+                        // No escape on the way (the usual string): decoded at once, without a scalar view.
+                        let text = String(decoding: bytes[runStart..<position], as: UTF8.self)
+                        position += 1
+                        return text
+                    }
                     flushRun(self, into: &scalars)
                     position += 1
                     return String(scalars)

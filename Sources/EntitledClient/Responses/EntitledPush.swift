@@ -9,8 +9,10 @@ public struct EntitledPush: Sendable, Hashable {
 
     /// Reads a pushed line; `nil` for a line that is not one (an answer, or not JSON).
     public init?(pushedLine line: String) {
-        // Most lines are answers: look for the key before parsing the whole line.
-        guard line.utf8.count >= 8, line.contains(#""push""#),
+        // Most lines are answers, which the server begins with `{"ok":`: passed over at once (a search for
+        // the key through a long answer cost an importer a tenth of its time). Any other line is looked
+        // for the key before parsing it whole.
+        guard line.utf8.count >= 8, !line.utf8.starts(with: #"{"ok":"#.utf8), line.contains(#""push""#),
             let body = try? JSONValue(parsing: line), body["push"]?.stringValue != nil, body["ok"] == nil
         else { return nil }
         self.line = line

@@ -139,9 +139,17 @@ public struct StripeReceiver: Sendable {
     /// start as the purchase time for an import), then the events of `events(for:membership:_:)`.
     func bring(_ subscription: StripeSubscription, _ event: EventContext) async throws(ReceiveFailure) -> StateSyncOutcome {
         var writer = MembershipWriter(gateway: gateway)
-        var found = try await writer.membership(ofOriginalTransaction: subscription.id)
-        if found == nil, ["incomplete", "incomplete_expired"].contains(subscription.status) {
-            return StateSyncOutcome(outcome: .ignored("subscription \(subscription.id) is \(subscription.status): no access before its first payment"), membership: nil)
+        // The grant is the lookup: a purchase a membership of the same user holds is answered with it and
+        // changes nothing (Purchases reported twice, PROTOCOL.md), one round trip where a lookup and then a
+        // grant took two. Only a subscription not paid yet is looked up first, since it must not be granted.
+        var found: MembershipInfo?
+        if ["incomplete", "incomplete_expired"].contains(subscription.status) {
+            found = try await writer.membership(ofOriginalTransaction: subscription.id)
+            if found == nil {
+                return StateSyncOutcome(
+                    outcome: .ignored("subscription \(subscription.id) is \(subscription.status): no access before its first payment"), membership: nil
+                )
+            }
         }
         if found == nil || found?.user != subscription.user {
             // A new subscription, or one whose metadata now names another user (the transfer rule decides).
@@ -154,7 +162,12 @@ public struct StripeReceiver: Sendable {
                     originalTransactionId: subscription.latestInvoice == nil ? nil : subscription.id, reason: event.reason
                 ).imported(purchasedAt: event.sync == nil ? nil : subscription.startedAt.map { $0 * 1000 }, renewsCount: nil)
             )
-            found = granted ?? found
+            // Refused (another user holds it, and the transfer rule keeps it there): its events still apply.
+            if let granted {
+                found = granted
+            } else {
+                found = try await writer.membership(ofOriginalTransaction: subscription.id)
+            }
         }
         guard var membership = found else {
             return StateSyncOutcome(

@@ -5,9 +5,10 @@ import Foundation
 /// (`done<TAB>key`), and for a listing (Stripe's "all subscriptions") the cursor after which every item is
 /// finished (`cursor<TAB>name<TAB>value`).
 ///
-/// Lines are appended and forced to the disk every `syncEvery` lines and at the end. A line lost to a crash
-/// only makes the next run import that identifier again, which changes nothing: every write of an import
-/// is idempotent (grants name the store's transaction, events carry ids made from the store's).
+/// Lines are written 64 at a time (a write each costs an import of thousands a second a tenth of its
+/// time), forced to the disk every `syncEvery` lines, and both at the end. A line lost to a crash only makes
+/// the next run import that identifier again, which changes nothing: every write of an import is idempotent
+/// (grants name the store's transaction, events carry ids made from the store's).
 public final class ImportJournal: @unchecked Sendable {
     public let path: String
     /// Keys finished by earlier runs.
@@ -16,6 +17,9 @@ public final class ImportJournal: @unchecked Sendable {
     public private(set) var cursors: [String: String] = [:]
     private let descriptor: Int32
     private var unsynced = 0
+    /// Lines not written yet, and how many.
+    private var pending = ""
+    private var pendingLines = 0
     private let syncEvery: Int
     private let lock = NSLock()
 
@@ -45,6 +49,7 @@ public final class ImportJournal: @unchecked Sendable {
     }
 
     deinit {
+        lock.withLock { flushPending() }
         fsync(descriptor)
         close(descriptor)
     }
@@ -68,19 +73,40 @@ public final class ImportJournal: @unchecked Sendable {
         lock.withLock { cursors[name] }
     }
 
-    /// Forces what was written to the disk.
+    /// Writes what is pending and forces it to the disk.
     public func sync() {
-        lock.withLock { unsynced = 0 }
+        lock.withLock {
+            flushPending()
+            unsynced = 0
+        }
         fsync(descriptor)
     }
 
     private func write(_ line: String) {
-        let bytes = Array(line.utf8)
         let syncNow: Bool = lock.withLock {
-            _ = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+            pending += line
+            pendingLines += 1
             unsynced += 1
+            if pendingLines >= 64 { flushPending() }
             return unsynced >= syncEvery
         }
         if syncNow { sync() }
+    }
+
+    /// Writes the pending lines; the lock is held.
+    private func flushPending() {
+        guard pendingLines > 0 else { return }
+        var bytes = Array(pending.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { Foundation.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written <= 0 {
+                if errno == EINTR { continue }
+                break  // a full disk: the lines are lost, and their identifiers are imported again next run
+            }
+            offset += written
+        }
+        pending = ""
+        pendingLines = 0
     }
 }

@@ -2,7 +2,7 @@ import EntitledClient
 import Foundation
 
 /// The report of an import: one JSON line per identifier (`{"key":...,"status":...,"reason":...}`), appended
-/// as each finishes, and the counts of this run for its summary.
+/// 64 at a time as they finish (and the rest by `flush()`), and the counts of this run for its summary.
 public final class ImportReport: @unchecked Sendable {
     public let path: String
     private let handle: FileHandle
@@ -10,6 +10,8 @@ public final class ImportReport: @unchecked Sendable {
     private var counts: [ImportResult.Status: Int] = [:]
     private var failures: [String: Int] = [:]
     private var notes: [String: Int] = [:]
+    private var pending = Data()
+    private var pendingLines = 0
 
     public init(path: String) throws(ImportJournal.Failure) {
         self.path = path
@@ -24,6 +26,7 @@ public final class ImportReport: @unchecked Sendable {
     }
 
     deinit {
+        flush()
         try? handle.synchronize()
         try? handle.close()
     }
@@ -36,11 +39,27 @@ public final class ImportReport: @unchecked Sendable {
         if !result.notes.isEmpty { fields.append(("notes", .array(result.notes.map(JSONValue.string)))) }
         let line = JSONValue.object(fields).jsonText + "\n"
         lock.withLock {
-            handle.write(Data(line.utf8))
+            pending.append(contentsOf: line.utf8)
+            pendingLines += 1
+            if pendingLines >= 64 { writePending() }
             counts[result.status, default: 0] += 1
             if result.status == .failed { failures[result.failureKind, default: 0] += 1 }
             for note in result.notes { notes[note, default: 0] += 1 }
         }
+    }
+
+    /// Writes the lines not written yet.
+    public func flush() {
+        lock.withLock { writePending() }
+    }
+
+    /// The lock is held.
+    private func writePending() {
+        guard pendingLines > 0 else { return }
+        // The throwing write: the old one ends the process on an error (a full disk).
+        try? handle.write(contentsOf: pending)
+        pending.removeAll(keepingCapacity: true)
+        pendingLines = 0
     }
 
     public func count(_ status: ImportResult.Status) -> Int {
