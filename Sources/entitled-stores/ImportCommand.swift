@@ -141,6 +141,7 @@ struct ImportRun {
             "imported \(report.count(.imported)), unchanged \(report.count(.unchanged)), skipped \(report.count(.skipped)), failed \(report.count(.failed)) in \(elapsed.formatted(.units(allowed: [.hours, .minutes, .seconds], width: .narrow)))"
         ]
         if skipped.value > 0 { lines.append("  \(skipped.value) finished by an earlier run of this job, not asked again") }
+        lines += skipped.lines.map { "  " + $0 }
         for (kind, count) in report.failuresByKind { lines.append("  failed \(kind): \(count)") }
         for (note, count) in report.notesByCount { lines.append("  note: \(note): \(count)") }
         lines.append("report: \(reportPath)")
@@ -150,10 +151,14 @@ struct ImportRun {
     }
 }
 
-/// The count of keys an earlier run finished, across the sources of a run.
+/// What earlier runs of the job finished, across the sources of a run: the keys skipped, and listings not
+/// asked again.
 final class SkippedCount: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
+    private var said: [String] = []
     func add(_ value: Int) { lock.withLock { count += value } }
+    func say(_ line: String) { lock.withLock { said.append(line) } }
     var value: Int { lock.withLock { count } }
+    var lines: [String] { lock.withLock { said } }
 }

@@ -110,7 +110,10 @@ extension ImportRun {
         defer { progress.finish() }
         for customer in listings {
             let listing = "stripe-subscriptions" + (customer.map { ":" + $0 } ?? "")
-            if importer.journal.cursor(listing) == "end" { continue }
+            if importer.journal.cursor(listing) == "end" {
+                skipped.say("\(customer.map { "customer \($0)'s" } ?? "the account's") Stripe subscriptions were all listed by an earlier run of this job: give another --job to list them again")
+                continue
+            }
             var after = importer.journal.cursor(listing)
             while true {
                 let page: StripeListPage

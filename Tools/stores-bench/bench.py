@@ -156,7 +156,7 @@ def load_memberships(port, total, active):
         if i < active:
             end = int(now) + ((i % 30) + 1) * 86_400
             grant = {"op": "grant", "user": "user_%d" % i, "product": "prod_pro", "source": "stripe", "expiresAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(end)),
-                     "willRenew": True, "transactionId": "in_%08d" % i, "originalTransactionId": "sub_%08d" % i}
+                     "willRenew": True, "transactionId": "in_%08d_%d" % (i, end), "originalTransactionId": "sub_%08d" % i}
         else:
             grant = {"op": "grant", "user": "old_%d" % i, "product": "prod_pro", "source": "stripe", "expiresAt": "2024-01-01T00:00:00Z",
                      "transactionId": "in_old_%d" % i, "originalTransactionId": "sub_old_%d" % i}

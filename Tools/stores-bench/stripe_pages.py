@@ -33,7 +33,7 @@ def subscription(i):
     return {
         "id": "sub_%08d" % i, "object": "subscription", "customer": "cus_%08d" % i, "status": status,
         "cancel_at_period_end": False, "created": BASE - 400 * 86_400 + i, "start_date": BASE - 400 * 86_400 + i,
-        "latest_invoice": "in_%08d" % i, "livemode": False, "metadata": {"app_user_id": "user_%d" % i},
+        "latest_invoice": "in_%08d_%d" % (i, end), "livemode": False, "metadata": {"app_user_id": "user_%d" % i},
         "items": {"object": "list", "data": [{
             "id": "si_%08d" % i, "object": "subscription_item", "current_period_start": end - 30 * 86_400, "current_period_end": end,
             "price": {"id": "price_monthly", "object": "price", "product": "prod_pro"},

@@ -207,7 +207,10 @@ public struct StripeReceiver: Sendable {
                 // period moved on: the renewal below.
                 add("extension", expiresAt: periodEnd)
             } else if periodEnd > currentEnd {
-                add("renewal", expiresAt: periodEnd, transaction: subscription.latestInvoice)
+                // The period's invoice, unless the membership holds it already (the state as a reconciliation
+                // reads it may name an invoice the grant recorded).
+                let invoice = subscription.latestInvoice.flatMap { id in membership.transactions.contains { $0.id == id } ? nil : id }
+                add("renewal", expiresAt: periodEnd, transaction: invoice)
                 willRenew = true
             } else if membership.billingIssueDetectedAt != nil {
                 add("billing_recovered")
