@@ -249,11 +249,14 @@ import Testing
     @Test func a429WaitsUntilTheUnixMillisecondsAppleNames() async throws {
         try production.set(["statuses": ["1000": statuses("1000")]])
         try production.set(["fail_next": ["status": 429, "count": 1, "retry_after_ms": 1500]])
+        // Timed on this side: the stand-in notes an arrival when its thread gets to it, late on a busy machine.
+        let started = ContinuousClock.now
         let answer = try await api().subscriptionStatuses(transactionID: "1000")
+        let elapsed = ContinuousClock.now - started
         #expect(answer.groups.count == 1)
         let traffic = try production.traffic()
         #expect(traffic.requests == 2)
-        #expect(traffic.arrivals[1] - traffic.arrivals[0] >= 1.45, "\(traffic.arrivals)")
+        #expect(elapsed >= .milliseconds(1450), "\(elapsed)")
     }
 
     @Test func applesRetryableNotFoundErrorsAreTriedAgain() {

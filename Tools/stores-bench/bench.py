@@ -85,6 +85,10 @@ def run_stores(binary, arguments):
     process = subprocess.Popen([binary, *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     sampler = Sampler(process.pid)
     sampler.start()
+    # Read while it runs: a line per corrected membership fills the pipe long before the end.
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)
+    reader.start()
     cpu = 0.0
     while process.poll() is None:
         try:
@@ -92,7 +96,8 @@ def run_stores(binary, arguments):
         except (FileNotFoundError, ProcessLookupError):
             break
         time.sleep(0.05)
-    output = process.stdout.read()
+    reader.join()
+    output = "".join(lines)
     elapsed = time.monotonic() - started
     sampler.join()
     if process.returncode != 0:
