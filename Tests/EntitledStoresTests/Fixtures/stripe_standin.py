@@ -72,7 +72,7 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/state":
             with lock:
                 return self.reply(200, state)
-        fault = faults.arrive(state)
+        fault = faults.arrive(state, "GET " + self.path)
         try:
             faults.wait(state)
             if fault and faults.misbehave(self, fault):
