@@ -46,6 +46,18 @@ struct BackfillCommand: AsyncParsableCommand {
         guard clients.apple != nil || clients.google != nil || clients.stripe != nil else {
             throw ValidationError("no store's API is configured: give --apple-key-file (with its ids), --google-service-account or --stripe-api-key-file")
         }
+        // Every store's reach is checked before any is asked: refused after another store's notifications
+        // were applied, the run would stop half done and without its summary.
+        let elapsed = now.timeIntervalSince(start)
+        if clients.apple != nil, elapsed > Double(AppStoreServerAPI.notificationHistoryWindow(.production).components.seconds) {
+            throw ValidationError("the App Store keeps 180 days of notification history: give a --since within them")
+        }
+        if clients.stripe != nil, elapsed > Double(StripeAPI.eventsWindow.components.seconds) {
+            throw ValidationError("Stripe keeps 30 days of events: give a --since within them")
+        }
+        if clients.google != nil, elapsed > Double(GooglePlayAPI.voidedPurchasesWindow.components.seconds) {
+            throw ValidationError("Google Play lists 30 days of voided purchases: give a --since within them")
+        }
         let unmatched: UnmatchedNotifications
         do {
             unmatched = try UnmatchedNotifications(directory: settings.stateDirectory + "/unmatched")
@@ -54,10 +66,6 @@ struct BackfillCommand: AsyncParsableCommand {
         }
         var tally = BackfillTally(unmatched: unmatched)
         if let apple = clients.apple {
-            let window = AppStoreServerAPI.notificationHistoryWindow(.production)
-            guard now.timeIntervalSince(start) <= Double(window.components.seconds) else {
-                throw ValidationError("the App Store keeps 180 days of notification history: give a --since within them")
-            }
             do throws(StoreAPIError) {
                 for try await page in apple.api.notificationHistory(from: start, to: now) {
                     for item in page.notifications {
@@ -70,9 +78,6 @@ struct BackfillCommand: AsyncParsableCommand {
             }
         }
         if let stripe = clients.stripe {
-            guard now.timeIntervalSince(start) <= Double(StripeAPI.eventsWindow.components.seconds) else {
-                throw ValidationError("Stripe keeps 30 days of events: give a --since within them")
-            }
             // Newest first, as Stripe lists them: the first event of a subscription brings it to its newest
             // state, and the older ones are then recognised as older.
             let types = [
@@ -91,9 +96,6 @@ struct BackfillCommand: AsyncParsableCommand {
             }
         }
         if let google = clients.google {
-            guard now.timeIntervalSince(start) <= Double(GooglePlayAPI.voidedPurchasesWindow.components.seconds) else {
-                throw ValidationError("Google Play lists 30 days of voided purchases: give a --since within them")
-            }
             do throws(StoreAPIError) {
                 for try await page in google.api.voidedPurchases(from: start, to: now) {
                     for voided in page.voidedPurchases {
