@@ -13,7 +13,7 @@ struct BackfillCommand: AsyncParsableCommand {
         abstract: "Apply what the stores say happened since a moment: the notifications a receiver may have missed.",
         discussion: """
             App Store: the notifications Apple sent since then (Get Notification History, at most 180 days back). \\
-            Stripe: the events since then (List events, at most 30 days back). Google Play, which keeps no history of \\
+            Stripe: the events since then (List events, at most 30 days back), oldest first. Google Play, which keeps no history of \\
             its notifications: the purchases voided since then (at most 30 days back), then every Google Play \\
             membership brought to its purchase's state (a reconciliation). Each is applied as the receiver applies a \\
             delivery: one already applied changes nothing. A notification whose purchase no membership holds is kept \\
@@ -78,14 +78,16 @@ struct BackfillCommand: AsyncParsableCommand {
             }
         }
         if let stripe = clients.stripe {
-            // Newest first, as Stripe lists them: the first event of a subscription brings it to its newest
-            // state, and the older ones are then recognised as older.
+            // Oldest first, as they happened and as live delivery in order would apply them: each
+            // subscription event carries the subscription as it was then, and entitled ignores an event
+            // older than the newest it applied, so newest first would drop a refund followed by a later
+            // update of its subscription.
             let types = [
                 "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted", "customer.subscription.paused",
                 "customer.subscription.resumed", "charge.refunded",
             ]
             do throws(StoreAPIError) {
-                for try await page in stripe.api.events(createdSince: start, types: types) {
+                for try await page in stripe.api.eventsOldestFirst(createdSince: start, types: types) {
                     for event in page.data {
                         let body = Array(event.jsonText.utf8)
                         await tally.apply("stripe", body) { () async throws(ReceiveFailure) in try await stripe.receiver.receive(verifiedBody: body) }
