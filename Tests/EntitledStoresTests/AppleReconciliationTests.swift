@@ -81,18 +81,38 @@ import Testing
             original: "6000000001", transactions: [transaction("6000000001", "6000000001", user: 7, purchased: now - 5 * day, expires: now + 25 * day)],
             status: 1
         )
+        // 8: upgraded at its renewal to the yearly product (same original transaction, another product).
+        try subscribe("6500000001", user: 8, purchased: now - 35 * day, expires: now - 5 * day)
+        var yearly = transaction("6500000002", "6500000001", user: 8, purchased: now - 5 * day, expires: now + 360 * day)
+        yearly["productId"] = "premium.yearly"
+        try sync.setApple(
+            original: "6500000001", transactions: [transaction("6500000001", "6500000001", user: 8, purchased: now - 35 * day, expires: now - 5 * day), yearly],
+            status: 1
+        )
+        // 9: a one-time purchase (no status), refunded yesterday.
+        let lifetime = StoreSyncHarness.appleTransaction(
+            "6600000001", original: "6600000001", purchased: now - 20 * day, expires: nil, product: "lifetime.unlock", token: StoreSyncHarness.appleUser(9)
+        )
+        #expect(try stores.post("/apple", body: sync.appleNotification("ONE_TIME_CHARGE", uuid: "otc-66", signedDate: now - 20 * day, transaction: lifetime)).body == "applied\n")
+        var refundedLifetime = lifetime
+        refundedLifetime["revocationDate"] = now - day
+        refundedLifetime["revocationReason"] = 1
+        try sync.setApple(original: "6600000001", transactions: [refundedLifetime], status: nil)
 
         let run = try sync.run("reconcile")
         #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.contains("app_store: checked 7, corrected 6, failed 0 (billing_issue 2, cancellation 1, expiration 1, refund 1, renewal 1)"), "\(run.output)")
+        #expect(
+            run.output.contains("app_store: checked 9, corrected 8, failed 0 (billing_issue 2, cancellation 1, expiration 1, product_change 1, refund 2, renewal 2)"),
+            "\(run.output)"
+        )
         for (original, user, change) in [
             ("1000000001", 1, "renewal"), ("2000000001", 2, "expiration"), ("3000000001", 3, "refund"), ("4000000001", 4, "billing_issue"),
-            ("4100000001", 5, "billing_issue"), ("5000000001", 6, "cancellation"),
+            ("4100000001", 5, "billing_issue"), ("5000000001", 6, "cancellation"), ("6500000001", 8, "product_change, renewal"), ("6600000001", 9, "refund"),
         ] {
             let membership = try sync.membership(original: original)
             #expect(run.output.contains("reconciled app_store membership \(membership.id) of \(StoreSyncHarness.appleUser(user)): \(change)"), "\(original): \(run.output)")
             let newest = try #require(try sync.history(StoreSyncHarness.appleUser(user)).first)
-            #expect(newest.action == change && newest.reason == "reconciliation", "\(original): \(newest)")
+            #expect(newest.action == change.components(separatedBy: ", ").last && newest.reason == "reconciliation", "\(original): \(newest)")
         }
         #expect(!run.output.contains(try sync.membership(original: "6000000001").id), "the membership that agreed has no line: \(run.output)")
 
@@ -111,16 +131,20 @@ import Testing
         #expect(retry.renewState == "billing_issue" && retry.gracePeriodExpiresAt == nil && !retry.isActive)
         let off = try sync.membership(original: "5000000001")
         #expect(!off.willRenew && off.isActive)
-        // Two calls a subscription: its transactions, its status.
-        #expect(try sync.apple?.traffic().requests == 14)
+        let upgraded = try sync.membership(original: "6500000001")
+        #expect(upgraded.productId == "premium.yearly" && upgraded.isActive && upgraded.expiresAt.flatMap(ProtocolTime.milliseconds) == now + 360 * day)
+        let lifetimeRefunded = try sync.membership(original: "6600000001")
+        #expect(lifetimeRefunded.status == "revoked" && lifetimeRefunded.revokedAt.flatMap(ProtocolTime.milliseconds) == now - day)
+        // Two calls a subscription (its transactions, its status), one for the one-time purchase.
+        #expect(try sync.apple?.traffic().requests == 17)
 
         // Nothing differs any more.
-        let trails = try (1...7).map { try sync.history(StoreSyncHarness.appleUser($0)).count }
+        let trails = try (1...9).map { try sync.history(StoreSyncHarness.appleUser($0)).count }
         let again = try sync.run("reconcile")
         #expect(again.status == 0, "\(again.output)")
-        #expect(again.output.contains("app_store: checked 7, corrected 0, failed 0\n"), "\(again.output)")
+        #expect(again.output.contains("app_store: checked 9, corrected 0, failed 0\n"), "\(again.output)")
         #expect(!again.output.contains("reconciled app_store membership"), "\(again.output)")
-        #expect(try (1...7).map { try sync.history(StoreSyncHarness.appleUser($0)).count } == trails)
+        #expect(try (1...9).map { try sync.history(StoreSyncHarness.appleUser($0)).count } == trails)
     }
 
     /// A missed renewal dated before a notification that did arrive (the renewal while the receiver was
