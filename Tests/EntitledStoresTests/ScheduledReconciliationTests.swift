@@ -70,6 +70,21 @@ import Testing
         #expect(try String(contentsOfFile: lastRun, encoding: .utf8) == written)
     }
 
+    /// A run cut short by a shutdown (a deploy's SIGTERM) is not the interval's run: the next start runs
+    /// again rather than waiting a whole interval with memberships left unchecked.
+    @Test func aRunCutShortByAShutdownIsNotRecordedAsDone() throws {
+        try sync.stripe?.set(["delay": 2])
+        let stores = try sync.receiver(["--state-dir", sync.stateDirectory], reconcileIntervalHours: 1)
+        #expect(try eventually(30) { try sync.stripe?.traffic().requests ?? 0 >= 1 }, "the run did not start")
+        _ = stores.stopAndReadLog()
+        #expect(!FileManager.default.fileExists(atPath: sync.stateDirectory + "/reconciliation.last"), "the interrupted run was recorded as the last run")
+        try sync.stripe?.set(["delay": 0])
+        try stores.restart()
+        let ran = try eventually(60) { Self.value(try stores.get("/metrics").body, "entitled_stores_reconciliation_runs_total") == 1 }
+        #expect(ran, "no reconciliation ran at the next start")
+        #expect(try sync.membership(original: "sub_sched").renewsCount == 1)
+    }
+
     @Test func anIntervalOfZeroNeverReconciles() throws {
         let stores = try sync.receiver(["--state-dir", sync.stateDirectory], reconcileIntervalHours: 0)
         Thread.sleep(forTimeInterval: 3)
