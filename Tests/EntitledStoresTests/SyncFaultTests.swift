@@ -138,6 +138,48 @@ import Testing
         #expect(try Self.renewals(count, sync) == Array(repeating: 1, count: count))
     }
 
+    @Test func entitledGoneInTheMiddleOfABackfillFailsTheRestAndTheNextOneFinishes() throws {
+        let sync = try StoreSyncHarness([.apple])
+        let now = StoreSyncHarness.now, day = StoreSyncHarness.day
+        let count = 6
+        for number in 1...count {
+            let original = "\(7_100_000_000 + number)"
+            let transaction = StoreSyncHarness.appleTransaction(
+                original, original: original, purchased: now - Int64(7 - number) * day, expires: now + 20 * day, token: StoreSyncHarness.appleUser(60 + number)
+            )
+            let body = sync.appleNotification("SUBSCRIBED", uuid: "e-\(number)", signedDate: now - Int64(7 - number) * day, transaction: transaction)
+            try sync.addAppleHistory(body, date: now - Int64(7 - number) * day, original: original)
+        }
+        // A page a notification, answered slowly enough for entitled to stop in the middle.
+        try sync.apple?.set(["page_size": 1, "delay": 0.3])
+        let since = StoreSyncHarness.since(daysAgo: 8)
+        let process = ServerProcess(
+            arguments: ["backfill", "--entitled", "127.0.0.1:\(sync.entitled.port)", "--state-dir", sync.stateDirectory, "--since", since] + sync.storeOptions,
+            workingDirectory: sync.files.path, executable: "entitled-stores"
+        )
+        try process.start()
+        let deadline = Date().addingTimeInterval(60)
+        while try sync.apple?.traffic().requests ?? 0 < 3, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        sync.entitled.stop()
+        let finished = Date().addingTimeInterval(120)
+        while process.process.isRunning, Date() < finished { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(!process.process.isRunning, "backfill did not end with entitled gone")
+        let status = process.stop(with: SIGKILL)
+        let output = process.standardOutputText() + process.standardErrorText()
+        #expect(status == 3, "\(output)")
+
+        try sync.entitled.restart()
+        sync.reconnect()
+        let granted = try (1...count).map { try sync.memberships(StoreSyncHarness.appleUser(60 + $0)).count }
+        #expect(granted.allSatisfy { $0 <= 1 } && granted.contains(1) && granted.contains(0), "\(granted)")
+        #expect(output.contains("apple: applied \(granted.filter { $0 == 1 }.count), duplicate 0, ignored 0, unmatched 0, failed \(granted.filter { $0 == 0 }.count)"), "\(output)")
+        try sync.apple?.set(["delay": 0])
+        let again = try sync.run("backfill", ["--since", since])
+        #expect(again.status == 0, "\(again.output)")
+        #expect(again.output.contains("apple: applied \(granted.filter { $0 == 0 }.count), duplicate \(granted.filter { $0 == 1 }.count),"), "\(again.output)")
+        #expect(try (1...count).map { try sync.memberships(StoreSyncHarness.appleUser(60 + $0)).count } == Array(repeating: 1, count: count))
+    }
+
     @Test func aBackfillStoppedInTheMiddleOfTheHistoryIsFinishedByTheNextOne() throws {
         let sync = try StoreSyncHarness([.apple])
         let now = StoreSyncHarness.now, day = StoreSyncHarness.day
