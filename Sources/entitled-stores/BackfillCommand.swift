@@ -13,7 +13,7 @@ struct BackfillCommand: AsyncParsableCommand {
         abstract: "Apply what the stores say happened since a moment: the notifications a receiver may have missed.",
         discussion: """
             App Store: the notifications Apple sent since then (Get Notification History, at most 180 days back). \\
-            Stripe: the events since then (List events, at most 30 days back). Google Play, which keeps no history of \\
+            Stripe: the events since then (List events, at most 30 days back), oldest first. Google Play, which keeps no history of \\
             its notifications: the purchases voided since then (at most 30 days back), then every Google Play \\
             membership brought to its purchase's state (a reconciliation). Each is applied as the receiver applies a \\
             delivery: one already applied changes nothing. A notification whose purchase no membership holds is kept \\
@@ -46,6 +46,18 @@ struct BackfillCommand: AsyncParsableCommand {
         guard clients.apple != nil || clients.google != nil || clients.stripe != nil else {
             throw ValidationError("no store's API is configured: give --apple-key-file (with its ids), --google-service-account or --stripe-api-key-file")
         }
+        // Every store's reach is checked before any is asked: refused after another store's notifications
+        // were applied, the run would stop half done and without its summary.
+        let elapsed = now.timeIntervalSince(start)
+        if clients.apple != nil, elapsed > Double(AppStoreServerAPI.notificationHistoryWindow(.production).components.seconds) {
+            throw ValidationError("the App Store keeps 180 days of notification history: give a --since within them")
+        }
+        if clients.stripe != nil, elapsed > Double(StripeAPI.eventsWindow.components.seconds) {
+            throw ValidationError("Stripe keeps 30 days of events: give a --since within them")
+        }
+        if clients.google != nil, elapsed > Double(GooglePlayAPI.voidedPurchasesWindow.components.seconds) {
+            throw ValidationError("Google Play lists 30 days of voided purchases: give a --since within them")
+        }
         let unmatched: UnmatchedNotifications
         do {
             unmatched = try UnmatchedNotifications(directory: settings.stateDirectory + "/unmatched")
@@ -54,10 +66,6 @@ struct BackfillCommand: AsyncParsableCommand {
         }
         var tally = BackfillTally(unmatched: unmatched)
         if let apple = clients.apple {
-            let window = AppStoreServerAPI.notificationHistoryWindow(.production)
-            guard now.timeIntervalSince(start) <= Double(window.components.seconds) else {
-                throw ValidationError("the App Store keeps 180 days of notification history: give a --since within them")
-            }
             do throws(StoreAPIError) {
                 for try await page in apple.api.notificationHistory(from: start, to: now) {
                     for item in page.notifications {
@@ -70,17 +78,16 @@ struct BackfillCommand: AsyncParsableCommand {
             }
         }
         if let stripe = clients.stripe {
-            guard now.timeIntervalSince(start) <= Double(StripeAPI.eventsWindow.components.seconds) else {
-                throw ValidationError("Stripe keeps 30 days of events: give a --since within them")
-            }
-            // Newest first, as Stripe lists them: the first event of a subscription brings it to its newest
-            // state, and the older ones are then recognised as older.
+            // Oldest first, as they happened and as live delivery in order would apply them: each
+            // subscription event carries the subscription as it was then, and entitled ignores an event
+            // older than the newest it applied, so newest first would drop a refund followed by a later
+            // update of its subscription.
             let types = [
                 "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted", "customer.subscription.paused",
                 "customer.subscription.resumed", "charge.refunded",
             ]
             do throws(StoreAPIError) {
-                for try await page in stripe.api.events(createdSince: start, types: types) {
+                for try await page in stripe.api.eventsOldestFirst(createdSince: start, types: types) {
                     for event in page.data {
                         let body = Array(event.jsonText.utf8)
                         await tally.apply("stripe", body) { () async throws(ReceiveFailure) in try await stripe.receiver.receive(verifiedBody: body) }
@@ -91,9 +98,6 @@ struct BackfillCommand: AsyncParsableCommand {
             }
         }
         if let google = clients.google {
-            guard now.timeIntervalSince(start) <= Double(GooglePlayAPI.voidedPurchasesWindow.components.seconds) else {
-                throw ValidationError("Google Play lists 30 days of voided purchases: give a --since within them")
-            }
             do throws(StoreAPIError) {
                 for try await page in google.api.voidedPurchases(from: start, to: now) {
                     for voided in page.voidedPurchases {

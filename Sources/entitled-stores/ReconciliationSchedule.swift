@@ -23,7 +23,18 @@ struct ReconciliationSchedule: Service {
                     try await Task.sleep(for: .seconds(min(60, Double(interval.components.seconds) - (now - last) + 1)))
                     continue
                 }
-                await ReconciliationLock.holding(in: stateDirectory) { await run() }
+                var finished = false
+                await ReconciliationLock.holding(in: stateDirectory) {
+                    await run()
+                    finished = !Task.isCancelled
+                }
+                // A run cut short by a shutdown (or never begun, waiting for the lock) is not the
+                // interval's run: recorded, the next start would wait a whole interval with memberships
+                // left unchecked.
+                guard finished else {
+                    logger.notice("reconciliation cut short by the shutdown: the next start runs it again")
+                    return
+                }
                 try? String(Int64(Date().timeIntervalSince1970)).write(toFile: lastRunFile, atomically: true, encoding: .utf8)
             }
         }

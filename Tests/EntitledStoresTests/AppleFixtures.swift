@@ -15,9 +15,10 @@ struct AppleFixtures {
         var leafKey: P256.Signing.PrivateKey
     }
 
-    /// A chain valid from an hour ago for a day, with or without Apple's markers, or with a leaf that
+    /// A chain valid from an hour ago (or `validSince` seconds ago: notifications signed that long ago
+    /// verify at their `signedDate`) for a day, with or without Apple's markers, or with a leaf that
     /// expired before now.
-    static func chain(markers: Bool = true, leafExpired: Bool = false) throws -> Chain {
+    static func chain(markers: Bool = true, leafExpired: Bool = false, validSince: TimeInterval = 3600) throws -> Chain {
         let now = Date()
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
@@ -27,7 +28,7 @@ struct AppleFixtures {
         let leafName = try DistinguishedName { CommonName("Test StoreKit Signing") }
         let marker: ArraySlice<UInt8> = [0x05, 0x00]
         let root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: now - 3600, notValidAfter: now + 86_400,
+            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: now - validSince, notValidAfter: now + 86_400,
             issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
@@ -36,7 +37,7 @@ struct AppleFixtures {
             issuerPrivateKey: .init(rootKey)
         )
         let intermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: now - 3600,
+            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: now - validSince,
             notValidAfter: now + 86_400, issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
@@ -46,7 +47,7 @@ struct AppleFixtures {
             issuerPrivateKey: .init(rootKey)
         )
         let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: now - 3600,
+            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: now - validSince,
             notValidAfter: leafExpired ? now - 1800 : now + 86_400, issuer: intermediateName, subject: leafName,
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {

@@ -79,6 +79,32 @@ import Testing
         #expect(StripeAPI.eventsWindow == .seconds(30 * 86_400))
     }
 
+    @Test func eventsAreListedOldestFirstAcrossPagesWithEndingBefore() async throws {
+        let now = StripeFixtures.now
+        func event(_ id: String, _ type: String, secondsAgo: Int64) -> [String: Any] {
+            ["id": id, "object": "event", "type": type, "created": now - secondsAgo, "data": ["object": ["id": "sub_1"]]]
+        }
+        var events = [event("evt_old", "customer.subscription.updated", secondsAgo: 40 * 86_400)]
+        for index in 0..<7 {
+            let type = index == 3 ? "invoice.paid" : "customer.subscription.updated"
+            events.append(event("evt_\(index)", type, secondsAgo: Int64(700 - index * 100)))
+        }
+        try stripe.set(["events": events])
+        for limit in [1, 2, 3, 100] {
+            var ids: [String] = []
+            var pages = 0
+            for try await page in api.eventsOldestFirst(createdSince: Date().addingTimeInterval(-86_400), types: ["customer.subscription.updated"], limit: limit) {
+                pages += 1
+                ids += page.data.compactMap { $0["id"]?.stringValue }
+            }
+            #expect(ids == ["evt_0", "evt_1", "evt_2", "evt_4", "evt_5", "evt_6"], "limit \(limit)")
+            #expect(pages == (6 + limit - 1) / limit, "limit \(limit)")
+        }
+        var none = 0
+        for try await page in api.eventsOldestFirst(createdSince: Date(), types: ["charge.refunded"]) { none += page.data.count }
+        #expect(none == 0)
+    }
+
     @Test func theInvoiceAPaymentIntentPaidIsFound() async throws {
         try stripe.set(["payments": ["pi_1": "in_1"]])
         #expect(try await api.invoice(paidBy: "pi_1") == "in_1")

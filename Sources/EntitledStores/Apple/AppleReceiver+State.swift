@@ -7,7 +7,9 @@ extension AppleReceiver {
     /// product moved) for each later transaction, dated at its purchase; then what the status says now: a
     /// `cancellation` or `uncancellation` from the renewal info's `autoRenewStatus`, a `billing_issue` in
     /// billing retry (with the grace period's end in the grace period), an `expiration` once expired, a
-    /// `refund` when the newest transaction was revoked.
+    /// `refund` when the newest transaction was revoked. An event `entitled` finds older than one it
+    /// applied since (a renewal missed while the receiver was down, then the cancellation that did arrive)
+    /// is written again dated when the App Store was asked (`sync.now`), since the App Store says it is so.
     ///
     /// - Parameter user: the app's user; without one, the transactions' `appAccountToken`.
     public func bring(_ state: AppleSubscriptionState, user given: String?, sync: StateSync) async throws(ReceiveFailure) -> StateSyncOutcome {
@@ -65,19 +67,19 @@ extension AppleReceiver {
         for (index, transaction) in transactions.enumerated().dropFirst() where !current.transactions.contains(where: { $0.id == transaction.transactionID }) {
             let purchased = state.transactions[index]["purchaseDate"]?.intValue.map(Int64.init) ?? sync.now
             if transaction.productID != current.productId {
-                current = try await writer.apply(event("product_change", version: transaction.transactionID, time: purchased, product: transaction.productID)) ?? current
+                current = try await writer.apply(event("product_change", version: transaction.transactionID, time: purchased, product: transaction.productID), redatingTo: sync.now) ?? current
             }
             guard let expiresAt = transaction.expiresAt else { continue }
-            current = try await writer.apply(event("renewal", version: transaction.transactionID, time: purchased, expiresAt: expiresAt, transaction: transaction.transactionID)) ?? current
+            current = try await writer.apply(event("renewal", version: transaction.transactionID, time: purchased, expiresAt: expiresAt, transaction: transaction.transactionID), redatingTo: sync.now) ?? current
         }
         let newestID = transactions[transactions.count - 1].transactionID
         if let revoked = newest["revocationDate"]?.intValue.map(Int64.init) {
             if current.revokedAt == nil {
-                current = try await writer.apply(event("refund", version: newestID, time: revoked, transaction: newestID)) ?? current
+                current = try await writer.apply(event("refund", version: newestID, time: revoked, transaction: newestID), redatingTo: sync.now) ?? current
             }
         } else if current.revokedAt == nil {
             for request in stateEvents(state, current, newest: transactions[transactions.count - 1], event: event) {
-                current = try await writer.apply(request) ?? current
+                current = try await writer.apply(request, redatingTo: sync.now) ?? current
             }
         }
         if given == nil, transactions.allSatisfy({ $0.appAccountToken == nil }) { notes.append("user given, not named by the App Store") }

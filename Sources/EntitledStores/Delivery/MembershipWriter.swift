@@ -52,11 +52,22 @@ struct MembershipWriter {
     }
 
     /// Applies an `event` request and counts what it did; returns the membership after it.
+    ///
+    /// - Parameter now: for what a store's API says is so now (a reconciliation, an import; milliseconds
+    ///   since the epoch): an event `entitled` ignores as older than the newest it applied to the membership
+    ///   (`out_of_order`) is sent again dated `now`. Dated at the store's own time (a renewal's purchase, a
+    ///   refund's revocation), a change whose notification was missed while a later one arrived would
+    ///   otherwise never be applied, and a reconciliation would report the membership as agreeing.
     @discardableResult
-    mutating func apply(_ event: EntitledRequest) async throws(ReceiveFailure) -> MembershipInfo? {
-        let response = try await send(event)
-        if let failure = response.error {
-            throw .refused(NotificationRefusal(.malformed, "entitled refused the event: \(failure.message)"))
+    mutating func apply(_ event: EntitledRequest, redatingTo now: Int64? = nil) async throws(ReceiveFailure) -> MembershipInfo? {
+        var response = try await sendEvent(event)
+        if let now, response.eventOutcome == .ignored(reason: "out_of_order") {
+            var redated = event
+            if let index = redated.fields.firstIndex(where: { $0.key == "eventTime" }) {
+                redated.fields[index].value = .string(ProtocolTime.string(milliseconds: now))
+                // Ignored, the first try left no trace: its event id is free for the second.
+                response = try await sendEvent(redated)
+            }
         }
         switch response.eventOutcome {
         case .applied?:
@@ -67,6 +78,15 @@ struct MembershipWriter {
         default: outOfOrder += 1
         }
         return response.membership
+    }
+
+    /// Sends an `event` request; one `entitled` refuses is refused.
+    private func sendEvent(_ event: EntitledRequest) async throws(ReceiveFailure) -> EntitledResponse {
+        let response = try await send(event)
+        if let failure = response.error {
+            throw .refused(NotificationRefusal(.malformed, "entitled refused the event: \(failure.message)"))
+        }
+        return response
     }
 
     /// The notification's outcome from what its writes did.

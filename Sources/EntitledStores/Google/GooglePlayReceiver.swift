@@ -289,7 +289,9 @@ public struct GooglePlayReceiver: Sendable {
         case "SUBSCRIPTION_STATE_PAUSED":
             if membership.pausedAt == nil { add("pause") }
         case "SUBSCRIPTION_STATE_EXPIRED":
-            if membership.status != "expired", membership.revokedAt == nil { add("expiration") }
+            // Also when its access ran out by time while it was still to renew: the expiration ends the
+            // renewal too, as the App Store's does.
+            if membership.status != "expired" || membership.willRenew, membership.revokedAt == nil { add("expiration") }
         default:
             break
         }

@@ -228,7 +228,9 @@ public struct StripeReceiver: Sendable {
                 add("billing_issue", grace: graceFrom + Int64(settings.gracePeriodDays) * 86_400_000)
             }
         case "canceled", "unpaid", "incomplete_expired":
-            if membership.status != "expired", membership.revokedAt == nil { add("expiration") }
+            // Also when its access ran out by time while it was still to renew: the expiration ends the
+            // renewal too, as the App Store's does.
+            if membership.status != "expired" || membership.willRenew, membership.revokedAt == nil { add("expiration") }
         case "paused":
             if membership.pausedAt == nil { add("pause") }
         default:

@@ -129,7 +129,7 @@ class Handler(BaseHTTPRequestHandler):
         self.api("POST", body)
 
     def api(self, method, body):
-        fault = faults.arrive(state)
+        fault = faults.arrive(state, method + " " + self.path)
         try:
             faults.wait(state)
             if fault and faults.misbehave(self, fault):

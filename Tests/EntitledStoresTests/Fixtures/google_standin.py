@@ -101,8 +101,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/state":
             with lock:
                 return self.reply(200, {k: state.get(k) for k in (
-                    "token_requests", "last_assertion", "acknowledged", "api_requests", "requests", "request_times", "max_in_flight")})
-        fault = faults.arrive(state)
+                    "token_requests", "last_assertion", "acknowledged", "api_requests", "requests", "request_times", "paths", "max_in_flight")})
+        fault = faults.arrive(state, "GET " + self.path)
         try:
             faults.wait(state)
             if fault and faults.misbehave(self, fault):

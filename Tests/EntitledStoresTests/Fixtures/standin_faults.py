@@ -4,12 +4,14 @@ body), and what they count (requests, their arrival times, how many were in flig
 
 A test sets, with POST /state:
 - "fail_next": {"status": 429 | 500 | 503 | "hang" | "stall", "count": N, "retry_after": "<header value>",
-  "hang_seconds": S}: the next N API requests fail so. "hang" reads the request and answers nothing for S
+  "hang_seconds": S, "after": M}: the next N API requests fail so, after M more are answered first (default
+  0: at once), so that a test can fail a run in its middle. "hang" reads the request and answers nothing for S
   seconds (default 30), then closes; "stall" sends a 200 head announcing a body, a part of it, and then
   nothing for S seconds.
 - "delay": seconds every API request waits before it is answered (to hold several in flight at once).
 GET /state then has "requests" (API requests counted), "request_times" (their arrival, seconds on a
-monotonic clock), "in_flight" and "max_in_flight"."""
+monotonic clock), "paths" (each request's method and path, query included, when the stand-in gives them),
+"in_flight" and "max_in_flight"."""
 import json
 import threading
 import time
@@ -18,17 +20,23 @@ lock = threading.Lock()
 
 
 def defaults():
-    return {"fail_next": None, "delay": 0, "requests": 0, "request_times": [], "in_flight": 0, "max_in_flight": 0}
+    return {"fail_next": None, "delay": 0, "requests": 0, "request_times": [], "paths": [], "in_flight": 0, "max_in_flight": 0}
 
 
-def arrive(state):
-    """Counts an API request on arrival; returns the failure it is to get, if any."""
+def arrive(state, request=None):
+    """Counts an API request on arrival (`request`: its method and path, kept in "paths"); returns the
+    failure it is to get, if any."""
     with lock:
         state["requests"] += 1
         state["request_times"].append(time.monotonic())
+        if request is not None:
+            state["paths"].append(request)
         state["in_flight"] += 1
         state["max_in_flight"] = max(state["max_in_flight"], state["in_flight"])
         plan = state.get("fail_next")
+        if plan and plan.get("after", 0) > 0:
+            plan["after"] -= 1
+            return None
         if plan and plan.get("count", 1) > 0:
             plan["count"] = plan.get("count", 1) - 1
             return dict(plan)

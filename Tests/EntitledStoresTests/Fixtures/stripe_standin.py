@@ -14,8 +14,9 @@ https://docs.stripe.com/api/events/list). Written from Stripe's API reference:
 - too many requests is 429 with error code rate_limit (https://docs.stripe.com/rate-limits); a server error
   is 500 of type api_error (https://docs.stripe.com/error-handling). Stripe documents no Retry-After (its
   libraries read Stripe-Should-Retry); the stand-in sends one only when the test asks;
-- list calls page with starting_after (the last id of the page before) and has_more, newest first
-  (https://docs.stripe.com/api/pagination); a starting_after Stripe does not know is 400 resource_missing;
+- list calls page with starting_after (the last id of the page before) and has_more, newest first, or
+  backwards with ending_before (https://docs.stripe.com/api/pagination); a cursor Stripe does not know is
+  400 resource_missing;
 - List subscriptions without status leaves canceled subscriptions out ("By default, returns a list of
   subscriptions that have not been canceled"); status=all includes them, ended is canceled and
   incomplete_expired; expand[]=data.customer puts the customer object in place of its id
@@ -72,7 +73,7 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/state":
             with lock:
                 return self.reply(200, state)
-        fault = faults.arrive(state)
+        fault = faults.arrive(state, "GET " + self.path)
         try:
             faults.wait(state)
             if fault and faults.misbehave(self, fault):
@@ -128,7 +129,12 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, {"object": "list", "data": data[:limit], "has_more": False, "url": "/v1/invoice_payments"})
 
     def listed(self, objects, query, url):
-        """A list object of `objects` (newest first) after starting_after, at most limit (1 to 100, default 10)."""
+        """A list object of `objects` (newest first) after starting_after, or before ending_before, at most
+        limit (1 to 100, default 10). ending_before (https://docs.stripe.com/api/pagination) "returns objects
+        listed before the named object", still "in reverse chronological order": the page of the `limit`
+        objects just newer than it, has_more telling whether newer ones remain (as Stripe's libraries page
+        backwards: ending_before the first object of the page before, while has_more). The two cursors
+        exclude each other."""
         try:
             limit = int(query.get("limit", ["10"])[0])
         except ValueError:
@@ -137,10 +143,18 @@ class Handler(BaseHTTPRequestHandler):
             return self.error(400, "invalid_request_error", "Invalid integer: limit must be between 1 and 100", param="limit")
         objects = sorted(objects, key=lambda o: (o.get("created", 0), o["id"]), reverse=True)
         after = query.get("starting_after", [None])[0]
+        before = query.get("ending_before", [None])[0]
+        if after is not None and before is not None:
+            return self.error(400, "invalid_request_error", "You may only specify one of these parameters: ending_before, starting_after.")
+        ids = [o["id"] for o in objects]
+        for cursor, name in ((after, "starting_after"), (before, "ending_before")):
+            if cursor is not None and cursor not in ids:
+                return self.error(400, "invalid_request_error", "No such object: '%s'" % cursor, code="resource_missing", param=name)
+        if before is not None:
+            newer = objects[:ids.index(before)]
+            page = newer[max(0, len(newer) - limit):]
+            return self.reply(200, {"object": "list", "data": page, "has_more": len(newer) > limit, "url": url})
         if after is not None:
-            ids = [o["id"] for o in objects]
-            if after not in ids:
-                return self.error(400, "invalid_request_error", "No such object: '%s'" % after, code="resource_missing", param="starting_after")
             objects = objects[ids.index(after) + 1:]
         self.reply(200, {"object": "list", "data": objects[:limit], "has_more": len(objects) > limit, "url": url})
 
