@@ -72,6 +72,8 @@ struct Reconciliation: Sendable {
                 let line = "reconciled \(source) membership \(membership.id) of \(membership.user ?? membership.device ?? "?"): \(changes.joined(separator: ", "))"
                 logger.notice("\(line)")
                 if printing { print(line) }
+            case .notAsked(let membership, let failure):
+                logger.debug("not reconciled: \(source) membership \(membership.id): \(failure.message)")
             case .failed(let membership, let failure):
                 logger.warning("could not reconcile \(source) membership \(membership.id): \(failure)")
             }
@@ -90,6 +92,7 @@ struct Reconciliation: Sendable {
             if let drift = summary.drift[store], !drift.isEmpty {
                 line += " (" + drift.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
             }
+            if let notAsked = summary.notAsked[store] { line += "; not asked: \(notAsked) (imported without what the store's API needs)" }
             if let stopped = summary.stopped[store] { line += "; stopped: \(stopped)" }
             return line
         }.joined(separator: "\n")

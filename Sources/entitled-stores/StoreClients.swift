@@ -56,7 +56,7 @@ struct StoreClients: Sendable {
                     if token.hasPrefix("GPA.") {
                         // Imported from an export that named Google's order, not the purchase token the API needs.
                         throw SyncFailure(
-                            kind: "no_purchase_token",
+                            kind: SyncFailure.cannotBeAsked,
                             message: "membership \(membership.id) was imported with Google's order id \(token), not its purchase token: its notifications keep it current, the API cannot be asked",
                             mayPassLater: false
                         )

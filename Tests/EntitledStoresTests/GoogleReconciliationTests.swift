@@ -96,4 +96,18 @@ import Testing
         #expect(again.output.contains("play_store: checked 6, corrected 0, failed 0\n"), "\(again.output)")
         #expect(try ["g-renew", "g-expire", "g-lapsed", "g-cancel", "g-agree", "g-product"].map { try sync.history($0).count } == trails)
     }
+
+    @Test func aMembershipImportedByItsOrderIdIsNotAskedAndNotAFailure() throws {
+        // A RevenueCat export names Google's order, not the purchase token the API needs.
+        let granted = try sync.client.send(
+            .grant(user: "g-imported", product: "premium_monthly", source: "play_store", expiresAt: ProtocolTime.string(milliseconds: Self.now + Self.day),
+                   transactionId: "GPA.3000-0000-0000-00001")
+        )
+        #expect(granted.isOK)
+        let before = try #require(try sync.google?.traffic().requests)
+        let run = try sync.run("reconcile")
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("play_store: checked 1, corrected 0, failed 0; not asked: 1"), "\(run.output)")
+        #expect(try sync.google?.traffic().requests == before, "Google is not asked about an order id")
+    }
 }

@@ -29,6 +29,9 @@ public struct Reconciler: Sendable {
         /// It did not: `changes` are the events applied (`renewal`, `expiration`, `refund`, ...).
         case corrected(MembershipInfo, changes: [String])
         case failed(MembershipInfo, SyncFailure)
+        /// Its store cannot be asked about it (`SyncFailure.cannotBeAsked`): counted apart, not a failure
+        /// that every run would report again.
+        case notAsked(MembershipInfo, SyncFailure)
     }
 
     /// A run's account, by store.
@@ -38,6 +41,8 @@ public struct Reconciler: Sendable {
         /// Events applied, by store and kind (`app_store renewal`).
         public var drift: [String: [String: Int]] = [:]
         public var failed: [String: Int] = [:]
+        /// Memberships their store cannot be asked about, by store.
+        public var notAsked: [String: Int] = [:]
         /// A store whose memberships could not be listed or that stopped the run, with why.
         public var stopped: [String: String] = [:]
 
@@ -89,6 +94,8 @@ public struct Reconciler: Sendable {
                         for change in changes { summary.drift[store.source, default: [:]][change, default: 0] += 1 }
                     case .failed:
                         summary.failed[store.source, default: 0] += 1
+                    case .notAsked:
+                        summary.notAsked[store.source, default: 0] += 1
                     }
                     report(store.source, finding)
                 }
@@ -114,7 +121,7 @@ public struct Reconciler: Sendable {
                         let changes = outcome.changes
                         return (index, changes.isEmpty ? .agreed(outcome.membership ?? membership) : .corrected(outcome.membership ?? membership, changes: changes))
                     } catch {
-                        return (index, .failed(membership, error))
+                        return (index, error.kind == SyncFailure.cannotBeAsked ? .notAsked(membership, error) : .failed(membership, error))
                     }
                 }
             }

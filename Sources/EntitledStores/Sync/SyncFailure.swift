@@ -28,4 +28,8 @@ public struct SyncFailure: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(kind): \(message)" }
+
+    /// The kind of a membership its store's API cannot be asked about (a Google Play purchase imported by
+    /// its order id, without the purchase token the API needs): not a failure to report on every run.
+    public static let cannotBeAsked = "cannot_be_asked"
 }
