@@ -27,8 +27,13 @@ extension AppleReceiver {
         var notes: [String] = []
         if membership == nil || (given != nil && membership?.user != given) {
             guard let user else {
+                // Waiting for its user, as the live receiver keeps such a notification: the import reports it
+                // `no_user`, to be given in its file.
                 return StateSyncOutcome(
-                    outcome: .unmatched("no membership holds original transaction \(original), and no transaction names an appAccountToken: give the user"),
+                    outcome: .awaitingPurchase(
+                        originalTransaction: original,
+                        reason: "no membership holds original transaction \(original), and no transaction names an appAccountToken: give the user"
+                    ),
                     membership: nil
                 )
             }
@@ -80,7 +85,7 @@ extension AppleReceiver {
                 current = try await writer.apply(request) ?? current
             }
         }
-        if given == nil, transactions.allSatisfy({ $0.appAccountToken == nil }) { notes.append("user given, not named by the App Store") }
+        if given != nil, transactions.allSatisfy({ $0.appAccountToken == nil }) { notes.append("user given, not named by the App Store") }
         return StateSyncOutcome(outcome: writer.outcome, membership: current, changes: writer.appliedKinds, notes: notes)
     }
 
