@@ -37,12 +37,16 @@ extension AppleReceiver {
                     membership: nil
                 )
             }
-            let renews = state.renewal?["autoRenewStatus"]?.intValue.map { $0 == 1 }
+            // A subscription the App Store reports a status of renewed from its purchase on: what its
+            // status and renewal info say now (renewal turned off, an expiry) is applied below as the events
+            // its notifications would have made, so that a renewal turned off is a cancellation
+            // (`unsubscribeDetectedAt`, status `canceled`) rather than a purchase that never renewed.
+            let renewing = transactions[0].expiresAt != nil && state.status != nil ? true : state.renewal?["autoRenewStatus"]?.intValue.map { $0 == 1 }
             let environment = first["environment"]?.stringValue
             let grant = EntitledRequest.grant(
                 user: user, product: transactions[0].productID, source: "app_store",
                 expiresAt: transactions[0].expiresAt.map { ProtocolTime.string(milliseconds: $0) },
-                willRenew: state.transactions.count == 1 ? renews : nil, periodType: transactions[0].isTrial ? "trial" : nil,
+                willRenew: renewing, periodType: transactions[0].isTrial ? "trial" : nil,
                 environment: environment == nil || environment == "Production" ? nil : "sandbox",
                 ownership: first["inAppOwnershipType"]?.stringValue == "FAMILY_SHARED" ? "family_shared" : nil,
                 transactionId: transactions[0].transactionID,
