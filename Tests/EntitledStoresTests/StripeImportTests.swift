@@ -65,6 +65,8 @@ import Testing
         #expect(Self.seconds(pastDue.expiresAt) == now - 2 * day)
         #expect(Self.seconds(pastDue.gracePeriodExpiresAt) == now + 5 * day)
         #expect(pastDue.isActive)
+        // Its newest invoice is the unpaid one: not the purchase's transaction.
+        #expect(pastDue.transactions.map(\.id) == ["sub_pastdue"])
 
         let canceled = try harness.membership(original: "sub_canceled")
         #expect(canceled.status == "expired")

@@ -151,10 +151,10 @@ public struct StripeReceiver: Sendable {
             let granted = try await writer.grant(
                 .grant(
                     user: subscription.user, product: subscription.product, source: "stripe",
-                    expiresAt: ProtocolTime.string(milliseconds: subscription.periodEnd * 1000),
+                    expiresAt: ProtocolTime.string(milliseconds: subscription.paidUntil * 1000),
                     willRenew: !ended, periodType: subscription.status == "trialing" ? "trial" : nil,
-                    environment: subscription.isLive ? nil : "sandbox", transactionId: subscription.latestInvoice ?? subscription.id,
-                    originalTransactionId: subscription.latestInvoice == nil ? nil : subscription.id, reason: event.reason
+                    environment: subscription.isLive ? nil : "sandbox", transactionId: subscription.paidInvoice ?? subscription.id,
+                    originalTransactionId: subscription.paidInvoice == nil ? nil : subscription.id, reason: event.reason
                 ).imported(purchasedAt: event.sync == nil ? nil : subscription.startedAt.map { $0 * 1000 }, renewsCount: nil)
             )
             found = granted ?? found
