@@ -47,6 +47,8 @@ import Testing
         #expect(Self.milliseconds(membershipX.expiresAt) == now + 20 * .day)
         #expect(membershipX.isActive)
         #expect(membershipX.transactions.map(\.id).contains("4000000105"))
+        // Its earlier periods are not renewals of it, and the report says so.
+        #expect((run.line("app_store:4000000100")?["notes"] as? [String])?.contains { $0.hasPrefix("earlier periods not counted as renewals") } == true)
         #expect(run.status("app_store:4000000200") == "unchanged")
         #expect(try harness.membership(original: "4000000200").transactions.count == 1)
         #expect(try harness.membership(original: "4000000300").renewsCount == 2)

@@ -71,7 +71,15 @@ extension AppleReceiver {
             )
         }
         // Every period after the first: its transaction, at its purchase time.
+        var periodsPast = false
         for (index, transaction) in transactions.enumerated().dropFirst() where !current.transactions.contains(where: { $0.id == transaction.transactionID }) {
+            // A period ending no later than the membership's access is one it is past: a notification of a
+            // later period came first (the receiver heard of the newest renewal before the import). Its
+            // renewal would take the expiry back to that period's end.
+            if let ends = transaction.expiresAt, let access = current.expiresAt.flatMap(ProtocolTime.milliseconds), ends <= access {
+                periodsPast = true
+                continue
+            }
             let purchased = state.transactions[index]["purchaseDate"]?.intValue.map(Int64.init) ?? sync.now
             if transaction.productID != current.productId {
                 current = try await writer.apply(event("product_change", version: transaction.transactionID, time: purchased, product: transaction.productID)) ?? current
@@ -90,6 +98,7 @@ extension AppleReceiver {
             }
         }
         if given != nil, transactions.allSatisfy({ $0.appAccountToken == nil }) { notes.append("user given, not named by the App Store") }
+        if periodsPast { notes.append("earlier periods not counted as renewals: the membership began with a later one, from a notification") }
         return StateSyncOutcome(outcome: writer.outcome, membership: current, changes: writer.appliedKinds, notes: notes)
     }
 
