@@ -184,8 +184,9 @@ import Testing
         #expect(status == 3, "\(output)")
         #expect(output.contains("failed entitled_unavailable: "), "\(output)")
         #expect(output.contains("some identifiers failed"), "\(output)")
-        // Standard error is no terminal: a plain progress line every 5 s of a run this long.
-        #expect(output.split(separator: "\n").filter { $0.hasPrefix("App Store  ") && $0.contains("/6  ") }.count >= 3, "\(output)")
+        // Standard error is no terminal: plain lines, one for each wait before the failed are tried again.
+        #expect(output.split(separator: "\n").filter { $0.hasPrefix("App Store  ") && $0.contains("/6  ") }.count >= 4, "\(output)")
+        for wait in [2, 10, 30] { #expect(output.contains(" to try again in \(wait)s (the store or entitled unavailable)"), "\(output)") }
         try harness.entitled.restart()
         let again = try harness.run(["--apple-transactions", file])
         #expect(again.status == 0, "\(again.output)")

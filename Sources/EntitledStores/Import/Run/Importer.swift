@@ -40,6 +40,7 @@ public struct Importer: Sendable {
             let last = round == retryWaits.count
             let again = await runRound(pending, progress: progress, last: last, work: work)
             if again.isEmpty || last { break }
+            progress?.retrying(again.count, after: retryWaits[round])
             try? await Task.sleep(for: retryWaits[round])
             round += 1
             pending = again
