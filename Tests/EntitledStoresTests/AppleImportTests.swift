@@ -227,6 +227,20 @@ import Testing
         #expect(try harness.membership(original: "1000001000").user == "user_late")
     }
 
+    @Test func aPurchaseListedTwiceIsImportedOnce() throws {
+        let now = AppleFixtures.nowMilliseconds
+        try store.serve([.init(transactions: AppleImportStore.subscription("1000001500", periods: 5, lastExpires: now + 9 * .day, user: Self.user), status: 1)])
+        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", Array(repeating: "1000001500", count: 6))])
+        #expect(run.status == 0, "\(run.output)")
+        let membership = try harness.membership(original: "1000001500")
+        #expect(membership.renewsCount == 4)
+        #expect(membership.transactions.count == 5)
+        let history = try harness.history(Self.user)
+        #expect(history.filter { $0.action == "grant" }.count == 1)
+        #expect(history.filter { $0.action == "renewal" }.count == 4)
+        #expect(run.report.count == 1, "one line for the purchase: \(run.report)")
+    }
+
     @Test func importingTwiceChangesNothing() throws {
         let now = AppleFixtures.nowMilliseconds
         let users = ["5d0c6a4e-3b1f-4c2a-9e7d-000000000301", "5d0c6a4e-3b1f-4c2a-9e7d-000000000302", "5d0c6a4e-3b1f-4c2a-9e7d-000000000303"]
