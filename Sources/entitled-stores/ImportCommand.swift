@@ -25,7 +25,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .customLong("revenuecat"), help: "A RevenueCat transactions export (.csv.gz or .csv). Repeat it for several, oldest first.")
     var revenueCat: [String] = []
 
-    @Option(help: "App Store: a file of original transaction ids, one a line, each optionally followed by its user (without one, the transactions' appAccountToken).")
+    @Option(help: "App Store: a file of original transaction ids (any transaction id of the purchase will do), one a line, each optionally followed by its user (without one, the transactions' appAccountToken).")
     var appleTransactions: String?
 
     @Option(help: "Google Play: a file of subscription purchase tokens, one a line, each optionally followed by its user (without one, its obfuscatedExternalAccountId).")

@@ -241,6 +241,19 @@ import Testing
         #expect(run.report.count == 1, "one line for the purchase: \(run.report)")
     }
 
+    @Test func aFileNamingALaterTransactionImportsItsSubscription() throws {
+        let now = AppleFixtures.nowMilliseconds
+        let transactions = AppleImportStore.subscription("1000001600", periods: 4, lastExpires: now + 9 * .day, user: Self.user)
+        try store.serve([.init(transactions: transactions, status: 1)])
+        // The newest transaction's id, as an app's backend that kept the latest receipt has it.
+        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000001603"])])
+        #expect(run.status == 0, "\(run.output)")
+        let membership = try harness.membership(original: "1000001600")
+        #expect(membership.renewsCount == 3)
+        #expect(membership.transactions.count == 4)
+        #expect(membership.isActive && membership.willRenew)
+    }
+
     @Test func importingTwiceChangesNothing() throws {
         let now = AppleFixtures.nowMilliseconds
         let users = ["5d0c6a4e-3b1f-4c2a-9e7d-000000000301", "5d0c6a4e-3b1f-4c2a-9e7d-000000000302", "5d0c6a4e-3b1f-4c2a-9e7d-000000000303"]
