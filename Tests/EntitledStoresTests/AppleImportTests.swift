@@ -72,6 +72,28 @@ import Testing
         #expect(try store.sandbox.traffic().requests == 0)
     }
 
+    @Test func aLapseBetweenPeriodsIsNoAccessAsOfThen() throws {
+        let now = AppleFixtures.nowMilliseconds
+        // Two months, a lapse of twenty days, then a resubscription of two months more.
+        var transactions = AppleImportStore.subscription("1000001700", periods: 4, lastExpires: now + 10 * .day, user: Self.user)
+        for index in 0..<2 {
+            for field in ["purchaseDate", "expiresDate"] { transactions[index][field] = (transactions[index][field] as? Int64 ?? 0) - 20 * .day }
+            transactions[index]["originalPurchaseDate"] = transactions[0]["purchaseDate"]
+        }
+        for index in 2..<4 { transactions[index]["originalPurchaseDate"] = transactions[0]["purchaseDate"] }
+        transactions[2]["transactionReason"] = "PURCHASE"
+        try store.serve([.init(transactions: transactions, status: 1)])
+        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000001700"])])
+        #expect(run.status == 0, "\(run.output)")
+        let membership = try harness.membership(original: "1000001700")
+        #expect(membership.renewsCount == 3)
+        #expect(membership.isActive)
+        let lapsedAt = transactions[1]["expiresDate"] as? Int64 ?? 0
+        #expect(try harness.active(Self.user, "premium.monthly", at: lapsedAt - .day))
+        #expect(try !harness.active(Self.user, "premium.monthly", at: lapsedAt + 10 * .day))
+        #expect(try harness.active(Self.user, "premium.monthly", at: lapsedAt + 21 * .day))
+    }
+
     @Test func eachStatusAndRenewalInfoIsAppliedAsItsNotificationWouldBe() throws {
         let now = AppleFixtures.nowMilliseconds
         let users = (0..<6).map { "5d0c6a4e-3b1f-4c2a-9e7d-00000000020\($0)" }
