@@ -20,14 +20,14 @@ import Testing
 
     static func milliseconds(_ time: String?) -> Int64? { time.flatMap(ProtocolTime.milliseconds) }
 
-    @Test func aSubscriberOfManyRenewalsComesWithItsHistoryPagedFromTheStore() throws {
+    @Test func aSubscriberOfManyRenewalsComesWithItsHistoryPagedFromTheStore() async throws {
         let now = AppleFixtures.nowMilliseconds
         let transactions = AppleImportStore.subscription("1000000100", periods: 14, lastExpires: now + 20 * .day, trial: true, user: Self.user)
         let bought = AppleImportStore.purchaseDates(transactions)
         try store.serve([.init(transactions: transactions, status: 1, renewal: ["autoRenewStatus": 0])])
         // Five a page: the history comes in three pages.
         try store.production.set(["page_size": 5])
-        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000000100"])])
+        let run = try await harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000000100"])])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("imported 1, unchanged 0, skipped 0, failed 0"), "\(run.output)")
         #expect(run.status("app_store:1000000100") == "imported")
@@ -72,7 +72,7 @@ import Testing
         #expect(try store.sandbox.traffic().requests == 0)
     }
 
-    @Test func aLapseBetweenPeriodsIsNoAccessAsOfThen() throws {
+    @Test func aLapseBetweenPeriodsIsNoAccessAsOfThen() async throws {
         let now = AppleFixtures.nowMilliseconds
         // Two months, a lapse of twenty days, then a resubscription of two months more.
         var transactions = AppleImportStore.subscription("1000001700", periods: 4, lastExpires: now + 10 * .day, user: Self.user)
@@ -83,7 +83,7 @@ import Testing
         for index in 2..<4 { transactions[index]["originalPurchaseDate"] = transactions[0]["purchaseDate"] }
         transactions[2]["transactionReason"] = "PURCHASE"
         try store.serve([.init(transactions: transactions, status: 1)])
-        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000001700"])])
+        let run = try await harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000001700"])])
         #expect(run.status == 0, "\(run.output)")
         let membership = try harness.membership(original: "1000001700")
         #expect(membership.renewsCount == 3)
@@ -94,7 +94,7 @@ import Testing
         #expect(try harness.active(Self.user, "premium.monthly", at: lapsedAt + 21 * .day))
     }
 
-    @Test func eachStatusAndRenewalInfoIsAppliedAsItsNotificationWouldBe() throws {
+    @Test func eachStatusAndRenewalInfoIsAppliedAsItsNotificationWouldBe() async throws {
         let now = AppleFixtures.nowMilliseconds
         let users = (0..<6).map { "5d0c6a4e-3b1f-4c2a-9e7d-00000000020\($0)" }
         let expired = AppleImportStore.subscription("1000000200", periods: 3, lastExpires: now - 10 * .day, user: users[0])
@@ -121,7 +121,7 @@ import Testing
         let file = try harness.file(
             "apple.txt", ["# original transactions", "1000000200", "1000000300", "1000000400", "", "1000000500", "1000000600", "1000000700 user_from_file", "1000000750", "1000000650"]
         )
-        let run = try harness.run(["--apple-transactions", file])
+        let run = try await harness.run(["--apple-transactions", file])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("imported 8, unchanged 0, skipped 0, failed 0"), "\(run.output)")
 
@@ -179,13 +179,13 @@ import Testing
         #expect(try harness.history("5d0c6a4e-3b1f-4c2a-9e7d-000000000265").map(\.action).contains("product_change"))
     }
 
-    @Test func aFamilySharedTrialOfTheSandboxIsImportedAsSuch() throws {
+    @Test func aFamilySharedTrialOfTheSandboxIsImportedAsSuch() async throws {
         let now = AppleFixtures.nowMilliseconds
         let shared = AppleImportStore.subscription(
             "1000000800", periods: 1, lastExpires: now + 5 * .day, trial: true, user: nil, environment: "Sandbox", ownership: "FAMILY_SHARED"
         )
         try store.serve([.init(transactions: shared, status: 1, renewal: ["autoRenewStatus": 1])])
-        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000000800\tfamily_member_1"])])
+        let run = try await harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000000800\tfamily_member_1"])])
         #expect(run.status == 0, "\(run.output)")
         let membership = try harness.membership(original: "1000000800")
         #expect(membership.user == "family_member_1")
@@ -201,10 +201,10 @@ import Testing
         #expect(try store.sandbox.traffic().requests == 2)
     }
 
-    @Test func aOneTimePurchaseIsALifetimeGrantFromItsSale() throws {
+    @Test func aOneTimePurchaseIsALifetimeGrantFromItsSale() async throws {
         let now = AppleFixtures.nowMilliseconds
         try store.serve([.init(transactions: AppleImportStore.oneTime("1000000900", purchased: now - 100 * .day, user: Self.user), status: nil)])
-        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000000900"])])
+        let run = try await harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000000900"])])
         #expect(run.status == 0, "\(run.output)")
         let membership = try harness.membership(original: "1000000900")
         #expect(membership.productId == "lifetime.unlock")
@@ -217,14 +217,14 @@ import Testing
         #expect(try store.production.traffic().requests == 1)
     }
 
-    @Test func whatCannotBeImportedIsReportedByKindAndTheNextRunFinishesIt() throws {
+    @Test func whatCannotBeImportedIsReportedByKindAndTheNextRunFinishesIt() async throws {
         let now = AppleFixtures.nowMilliseconds
         try store.serve([
             .init(transactions: AppleImportStore.subscription("1000001000", periods: 2, lastExpires: now + 9 * .day, user: nil), status: 1),
             .init(transactions: AppleImportStore.subscription("1000001100", periods: 2, lastExpires: now + 9 * .day, user: Self.user), status: 1),
         ])
         let path = try harness.file("apple.txt", ["1000001000", "1999999999", "1000001100"])
-        let run = try harness.run(["--apple-transactions", path])
+        let run = try await harness.run(["--apple-transactions", path])
         #expect(run.status == 3, "\(run.output)")
         #expect(run.output.contains("imported 1, unchanged 0, skipped 0, failed 2"), "\(run.output)")
         #expect(run.status("app_store:1000001000") == "failed")
@@ -242,17 +242,17 @@ import Testing
         // The user named in the file, the same command again: the failed one is imported, the finished
         // one is not asked again.
         _ = try harness.file("apple.txt", ["1000001000 user_late", "1999999999", "1000001100"])
-        let again = try harness.run(["--apple-transactions", path])
+        let again = try await harness.run(["--apple-transactions", path])
         #expect(again.status == 3, "\(again.output)")
         #expect(again.output.contains("imported 1, unchanged 0, skipped 0, failed 1"), "\(again.output)")
         #expect(again.output.contains("1 finished by an earlier run of this job, not asked again"), "\(again.output)")
         #expect(try harness.membership(original: "1000001000").user == "user_late")
     }
 
-    @Test func aPurchaseListedTwiceIsImportedOnce() throws {
+    @Test func aPurchaseListedTwiceIsImportedOnce() async throws {
         let now = AppleFixtures.nowMilliseconds
         try store.serve([.init(transactions: AppleImportStore.subscription("1000001500", periods: 5, lastExpires: now + 9 * .day, user: Self.user), status: 1)])
-        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", Array(repeating: "1000001500", count: 6))])
+        let run = try await harness.run(["--apple-transactions", try harness.file("apple.txt", Array(repeating: "1000001500", count: 6))])
         #expect(run.status == 0, "\(run.output)")
         let membership = try harness.membership(original: "1000001500")
         #expect(membership.renewsCount == 4)
@@ -263,12 +263,12 @@ import Testing
         #expect(run.report.count == 1, "one line for the purchase: \(run.report)")
     }
 
-    @Test func aFileNamingALaterTransactionImportsItsSubscription() throws {
+    @Test func aFileNamingALaterTransactionImportsItsSubscription() async throws {
         let now = AppleFixtures.nowMilliseconds
         let transactions = AppleImportStore.subscription("1000001600", periods: 4, lastExpires: now + 9 * .day, user: Self.user)
         try store.serve([.init(transactions: transactions, status: 1)])
         // The newest transaction's id, as an app's backend that kept the latest receipt has it.
-        let run = try harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000001603"])])
+        let run = try await harness.run(["--apple-transactions", try harness.file("apple.txt", ["1000001603"])])
         #expect(run.status == 0, "\(run.output)")
         let membership = try harness.membership(original: "1000001600")
         #expect(membership.renewsCount == 3)
@@ -276,7 +276,7 @@ import Testing
         #expect(membership.isActive && membership.willRenew)
     }
 
-    @Test func importingTwiceChangesNothing() throws {
+    @Test func importingTwiceChangesNothing() async throws {
         let now = AppleFixtures.nowMilliseconds
         let users = ["5d0c6a4e-3b1f-4c2a-9e7d-000000000301", "5d0c6a4e-3b1f-4c2a-9e7d-000000000302", "5d0c6a4e-3b1f-4c2a-9e7d-000000000303"]
         try store.serve([
@@ -285,17 +285,17 @@ import Testing
             .init(transactions: AppleImportStore.oneTime("1000001400", purchased: now - 50 * .day, user: users[2]), status: nil),
         ])
         let path = try harness.file("apple.txt", ["1000001200", "1000001300", "1000001400"])
-        #expect(try harness.run(["--apple-transactions", path]).status == 0)
+        #expect(try await harness.run(["--apple-transactions", path]).status == 0)
         let trails = try users.map { try harness.history($0).count }
         let before = try ["1000001200", "1000001300", "1000001400"].map { try harness.membership(original: $0) }
 
-        let same = try harness.run(["--apple-transactions", path])
+        let same = try await harness.run(["--apple-transactions", path])
         #expect(same.status == 0)
         #expect(same.output.contains("imported 0, unchanged 0, skipped 0, failed 0"), "\(same.output)")
         #expect(same.output.contains("3 finished by an earlier run of this job"), "\(same.output)")
 
         // Another job: every purchase asked again, and nothing written.
-        let other = try harness.run(["--apple-transactions", path, "--job", "again"])
+        let other = try await harness.run(["--apple-transactions", path, "--job", "again"])
         #expect(other.status == 0, "\(other.output)")
         #expect(other.output.contains("imported 0, unchanged 3, skipped 0, failed 0"), "\(other.output)")
         #expect(try users.map { try harness.history($0).count } == trails)

@@ -20,7 +20,7 @@ import Testing
     static func milliseconds(_ time: String?) -> Int64? { time.flatMap(ProtocolTime.milliseconds) }
     static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    @Test func subscriptionsComeInTheStateThePlayAPIGives() throws {
+    @Test func subscriptionsComeInTheStateThePlayAPIGives() async throws {
         let now = Self.now
         typealias Store = GoogleImportStore
         try store.serve(subscriptions: [
@@ -35,7 +35,7 @@ import Testing
             "tok-pending": Store.subscription("SUBSCRIPTION_STATE_PENDING", order: "GPA.9999-0000-1111-22222", started: now, expiry: now + 30 * .day, user: "g_pending"),
         ])
         let tokens = ["tok-active", "tok-grace", "tok-hold", "tok-paused", "tok-canceled", "tok-expired", "tok-file g_file", "tok-nouser", "tok-unknown", "tok-pending"]
-        let run = try harness.run(["--google-subscriptions", try harness.file("google.txt", tokens)])
+        let run = try await harness.run(["--google-subscriptions", try harness.file("google.txt", tokens)])
         #expect(run.status == 3, "\(run.output)")
         #expect(run.output.contains("imported 7, unchanged 0, skipped 1, failed 2"), "\(run.output)")
 
@@ -97,7 +97,7 @@ import Testing
         #expect(run.output.contains("Google Play subscriptions  10/10"), "\(run.output)")
     }
 
-    @Test func aProductIsALifetimeGrantAndItsCancellationARefund() throws {
+    @Test func aProductIsALifetimeGrantAndItsCancellationARefund() async throws {
         let now = Self.now
         try store.serve(products: [
             "tokp-1": GoogleImportStore.product(order: "GPA.1000-2000-3000-40001", purchased: now - 40 * .day, user: "p_one"),
@@ -106,7 +106,7 @@ import Testing
             "tokp-pending": GoogleImportStore.product(order: "GPA.1000-2000-3000-40004", purchased: now - .day, state: 2, user: "p_four"),
         ])
         let path = try harness.file("products.txt", ["lifetime_pro tokp-1", "lifetime_pro tokp-2 p_two", "lifetime_pro tokp-canceled", "lifetime_pro tokp-pending"])
-        let run = try harness.run(["--google-products", path])
+        let run = try await harness.run(["--google-products", path])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("imported 2, unchanged 0, skipped 2, failed 0"), "\(run.output)")
         let one = try harness.membership(original: "tokp-1")
@@ -125,7 +125,7 @@ import Testing
 
         // Refunded since: the next import takes it back.
         try store.serve(products: ["tokp-1": GoogleImportStore.product(order: "GPA.1000-2000-3000-40001", purchased: now - 40 * .day, state: 1, user: "p_one")])
-        let later = try harness.run(["--google-products", path, "--job", "later"])
+        let later = try await harness.run(["--google-products", path, "--job", "later"])
         #expect(later.status == 0, "\(later.output)")
         #expect(later.status("play_store:lifetime_pro:tokp-1") == "imported")
         let refunded = try harness.membership(original: "tokp-1")
@@ -134,7 +134,7 @@ import Testing
         #expect(later.status("play_store:lifetime_pro:tokp-2") == "unchanged")
     }
 
-    @Test func importingTwiceChangesNothing() throws {
+    @Test func importingTwiceChangesNothing() async throws {
         let now = Self.now
         typealias Store = GoogleImportStore
         try store.serve(subscriptions: [
@@ -146,14 +146,14 @@ import Testing
         try store.serve(products: ["tok-e": Store.product(order: "GPA.1111-0000-0000-00005", purchased: now - 9 * .day, user: "i_e")])
         let subscriptions = try harness.file("subscriptions.txt", ["tok-a", "tok-b", "tok-c", "tok-d"])
         let products = try harness.file("products.txt", ["lifetime_pro tok-e"])
-        #expect(try harness.run(["--google-subscriptions", subscriptions, "--google-products", products]).status == 0)
+        #expect(try await harness.run(["--google-subscriptions", subscriptions, "--google-products", products]).status == 0)
         let users = ["i_a", "i_b", "i_c", "i_d", "i_e"]
         let trails = try users.map { try harness.history($0).count }
 
-        let same = try harness.run(["--google-subscriptions", subscriptions, "--google-products", products])
+        let same = try await harness.run(["--google-subscriptions", subscriptions, "--google-products", products])
         #expect(same.output.contains("imported 0, unchanged 0, skipped 0, failed 0"), "\(same.output)")
         #expect(same.output.contains("5 finished by an earlier run of this job"), "\(same.output)")
-        let other = try harness.run(["--google-subscriptions", subscriptions, "--google-products", products, "--job", "again"])
+        let other = try await harness.run(["--google-subscriptions", subscriptions, "--google-products", products, "--job", "again"])
         #expect(other.status == 0, "\(other.output)")
         #expect(other.output.contains("imported 0, unchanged 5, skipped 0, failed 0"), "\(other.output)")
         #expect(try users.map { try harness.history($0).count } == trails)

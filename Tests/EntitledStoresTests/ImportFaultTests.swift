@@ -45,23 +45,19 @@ import Testing
         #expect(try harness.membershipCount() == subscriptions.count, sourceLocation: sourceLocation)
     }
 
-    /// Waits for an import started with `ImportHarness.start` to end: its status and output.
-    static func finish(_ process: ServerProcess) -> (status: Int32, output: String) {
-        process.process.waitUntilExit()
-        return (process.process.terminationStatus, process.standardOutputText() + process.standardErrorText())
-    }
-
-    @Test func theAppStoreAnswering429MidwayIsWaitedOutAsItsRetryAfterSays() throws {
+    @Test func theAppStoreAnswering429MidwayIsWaitedOutAsItsRetryAfterSays() async throws {
         let store = try AppleImportStore()
         harness.storeArguments = store.arguments
         let subscriptions = Self.appleSubscriptions(12, periods: 4)
         try store.serve(subscriptions.map { .init(transactions: $0, status: 1) })
-        try store.production.set(["page_size": 2, "delay": 0.05])
+        // Each answer takes 0.2 s: the run lasts seconds, and the 429s come while it is under way.
+        try store.production.set(["page_size": 2, "delay": 0.2])
         let file = try harness.file("apple.txt", subscriptions.map { $0[0]["transactionId"] as? String ?? "" })
         let process = try harness.start(["--apple-transactions", file, "--concurrency", "2"])
-        #expect(try ImportHarness.wait { try harness.membershipCount() >= 3 })
+        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 2 })
         try store.production.set(["fail_next": ["status": 429, "count": 3, "retry_after_ms": 1500]])
-        let (status, output) = Self.finish(process)
+        let finished = try await process.finish()
+        let (status, output) = (finished.status, finished.output)
         #expect(status == 0, "\(output)")
         #expect(output.contains("imported 12, unchanged 0, skipped 0, failed 0"), "\(output)")
         try expectRight(subscriptions)
@@ -69,7 +65,7 @@ import Testing
         #expect(try store.production.traffic().requests == 12 * 3 + 3)
     }
 
-    @Test func aStoreFailingBeyondTheClientsRetriesIsAskedAgainWithinTheRun() throws {
+    @Test func aStoreFailingBeyondTheClientsRetriesIsAskedAgainWithinTheRun() async throws {
         let store = try GoogleImportStore()
         harness.storeArguments = store.arguments
         let now = Self.milliseconds
@@ -79,7 +75,7 @@ import Testing
         ])
         // Nine 500s: one purchase's eight tries (the client's patience) and then one more, the other's first.
         try store.standIn.failNext(9, with: 500)
-        let run = try harness.run(["--google-subscriptions", try harness.file("google.txt", ["tok-f1", "tok-f2"]), "--concurrency", "1"])
+        let run = try await harness.run(["--google-subscriptions", try harness.file("google.txt", ["tok-f1", "tok-f2"]), "--concurrency", "1"])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("imported 2, unchanged 0, skipped 0, failed 0"), "\(run.output)")
         let first = try harness.membership(original: "tok-f1")
@@ -90,7 +86,7 @@ import Testing
         #expect(try store.standIn.traffic().requests == 9 + 2)
     }
 
-    @Test func aStoreThatAnswersNothingIsAskedAgain() throws {
+    @Test func aStoreThatAnswersNothingIsAskedAgain() async throws {
         let store = try GoogleImportStore()
         harness.storeArguments = store.arguments
         let now = Self.milliseconds
@@ -103,7 +99,7 @@ import Testing
         )
         // Two requests read and never answered: the connection closed after two seconds.
         try store.standIn.failNext(2, with: "hang", hangSeconds: 2)
-        let run = try harness.run(["--google-subscriptions", try harness.file("google.txt", tokens)])
+        let run = try await harness.run(["--google-subscriptions", try harness.file("google.txt", tokens)])
         #expect(run.status == 0, "\(run.output)")
         for (index, token) in tokens.enumerated() {
             let membership = try harness.membership(original: token)
@@ -115,14 +111,14 @@ import Testing
         #expect(try store.standIn.traffic().requests == 5 + 2)
     }
 
-    @Test(.timeLimit(.minutes(3))) func aBodyThatStallsIsGivenUpAfterTheTimeoutAndAskedAgain() throws {
+    @Test(.timeLimit(.minutes(3))) func aBodyThatStallsIsGivenUpAfterTheTimeoutAndAskedAgain() async throws {
         let store = try StripeImportStore()
         harness.storeArguments = store.arguments
         let now = Int64(Date().timeIntervalSince1970)
         try store.serve((0..<3).map { StripeImportStore.subscription("sub_s\($0)", started: now - 60 * 86_400, periodEnd: now + 9 * 86_400, user: "st_\($0)") })
         // A head and ten bytes, then nothing for longer than the client's 30 s.
         try store.standIn.failNext(1, with: "stall", hangSeconds: 45)
-        let run = try harness.run(["--stripe-subscriptions", try harness.file("stripe.txt", ["sub_s0", "sub_s1", "sub_s2"])])
+        let run = try await harness.run(["--stripe-subscriptions", try harness.file("stripe.txt", ["sub_s0", "sub_s1", "sub_s2"])])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("imported 3, unchanged 0, skipped 0, failed 0"), "\(run.output)")
         for index in 0..<3 {
@@ -131,15 +127,19 @@ import Testing
         #expect(try store.requests() == 4)
     }
 
-    @Test func aListingAnswered429MidwayGoesOnWhereItWas() throws {
+    @Test func aListingAnswered429MidwayGoesOnWhereItWas() async throws {
         let store = try StripeImportStore()
         harness.storeArguments = store.arguments
         try store.serve(StripeImportTests.many(250, prefix: "sub_l"))
+        // Each page listed in a second: the second page's request comes a second or more after the first's
+        // subscriptions begin to be imported.
+        try store.standIn.set(["delay": 1])
         let process = try harness.start(["--stripe-all", "--concurrency", "2"])
         // The first page under way: the next list request (the second page) is refused twice.
-        #expect(try ImportHarness.wait { try harness.membershipCount() >= 20 })
+        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 20 })
         try store.standIn.failNext(2, with: 429, retryAfter: "1")
-        let (status, output) = Self.finish(process)
+        let finished = try await process.finish()
+        let (status, output) = (finished.status, finished.output)
         #expect(status == 0, "\(output)")
         #expect(output.contains("imported 250, unchanged 0, skipped 0, failed 0"), "\(output)")
         #expect(try harness.membershipCount() == 250)
@@ -150,37 +150,40 @@ import Testing
         #expect(try store.requests() == 3 + 2)
     }
 
-    @Test func entitledKilledMidwayAndBackIsWaitedForWithinTheRun() throws {
+    @Test func entitledKilledMidwayAndBackIsWaitedForWithinTheRun() async throws {
         let store = try AppleImportStore()
         harness.storeArguments = store.arguments
         let subscriptions = Self.appleSubscriptions(16, periods: 3)
         try store.serve(subscriptions.map { .init(transactions: $0, status: 1) })
-        try store.production.set(["delay": 0.05])
+        try store.production.set(["delay": 0.2])
         let file = try harness.file("apple.txt", subscriptions.map { $0[0]["transactionId"] as? String ?? "" })
         let process = try harness.start(["--apple-transactions", file, "--concurrency", "2"])
-        #expect(try ImportHarness.wait { try harness.membershipCount() >= 4 })
+        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 4 })
         harness.entitled.kill()
-        Thread.sleep(forTimeInterval: 1)
+        #expect(process.process.isRunning, "killed midway, not after the import")
+        try await Task.sleep(for: .seconds(1))
         try harness.entitled.restart()
-        let (status, output) = Self.finish(process)
+        let finished = try await process.finish()
+        let (status, output) = (finished.status, finished.output)
         #expect(status == 0, "\(output)")
         // Some writes may have reached entitled before it died, their answers lost: unchanged when tried again.
         #expect(output.contains("skipped 0, failed 0"), "\(output)")
         try expectRight(subscriptions)
     }
 
-    @Test(.timeLimit(.minutes(3))) func entitledDownLongerThanTheRetriesFailsTheRunAndTheNextFinishesIt() throws {
+    @Test(.timeLimit(.minutes(3))) func entitledDownLongerThanTheRetriesFailsTheRunAndTheNextFinishesIt() async throws {
         let store = try AppleImportStore()
         harness.storeArguments = store.arguments
         let subscriptions = Self.appleSubscriptions(6, periods: 3)
         try store.serve(subscriptions.map { .init(transactions: $0, status: 1) })
-        try store.production.set(["delay": 0.1])
+        try store.production.set(["delay": 0.3])
         let file = try harness.file("apple.txt", subscriptions.map { $0[0]["transactionId"] as? String ?? "" })
         let process = try harness.start(["--apple-transactions", file, "--concurrency", "1"])
-        #expect(try ImportHarness.wait { try harness.membershipCount() >= 1 })
+        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 1 })
         harness.entitled.kill()
         // Down for the rest of the run: the importer tries again after 2, 10 and 30 s, then reports.
-        let (status, output) = Self.finish(process)
+        let finished = try await process.finish()
+        let (status, output) = (finished.status, finished.output)
         #expect(status == 3, "\(output)")
         #expect(output.contains("failed entitled_unavailable: "), "\(output)")
         #expect(output.contains("some identifiers failed"), "\(output)")
@@ -188,25 +191,25 @@ import Testing
         #expect(output.split(separator: "\n").filter { $0.hasPrefix("App Store  ") && $0.contains("/6  ") }.count >= 4, "\(output)")
         for wait in [2, 10, 30] { #expect(output.contains(" to try again in \(wait)s (the store or entitled unavailable)"), "\(output)") }
         try harness.entitled.restart()
-        let again = try harness.run(["--apple-transactions", file])
+        let again = try await harness.run(["--apple-transactions", file])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("failed 0"), "\(again.output)")
         try expectRight(subscriptions)
     }
 
-    @Test func theImporterKilledMidwayThenRunAgainLeavesEverySubscriptionRightAndOnce() throws {
+    @Test func theImporterKilledMidwayThenRunAgainLeavesEverySubscriptionRightAndOnce() async throws {
         let store = try AppleImportStore()
         harness.storeArguments = store.arguments
         let subscriptions = Self.appleSubscriptions(24, periods: 8)
         try store.serve(subscriptions.map { .init(transactions: $0, status: 1) })
-        try store.production.set(["page_size": 3, "delay": 0.02])
+        try store.production.set(["page_size": 3, "delay": 0.1])
         let file = try harness.file("apple.txt", subscriptions.map { $0[0]["transactionId"] as? String ?? "" })
         let process = try harness.start(["--apple-transactions", file, "--concurrency", "4"])
-        #expect(try ImportHarness.wait { try harness.membershipCount() >= 8 })
-        _ = process.stop(with: SIGKILL)
+        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 8 })
+        try await process.kill()
         let atKill = try harness.membershipCount()
         #expect(atKill >= 8 && atKill < 24, "killed midway: \(atKill)")
-        let again = try harness.run(["--apple-transactions", file])
+        let again = try await harness.run(["--apple-transactions", file])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("finished by an earlier run of this job"), "\(again.output)")
         try expectRight(subscriptions)

@@ -41,22 +41,56 @@ final class ImportHarness {
 
     /// Runs an import to its end. Each run has a report file of its own, so that its lines are its own;
     /// the journal is the job's (the same inputs resume the same job).
-    func run(_ arguments: [String]) throws -> Run {
-        runs += 1
-        let report = directory.path + "/report-\(runs).jsonl"
-        let (status, output) = try ServerProcess.runToCompletion("entitled-stores", self.arguments(arguments, report: report))
-        return Run(status: status, output: output, report: Self.report(report))
+    func run(_ arguments: [String]) async throws -> Run {
+        try await start(arguments).finish()
     }
 
-    /// Starts an import without waiting for it (to kill it midway).
-    func start(_ arguments: [String]) throws -> ServerProcess {
+    /// Starts an import without waiting for it (to act while it runs, to kill it).
+    func start(_ arguments: [String]) throws -> Started {
         runs += 1
-        let process = ServerProcess(
-            arguments: self.arguments(arguments, report: directory.path + "/report-\(runs).jsonl"), workingDirectory: directory.path,
-            executable: "entitled-stores"
-        )
-        try process.start()
-        return process
+        return try Started(arguments: self.arguments(arguments, report: directory.path + "/report-\(runs).jsonl"), in: directory.path, number: runs)
+    }
+
+    /// An import process running. Its output goes to a file, so that nothing waits on a full pipe, and its
+    /// end is awaited by polling: Swift Testing runs the tests on a pool of as many threads as the machine
+    /// has cores, and a test blocking one for the minute a faulty run lasts stops the other suites' tests.
+    final class Started {
+        let process = Process()
+        let outputPath: String
+        let reportPath: String
+
+        init(arguments: [String], in directory: String, number: Int) throws {
+            outputPath = directory + "/output-\(number).txt"
+            reportPath = directory + "/report-\(number).jsonl"
+            _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+            let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+            process.executableURL = ServerProcess.builtExecutable(named: "entitled-stores")
+            process.arguments = arguments
+            // As ServerProcess: a developer's ENTITLED_* variables must not change what a test runs.
+            process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ENTITLED_") }
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            try output.close()
+        }
+
+        /// Waits for the import's end: its status, its output and its report.
+        func finish() async throws -> Run {
+            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            return Run(status: process.terminationStatus, output: output, report: ImportHarness.report(reportPath))
+        }
+
+        /// Kills it as a crash would (SIGKILL), and waits for it to be gone.
+        func kill() async throws {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        }
+
+        deinit {
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        }
     }
 
     static func report(_ path: String) -> [[String: Any]] {
@@ -104,11 +138,11 @@ final class ImportHarness {
 
     /// Waits until `condition` holds (polled every 20 ms) or `seconds` pass; returns whether it held.
     @discardableResult
-    static func wait(seconds: Double = 60, until condition: () throws -> Bool) rethrows -> Bool {
+    static func wait(seconds: Double = 60, until condition: () throws -> Bool) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.02)
+            try await Task.sleep(for: .milliseconds(20))
         }
         return try condition()
     }

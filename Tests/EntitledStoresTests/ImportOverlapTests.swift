@@ -16,7 +16,7 @@ import Testing
 
     static func milliseconds(_ time: String?) -> Int64? { time.flatMap(ProtocolTime.milliseconds) }
 
-    @Test func appStoreNotificationsBeforeAndAfterAnImportMakeOneMembershipAndLoseNothing() throws {
+    @Test func appStoreNotificationsBeforeAndAfterAnImportMakeOneMembershipAndLoseNothing() async throws {
         let store = try AppleImportStore()
         harness.storeArguments = store.arguments
         let (stores, rootDirectory) = try AppleFixtures.receiver(trusting: store.fixtures.chain, entitled: harness.entitled)
@@ -40,7 +40,7 @@ import Testing
         #expect(try deliver(boughtY) == "applied\n")
 
         let file = try harness.file("apple.txt", ["4000000100", "4000000200", "4000000300"])
-        let run = try harness.run(["--apple-transactions", file])
+        let run = try await harness.run(["--apple-transactions", file])
         #expect(run.status == 0, "\(run.output)")
         var membershipX = try harness.membership(original: "4000000100")
         // The older periods do not take it back: it is paid until its newest period's end.
@@ -79,7 +79,7 @@ import Testing
         // The store tells the same now; importing again changes nothing.
         try store.serve([.init(transactions: x, status: 1), .init(transactions: y, status: 1, renewal: ["autoRenewStatus": 0]), .init(transactions: z, status: 1)])
         let trails = try users.map { try harness.history($0).count }
-        let again = try harness.run(["--apple-transactions", file, "--job", "again"])
+        let again = try await harness.run(["--apple-transactions", file, "--job", "again"])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("imported 0, unchanged 3"), "\(again.output)")
         #expect(try users.map { try harness.history($0).count } == trails)
@@ -91,7 +91,7 @@ import Testing
         #expect(try harness.membershipCount() == 3)
     }
 
-    @Test func stripeWebhooksBeforeAndAfterAnImportMakeOneMembershipAndLoseNothing() throws {
+    @Test func stripeWebhooksBeforeAndAfterAnImportMakeOneMembershipAndLoseNothing() async throws {
         let store = try StripeImportStore()
         harness.storeArguments = store.arguments
         let stores = try RunningStores(entitled: "127.0.0.1:\(harness.entitled.port)", environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret])
@@ -110,7 +110,7 @@ import Testing
         #expect(try deliver(created) == "applied\n")
         try store.serve([subscription("sub_o1", user: "o_1", periodEnd: now + 20 * day, invoice: "in_o1"), subscription("sub_o2", user: "o_2", periodEnd: now + 10 * day, invoice: "in_o2")])
         let file = try harness.file("stripe.txt", ["sub_o1", "sub_o2"])
-        let run = try harness.run(["--stripe-subscriptions", file])
+        let run = try await harness.run(["--stripe-subscriptions", file])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.status("stripe:sub_o1") == "unchanged")
         #expect(run.status("stripe:sub_o2") == "imported")
@@ -127,7 +127,7 @@ import Testing
             subscription("sub_o2", user: "o_2", periodEnd: now + 10 * day, invoice: "in_o2", cancelAtPeriodEnd: true),
         ])
         let trails = try ["o_1", "o_2"].map { try harness.history($0).count }
-        let again = try harness.run(["--stripe-subscriptions", file, "--job", "again"])
+        let again = try await harness.run(["--stripe-subscriptions", file, "--job", "again"])
         #expect(again.output.contains("imported 0, unchanged 2"), "\(again.output)")
         #expect(try ["o_1", "o_2"].map { try harness.history($0).count } == trails)
         let first = try harness.membership(original: "sub_o1")

@@ -21,7 +21,7 @@ import Testing
     static func seconds(_ time: String?) -> Int64? { time.flatMap(ProtocolTime.milliseconds).map { $0 / 1000 } }
     static let day: Int64 = 86_400
 
-    @Test func subscriptionsByIdComeInTheirState() throws {
+    @Test func subscriptionsByIdComeInTheirState() async throws {
         let now = Self.now
         let day = Self.day
         typealias Store = StripeImportStore
@@ -35,7 +35,7 @@ import Testing
             Store.subscription("sub_incomplete", status: "incomplete", started: now, periodEnd: now + 30 * day, user: "s_incomplete"),
         ])
         let ids = ["sub_active", "sub_trial", "sub_pastdue", "sub_canceled", "sub_customer", "sub_ending", "sub_incomplete", "sub_missing"]
-        let run = try harness.run(["--stripe-subscriptions", try harness.file("stripe.txt", ids)])
+        let run = try await harness.run(["--stripe-subscriptions", try harness.file("stripe.txt", ids)])
         #expect(run.status == 3, "\(run.output)")
         #expect(run.output.contains("imported 6, unchanged 0, skipped 1, failed 1"), "\(run.output)")
         #expect(run.reason("stripe:sub_missing").hasPrefix("not_found: "), "\(run.reason("stripe:sub_missing"))")
@@ -83,7 +83,7 @@ import Testing
         #expect(try harness.memberships(original: "sub_incomplete").isEmpty)
     }
 
-    @Test func aCustomersSubscriptionsComeCanceledOnesIncluded() throws {
+    @Test func aCustomersSubscriptionsComeCanceledOnesIncluded() async throws {
         let now = Self.now
         let day = Self.day
         typealias Store = StripeImportStore
@@ -93,7 +93,7 @@ import Testing
             Store.subscription("sub_c2a", status: "canceled", customer: "cus_2", started: now - 40 * day, periodEnd: now - 10 * day, user: nil),
             Store.subscription("sub_c3a", customer: "cus_3", started: now - 10 * day, periodEnd: now + 20 * day, user: "c_three"),
         ])
-        let run = try harness.run(["--stripe-customers", try harness.file("customers.txt", ["cus_1", "cus_2"])])
+        let run = try await harness.run(["--stripe-customers", try harness.file("customers.txt", ["cus_1", "cus_2"])])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("imported 3, unchanged 0, skipped 0, failed 0"), "\(run.output)")
         #expect(try harness.membership(original: "sub_c1b").status == "expired")
@@ -113,19 +113,22 @@ import Testing
         }
     }
 
-    @Test func theWholeAccountComesInPagesOf100AndAKilledRunResumesFromItsLastFinishedPage() throws {
+    @Test func theWholeAccountComesInPagesOf100AndAKilledRunResumesFromItsLastFinishedPage() async throws {
         try store.serve(Self.many(350))
-        let first = try harness.start(["--stripe-all", "--concurrency", "2"])
-        // Killed once the second page is under way: the first page's end is journaled.
-        #expect(try ImportHarness.wait { try harness.membershipCount() >= 150 })
-        _ = first.stop(with: SIGKILL)
+        // Each page listed in 2 s: the first page's hundred are imported and its end journaled while the
+        // second is listed, and the run is killed then.
+        try store.standIn.set(["delay": 2])
+        let first = try harness.start(["--stripe-all"])
+        #expect(try await ImportHarness.wait { !harness.journalCursors().isEmpty })
+        try await first.kill()
         let atKill = try harness.membershipCount()
-        #expect(atKill >= 150 && atKill < 350, "killed midway, not before or after: \(atKill)")
+        #expect(atKill >= 100 && atKill < 350, "killed midway, not before or after: \(atKill)")
         let finishedPages = harness.journalCursors().count
         #expect(finishedPages >= 1 && finishedPages < 4, "\(harness.journalCursors())")
+        try store.standIn.set(["delay": 0])
 
         try store.resetCount()
-        let second = try harness.run(["--stripe-all"])
+        let second = try await harness.run(["--stripe-all"])
         #expect(second.status == 0, "\(second.output)")
         // 350 subscriptions are four pages; the second run lists from the last page the first finished.
         #expect(try store.requests() == 4 - finishedPages, "\(harness.journalCursors())")
@@ -141,32 +144,32 @@ import Testing
 
         // Run again: the journal says the listing ended; Stripe is not asked.
         try store.resetCount()
-        #expect(try harness.run(["--stripe-all"]).status == 0)
+        #expect(try await harness.run(["--stripe-all"]).status == 0)
         #expect(try store.requests() == 0)
     }
 
-    @Test func aSubscriptionThatFailedInAListingIsImportedByTheNextRun() throws {
+    @Test func aSubscriptionThatFailedInAListingIsImportedByTheNextRun() async throws {
         var subscriptions = Self.many(150)
         // One of the first page that Stripe served without its items: it cannot be imported.
         var broken = subscriptions[120]
         broken["items"] = ["object": "list", "data": [[String: Any]]()]
         subscriptions[120] = broken
         try store.serve(subscriptions)
-        let first = try harness.run(["--stripe-all"])
+        let first = try await harness.run(["--stripe-all"])
         #expect(first.status == 3, "\(first.output)")
         #expect(first.output.contains("imported 149, unchanged 0, skipped 0, failed 1"), "\(first.output)")
         #expect(first.status("stripe:sub_m120") == "failed")
 
         // Fixed at the source; the same command again imports it, and asks nothing of the rest.
         try store.serve(Array(Self.many(150)[120...120]))
-        let second = try harness.run(["--stripe-all"])
+        let second = try await harness.run(["--stripe-all"])
         #expect(second.status == 0, "\(second.output)")
         #expect(second.output.contains("imported 1, unchanged 0, skipped 0, failed 0"), "\(second.output)")
         #expect(try harness.membership(original: "sub_m120").user == "m_120")
         #expect(try harness.membershipCount() == 150)
     }
 
-    @Test func importingTwiceChangesNothing() throws {
+    @Test func importingTwiceChangesNothing() async throws {
         let now = Self.now
         let day = Self.day
         typealias Store = StripeImportStore
@@ -178,14 +181,14 @@ import Testing
             Store.subscription("sub_i5", started: now - 45 * day, periodEnd: now + 15 * day, user: "i_5", cancelAtPeriodEnd: true),
         ])
         let path = try harness.file("stripe.txt", ["sub_i1", "sub_i2", "sub_i3", "sub_i4", "sub_i5"])
-        #expect(try harness.run(["--stripe-subscriptions", path]).status == 0)
+        #expect(try await harness.run(["--stripe-subscriptions", path]).status == 0)
         let users = ["i_1", "i_2", "i_3", "i_4", "i_5"]
         let trails = try users.map { try harness.history($0).count }
-        let other = try harness.run(["--stripe-subscriptions", path, "--job", "again"])
+        let other = try await harness.run(["--stripe-subscriptions", path, "--job", "again"])
         #expect(other.status == 0, "\(other.output)")
         #expect(other.output.contains("imported 0, unchanged 5, skipped 0, failed 0"), "\(other.output)")
         // The whole account over the same subscriptions: nothing new either.
-        let all = try harness.run(["--stripe-all"])
+        let all = try await harness.run(["--stripe-all"])
         #expect(all.output.contains("imported 0, unchanged 5, skipped 0, failed 0"), "\(all.output)")
         #expect(try users.map { try harness.history($0).count } == trails)
         #expect(try harness.membershipCount() == 5)
