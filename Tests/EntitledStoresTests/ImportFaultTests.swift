@@ -54,8 +54,12 @@ import Testing
         try store.production.set(["page_size": 2, "delay": 0.2])
         let file = try harness.file("apple.txt", subscriptions.map { $0[0]["transactionId"] as? String ?? "" })
         let process = try harness.start(["--apple-transactions", file, "--concurrency", "2"])
-        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 2 })
-        try store.production.set(["fail_next": ["status": 429, "count": 3, "retry_after_ms": 1500]])
+        let midway = try await ImportHarness.onThread {
+            let reached = try ImportHarness.wait { try harness.membershipCount() >= 2 }
+            try store.production.set(["fail_next": ["status": 429, "count": 3, "retry_after_ms": 1500]])
+            return reached && process.process.isRunning
+        }
+        #expect(midway, "the 429s come while the import runs")
         let finished = try await process.finish()
         let (status, output) = (finished.status, finished.output)
         #expect(status == 0, "\(output)")
@@ -136,8 +140,12 @@ import Testing
         try store.standIn.set(["delay": 1])
         let process = try harness.start(["--stripe-all", "--concurrency", "2"])
         // The first page under way: the next list request (the second page) is refused twice.
-        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 20 })
-        try store.standIn.failNext(2, with: 429, retryAfter: "1")
+        let midway = try await ImportHarness.onThread {
+            let reached = try ImportHarness.wait { try harness.membershipCount() >= 20 }
+            try store.standIn.failNext(2, with: 429, retryAfter: "1")
+            return reached && process.process.isRunning
+        }
+        #expect(midway, "the 429s come while the import runs")
         let finished = try await process.finish()
         let (status, output) = (finished.status, finished.output)
         #expect(status == 0, "\(output)")
@@ -158,11 +166,15 @@ import Testing
         try store.production.set(["delay": 0.2])
         let file = try harness.file("apple.txt", subscriptions.map { $0[0]["transactionId"] as? String ?? "" })
         let process = try harness.start(["--apple-transactions", file, "--concurrency", "2"])
-        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 4 })
-        harness.entitled.kill()
-        #expect(process.process.isRunning, "killed midway, not after the import")
-        try await Task.sleep(for: .seconds(1))
-        try harness.entitled.restart()
+        let midway = try await ImportHarness.onThread {
+            let reached = try ImportHarness.wait { try harness.membershipCount() >= 4 }
+            harness.entitled.kill()
+            let running = process.process.isRunning
+            Thread.sleep(forTimeInterval: 1)
+            try harness.entitled.restart()
+            return reached && running
+        }
+        #expect(midway, "entitled killed while the import runs")
         let finished = try await process.finish()
         let (status, output) = (finished.status, finished.output)
         #expect(status == 0, "\(output)")
@@ -179,8 +191,12 @@ import Testing
         try store.production.set(["delay": 0.3])
         let file = try harness.file("apple.txt", subscriptions.map { $0[0]["transactionId"] as? String ?? "" })
         let process = try harness.start(["--apple-transactions", file, "--concurrency", "1"])
-        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 1 })
-        harness.entitled.kill()
+        let midway = try await ImportHarness.onThread {
+            let reached = try ImportHarness.wait { try harness.membershipCount() >= 1 }
+            harness.entitled.kill()
+            return reached && process.process.isRunning
+        }
+        #expect(midway, "entitled killed while the import runs")
         // Down for the rest of the run: the importer tries again after 2, 10 and 30 s, then reports.
         let finished = try await process.finish()
         let (status, output) = (finished.status, finished.output)
@@ -205,9 +221,11 @@ import Testing
         try store.production.set(["page_size": 3, "delay": 0.1])
         let file = try harness.file("apple.txt", subscriptions.map { $0[0]["transactionId"] as? String ?? "" })
         let process = try harness.start(["--apple-transactions", file, "--concurrency", "4"])
-        #expect(try await ImportHarness.wait { try harness.membershipCount() >= 8 })
-        try await process.kill()
-        let atKill = try harness.membershipCount()
+        let atKill = try await ImportHarness.onThread { () -> Int in
+            try ImportHarness.wait { try harness.membershipCount() >= 8 }
+            process.kill()
+            return try harness.membershipCount()
+        }
         #expect(atKill >= 8 && atKill < 24, "killed midway: \(atKill)")
         let again = try await harness.run(["--apple-transactions", file])
         #expect(again.status == 0, "\(again.output)")

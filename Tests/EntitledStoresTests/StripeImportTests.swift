@@ -119,9 +119,11 @@ import Testing
         // second is listed, and the run is killed then.
         try store.standIn.set(["delay": 2])
         let first = try harness.start(["--stripe-all"])
-        #expect(try await ImportHarness.wait { !harness.journalCursors().isEmpty })
-        try await first.kill()
-        let atKill = try harness.membershipCount()
+        let atKill = try await ImportHarness.onThread { () -> Int in
+            ImportHarness.wait { !harness.journalCursors().isEmpty }
+            first.kill()
+            return try harness.membershipCount()
+        }
         #expect(atKill >= 100 && atKill < 350, "killed midway, not before or after: \(atKill)")
         let finishedPages = harness.journalCursors().count
         #expect(finishedPages >= 1 && finishedPages < 4, "\(harness.journalCursors())")
