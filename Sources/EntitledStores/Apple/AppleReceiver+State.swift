@@ -4,10 +4,12 @@ extension AppleReceiver {
     /// Brings the membership of an App Store purchase to `state` (an import, a reconciliation), writing
     /// what a notification of each change would have: granted once, with the original purchase time, trial,
     /// ownership and environment of its first transaction; a `renewal` (after a `product_change` when the
-    /// product moved) for each later transaction, dated at its purchase; then what the status says now: a
-    /// `cancellation` or `uncancellation` from the renewal info's `autoRenewStatus`, a `billing_issue` in
-    /// billing retry (with the grace period's end in the grace period), an `expiration` once expired, a
-    /// `refund` when the newest transaction was revoked.
+    /// product moved) for each later transaction, dated at its purchase, but for the periods a membership
+    /// that a notification of a later one began is past; then what the status says now: a `cancellation`
+    /// or `uncancellation` from the renewal info's `autoRenewStatus`, a `billing_issue` in billing retry
+    /// (with the grace period's end in the grace period), an `expiration` once expired, a `refund` when the
+    /// newest transaction was revoked. A purchase naming no user is `awaitingPurchase` (the import's
+    /// `no_user`).
     ///
     /// - Parameter user: the app's user; without one, the transactions' `appAccountToken`.
     public func bring(_ state: AppleSubscriptionState, user given: String?, sync: StateSync) async throws(ReceiveFailure) -> StateSyncOutcome {
