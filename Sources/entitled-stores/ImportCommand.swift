@@ -25,7 +25,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .customLong("revenuecat"), help: "A RevenueCat transactions export (.csv.gz or .csv). Repeat it for several, oldest first.")
     var revenueCat: [String] = []
 
-    @Option(help: "App Store: a file of original transaction ids, one a line, each optionally followed by its user (without one, the transactions' appAccountToken).")
+    @Option(help: "App Store: a file of original transaction ids (any transaction id of the purchase will do), one a line, each optionally followed by its user (without one, the transactions' appAccountToken).")
     var appleTransactions: String?
 
     @Option(help: "Google Play: a file of subscription purchase tokens, one a line, each optionally followed by its user (without one, its obfuscatedExternalAccountId).")
@@ -126,7 +126,7 @@ struct ImportRun {
 
     /// Imports `keys` with `work`, drawing the progress under `label`.
     func run(_ label: String, _ keys: [String], work: @escaping @Sendable (String) async -> ImportResult) async {
-        let progress = ImportProgress(label: label, total: keys.count)
+        let progress = ImportProgress(label: label, total: Set(keys).count)
         skipped.add(await importer.run(keys, progress: progress, work: work))
         progress.finish()
     }

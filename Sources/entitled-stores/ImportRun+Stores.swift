@@ -102,7 +102,9 @@ extension ImportRun {
 
     /// Every subscription of the listed customers, or of the whole account (`customers` nil), canceled ones
     /// included (`status=all`), a page of 100 at a time: a page's subscriptions are imported, then the page's
-    /// end is kept in the journal, so a run killed midway lists on from there.
+    /// end is kept in the journal, so a run killed midway lists on from there. The cursor says that every
+    /// subscription up to it is finished: once one fails, it stays before that one's page for the rest of
+    /// the listing, so that the next run lists it again and imports what failed (the journal skips the rest).
     func importStripe(customers: [String]?, sync: StateSync) async throws {
         let stripe = try requireStripe(customers == nil ? "--stripe-all" : "--stripe-customers")
         let listings: [String?] = customers ?? [nil]
@@ -115,6 +117,8 @@ extension ImportRun {
                 continue
             }
             var after = importer.journal.cursor(listing)
+            // Whether a subscription of this run's pages failed: the cursor no longer moves.
+            var held = false
             while true {
                 let page: StripeListPage
                 do {
@@ -128,8 +132,9 @@ extension ImportRun {
                 var objects: [String: JSONValue] = [:]
                 for object in page.data { if let id = object["id"]?.stringValue { objects["stripe:\(id)"] = object } }
                 let found = objects
+                let keys = page.data.compactMap { $0["id"]?.stringValue }.map { "stripe:\($0)" }
                 skipped.add(
-                    await importer.run(page.data.compactMap { $0["id"]?.stringValue }.map { "stripe:\($0)" }, progress: progress) { key in
+                    await importer.run(keys, progress: progress) { key in
                         await Self.result(key) { () async throws(SyncFailure) in
                             guard let object = found[key] else { throw SyncFailure(kind: "internal", message: "lost its object", mayPassLater: false) }
                             return try await StoreClients.receiving { () async throws(ReceiveFailure) in
@@ -138,11 +143,12 @@ extension ImportRun {
                         }
                     }
                 )
+                held = held || keys.contains { !importer.journal.isFinished($0) }
                 guard let next = page.next else {
-                    importer.journal.markCursor(listing, "end")
+                    if !held { importer.journal.markCursor(listing, "end") }
                     break
                 }
-                importer.journal.markCursor(listing, next)
+                if !held { importer.journal.markCursor(listing, next) }
                 after = next
             }
         }

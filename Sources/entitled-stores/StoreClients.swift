@@ -92,15 +92,18 @@ struct StoreClients: Sendable {
     /// An App Store purchase as the App Store Server API tells it: every transaction (Get Transaction
     /// History, all pages) and the status of its subscription (Get All Subscription Statuses; none for a
     /// one-time purchase).
-    static func appleState(_ api: AppStoreServerAPI, original: String) async throws(SyncFailure) -> AppleSubscriptionState {
-        var transactions: [JSONValue] = []
+    /// - Parameter identifier: the purchase's original transaction id, or any transaction id of it (Apple
+    ///   answers for any: an app's backend may have kept the newest one).
+    static func appleState(_ api: AppStoreServerAPI, original identifier: String) async throws(SyncFailure) -> AppleSubscriptionState {
+        // The customer's history: every purchase of theirs, of which this one's transactions are kept.
+        var history: [JSONValue] = []
         do throws(StoreAPIError) {
-            for try await page in api.transactionHistory(transactionID: original) {
-                transactions += page.transactions.filter { $0["originalTransactionId"]?.stringValue == original }
-            }
+            for try await page in api.transactionHistory(transactionID: identifier) { history += page.transactions }
         } catch {
             throw SyncFailure(error)
         }
+        let original = history.first { $0["transactionId"]?.stringValue == identifier }?["originalTransactionId"]?.stringValue ?? identifier
+        let transactions = history.filter { $0["originalTransactionId"]?.stringValue == original }
         guard let first = transactions.first else {
             throw SyncFailure(kind: "not_found", message: "the App Store lists no transaction of original transaction \(original)", mayPassLater: false)
         }

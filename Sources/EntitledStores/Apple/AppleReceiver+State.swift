@@ -4,12 +4,14 @@ extension AppleReceiver {
     /// Brings the membership of an App Store purchase to `state` (an import, a reconciliation), writing
     /// what a notification of each change would have: granted once, with the original purchase time, trial,
     /// ownership and environment of its first transaction; a `renewal` (after a `product_change` when the
-    /// product moved) for each later transaction, dated at its purchase; then what the status says now: a
-    /// `cancellation` or `uncancellation` from the renewal info's `autoRenewStatus`, a `billing_issue` in
-    /// billing retry (with the grace period's end in the grace period), an `expiration` once expired, a
-    /// `refund` when the newest transaction was revoked. An event `entitled` finds older than one it
-    /// applied since (a renewal missed while the receiver was down, then the cancellation that did arrive)
-    /// is written again dated when the App Store was asked (`sync.now`), since the App Store says it is so.
+    /// product moved) for each later transaction, dated at its purchase, but for the periods a membership
+    /// that a notification of a later one began is past; then what the status says now: a `cancellation`
+    /// or `uncancellation` from the renewal info's `autoRenewStatus`, a `billing_issue` in billing retry
+    /// (with the grace period's end in the grace period), an `expiration` once expired, a `refund` when the
+    /// newest transaction was revoked. An event `entitled` finds older than one it applied since (a renewal
+    /// missed while the receiver was down, then the cancellation that did arrive) is written again dated
+    /// when the App Store was asked (`sync.now`), since the App Store says it is so. A purchase naming no
+    /// user is `awaitingPurchase` (the import's `no_user`).
     ///
     /// - Parameter user: the app's user; without one, the transactions' `appAccountToken`.
     public func bring(_ state: AppleSubscriptionState, user given: String?, sync: StateSync) async throws(ReceiveFailure) -> StateSyncOutcome {
@@ -29,17 +31,26 @@ extension AppleReceiver {
         var notes: [String] = []
         if membership == nil || (given != nil && membership?.user != given) {
             guard let user else {
+                // Waiting for its user, as the live receiver keeps such a notification: the import reports it
+                // `no_user`, to be given in its file.
                 return StateSyncOutcome(
-                    outcome: .unmatched("no membership holds original transaction \(original), and no transaction names an appAccountToken: give the user"),
+                    outcome: .awaitingPurchase(
+                        originalTransaction: original,
+                        reason: "no membership holds original transaction \(original), and no transaction names an appAccountToken: give the user"
+                    ),
                     membership: nil
                 )
             }
-            let renews = state.renewal?["autoRenewStatus"]?.intValue.map { $0 == 1 }
+            // A subscription the App Store reports a status of renewed from its purchase on: what its
+            // status and renewal info say now (renewal turned off, an expiry) is applied below as the events
+            // its notifications would have made, so that a renewal turned off is a cancellation
+            // (`unsubscribeDetectedAt`, status `canceled`) rather than a purchase that never renewed.
+            let renewing = transactions[0].expiresAt != nil && state.status != nil ? true : state.renewal?["autoRenewStatus"]?.intValue.map { $0 == 1 }
             let environment = first["environment"]?.stringValue
             let grant = EntitledRequest.grant(
                 user: user, product: transactions[0].productID, source: "app_store",
                 expiresAt: transactions[0].expiresAt.map { ProtocolTime.string(milliseconds: $0) },
-                willRenew: state.transactions.count == 1 ? renews : nil, periodType: transactions[0].isTrial ? "trial" : nil,
+                willRenew: renewing, periodType: transactions[0].isTrial ? "trial" : nil,
                 environment: environment == nil || environment == "Production" ? nil : "sandbox",
                 ownership: first["inAppOwnershipType"]?.stringValue == "FAMILY_SHARED" ? "family_shared" : nil,
                 transactionId: transactions[0].transactionID,
@@ -64,7 +75,15 @@ extension AppleReceiver {
             )
         }
         // Every period after the first: its transaction, at its purchase time.
+        var periodsPast = false
         for (index, transaction) in transactions.enumerated().dropFirst() where !current.transactions.contains(where: { $0.id == transaction.transactionID }) {
+            // A period ending no later than the membership's access is one it is past: a notification of a
+            // later period came first (the receiver heard of the newest renewal before the import). Its
+            // renewal would take the expiry back to that period's end.
+            if let ends = transaction.expiresAt, let access = current.expiresAt.flatMap(ProtocolTime.milliseconds), ends <= access {
+                periodsPast = true
+                continue
+            }
             let purchased = state.transactions[index]["purchaseDate"]?.intValue.map(Int64.init) ?? sync.now
             if transaction.productID != current.productId {
                 current = try await writer.apply(event("product_change", version: transaction.transactionID, time: purchased, product: transaction.productID), redatingTo: sync.now) ?? current
@@ -82,7 +101,8 @@ extension AppleReceiver {
                 current = try await writer.apply(request, redatingTo: sync.now) ?? current
             }
         }
-        if given == nil, transactions.allSatisfy({ $0.appAccountToken == nil }) { notes.append("user given, not named by the App Store") }
+        if given != nil, transactions.allSatisfy({ $0.appAccountToken == nil }) { notes.append("user given, not named by the App Store") }
+        if periodsPast { notes.append("earlier periods not counted as renewals: the membership began with a later one, from a notification") }
         return StateSyncOutcome(outcome: writer.outcome, membership: current, changes: writer.appliedKinds, notes: notes)
     }
 

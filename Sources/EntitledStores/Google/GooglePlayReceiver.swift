@@ -203,10 +203,12 @@ public struct GooglePlayReceiver: Sendable {
                     )
                 )
             }
+            // A canceled subscription renewed until it was canceled: granted renewing, the events below
+            // cancel it (`unsubscribeDetectedAt`, status `canceled`) as SUBSCRIPTION_CANCELED would have.
             let granted = try await writer.grant(
                 .grant(
                     user: user, product: product, source: "play_store", expiresAt: expiry.map { ProtocolTime.string(milliseconds: $0) },
-                    willRenew: autoRenews, environment: purchase["testPurchase"] != nil ? "sandbox" : nil, transactionId: order,
+                    willRenew: autoRenews || state == "SUBSCRIPTION_STATE_CANCELED", environment: purchase["testPurchase"] != nil ? "sandbox" : nil, transactionId: order,
                     originalTransactionId: order == token ? nil : token, reason: context.reason
                 ).imported(
                     purchasedAt: context.sync == nil ? nil : purchase["startTime"]?.stringValue.flatMap(Self.milliseconds),

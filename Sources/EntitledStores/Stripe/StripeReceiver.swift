@@ -153,13 +153,16 @@ public struct StripeReceiver: Sendable {
         }
         if found == nil || found?.user != subscription.user {
             // A new subscription, or one whose metadata now names another user (the transfer rule decides).
+            // One that has not ended renewed from its start: set to cancel at its period's end, the events
+            // below cancel it (`unsubscribeDetectedAt`, status `canceled`) as the update that set it would have.
+            let ended = ["canceled", "unpaid", "incomplete_expired"].contains(subscription.status)
             let granted = try await writer.grant(
                 .grant(
                     user: subscription.user, product: subscription.product, source: "stripe",
-                    expiresAt: ProtocolTime.string(milliseconds: subscription.periodEnd * 1000),
-                    willRenew: !subscription.cancelsAtPeriodEnd, periodType: subscription.status == "trialing" ? "trial" : nil,
-                    environment: subscription.isLive ? nil : "sandbox", transactionId: subscription.latestInvoice ?? subscription.id,
-                    originalTransactionId: subscription.latestInvoice == nil ? nil : subscription.id, reason: event.reason
+                    expiresAt: ProtocolTime.string(milliseconds: subscription.paidUntil * 1000),
+                    willRenew: !ended, periodType: subscription.status == "trialing" ? "trial" : nil,
+                    environment: subscription.isLive ? nil : "sandbox", transactionId: subscription.paidInvoice ?? subscription.id,
+                    originalTransactionId: subscription.paidInvoice == nil ? nil : subscription.id, reason: event.reason
                 ).imported(purchasedAt: event.sync == nil ? nil : subscription.startedAt.map { $0 * 1000 }, renewsCount: nil)
             )
             // Refused (another user holds it, and the transfer rule keeps it there): its events still apply.

@@ -13,6 +13,8 @@ struct StripeSubscription {
     /// The end of the period paid for, in Unix seconds: the first item's `current_period_end` (API versions
     /// from 2025-03-31 on), else the subscription's own (earlier versions).
     var periodEnd: Int64
+    /// The start of the current period (`current_period_start`, where `periodEnd` is read).
+    var periodStart: Int64?
     var cancelsAtPeriodEnd: Bool
     /// The newest invoice: the transaction of the period, which a refund of its charge names.
     var latestInvoice: String?
@@ -38,9 +40,25 @@ struct StripeSubscription {
         self.product = product
         self.status = status
         self.periodEnd = periodEnd
+        // Read only for a past_due subscription's paid period: one that cannot be read is not a refusal.
+        self.periodStart = (try? StoreTime.seconds(item?["current_period_start"] ?? object["current_period_start"], "current_period_start")) ?? nil
         self.cancelsAtPeriodEnd = object["cancel_at_period_end"]?.boolValue ?? false
         self.latestInvoice = object["latest_invoice"]?.storeID
         self.isLive = object["livemode"]?.boolValue ?? true
         self.startedAt = try StoreTime.seconds(object["start_date"], "start_date")
+    }
+
+    /// The end of the period paid for. `past_due`: Stripe moved the period on when it invoiced the renewal
+    /// and retries the charge, so what was paid for ended where the current period starts
+    /// (https://docs.stripe.com/billing/subscriptions/overview#subscription-statuses); access beyond it is
+    /// the billing issue's grace period, as the live receiver gives it. Otherwise the current period's end.
+    var paidUntil: Int64 {
+        status == "past_due" ? min(periodStart ?? periodEnd, periodEnd) : periodEnd
+    }
+
+    /// The invoice of the period paid for, when the subscription names it: a past_due subscription's newest
+    /// invoice is the one whose charge failed (its payment, if it comes, is the renewal that names it).
+    var paidInvoice: String? {
+        status == "past_due" ? nil : latestInvoice
     }
 }

@@ -34,6 +34,16 @@ public final class ImportProgress: @unchecked Sendable {
         if let line { draw(line) }
     }
 
+    /// Says that `count` identifiers wait `wait` to be tried again (the store or `entitled` unavailable),
+    /// at once: nothing advances meanwhile, and a log would otherwise say nothing for the whole wait.
+    public func retrying(_ count: Int, after wait: Duration) {
+        let line = lock.withLock {
+            lastDrawn = .now
+            return render(now: .now) + "  \(count) to try again in \(wait.components.seconds)s (the store or entitled unavailable)"
+        }
+        draw(line)
+    }
+
     /// The last state, and a line end on a terminal.
     public func finish() {
         let line = lock.withLock { render(now: .now) }

@@ -1,5 +1,6 @@
-/// Runs an import: each identifier once, at most `concurrency` at a time, skipping what the journal says an
-/// earlier run finished, recording every result in the report and the journal, and drawing the progress.
+/// Runs an import: each identifier once (however many times it is listed), at most `concurrency` at a time,
+/// skipping what the journal says an earlier run finished, recording every result in the report and the
+/// journal, and drawing the progress.
 ///
 /// What one identifier means (fetch it from its store, bring `entitled` to it) is the caller's `work`; the
 /// importer only knows keys. A failure that may pass later (the store or `entitled` unavailable, a rate
@@ -27,7 +28,10 @@ public struct Importer: Sendable {
     ) async -> Int {
         var skipped = 0
         var pending: [String] = []
-        for key in keys {
+        // A file may list an identifier twice (rows of a query, two exports): it is imported once, or the
+        // same purchase would be asked of its store and brought to it several times at once.
+        var seen = Set<String>()
+        for key in keys where seen.insert(key).inserted {
             if journal.isFinished(key) {
                 skipped += 1
                 progress?.advance(failed: false)
@@ -40,6 +44,7 @@ public struct Importer: Sendable {
             let last = round == retryWaits.count
             let again = await runRound(pending, progress: progress, last: last, work: work)
             if again.isEmpty || last { break }
+            progress?.retrying(again.count, after: retryWaits[round])
             try? await Task.sleep(for: retryWaits[round])
             round += 1
             pending = again
