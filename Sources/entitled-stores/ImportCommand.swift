@@ -127,7 +127,7 @@ struct ImportRun {
     /// Imports `keys` with `work`, drawing the progress under `label`.
     func run(_ label: String, _ keys: [String], work: @escaping @Sendable (String) async -> ImportResult) async {
         let progress = ImportProgress(label: label, total: Set(keys).count)
-        skipped.add(await importer.run(keys, progress: progress, work: work))
+        skipped.add(await importer.run(keys, progress: progress, work: work).skipped)
         progress.finish()
     }
 

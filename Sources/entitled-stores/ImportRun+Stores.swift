@@ -133,17 +133,16 @@ extension ImportRun {
                 for object in page.data { if let id = object["id"]?.stringValue { objects["stripe:\(id)"] = object } }
                 let found = objects
                 let keys = page.data.compactMap { $0["id"]?.stringValue }.map { "stripe:\($0)" }
-                skipped.add(
-                    await importer.run(keys, progress: progress) { key in
-                        await Self.result(key) { () async throws(SyncFailure) in
-                            guard let object = found[key] else { throw SyncFailure(kind: "internal", message: "lost its object", mayPassLater: false) }
-                            return try await StoreClients.receiving { () async throws(ReceiveFailure) in
-                                try await stripe.receiver.bring(subscriptionObject: object, sync: sync)
-                            }
+                let batch = await importer.run(keys, progress: progress) { key in
+                    await Self.result(key) { () async throws(SyncFailure) in
+                        guard let object = found[key] else { throw SyncFailure(kind: "internal", message: "lost its object", mayPassLater: false) }
+                        return try await StoreClients.receiving { () async throws(ReceiveFailure) in
+                            try await stripe.receiver.bring(subscriptionObject: object, sync: sync)
                         }
                     }
-                )
-                held = held || keys.contains { !importer.journal.isFinished($0) }
+                }
+                skipped.add(batch.skipped)
+                held = held || batch.failed > 0
                 guard let next = page.next else {
                     if !held { importer.journal.markCursor(listing, "end") }
                     break

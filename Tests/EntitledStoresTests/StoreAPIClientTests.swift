@@ -72,16 +72,15 @@ import Testing
         #expect(try stripe.traffic().requests == 1)
     }
 
-    // The timeout tests bound the call far below the stand-in's 60 s of silence, not near the policy's
-    // timeout: in a full run of the suite, its blocking tests hold the cooperative pool's threads (two on
-    // this machine), and a timed-out try resumed up to 28 s late (seen), still half a minute before the
-    // stand-in would have given up.
+    // The timeout tests prove the try's timer ended the try, not the stand-in's giving up after 60 s, by what
+    // came of it rather than by the time it took: in a full run of the suite, tests that block hold the
+    // cooperative pool's threads (two on this machine), and a timed-out try resumed up to 54 s late (seen).
+    // A hang the stand-in gave up would be a closed connection, not "did not answer within"; a stall it gave
+    // up would be the first try's answer, one request, not two.
     @Test func aStoreThatDoesNotAnswerTimesOutAndIsTriedAgain() async throws {
         try stripe.failNext(5, with: "hang", hangSeconds: 60)
-        let policy = RetryPolicy(attempts: 2, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(10), longestRetryAfter: .seconds(1), timeout: .milliseconds(400))
-        let started = ContinuousClock.now
+        let policy = RetryPolicy(attempts: 2, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(10), longestRetryAfter: .seconds(1), timeout: .seconds(2))
         let error = try await #require(throws: StoreAPIError.self) { try await api(policy).subscription("sub_1") }
-        #expect(ContinuousClock.now - started < .seconds(50), "answered by the stand-in giving up, not by the timeout")
         #expect(error.kind == .unavailable)
         #expect(error.message.contains("did not answer within"), "\(error)")
         #expect(try stripe.traffic().requests == 2)
@@ -90,11 +89,10 @@ import Testing
     @Test func aStoreThatStallsItsAnswersBodyTimesOut() async throws {
         // AsyncHTTPClient's own deadline ends with the answer's head; the body is timed by the client.
         try stripe.failNext(1, with: "stall", hangSeconds: 60)
-        let policy = RetryPolicy(attempts: 2, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(10), longestRetryAfter: .seconds(1), timeout: .milliseconds(600))
-        let started = ContinuousClock.now
+        // A try's timeout of 2 s: the second try's answer comes within it even on a machine busy with the suite.
+        let policy = RetryPolicy(attempts: 2, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(10), longestRetryAfter: .seconds(1), timeout: .seconds(2))
         let subscription = try await api(policy).subscription("sub_1")
         #expect(subscription["id"]?.stringValue == "sub_1")
-        #expect(ContinuousClock.now - started < .seconds(50), "answered by the stand-in giving up, not by the timeout")
         #expect(try stripe.traffic().requests == 2)
     }
 
