@@ -37,10 +37,7 @@ struct BackfillCommand: AsyncParsableCommand {
         let settings = try options.settings()
         var logger = Logger(label: "entitled-stores")
         logger.logLevel = settings.logLevel
-        let pool = EntitledPool(
-            address: settings.entitled,
-            configuration: EntitledPool.Configuration(connections: 2, requestTimeout: .seconds(30), connectTimeout: .seconds(5), token: settings.token)
-        )
+        let pool = settings.entitledPool(connections: 2)
         let gateway = PoolGateway(pool: pool)
         let clients = try StoreClients(settings: settings, gateway: gateway)
         guard clients.apple != nil || clients.google != nil || clients.stripe != nil else {

@@ -110,10 +110,7 @@ struct ImportRun {
             throw ValidationError(error.description)
         }
         self.settings = settings
-        pool = EntitledPool(
-            address: settings.entitled,
-            configuration: EntitledPool.Configuration(connections: 4, requestTimeout: .seconds(30), connectTimeout: .seconds(5), token: settings.token)
-        )
+        pool = settings.entitledPool(connections: 4)
         gateway = PoolGateway(pool: pool)
         clients = try StoreClients(settings: settings, gateway: gateway)
     }

@@ -30,10 +30,7 @@ struct ReconcileCommand: AsyncParsableCommand {
         let settings = try options.settings()
         var logger = Logger(label: "entitled-stores")
         logger.logLevel = settings.logLevel
-        let pool = EntitledPool(
-            address: settings.entitled,
-            configuration: EntitledPool.Configuration(connections: 2, requestTimeout: .seconds(30), connectTimeout: .seconds(5), token: settings.token)
-        )
+        let pool = settings.entitledPool(connections: 2)
         let clients = try StoreClients(settings: settings, gateway: PoolGateway(pool: pool))
         guard !clients.reconcilerStores.isEmpty else {
             throw ValidationError("no store's API is configured: give --apple-key-file (with its ids), --google-service-account or --stripe-api-key-file")

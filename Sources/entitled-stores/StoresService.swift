@@ -26,10 +26,7 @@ struct StoresService {
                 "ignoring unknown environment variables: \(described.joined(separator: ", ")); the settings are ENTITLED_STORES_ and a long option name, such as ENTITLED_STORES_LISTEN"
             )
         }
-        let pool = EntitledPool(
-            address: settings.entitled,
-            configuration: EntitledPool.Configuration(connections: 2, requestTimeout: .seconds(10), connectTimeout: .seconds(5), token: settings.token)
-        )
+        let pool = settings.entitledPool(connections: 2, requestTimeout: .seconds(10))
         let gateway = PoolGateway(pool: pool)
         let metrics = StoreMetrics()
         let unmatched: UnmatchedNotifications

@@ -241,3 +241,16 @@ extension StoresSettings {
         return secret
     }
 }
+
+extension StoresSettings {
+    /// A pool of connections to the `entitled` of these settings, authenticated with their token.
+    /// - Parameters:
+    ///   - connections: 2 for the receiver and the reconciliation, more for an import's concurrency.
+    ///   - requestTimeout: how long a request may wait for its answer.
+    func entitledPool(connections: Int, requestTimeout: Duration = .seconds(30)) -> EntitledPool {
+        EntitledPool(
+            address: entitled,
+            configuration: EntitledPool.Configuration(connections: connections, requestTimeout: requestTimeout, connectTimeout: .seconds(5), token: token)
+        )
+    }
+}
