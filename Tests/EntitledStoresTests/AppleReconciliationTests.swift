@@ -33,7 +33,7 @@ import Testing
         StoreSyncHarness.appleTransaction(id, original: original, purchased: purchased, expires: expires, token: StoreSyncHarness.appleUser(user), revoked: revoked)
     }
 
-    @Test func eachMissedChangeIsAppliedAsItsEventOnceWithTheReasonReconciliation() throws {
+    @Test func eachMissedChangeIsAppliedAsItsEventOnceWithTheReasonReconciliation() async throws {
         let now = Self.now, day = Self.day
         // 1: renewed 5 days ago, the DID_RENEW missed.
         try subscribe("1000000001", user: 1, purchased: now - 35 * day, expires: now - 5 * day)
@@ -99,7 +99,7 @@ import Testing
         refundedLifetime["revocationReason"] = 1
         try sync.setApple(original: "6600000001", transactions: [refundedLifetime], status: nil)
 
-        let run = try sync.run("reconcile")
+        let run = try await sync.run("reconcile")
         #expect(run.status == 0, "\(run.output)")
         #expect(
             run.output.contains("app_store: checked 9, corrected 8, failed 0 (billing_issue 2, cancellation 1, expiration 1, product_change 1, refund 2, renewal 2)"),
@@ -140,7 +140,7 @@ import Testing
 
         // Nothing differs any more.
         let trails = try (1...9).map { try sync.history(StoreSyncHarness.appleUser($0)).count }
-        let again = try sync.run("reconcile")
+        let again = try await sync.run("reconcile")
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("app_store: checked 9, corrected 0, failed 0\n"), "\(again.output)")
         #expect(!again.output.contains("reconciled app_store membership"), "\(again.output)")
@@ -151,7 +151,7 @@ import Testing
     /// down, then the customer turned auto-renewal off): `entitled` orders events by time, so the renewal
     /// written at its purchase time would be ignored as out of order, and the membership would stay
     /// expired although the customer paid. So would a refund older than a later notification received.
-    @Test func aMissedChangeOlderThanANotificationReceivedIsStillApplied() throws {
+    @Test func aMissedChangeOlderThanANotificationReceivedIsStillApplied() async throws {
         let now = Self.now, day = Self.day
         try subscribe("7000000001", user: 11, purchased: now - 35 * day, expires: now - 5 * day)
         let renewal = transaction("7000000002", "7000000001", user: 11, purchased: now - 5 * day, expires: now + 25 * day)
@@ -176,7 +176,7 @@ import Testing
         #expect(try stores.post("/apple", body: offAfterRefund).body == "applied\n")
         try sync.setApple(original: "7100000001", transactions: [refunded], status: 5, autoRenew: false)
 
-        let run = try sync.run("reconcile")
+        let run = try await sync.run("reconcile")
         #expect(run.status == 0, "\(run.output)")
         #expect(try sync.membership(original: "7100000001").status == "revoked", "the refund was not applied: \(run.output)")
         let membership = try sync.membership(original: "7000000001")
@@ -185,11 +185,11 @@ import Testing
         #expect(membership.renewsCount == 1 && !membership.willRenew)
         #expect(membership.transactions.map(\.id) == ["7000000001", "7000000002"])
         #expect(run.output.contains("app_store: checked 2, corrected 2, failed 0 (cancellation 1, refund 1, renewal 1)"), "\(run.output)")
-        let again = try sync.run("reconcile")
+        let again = try await sync.run("reconcile")
         #expect(again.output.contains("app_store: checked 2, corrected 0, failed 0"), "\(again.output)")
     }
 
-    @Test func onlyTheStoresMembershipsWithinTheWindowAreAskedAndOneItDoesNotKnowFails() throws {
+    @Test func onlyTheStoresMembershipsWithinTheWindowAreAskedAndOneItDoesNotKnowFails() async throws {
         let now = Self.now, day = Self.day
         try subscribe("8000000001", user: 21, purchased: now - 5 * day, expires: now + 25 * day)
         try sync.setApple(
@@ -208,7 +208,7 @@ import Testing
         _ = try sync.client.send(.grant(user: "someone", product: "prod_pro", source: "stripe", duration: "30d", transactionId: "in_1", originalTransactionId: "sub_1"))
         _ = try sync.client.send(.grant(user: "someone", product: "prod_pro", duration: "30d"))
 
-        let run = try sync.run("reconcile")
+        let run = try await sync.run("reconcile")
         #expect(run.status == 3, "\(run.output)")
         #expect(run.output.contains("app_store: checked 2, corrected 0, failed 1"), "\(run.output)")
         let unknown = try sync.membership(original: "8200000001")
@@ -221,7 +221,7 @@ import Testing
         #expect(unknown.isActive && unknown.willRenew)
 
         // A window of 50 days takes in the one that ended 40 days ago: its expiry was missed too.
-        let wider = try sync.run("reconcile", ["--reconcile-window-days", "50"])
+        let wider = try await sync.run("reconcile", ["--reconcile-window-days", "50"])
         #expect(wider.status == 3, "\(wider.output)")
         #expect(wider.output.contains("app_store: checked 3, corrected 1, failed 1 (expiration 1)"), "\(wider.output)")
         #expect(try sync.membership(original: "8100000001").willRenew == false)

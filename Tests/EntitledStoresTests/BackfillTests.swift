@@ -10,7 +10,7 @@ import Testing
 @Suite struct BackfillTests {
     static let day = StoreSyncHarness.day
 
-    @Test func theAppStoresMissedNotificationsAreAppliedAndThoseReceivedRecognised() throws {
+    @Test func theAppStoresMissedNotificationsAreAppliedAndThoseReceivedRecognised() async throws {
         let sync = try StoreSyncHarness([.apple])
         let stores = try sync.receiver()
         let now = StoreSyncHarness.now, day = Self.day
@@ -48,7 +48,7 @@ import Testing
             try sync.addAppleHistory(body, date: date, original: original)
         }
 
-        let run = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 10)])
+        let run = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 10)])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("apple: applied 3, duplicate 2, ignored 0, unmatched 1, failed 0"), "\(run.output)")
         let renewed = try sync.membership(original: "1100000001")
@@ -57,22 +57,22 @@ import Testing
         let granted = try sync.membership(original: "1300000001")
         #expect(granted.user == user(33) && granted.isActive)
         #expect(try sync.client.send(.memberships(originalTransactionId: "1400000001")).memberships == [])
-        let kept = try sync.run("unmatched")
+        let kept = try await sync.run("unmatched")
         #expect(kept.status == 0, "\(kept.output)")
         #expect(kept.output.contains("apple  original transaction 1400000001"), "\(kept.output)")
         #expect(kept.output.contains("1 notification waiting"), "\(kept.output)")
 
         // Again: everything is recognised, nothing changes.
         let trails = try [31, 32, 33].map { try sync.history(user($0)).count }
-        let again = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 10)])
+        let again = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 10)])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("apple: applied 0, duplicate 5, ignored 0, unmatched 1, failed 0"), "\(again.output)")
         #expect(try [31, 32, 33].map { try sync.history(user($0)).count } == trails)
-        #expect(try sync.run("unmatched").output.contains("1 notification waiting"))
+        #expect(try await sync.run("unmatched").output.contains("1 notification waiting"))
 
         // Apple keeps 180 days of history.
         let requests = try #require(try sync.apple?.traffic().requests)
-        let tooOld = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 181)])
+        let tooOld = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 181)])
         #expect(tooOld.status != 0)
         #expect(tooOld.output.contains("the App Store keeps 180 days of notification history"), "\(tooOld.output)")
         #expect(try sync.apple?.traffic().requests == requests)
@@ -80,16 +80,16 @@ import Testing
 
     /// A `--since` one store cannot go back to is refused before any store is asked, rather than after
     /// another store's notifications were applied (and its summary never printed).
-    @Test func aSinceBeyondOneStoresWindowIsRefusedBeforeAnyStoreIsAsked() throws {
+    @Test func aSinceBeyondOneStoresWindowIsRefusedBeforeAnyStoreIsAsked() async throws {
         let sync = try StoreSyncHarness([.apple, .stripe])
-        let run = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 60)])
+        let run = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 60)])
         #expect(run.status != 0)
         #expect(run.output.contains("Stripe keeps 30 days of events"), "\(run.output)")
         #expect(try sync.apple?.traffic().requests == 0, "the App Store was asked before the refusal")
         #expect(try sync.stripe?.traffic().requests == 0)
     }
 
-    @Test func stripesEventsAreAppliedInTheOrderTheyHappenedAndThoseAppliedRecognised() throws {
+    @Test func stripesEventsAreAppliedInTheOrderTheyHappenedAndThoseAppliedRecognised() async throws {
         let sync = try StoreSyncHarness([.stripe])
         let stores = try sync.receiver()
         let now = StripeFixtures.now, day: Int64 = 86_400
@@ -112,7 +112,7 @@ import Testing
         #expect(try stores.post("/stripe", body: events[0], headers: StripeFixtures.signed(events[0])).body == "applied\n")
         try sync.stripe?.set(["events": try events.map { try JSONSerialization.jsonObject(with: Data($0)) }])
 
-        let run = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 10)])
+        let run = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 10)])
         #expect(run.status == 0, "\(run.output)")
         // The refund revoked the membership (and ended its renewal), so the later cancellation changes nothing.
         #expect(run.output.contains("stripe: applied 3, duplicate 2, ignored 0, unmatched 0, failed 0"), "\(run.output)")
@@ -123,17 +123,17 @@ import Testing
         #expect(try sync.membership(original: "sub_bf2").isActive)
 
         let trails = try ["s-bf", "s-bf2"].map { try sync.history($0).count }
-        let again = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 10)])
+        let again = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 10)])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("stripe: applied 0,"), "\(again.output)")
         #expect(try ["s-bf", "s-bf2"].map { try sync.history($0).count } == trails)
 
-        let tooOld = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 31)])
+        let tooOld = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 31)])
         #expect(tooOld.status != 0)
         #expect(tooOld.output.contains("Stripe keeps 30 days of events"), "\(tooOld.output)")
     }
 
-    @Test func googlesVoidedPurchasesAreAppliedAsRefundsThenItsMembershipsReconciled() throws {
+    @Test func googlesVoidedPurchasesAreAppliedAsRefundsThenItsMembershipsReconciled() async throws {
         let sync = try StoreSyncHarness([.google])
         let stores = try sync.receiver()
         let now = StoreSyncHarness.now, day = Self.day
@@ -164,7 +164,7 @@ import Testing
             StoreSyncHarness.googleSubscription("SUBSCRIPTION_STATE_ACTIVE", order: "GPA.3000-0000-0000-00002..0", expiry: now + 31 * day, user: "g-bf")
         )
 
-        let run = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 3)])
+        let run = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 3)])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("google: applied 1, duplicate 0, ignored 0, unmatched 0, failed 0"), "\(run.output)")
         #expect(run.output.contains("play_store: checked 2, corrected 1, failed 0 (renewal 1)"), "\(run.output)")
@@ -174,12 +174,12 @@ import Testing
         #expect(try sync.history("g-void").first?.action == "refund")
         #expect(try sync.membership(original: "tok-bf").renewsCount == 1)
 
-        let again = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 3)])
+        let again = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 3)])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("google: applied 0, duplicate 1, ignored 0, unmatched 0, failed 0"), "\(again.output)")
         #expect(again.output.contains("play_store: checked 2, corrected 0, failed 0"), "\(again.output)")
 
-        let tooOld = try sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 31)])
+        let tooOld = try await sync.run("backfill", ["--since", StoreSyncHarness.since(daysAgo: 31)])
         #expect(tooOld.status != 0)
         #expect(tooOld.output.contains("Google Play lists 30 days of voided purchases"), "\(tooOld.output)")
     }

@@ -29,7 +29,7 @@ import Testing
         #expect(reply.body == "applied\n", "\(reply.status) \(reply.body)")
     }
 
-    @Test func eachMissedChangeIsAppliedAsItsEventOnceWithTheReasonReconciliation() throws {
+    @Test func eachMissedChangeIsAppliedAsItsEventOnceWithTheReasonReconciliation() async throws {
         let now = Self.now, day = Self.day
         try subscribe("tok-renew", user: "g-renew", order: "GPA.1000-0000-0000-00001", expiry: now + day)
         try subscribe("tok-expire", user: "g-expire", order: "GPA.1000-0000-0000-00002", expiry: now + day)
@@ -66,7 +66,7 @@ import Testing
         try sync.setGoogle(product: "tok-product", StoreSyncHarness.googleProduct(order: "GPA.2000-0000-0000-00001", user: "g-product", purchaseState: 1))
         let before = try #require(try sync.google?.traffic().requests)
 
-        let run = try sync.run("reconcile")
+        let run = try await sync.run("reconcile")
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("play_store: checked 6, corrected 5, failed 0 (cancellation 1, expiration 2, refund 1, renewal 1)"), "\(run.output)")
         for (token, user, change) in [
@@ -91,13 +91,13 @@ import Testing
         #expect(try sync.google?.traffic().requests == before + 6, "one Play Developer API call a membership")
 
         let trails = try ["g-renew", "g-expire", "g-lapsed", "g-cancel", "g-agree", "g-product"].map { try sync.history($0).count }
-        let again = try sync.run("reconcile")
+        let again = try await sync.run("reconcile")
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("play_store: checked 6, corrected 0, failed 0\n"), "\(again.output)")
         #expect(try ["g-renew", "g-expire", "g-lapsed", "g-cancel", "g-agree", "g-product"].map { try sync.history($0).count } == trails)
     }
 
-    @Test func aMembershipImportedByItsOrderIdIsNotAskedAndNotAFailure() throws {
+    @Test func aMembershipImportedByItsOrderIdIsNotAskedAndNotAFailure() async throws {
         // A RevenueCat export names Google's order, not the purchase token the API needs.
         let granted = try sync.client.send(
             .grant(user: "g-imported", product: "premium_monthly", source: "play_store", expiresAt: ProtocolTime.string(milliseconds: Self.now + Self.day),
@@ -105,7 +105,7 @@ import Testing
         )
         #expect(granted.isOK)
         let before = try #require(try sync.google?.traffic().requests)
-        let run = try sync.run("reconcile")
+        let run = try await sync.run("reconcile")
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("play_store: checked 1, corrected 0, failed 0; not asked: 1"), "\(run.output)")
         #expect(try sync.google?.traffic().requests == before, "Google is not asked about an order id")

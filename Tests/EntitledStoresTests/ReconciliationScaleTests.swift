@@ -7,7 +7,7 @@ import Testing
 /// (the reconciler's pages of 200, among memberships of another source): every one is asked of its store
 /// exactly once, and those that differ are corrected.
 @Suite struct ReconciliationScaleTests {
-    @Test func thousandsOfMembershipsAreEachCheckedExactlyOnceThroughManyPages() throws {
+    @Test func thousandsOfMembershipsAreEachCheckedExactlyOnceThroughManyPages() async throws {
         let sync = try StoreSyncHarness([.stripe], entitledArguments: ["--fsync", "no"])
         let count = 2500
         let now = StripeFixtures.now
@@ -33,7 +33,7 @@ import Testing
         }
         try sync.setStripe(all: subscriptions)
 
-        let run = try sync.run("reconcile", ["--concurrency", "16"], timeout: .seconds(600))
+        let run = try await sync.run("reconcile", ["--concurrency", "16"], timeout: .seconds(600))
         #expect(run.status == 0, "\(run.output.suffix(2000))")
         #expect(run.output.contains("stripe: checked \(count), corrected \(count / 5), failed 0 (renewal \(count / 5))"), "\(run.output.suffix(2000))")
         let paths = try StoreSyncHarness.paths(sync.stripe)

@@ -34,10 +34,10 @@ import Testing
         try client.send(EntitledRequest(op: "stats")).body["store"]?["memberships"]?.intValue ?? -1
     }
 
-    func runImport(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        try ServerProcess.runToCompletion(
-            "entitled-stores", ["import", "--entitled", "127.0.0.1:\(entitled.port)", "--state-dir", directory.path + "/state"] + arguments
-        )
+    /// Runs an import on a thread of its own: the test waits without holding a thread of the cooperative pool.
+    func runImport(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let command = ["import", "--entitled", "127.0.0.1:\(entitled.port)", "--state-dir", directory.path + "/state"] + arguments
+        return try await ImportHarness.onThread { try ServerProcess.runToCompletion("entitled-stores", command) }
     }
 
     /// A subscriber of two years: a trial, then monthly renewals, the last one cancelled, still paid for.
@@ -52,9 +52,9 @@ import Testing
         return lines
     }
 
-    @Test func aSubscriberOfTwoYearsIsImportedWithItsHistoryAndAnswersAsOfThePast() throws {
+    @Test func aSubscriberOfTwoYearsIsImportedWithItsHistoryAndAnswersAsOfThePast() async throws {
         let file = try export(Self.twoYears())
-        let run = try runImport(["--revenuecat", file])
+        let run = try await runImport(["--revenuecat", file])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("imported 1, unchanged 0, skipped 0, failed 0"), "\(run.output)")
         let membership = try #require(try client.send(.memberships(user: "user_1")).memberships?.first)
@@ -75,15 +75,15 @@ import Testing
         #expect(history.allSatisfy { $0.reason == "import" })
     }
 
-    @Test func runningTheSameImportAgainChangesNothing() throws {
+    @Test func runningTheSameImportAgainChangesNothing() async throws {
         let file = try export(Self.twoYears() + Self.twoYears(user: "user_2", original: "5000"))
-        #expect(try runImport(["--revenuecat", file]).status == 0)
+        #expect(try await runImport(["--revenuecat", file]).status == 0)
         let trail = try client.send(.history(user: "user_2")).history?.count
         // The same job: the journal skips everything.
-        let again = try runImport(["--revenuecat", file])
+        let again = try await runImport(["--revenuecat", file])
         #expect(again.output.contains("2 finished by an earlier run of this job"), "\(again.output)")
         // Another job over the same file: asked again, and every write is a duplicate.
-        let other = try runImport(["--revenuecat", file, "--job", "second"])
+        let other = try await runImport(["--revenuecat", file, "--job", "second"])
         #expect(other.status == 0)
         #expect(other.output.contains("imported 0, unchanged 2"), "\(other.output)")
         #expect(try client.send(.history(user: "user_2")).history?.count == trail)
@@ -91,13 +91,13 @@ import Testing
         #expect(try client.send(.memberships(user: "user_2")).memberships?.count == 1)
     }
 
-    @Test func theReportHasALinePerSubscriptionAndSaysWhatTheExportCouldNotGive() throws {
+    @Test func theReportHasALinePerSubscriptionAndSaysWhatTheExportCouldNotGive() async throws {
         let file = try export([
             "$RCAnonymousID:zz;$RCAnonymousID:zz;;lifetime;2024-03-01 00:00:00;;play_store;false;false;false;GPA.1;GPA.1;;;;1;;;",
             "u9;u9;;pro;2024-03-01 00:00:00;2024-04-01 00:00:00;app_store;true;false;false;77;77;2024-03-05 00:00:00;;;1;;;",
             "u9;u9;;pro;not a time;;app_store;true;false;false;78;77;;;;2;;;",
         ])
-        let run = try runImport(["--revenuecat", file, "--report", directory.path + "/report.jsonl"])
+        let run = try await runImport(["--revenuecat", file, "--report", directory.path + "/report.jsonl"])
         #expect(run.status == 3, "one unreadable row is a failure: \(run.output)")
         let lines = try String(contentsOfFile: directory.path + "/report.jsonl", encoding: .utf8).split(separator: "\n")
         let reports = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -112,7 +112,7 @@ import Testing
         #expect(run.output.contains("failed unreadable_row: 1"))
     }
 
-    @Test func anImportKilledHalfwayFinishesWhenRunAgainWithEverySubscriptionOnce() throws {
+    @Test func anImportKilledHalfwayFinishesWhenRunAgainWithEverySubscriptionOnce() async throws {
         var lines: [String] = []
         for index in 0..<2000 {
             lines.append("u\(index);u\(index);;pro;2025-06-01 00:00:00;2099-07-01 00:00:00;stripe;true;false;false;in_\(index);sub_\(index);;;;1;;;")
@@ -125,11 +125,11 @@ import Testing
         try first.start()
         // Killed once some hundreds are in: the journal has most of them (it writes 64 lines at a time), not all.
         let deadline = Date().addingTimeInterval(30)
-        while try memberships() < 300, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        while try memberships() < 300, Date() < deadline { try await Task.sleep(for: .seconds(0.01)) }
         _ = first.stop(with: SIGKILL)
         let atKill = try memberships()
         #expect(atKill >= 300 && atKill < 2000, "killed halfway, not before or after: \(atKill)")
-        let second = try runImport(["--revenuecat", file])
+        let second = try await runImport(["--revenuecat", file])
         #expect(second.status == 0, "\(second.output)")
         #expect(second.output.contains("finished by an earlier run of this job"), "\(second.output)")
         for index in stride(from: 0, to: 2000, by: 97) {

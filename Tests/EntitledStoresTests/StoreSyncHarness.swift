@@ -101,12 +101,16 @@ final class StoreSyncHarness {
 
     /// Runs `entitled-stores <subcommand>` against `entitled` and the stand-ins, with the state directory
     /// `stateDirectory`; `arguments` come last.
-    func run(_ subcommand: String, _ arguments: [String] = [], timeout: Duration = .seconds(180)) throws -> BoundedRun {
+    ///
+    /// It runs on a thread of its own: the test waits without holding one of the cooperative pool's threads
+    /// (as many as the machine has cores), which other suites' asynchronous tests need meanwhile.
+    func run(_ subcommand: String, _ arguments: [String] = [], timeout: Duration = .seconds(180)) async throws -> BoundedRun {
         var options = [subcommand, "--state-dir", stateDirectory]
         // `unmatched` reads the state directory only.
         if subcommand != "unmatched" { options += ["--entitled", "127.0.0.1:\(entitled.port)"] + storeOptions }
         if let tokenFile, subcommand != "unmatched" { options += ["--token-file", tokenFile] }
-        let run = try BoundedRun.run("entitled-stores", options + arguments, timeout: timeout)
+        let command = options + arguments
+        let run = try await ImportHarness.onThread { try BoundedRun.run("entitled-stores", command, timeout: timeout) }
         #expect(!run.timedOut, "entitled-stores \(subcommand) did not finish: \(run.output)")
         return run
     }

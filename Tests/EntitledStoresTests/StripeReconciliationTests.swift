@@ -20,7 +20,7 @@ import Testing
         #expect(reply.body == "applied\n", "\(reply.status) \(reply.body)")
     }
 
-    @Test func eachMissedChangeIsAppliedAsItsEventOnceWithTheReasonReconciliation() throws {
+    @Test func eachMissedChangeIsAppliedAsItsEventOnceWithTheReasonReconciliation() async throws {
         let sync = try StoreSyncHarness([.stripe])
         let stores = try sync.receiver()
         let now = Self.now, day = Self.day
@@ -39,7 +39,7 @@ import Testing
             StoreSyncHarness.stripeSubscription("sub_lapsed", user: "s-lapsed", status: "canceled", periodEnd: now - 3600, invoice: "in_sub_lapsed_1"),
         ])
 
-        let run = try sync.run("reconcile")
+        let run = try await sync.run("reconcile")
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("stripe: checked 6, corrected 5, failed 0 (billing_issue 1, cancellation 1, expiration 2, renewal 1)"), "\(run.output)")
         for (id, user, change) in [
@@ -66,13 +66,13 @@ import Testing
         #expect(try sync.stripe?.traffic().requests == 6, "one Retrieve a subscription a membership")
 
         let trails = try ["s-renew", "s-cancel", "s-due", "s-off", "s-agree", "s-lapsed"].map { try sync.history($0).count }
-        let again = try sync.run("reconcile")
+        let again = try await sync.run("reconcile")
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("stripe: checked 6, corrected 0, failed 0\n"), "\(again.output)")
         #expect(try ["s-renew", "s-cancel", "s-due", "s-off", "s-agree", "s-lapsed"].map { try sync.history($0).count } == trails)
     }
 
-    @Test func withAuthTheWriterTokenReconcilesAndACheckTokenIsRefusedClearly() throws {
+    @Test func withAuthTheWriterTokenReconcilesAndACheckTokenIsRefusedClearly() async throws {
         let sync = try StoreSyncHarness([.stripe], tokens: [.admin, .writer, .check])
         sync.tokenFile = try sync.writeTokenFile(.writer)
         let stores = try sync.receiver()
@@ -80,7 +80,7 @@ import Testing
         try sync.setStripe(StoreSyncHarness.stripeSubscription("sub_auth", user: "s-auth", periodEnd: Self.now + 31 * Self.day, invoice: "in_sub_auth_2"))
 
         sync.tokenFile = try sync.writeTokenFile(.check)
-        let refused = try sync.run("reconcile")
+        let refused = try await sync.run("reconcile")
         #expect(refused.status == 3, "\(refused.output)")
         #expect(refused.output.contains("stripe: checked 0, corrected 0, failed 0; stopped: entitled did not list the memberships"), "\(refused.output)")
         #expect(refused.output.contains("listing every membership of a source needs the writer or admin role"), "\(refused.output)")
@@ -89,7 +89,7 @@ import Testing
         #expect(try sync.membership(original: "sub_auth").renewsCount == 0)
 
         sync.tokenFile = try sync.writeTokenFile(.writer)
-        let run = try sync.run("reconcile")
+        let run = try await sync.run("reconcile")
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("stripe: checked 1, corrected 1, failed 0 (renewal 1)"), "\(run.output)")
         #expect(try sync.membership(original: "sub_auth").renewsCount == 1)

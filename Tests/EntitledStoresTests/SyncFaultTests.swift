@@ -31,23 +31,23 @@ import Testing
         try (0..<count).map { try sync.membership(original: "sub_f\($0)").renewsCount }
     }
 
-    @Test func aStore429InTheMiddleFailsOneMembershipAndTheNextRunCorrectsIt() throws {
+    @Test func aStore429InTheMiddleFailsOneMembershipAndTheNextRunCorrectsIt() async throws {
         let sync = try StoreSyncHarness([.stripe])
         try Self.renewedStripeMemberships(5, sync)
         // The third call: a 429 asking for five minutes, longer than a run waits for one call.
         try sync.stripe?.set(["fail_next": ["status": 429, "count": 1, "after": 2, "retry_after": "300"]])
-        let run = try sync.run("reconcile", ["--concurrency", "1"])
+        let run = try await sync.run("reconcile", ["--concurrency", "1"])
         #expect(run.status == 3, "\(run.output)")
         #expect(run.output.contains("stripe: checked 5, corrected 4, failed 1 (renewal 4)"), "\(run.output)")
         #expect(run.output.contains("rate_limited"), "\(run.output)")
         #expect(try Self.renewals(5, sync).sorted() == [0, 1, 1, 1, 1])
-        let again = try sync.run("reconcile", ["--concurrency", "1"])
+        let again = try await sync.run("reconcile", ["--concurrency", "1"])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("stripe: checked 5, corrected 1, failed 0 (renewal 1)"), "\(again.output)")
         #expect(try Self.renewals(5, sync) == [1, 1, 1, 1, 1])
     }
 
-    @Test func appStore500sInTheMiddleAreTriedAgainAndWriteOnce() throws {
+    @Test func appStore500sInTheMiddleAreTriedAgainAndWriteOnce() async throws {
         let sync = try StoreSyncHarness([.apple])
         let stores = try sync.receiver()
         let now = StoreSyncHarness.now, day = StoreSyncHarness.day
@@ -65,7 +65,7 @@ import Testing
             try sync.setApple(original: original, transactions: [first, second], status: 1)
         }
         try sync.apple?.set(["fail_next": ["status": 500, "count": 2, "after": 2]])
-        let run = try sync.run("reconcile", ["--concurrency", "1"])
+        let run = try await sync.run("reconcile", ["--concurrency", "1"])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("app_store: checked 3, corrected 3, failed 0 (renewal 3)"), "\(run.output)")
         #expect(try sync.apple?.traffic().requests == 8, "six calls and two tried again")
@@ -75,7 +75,7 @@ import Testing
         }
     }
 
-    @Test func googleAnsweringNothingToEveryTryFailsOneMembershipAndTheNextRunCorrectsIt() throws {
+    @Test func googleAnsweringNothingToEveryTryFailsOneMembershipAndTheNextRunCorrectsIt() async throws {
         let sync = try StoreSyncHarness([.google])
         let now = StoreSyncHarness.now, day = StoreSyncHarness.day
         for index in 0..<3 {
@@ -92,19 +92,19 @@ import Testing
         }
         // The second membership's every try (a run tries a call 8 times) read and left unanswered.
         try sync.google?.set(["fail_next": ["status": "hang", "count": 8, "after": 1, "hang_seconds": 0.2]])
-        let run = try sync.run("reconcile", ["--concurrency", "1"])
+        let run = try await sync.run("reconcile", ["--concurrency", "1"])
         #expect(run.status == 3, "\(run.output)")
         #expect(run.output.contains("play_store: checked 3, corrected 2, failed 1 (renewal 2)"), "\(run.output)")
         #expect(run.output.contains("did not answer"), "\(run.output)")
         let renewals = try (0..<3).map { try sync.membership(original: "tok-f\($0)").renewsCount }
         #expect(renewals == [1, 0, 1])
-        let again = try sync.run("reconcile")
+        let again = try await sync.run("reconcile")
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("play_store: checked 3, corrected 1, failed 0 (renewal 1)"), "\(again.output)")
         #expect(try (0..<3).map { try sync.membership(original: "tok-f\($0)").renewsCount } == [1, 1, 1])
     }
 
-    @Test func entitledGoneInTheMiddleFailsTheRestAndTheNextRunFinishes() throws {
+    @Test func entitledGoneInTheMiddleFailsTheRestAndTheNextRunFinishes() async throws {
         let sync = try StoreSyncHarness([.stripe])
         let count = 8
         try Self.renewedStripeMemberships(count, sync)
@@ -117,10 +117,10 @@ import Testing
         )
         try process.start()
         let deadline = Date().addingTimeInterval(60)
-        while try sync.stripe?.traffic().requests ?? 0 < 3, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while try sync.stripe?.traffic().requests ?? 0 < 3, Date() < deadline { try await Task.sleep(for: .seconds(0.05)) }
         sync.entitled.stop()
         let finished = Date().addingTimeInterval(120)
-        while process.process.isRunning, Date() < finished { Thread.sleep(forTimeInterval: 0.1) }
+        while process.process.isRunning, Date() < finished { try await Task.sleep(for: .seconds(0.1)) }
         #expect(!process.process.isRunning, "reconcile did not end with entitled gone")
         let status = process.stop(with: SIGKILL)
         let output = process.standardOutputText() + process.standardErrorText()
@@ -132,13 +132,13 @@ import Testing
         let renewals = try Self.renewals(count, sync)
         #expect(renewals.allSatisfy { $0 <= 1 } && renewals.contains(1) && renewals.contains(0), "\(renewals)")
         try sync.stripe?.set(["delay": 0])
-        let again = try sync.run("reconcile")
+        let again = try await sync.run("reconcile")
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("stripe: checked \(count), corrected \(renewals.filter { $0 == 0 }.count), failed 0"), "\(again.output)")
         #expect(try Self.renewals(count, sync) == Array(repeating: 1, count: count))
     }
 
-    @Test func entitledGoneInTheMiddleOfABackfillFailsTheRestAndTheNextOneFinishes() throws {
+    @Test func entitledGoneInTheMiddleOfABackfillFailsTheRestAndTheNextOneFinishes() async throws {
         let sync = try StoreSyncHarness([.apple])
         let now = StoreSyncHarness.now, day = StoreSyncHarness.day
         let count = 6
@@ -159,10 +159,10 @@ import Testing
         )
         try process.start()
         let deadline = Date().addingTimeInterval(60)
-        while try sync.apple?.traffic().requests ?? 0 < 3, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while try sync.apple?.traffic().requests ?? 0 < 3, Date() < deadline { try await Task.sleep(for: .seconds(0.05)) }
         sync.entitled.stop()
         let finished = Date().addingTimeInterval(120)
-        while process.process.isRunning, Date() < finished { Thread.sleep(forTimeInterval: 0.1) }
+        while process.process.isRunning, Date() < finished { try await Task.sleep(for: .seconds(0.1)) }
         #expect(!process.process.isRunning, "backfill did not end with entitled gone")
         let status = process.stop(with: SIGKILL)
         let output = process.standardOutputText() + process.standardErrorText()
@@ -174,13 +174,13 @@ import Testing
         #expect(granted.allSatisfy { $0 <= 1 } && granted.contains(1) && granted.contains(0), "\(granted)")
         #expect(output.contains("apple: applied \(granted.filter { $0 == 1 }.count), duplicate 0, ignored 0, unmatched 0, failed \(granted.filter { $0 == 0 }.count)"), "\(output)")
         try sync.apple?.set(["delay": 0])
-        let again = try sync.run("backfill", ["--since", since])
+        let again = try await sync.run("backfill", ["--since", since])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("apple: applied \(granted.filter { $0 == 0 }.count), duplicate \(granted.filter { $0 == 1 }.count),"), "\(again.output)")
         #expect(try (1...count).map { try sync.memberships(StoreSyncHarness.appleUser(60 + $0)).count } == Array(repeating: 1, count: count))
     }
 
-    @Test func aBackfillStoppedInTheMiddleOfTheHistoryIsFinishedByTheNextOne() throws {
+    @Test func aBackfillStoppedInTheMiddleOfTheHistoryIsFinishedByTheNextOne() async throws {
         let sync = try StoreSyncHarness([.apple])
         let now = StoreSyncHarness.now, day = StoreSyncHarness.day
         for number in 1...5 {
@@ -194,11 +194,11 @@ import Testing
         // Two a page; the second page answered 429 with a wait of five minutes.
         try sync.apple?.set(["page_size": 2, "fail_next": ["status": 429, "count": 1, "after": 1, "retry_after_ms": 300_000]])
         let since = StoreSyncHarness.since(daysAgo: 7)
-        let run = try sync.run("backfill", ["--since", since])
+        let run = try await sync.run("backfill", ["--since", since])
         #expect(run.status == 3, "\(run.output)")
         #expect(run.output.contains("apple: applied 2, duplicate 0, ignored 0, unmatched 0, failed 0; stopped:"), "\(run.output)")
         #expect(try (1...5).map { try sync.memberships(StoreSyncHarness.appleUser(50 + $0)).count } == [1, 1, 0, 0, 0])
-        let again = try sync.run("backfill", ["--since", since])
+        let again = try await sync.run("backfill", ["--since", since])
         #expect(again.status == 0, "\(again.output)")
         #expect(again.output.contains("apple: applied 3, duplicate 2, ignored 0, unmatched 0, failed 0"), "\(again.output)")
         #expect(try (1...5).map { try sync.memberships(StoreSyncHarness.appleUser(50 + $0)).count } == [1, 1, 1, 1, 1])
