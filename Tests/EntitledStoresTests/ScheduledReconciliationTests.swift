@@ -24,14 +24,17 @@ import Testing
         try sync.setStripe(StoreSyncHarness.stripeSubscription("sub_sched", user: "u-sub_sched", periodEnd: Self.now + 31 * 86_400, invoice: "in_sub_sched_2"))
     }
 
-    /// Polls every 0.1 s for up to `seconds`.
-    func eventually(_ seconds: Double, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.1)
+    /// Polls every 0.1 s for up to `seconds`, on a thread of its own: the test waits without holding one of
+    /// the cooperative pool's threads, which other suites' asynchronous tests need meanwhile.
+    func eventually(_ seconds: Double, _ condition: @escaping () throws -> Bool) async throws -> Bool {
+        try await ImportHarness.onThread {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if try condition() { return true }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return try condition()
         }
-        return try condition()
     }
 
     /// The value of the metric line that starts with `name` and holds every one of `labels`.
@@ -41,10 +44,10 @@ import Testing
         }.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
     }
 
-    @Test func aFreshStateDirectoryRunsOnceAtStartAndARestartDoesNotRunAgain() throws {
+    @Test func aFreshStateDirectoryRunsOnceAtStartAndARestartDoesNotRunAgain() async throws {
         let lastRun = sync.stateDirectory + "/reconciliation.last"
         let stores = try sync.receiver(["--state-dir", sync.stateDirectory, "--log-level", "notice"], reconcileIntervalHours: 1)
-        let ran = try eventually(60) { Self.value(try stores.get("/metrics").body, "entitled_stores_reconciliation_runs_total") == 1 }
+        let ran = try await eventually(60) { Self.value(try stores.get("/metrics").body, "entitled_stores_reconciliation_runs_total") == 1 }
         #expect(ran, "no reconciliation ran at start")
         let metrics = try stores.get("/metrics").body
         #expect(Self.value(metrics, "entitled_stores_reconciliation_checked_total", [#"store="stripe""#]) == 2, "\(metrics)")
@@ -52,7 +55,7 @@ import Testing
         #expect(Self.value(metrics, "entitled_stores_reconciliation_failed_total", [#"store="stripe""#]) == 1, "\(metrics)")
         let finished = try #require(Self.value(metrics, "entitled_stores_reconciliation_last_run_timestamp_seconds"), "\(metrics)")
         #expect(abs(finished - Date().timeIntervalSince1970) < 120)
-        #expect(try eventually(10) { FileManager.default.fileExists(atPath: lastRun) }, "reconciliation.last was not written")
+        #expect(try await eventually(10) { FileManager.default.fileExists(atPath: lastRun) }, "reconciliation.last was not written")
         let written = try String(contentsOfFile: lastRun, encoding: .utf8)
         #expect(try sync.membership(original: "sub_sched").renewsCount == 1)
         let requests = try #require(try sync.stripe?.traffic().requests)
@@ -64,7 +67,7 @@ import Testing
 
         // Restarted within the hour: the last run is recent, so none at start.
         try stores.restart()
-        Thread.sleep(forTimeInterval: 3)
+        try await Task.sleep(for: .seconds(3))
         #expect(Self.value(try stores.get("/metrics").body, "entitled_stores_reconciliation_runs_total") == nil)
         #expect(try sync.stripe?.traffic().requests == requests)
         #expect(try String(contentsOfFile: lastRun, encoding: .utf8) == written)
@@ -72,22 +75,22 @@ import Testing
 
     /// A run cut short by a shutdown (a deploy's SIGTERM) is not the interval's run: the next start runs
     /// again rather than waiting a whole interval with memberships left unchecked.
-    @Test func aRunCutShortByAShutdownIsNotRecordedAsDone() throws {
+    @Test func aRunCutShortByAShutdownIsNotRecordedAsDone() async throws {
         try sync.stripe?.set(["delay": 2])
         let stores = try sync.receiver(["--state-dir", sync.stateDirectory], reconcileIntervalHours: 1)
-        #expect(try eventually(30) { try sync.stripe?.traffic().requests ?? 0 >= 1 }, "the run did not start")
+        #expect(try await eventually(30) { try sync.stripe?.traffic().requests ?? 0 >= 1 }, "the run did not start")
         _ = stores.stopAndReadLog()
         #expect(!FileManager.default.fileExists(atPath: sync.stateDirectory + "/reconciliation.last"), "the interrupted run was recorded as the last run")
         try sync.stripe?.set(["delay": 0])
         try stores.restart()
-        let ran = try eventually(60) { Self.value(try stores.get("/metrics").body, "entitled_stores_reconciliation_runs_total") == 1 }
+        let ran = try await eventually(60) { Self.value(try stores.get("/metrics").body, "entitled_stores_reconciliation_runs_total") == 1 }
         #expect(ran, "no reconciliation ran at the next start")
         #expect(try sync.membership(original: "sub_sched").renewsCount == 1)
     }
 
-    @Test func anIntervalOfZeroNeverReconciles() throws {
+    @Test func anIntervalOfZeroNeverReconciles() async throws {
         let stores = try sync.receiver(["--state-dir", sync.stateDirectory], reconcileIntervalHours: 0)
-        Thread.sleep(forTimeInterval: 3)
+        try await Task.sleep(for: .seconds(3))
         #expect(try stores.get("/health").status == 200)
         #expect(Self.value(try stores.get("/metrics").body, "entitled_stores_reconciliation_runs_total") == nil)
         #expect(try sync.stripe?.traffic().requests == 0)

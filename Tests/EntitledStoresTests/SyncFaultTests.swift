@@ -116,11 +116,15 @@ import Testing
             workingDirectory: sync.files.path, executable: "entitled-stores"
         )
         try process.start()
-        let deadline = Date().addingTimeInterval(60)
-        while try sync.stripe?.traffic().requests ?? 0 < 3, Date() < deadline { try await Task.sleep(for: .seconds(0.05)) }
-        sync.entitled.stop()
-        let finished = Date().addingTimeInterval(120)
-        while process.process.isRunning, Date() < finished { try await Task.sleep(for: .seconds(0.1)) }
+        // Watched from a thread of its own: a task of the test pool may resume seconds late in a full run.
+        let harness = UncheckedBox(sync)
+        try await ImportHarness.onThread {
+            let deadline = Date().addingTimeInterval(60)
+            while try harness.value.stripe?.traffic().requests ?? 0 < 3, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            _ = harness.value.entitled.stop()
+            let finished = Date().addingTimeInterval(120)
+            while process.process.isRunning, Date() < finished { Thread.sleep(forTimeInterval: 0.1) }
+        }
         #expect(!process.process.isRunning, "reconcile did not end with entitled gone")
         let status = process.stop(with: SIGKILL)
         let output = process.standardOutputText() + process.standardErrorText()
@@ -158,11 +162,15 @@ import Testing
             workingDirectory: sync.files.path, executable: "entitled-stores"
         )
         try process.start()
-        let deadline = Date().addingTimeInterval(60)
-        while try sync.apple?.traffic().requests ?? 0 < 3, Date() < deadline { try await Task.sleep(for: .seconds(0.05)) }
-        sync.entitled.stop()
-        let finished = Date().addingTimeInterval(120)
-        while process.process.isRunning, Date() < finished { try await Task.sleep(for: .seconds(0.1)) }
+        // Watched from a thread of its own: a task of the test pool may resume seconds late in a full run.
+        let harness = UncheckedBox(sync)
+        try await ImportHarness.onThread {
+            let deadline = Date().addingTimeInterval(60)
+            while try harness.value.apple?.traffic().requests ?? 0 < 3, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            _ = harness.value.entitled.stop()
+            let finished = Date().addingTimeInterval(120)
+            while process.process.isRunning, Date() < finished { Thread.sleep(forTimeInterval: 0.1) }
+        }
         #expect(!process.process.isRunning, "backfill did not end with entitled gone")
         let status = process.stop(with: SIGKILL)
         let output = process.standardOutputText() + process.standardErrorText()
