@@ -7,7 +7,9 @@ import Testing
 /// Store Server API's stand-ins (production and sandbox) serving signed transactions and statuses. Each
 /// purchase must come in as its notifications would have made it: dated at the store's sale, a renewal per
 /// later transaction at its purchase, then its status and renewal info.
-@Suite struct AppleImportTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct AppleImportTests {
     let harness: ImportHarness
     let store: AppleImportStore
     static let user = "5d0c6a4e-3b1f-4c2a-9e7d-000000000001"

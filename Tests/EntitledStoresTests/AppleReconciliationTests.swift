@@ -7,7 +7,9 @@ import Testing
 /// receiver, the App Store Server API's stand-in then telling what the missed notifications would have
 /// (a renewal, an expiry, a refund, billing retry and grace, auto-renewal turned off); each is applied as
 /// the lifecycle event it means, with the reason `reconciliation`, once.
-@Suite struct AppleReconciliationTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct AppleReconciliationTests {
     let sync: StoreSyncHarness
     let stores: RunningStores
     static let now = StoreSyncHarness.now

@@ -7,7 +7,9 @@ import Testing
 /// history, Stripe's events, Google Play's voided purchases) applied through the receivers as if each
 /// notification had just arrived; what was applied before is recognised; what waits for its purchase is
 /// kept; a `--since` beyond what a store keeps is refused before anything is applied.
-@Suite struct BackfillTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct BackfillTests {
     static let day = StoreSyncHarness.day
 
     @Test func theAppStoresMissedNotificationsAreAppliedAndThoseReceivedRecognised() async throws {

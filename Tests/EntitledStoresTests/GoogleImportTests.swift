@@ -7,7 +7,9 @@ import Testing
 /// process, and the stand-in of Google's OAuth and Play Developer API. Each purchase comes in dated at its
 /// `startTime` (or `purchaseTimeMillis`), with the renewals its order id counts, in the state the live
 /// receiver maps the same resource to.
-@Suite struct GoogleImportTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct GoogleImportTests {
     let harness: ImportHarness
     let store: GoogleImportStore
 

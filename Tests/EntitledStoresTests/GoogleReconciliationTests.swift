@@ -7,7 +7,9 @@ import Testing
 /// real receiver, then the Play Developer API's stand-in telling what the missed notifications would
 /// have (a renewal, an expiry, renewal turned off, a one-time product refunded); each applied once, with
 /// the reason `reconciliation`.
-@Suite struct GoogleReconciliationTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct GoogleReconciliationTests {
     let sync: StoreSyncHarness
     let stores: RunningStores
     static let now = StoreSyncHarness.now

@@ -7,7 +7,9 @@ import Testing
 /// retries, no answer, a body that stalls; `entitled` killed and back, or down for longer than the
 /// importer's retries; the importer itself killed with SIGKILL. Each ends, in the run or the next one, with
 /// every subscription right and none imported twice (`memberships originalTransactionId` lists one).
-@Suite struct ImportFaultTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct ImportFaultTests {
     let harness: ImportHarness
 
     init() throws {

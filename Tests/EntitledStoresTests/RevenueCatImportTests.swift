@@ -5,7 +5,9 @@ import Testing
 
 /// `entitled-stores import --revenuecat`: a real `entitled`, a real `entitled-stores import` process, a
 /// gzip export as RevenueCat delivers it.
-@Suite struct RevenueCatImportTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct RevenueCatImportTests {
     let entitled: RunningEntitled
     let client: EntitledConnection
     let directory: TemporaryDirectory

@@ -6,7 +6,9 @@ import Testing
 /// The reconciliation `serve` runs on its schedule: once at start when the state directory has no last
 /// run, then not again before the interval, across restarts; its metrics on `GET /metrics` and a log line
 /// per corrected membership; never with an interval of 0.
-@Suite struct ScheduledReconciliationTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct ScheduledReconciliationTests {
     let sync: StoreSyncHarness
     static let now = StripeFixtures.now
 

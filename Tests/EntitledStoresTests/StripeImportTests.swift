@@ -7,7 +7,9 @@ import Testing
 /// the real import process, and the stand-in of Stripe's API. Canceled subscriptions come too (Stripe's list
 /// leaves them out unless asked for `status=all`), each dated at its `start_date`, in the state a
 /// `customer.subscription.updated` would have left it; a listing is journaled a page at a time.
-@Suite struct StripeImportTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct StripeImportTests {
     let harness: ImportHarness
     let store: StripeImportStore
 

@@ -7,7 +7,9 @@ import Testing
 /// then Stripe's stand-in telling what the missed events would have (a renewed period, a cancellation,
 /// a failed charge, renewal turned off); each applied once, with the reason `reconciliation`. With
 /// `--auth` on `entitled`, the receiver's writer token does it and a check token is refused.
-@Suite struct StripeReconciliationTests {
+// One test at a time: each runs entitled, entitled-stores and stand-ins, and the suites' tests all at once
+// starved the rest of the full run (timing tests elsewhere ran out of time).
+@Suite(.serialized) struct StripeReconciliationTests {
     static let now = StripeFixtures.now
     static let day: Int64 = 86_400
 
