@@ -20,15 +20,9 @@ import Testing
     let key = P256.Signing.PrivateKey()
 
     init() throws {
-        production = try StoreStandIn("appstore_standin")
-        sandbox = try StoreStandIn("appstore_standin")
+        production = try StoreStandIn.appStore("Production", publicKeyPEM: key.publicKey.pemRepresentation, keyID: Self.keyID, issuerID: Self.issuerID)
+        sandbox = try StoreStandIn.appStore("Sandbox", publicKeyPEM: key.publicKey.pemRepresentation, keyID: Self.keyID, issuerID: Self.issuerID)
         fixtures = AppleFixtures(chain: try AppleFixtures.chain())
-        for (standIn, environment) in [(production, "Production"), (sandbox, "Sandbox")] {
-            try standIn.set([
-                "environment": environment, "bundle_id": AppleFixtures.bundleID, "key_id": Self.keyID, "issuer_id": Self.issuerID,
-                "public_key": key.publicKey.pemRepresentation,
-            ])
-        }
     }
 
     func api(key: P256.Signing.PrivateKey? = nil, sandbox: Bool = true, policy: RetryPolicy = quick) throws -> AppStoreServerAPI {

@@ -22,15 +22,9 @@ final class AppleImportStore {
     private var statuses: [String: [String: [[String: Any]]]] = ["Production": [:], "Sandbox": [:]]
 
     init() throws {
-        production = try StoreStandIn("appstore_standin")
-        sandbox = try StoreStandIn("appstore_standin")
+        production = try StoreStandIn.appStore("Production", publicKeyPEM: key.publicKey.pemRepresentation, keyID: Self.keyID, issuerID: Self.issuerID)
+        sandbox = try StoreStandIn.appStore("Sandbox", publicKeyPEM: key.publicKey.pemRepresentation, keyID: Self.keyID, issuerID: Self.issuerID)
         fixtures = AppleFixtures(chain: try AppleFixtures.chain())
-        for (standIn, environment) in [(production, "Production"), (sandbox, "Sandbox")] {
-            try standIn.set([
-                "environment": environment, "bundle_id": AppleFixtures.bundleID, "key_id": Self.keyID, "issuer_id": Self.issuerID,
-                "public_key": key.publicKey.pemRepresentation,
-            ])
-        }
         files = try TemporaryDirectory()
         let keyFile = files.path + "/SubscriptionKey.p8"
         try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)

@@ -84,3 +84,15 @@ final class StoreStandIn {
         return (json["token_requests"] as? Int ?? -1, json["last_assertion"] as? String)
     }
 }
+
+extension StoreStandIn {
+    /// The App Store Server API's stand-in (`appstore_standin.py`) for `environment` (`Production`,
+    /// `Sandbox`), accepting tokens of the key whose public half is `publicKeyPEM`.
+    static func appStore(_ environment: String, publicKeyPEM: String, keyID: String, issuerID: String) throws -> StoreStandIn {
+        let standIn = try StoreStandIn("appstore_standin")
+        try standIn.set([
+            "environment": environment, "bundle_id": AppleFixtures.bundleID, "key_id": keyID, "issuer_id": issuerID, "public_key": publicKeyPEM,
+        ])
+        return standIn
+    }
+}
