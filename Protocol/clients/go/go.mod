@@ -1,0 +1,3 @@
+module github.com/entitled-dev/entitled/Protocol/clients/go
+
+go 1.19
