@@ -1,0 +1,179 @@
+// A watch as an async iterator of pushed lines, on a connection of its own (so that no request waits
+// behind pushes) that survives reconnects: when the connection drops, the stream connects again with
+// backoff, watches again, and yields a `gap` event (changes between two times were not pushed) before the
+// next push. Pushes are read as they arrive and queued, because the server closes a watching connection
+// that leaves 4 MiB unread.
+
+import { BackoffPolicy, jitteredBackoff, sleep } from './backoff.js';
+import { Connection, Line } from './connection.js';
+import { BusyError, ConnectError, ConnectionClosedError, LoadingError, NoNodeAvailableError, TimeoutError } from './errors.js';
+import { AccessEvent, WatchEvent, WatchTarget } from './types.js';
+
+/** Opens a connection of the client's pool that sends its pushed lines to `onPush`. */
+export type WatchOpener = (onPush: (line: Line) => void, signal?: AbortSignal) => Promise<{ connection: Connection }>;
+
+const UNWATCH_TIMEOUT_MS = 1000;
+
+/**
+ * The pushes of one or more watch targets. Iterate it with `for await`; leaving the loop (or `close()`)
+ * unwatches and closes its connection. The iteration throws when the stream cannot go on (its token was
+ * refused on reconnecting, say); it never ends by itself otherwise.
+ */
+export class WatchStream implements AsyncIterableIterator<WatchEvent> {
+  /** What this stream watches. */
+  readonly targets: readonly WatchTarget[];
+
+  private readonly opener: WatchOpener;
+  private readonly onClose: () => void;
+  private readonly backoff: BackoffPolicy;
+  private readonly timeoutMs: number;
+  private readonly queue: WatchEvent[] = [];
+  private readonly waiters: { resolve: (result: IteratorResult<WatchEvent>) => void; reject: (error: Error) => void }[] = [];
+  private connection: Connection | undefined;
+  /** Pushes of a new connection that came before its watches were all answered: they follow the gap. */
+  private held: Line[] | undefined;
+  private failure: Error | undefined;
+  private done = false;
+  private readonly stopper = new AbortController();
+
+  /** @internal Use `Client.watch`. */
+  constructor(opener: WatchOpener, onClose: () => void, targets: readonly WatchTarget[], backoff: BackoffPolicy, timeoutMs: number) {
+    this.opener = opener;
+    this.onClose = onClose;
+    this.targets = targets;
+    this.backoff = backoff;
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** @internal Opens the connection and sends the watches; rejects with the server's refusal. */
+  async start(): Promise<this> {
+    try {
+      await this.attach();
+    } catch (error) {
+      this.done = true;
+      throw error;
+    }
+    this.release();
+    return this;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<WatchEvent>> {
+    const event = this.queue.shift();
+    if (event !== undefined) return Promise.resolve({ value: event, done: false });
+    if (this.failure !== undefined) {
+      const failure = this.failure;
+      this.failure = undefined;
+      return Promise.reject(failure);
+    }
+    if (this.done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  async return(): Promise<IteratorResult<WatchEvent>> {
+    await this.close();
+    return { value: undefined, done: true };
+  }
+
+  /** Unwatches, closes the stream's connection and ends the iteration. */
+  async close(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    this.onClose();
+    this.stopper.abort();
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection?.usable) {
+      await connection.call('unwatch', {}, { timeoutMs: UNWATCH_TIMEOUT_MS }).catch(() => undefined);
+      await connection.close();
+    }
+    this.finish(undefined);
+  }
+
+  private async attach(): Promise<void> {
+    this.held = [];
+    let opened: Connection | undefined;
+    const { connection } = await this.opener((line) => this.receive(opened, line), this.stopper.signal);
+    opened = connection;
+    this.connection = connection;
+    try {
+      for (const target of this.targets) {
+        await connection.call('watch', target, { timeoutMs: this.timeoutMs, signal: this.stopper.signal });
+      }
+    } catch (error) {
+      connection.destroy();
+      throw error;
+    }
+    void connection.closed.then((reason) => this.lost(connection, reason));
+  }
+
+  private receive(connection: Connection | undefined, line: Line): void {
+    if (this.done || (connection !== undefined && connection !== this.connection)) return;
+    if (this.held !== undefined) this.held.push(line);
+    else this.deliverPush(line);
+  }
+
+  /** Pushes the held lines after the watches were answered (and after the gap, on a reconnect). */
+  private release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const line of held) this.deliverPush(line);
+  }
+
+  private deliverPush(line: Line): void {
+    if (line.push !== 'access') return; // a kind of push a newer server adds, which this client does not know
+    const event: AccessEvent = { kind: 'access', cause: line.cause as AccessEvent['cause'], membership: line.membership as AccessEvent['membership'] };
+    if (typeof line.sequence === 'number') event.sequence = line.sequence;
+    this.deliver(event);
+  }
+
+  private deliver(event: WatchEvent): void {
+    const waiter = this.waiters.shift();
+    if (waiter !== undefined) waiter.resolve({ value: event, done: false });
+    else this.queue.push(event);
+  }
+
+  private finish(failure: Error | undefined): void {
+    if (!this.done) this.onClose();
+    this.done = true;
+    const waiters = this.waiters.splice(0);
+    for (const waiter of waiters) {
+      if (failure !== undefined) waiter.reject(failure);
+      else waiter.resolve({ value: undefined, done: true });
+    }
+    if (failure !== undefined && waiters.length === 0) this.failure = failure;
+  }
+
+  /** The connection dropped: connect again with backoff until watching again, then tell of the gap. */
+  private async lost(connection: Connection, reason: Error | undefined): Promise<void> {
+    if (this.done || connection !== this.connection) return;
+    const from = new Date();
+    const cause = reason ?? new ConnectionClosedError('the watch connection was closed');
+    this.connection = undefined;
+    for (let failures = 1; !this.done; failures++) {
+      try {
+        await sleep(jitteredBackoff(this.backoff, failures), this.stopper.signal);
+        await this.attach();
+        this.deliver({ kind: 'gap', from, to: new Date(), error: cause });
+        this.release();
+        return;
+      } catch (error) {
+        if (this.done) return;
+        if (!isPassing(error)) {
+          this.finish(error as Error);
+          return;
+        }
+      }
+    }
+  }
+}
+
+/** Failures that coming back later can cure: the node down, restarting, loading or full. */
+function isPassing(error: unknown): boolean {
+  if (error instanceof ConnectError) return !error.fatal;
+  return error instanceof NoNodeAvailableError || error instanceof ConnectionClosedError || error instanceof TimeoutError
+    || error instanceof LoadingError || error instanceof BusyError;
+}
