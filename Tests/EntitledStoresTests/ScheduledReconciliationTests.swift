@@ -48,6 +48,7 @@ import Testing
 
     @Test func aFreshStateDirectoryRunsOnceAtStartAndARestartDoesNotRunAgain() async throws {
         let lastRun = sync.stateDirectory + "/reconciliation.last"
+        let started = Date().timeIntervalSince1970
         let stores = try sync.receiver(["--state-dir", sync.stateDirectory, "--log-level", "notice"], reconcileIntervalHours: 1)
         let ran = try await eventually(60) { Self.value(try stores.get("/metrics").body, "entitled_stores_reconciliation_runs_total") == 1 }
         #expect(ran, "no reconciliation ran at start")
@@ -56,7 +57,8 @@ import Testing
         #expect(Self.value(metrics, "entitled_stores_reconciliation_drift_total", [#"store="stripe""#, #"kind="renewal""#]) == 1, "\(metrics)")
         #expect(Self.value(metrics, "entitled_stores_reconciliation_failed_total", [#"store="stripe""#]) == 1, "\(metrics)")
         let finished = try #require(Self.value(metrics, "entitled_stores_reconciliation_last_run_timestamp_seconds"), "\(metrics)")
-        #expect(abs(finished - Date().timeIntervalSince1970) < 120)
+        // The run's own end, between this test's start and now (whatever the machine's load made of the wait).
+        #expect(finished >= started.rounded(.down) && finished <= Date().timeIntervalSince1970 + 1, "\(started) \(finished)")
         #expect(try await eventually(10) { FileManager.default.fileExists(atPath: lastRun) }, "reconciliation.last was not written")
         let written = try String(contentsOfFile: lastRun, encoding: .utf8)
         #expect(try sync.membership(original: "sub_sched").renewsCount == 1)
