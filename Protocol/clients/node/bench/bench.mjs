@@ -42,10 +42,14 @@ for (let i = 0; i < users; i += 500) {
   await Promise.all(names.slice(i, i + 500).map((user) => client.grant({ user, product: 'bench_pro' })));
 }
 
+// Each worker is one check in flight, made as an application makes it: through client.check, awaiting its
+// answer before the next. A failed check stops the run (a worker that died would leave fewer in flight
+// than --in-flight and the figure would not be what it says).
 let counting = false;
 let checks = 0;
 let running = true;
 let next = 0;
+let failure;
 async function worker() {
   while (running) {
     const result = await client.check({ user: names[next++ % users] });
@@ -53,9 +57,13 @@ async function worker() {
     if (counting) checks++;
   }
 }
+const stopOnFailure = (error) => {
+  failure ??= error;
+  running = false;
+};
 const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
-const workers = Array.from({ length: inFlight }, worker);
+const workers = Array.from({ length: inFlight }, () => worker().catch(stopOnFailure));
 await sleep(Number(values.warmup));
 const cpuBefore = process.cpuUsage();
 const started = process.hrtime.bigint();
@@ -67,11 +75,16 @@ const cpu = process.cpuUsage(cpuBefore);
 running = false;
 await Promise.all(workers);
 await client.close();
+if (failure !== undefined) {
+  console.error('bench: a check failed:', failure);
+  process.exit(1);
+}
 
 const user = cpu.user / 1e6;
 const system = cpu.system / 1e6;
 console.log(JSON.stringify({
   client: 'node',
+  inFlight,
   checks,
   seconds: Number(seconds.toFixed(3)),
   checksPerSecond: Math.round(checks / seconds),

@@ -12,11 +12,11 @@
 
 import { NodeAddress, parseAddress } from './address.js';
 import { BackoffPolicy, DEFAULT_BACKOFF, sleep } from './backoff.js';
-import { Line, TlsOptions } from './connection.js';
+import { Connection, Line, Reply, TlsOptions } from './connection.js';
 import {
   ClientClosedError, ConnectionClosedError, LoadingError, ProtocolError, StaleError, TimeoutError,
 } from './errors.js';
-import { Operation, READ_OPERATIONS, checkFields } from './operations.js';
+import { Operation, READ_OPERATIONS, checkFields, fieldsJson } from './operations.js';
 import { Lease, Pool } from './pool.js';
 import {
   Catalog, CheckParams, CheckResult, ClaimParams, ClaimResult, Customer, CustomerParams, DefineParams, DefineResult,
@@ -76,6 +76,11 @@ export class Client {
   private readonly backoff: BackoffPolicy;
   private readonly watches = new Set<WatchStream>();
   private newestSeq = 0;
+  /** What a `Call` needs of its client: made once, so that a call carries one reference. */
+  private readonly hooks: CallHooks = {
+    noteSeq: (answer) => this.noteSeq(answer),
+    recover: (op, fields, signal, timeoutMs, first) => this.recover(op, fields, signal, timeoutMs, first),
+  };
 
   constructor(options: ClientOptions = {}) {
     const nodes = (options.nodes ?? ['127.0.0.1:7117']).map(parseAddress);
@@ -114,7 +119,7 @@ export class Client {
   /** Whether the subject has access (to a product, an entitlement, or anything), now or `at` a moment. */
   check(params: CheckParams, options?: RequestOptions): Promise<CheckResult> {
     try {
-      return this.execute('check', this.readFields('check', params), options, checkResult);
+      return this.execute('check', this.readJson('check', params), options, checkResult);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -122,7 +127,7 @@ export class Client {
 
   /** One page of memberships (newest first; a source's oldest first). Follow `next`, or use `membershipsIterator`. */
   async memberships(params: MembershipsParams, options?: RequestOptions): Promise<Page<Membership>> {
-    const answer = await this.execute('memberships', this.readFields('memberships', params), options);
+    const answer = await this.execute('memberships', this.readJson('memberships', params), options);
     return page(answer.memberships as Membership[], answer.next);
   }
 
@@ -133,19 +138,19 @@ export class Client {
 
   /** The subject's CustomerInfo view: entitlements, active and purchased products. */
   async customer(params: CustomerParams, options?: RequestOptions): Promise<Customer> {
-    const answer = await this.execute('customer', this.readFields('customer', params), options);
+    const answer = await this.execute('customer', this.readJson('customer', params), options);
     return answer.customer as Customer;
   }
 
   /** Every entitlement of the catalog, with its products. */
   async catalog(options?: RequestOptions): Promise<Catalog> {
-    const answer = await this.execute('catalog', {}, options);
+    const answer = await this.execute('catalog', '', options);
     return answer.entitlements as Catalog;
   }
 
   /** One page of an audit trail (a subject's, an entitlement's, or the erasures'), newest first. */
   async history(params: HistoryParams, options?: RequestOptions): Promise<Page<HistoryEntry>> {
-    const answer = await this.execute('history', prepare('history', params), options);
+    const answer = await this.execute('history', fieldsJson('history', params), options);
     return page(answer.history as HistoryEntry[], answer.next);
   }
 
@@ -156,17 +161,17 @@ export class Client {
 
   /** The protocol version, server, operations and fields of the server. */
   async hello(options?: RequestOptions): Promise<HelloResult> {
-    return strip(await this.execute('hello', {}, options)) as unknown as HelloResult;
+    return strip(await this.execute('hello', '', options)) as unknown as HelloResult;
   }
 
   /** Resolves when a node answers. */
   async ping(options?: RequestOptions): Promise<void> {
-    await this.execute('ping', {}, options);
+    await this.execute('ping', '', options);
   }
 
   /** The server's counters (admin). */
   async stats(options?: RequestOptions): Promise<Stats> {
-    return strip(await this.execute('stats', {}, options)) as unknown as Stats;
+    return strip(await this.execute('stats', '', options)) as unknown as Stats;
   }
 
   // MARK: Writes
@@ -177,7 +182,7 @@ export class Client {
    * (`idempotentReplay: true`) instead of creating a second.
    */
   async grant(params: GrantParams, options?: RequestOptions): Promise<GrantResult> {
-    const answer = await this.execute('grant', prepare('grant', params), options);
+    const answer = await this.execute('grant', fieldsJson('grant', params), options);
     const result = strip(answer) as unknown as GrantResult;
     result.idempotentReplay = answer.idempotentReplay === true;
     return result;
@@ -185,47 +190,47 @@ export class Client {
 
   /** Gives the device's guest memberships to the user (the SDKs' logIn). Safe to repeat. */
   async claim(params: ClaimParams, options?: RequestOptions): Promise<ClaimResult> {
-    return strip(await this.execute('claim', prepare('claim', params), options)) as unknown as ClaimResult;
+    return strip(await this.execute('claim', fieldsJson('claim', params), options)) as unknown as ClaimResult;
   }
 
   /** Revokes a membership (final). Safe to repeat: a repeat answers it as revoked. */
   async revoke(params: RevokeParams, options?: RequestOptions): Promise<RevokeResult> {
-    return strip(await this.execute('revoke', prepare('revoke', params), options)) as unknown as RevokeResult;
+    return strip(await this.execute('revoke', fieldsJson('revoke', params), options)) as unknown as RevokeResult;
   }
 
   /** Moves a membership's expiry later (admin). With `duration` a repeat extends again; `expiresAt` is safe to repeat. */
   async extend(params: ExtendParams, options?: RequestOptions): Promise<ExtendResult> {
-    return strip(await this.execute('extend', prepare('extend', params), options)) as unknown as ExtendResult;
+    return strip(await this.execute('extend', fieldsJson('extend', params), options)) as unknown as ExtendResult;
   }
 
   /** Applies a store's lifecycle event. Safe to repeat: a redelivered `eventId` is ignored (`applied: false`). */
   async event(params: EventParams, options?: RequestOptions): Promise<EventResult> {
-    return strip(await this.execute('event', prepare('event', params), options)) as unknown as EventResult;
+    return strip(await this.execute('event', fieldsJson('event', params), options)) as unknown as EventResult;
   }
 
   /** Sets the products that unlock an entitlement (admin). */
   async define(params: DefineParams, options?: RequestOptions): Promise<DefineResult> {
-    return strip(await this.execute('define', prepare('define', params), options)) as unknown as DefineResult;
+    return strip(await this.execute('define', fieldsJson('define', params), options)) as unknown as DefineResult;
   }
 
   /** Removes an entitlement from the catalog (admin). */
   async undefine(params: UndefineParams, options?: RequestOptions): Promise<UndefineResult> {
-    return strip(await this.execute('undefine', prepare('undefine', params), options)) as unknown as UndefineResult;
+    return strip(await this.execute('undefine', fieldsJson('undefine', params), options)) as unknown as UndefineResult;
   }
 
   /** Erases a person (GDPR): their memberships, trail and idempotency keys (admin). */
   async erase(params: EraseParams, options?: RequestOptions): Promise<EraseResult> {
-    return strip(await this.execute('erase', prepare('erase', params), options)) as unknown as EraseResult;
+    return strip(await this.execute('erase', fieldsJson('erase', params), options)) as unknown as EraseResult;
   }
 
   /** Writes a snapshot of the whole state now (admin). */
   async snapshot(options?: RequestOptions): Promise<SnapshotResult> {
-    return strip(await this.execute('snapshot', {}, options)) as unknown as SnapshotResult;
+    return strip(await this.execute('snapshot', '', options)) as unknown as SnapshotResult;
   }
 
   /** Makes the server read its auth file again (admin); answers the number of tokens in force. */
   async reload(options?: RequestOptions): Promise<ReloadResult> {
-    return strip(await this.execute('reload', {}, options)) as unknown as ReloadResult;
+    return strip(await this.execute('reload', '', options)) as unknown as ReloadResult;
   }
 
   // MARK: Watching
@@ -267,46 +272,41 @@ export class Client {
 
   // MARK: Execution
 
-  private readFields(op: 'check' | 'memberships' | 'customer', params: object): Record<string, unknown> {
-    const fields = prepare(op, params);
-    if (this.readYourWrites && fields.minSeq === undefined && this.newestSeq > 0) fields.minSeq = this.newestSeq;
-    return fields;
+  /** A read's fields as JSON members, with `minSeq` added when `readYourWrites` says so. */
+  private readJson(op: 'check' | 'memberships' | 'customer', params: object): string {
+    const json = fieldsJson(op, params);
+    if (this.readYourWrites && this.newestSeq > 0 && !hasField(params, 'minSeq')) return `${json},"minSeq":${this.newestSeq}`;
+    return json;
   }
 
   /**
-   * Sends one typed request and resolves with the success answer. The common case (an open connection, an
-   * answer) takes no async frame of its own; any failure goes through `recover`, which applies the rules above.
+   * Sends one typed request and resolves with the success answer (shaped by `shape`). The common case (an
+   * open connection, an answer) allocates the Promise, one `Call` and the line, and takes no async frame:
+   * the call object is what the connection gives the answer to (no closure per call), and only a failure
+   * goes through `recover`, which applies the rules above.
    */
-  private execute<T = Line>(op: Operation, fields: Record<string, unknown>, options: RequestOptions = {}, shape?: (answer: Line) => T): Promise<T> {
-    const call = { timeoutMs: options.timeoutMs ?? this.timeoutMs, signal: options.signal };
-    const lease = this.pool.pickOpen();
+  private execute<T = Line>(op: Operation, fields: string, options: RequestOptions = {}, shape?: (answer: Line) => T): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const signal = options.signal;
+    const slot = this.pool.pickOpenSlot();
     return new Promise<T>((resolve, reject) => {
-      const answered = (answer: Line): void => {
-        this.noteSeq(answer);
-        resolve(shape === undefined ? (answer as T) : shape(answer));
-      };
-      if (lease === undefined) {
-        this.recover(op, fields, options.signal, call, undefined).then(answered, reject);
-        return;
-      }
-      lease.connection.send(op, fields, call, answered, (error) => {
-        this.recover(op, fields, options.signal, call, { error, lease }).then(answered, reject);
-      });
+      const call = new Call<T>(this.hooks, op, fields, timeoutMs, signal, shape, resolve, reject);
+      if (slot === undefined) call.fail(undefined);
+      else call.sendOn(slot.connection as Connection, slot.node);
     });
   }
 
-  private noteSeq(answer: Line): Line {
+  private noteSeq(answer: Line): void {
     const seq = answer.seq;
     if (typeof seq === 'number' && seq > this.newestSeq) this.newestSeq = seq;
-    return answer;
   }
 
   /** Sends (again) until an answer, or until the rules above say the failure is the caller's to see. */
   private async recover(
     op: Operation,
-    fields: Record<string, unknown>,
+    fields: string,
     signal: AbortSignal | undefined,
-    call: { timeoutMs: number; signal?: AbortSignal },
+    timeoutMs: number,
     first: { error: unknown; lease: Lease | undefined } | undefined,
   ): Promise<Line> {
     const read = READ_OPERATIONS.has(op);
@@ -321,8 +321,9 @@ export class Client {
       if (failure === undefined) {
         let lease: Lease | undefined;
         try {
-          lease = this.pool.pickOpen(exclude) ?? (await this.pool.acquire(exclude, signal));
-          return await lease.connection.call(op, fields, call);
+          const got = this.pool.pickOpen(exclude) ?? (await this.pool.acquire(exclude, signal));
+          lease = got;
+          return await new Promise<Line>((resolve, reject) => got.connection.sendFields(op, fields, timeoutMs, signal, { answer: resolve, fail: reject }));
         } catch (error) {
           failure = { error, lease };
         }
@@ -373,6 +374,54 @@ export class Client {
       after = current.next;
     } while (after !== undefined);
   }
+}
+
+interface CallHooks {
+  noteSeq(answer: Line): void;
+  recover(op: Operation, fields: string, signal: AbortSignal | undefined, timeoutMs: number, first: { error: unknown; lease: Lease | undefined } | undefined): Promise<Line>;
+}
+
+/**
+ * One typed call of `Client.execute`: the Reply its connection gives the answer (or the failure) to. One
+ * object with methods instead of the closures a Promise-per-layer design makes for every call.
+ */
+class Call<T> implements Reply {
+  private connection: Connection | undefined = undefined;
+  private node = 0;
+
+  constructor(
+    private readonly hooks: CallHooks,
+    private readonly op: Operation,
+    private readonly fields: string,
+    private readonly timeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly shape: ((answer: Line) => T) | undefined,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  sendOn(connection: Connection, node: number): void {
+    this.connection = connection;
+    this.node = node;
+    connection.sendFields(this.op, this.fields, this.timeoutMs, this.signal, this);
+  }
+
+  answer(line: Line): void {
+    this.hooks.noteSeq(line);
+    this.resolve(this.shape === undefined ? (line as T) : this.shape(line));
+  }
+
+  /** The first attempt failed (or found no open connection, `error` undefined): the client's rules decide. */
+  fail(error: Error | undefined): void {
+    const connection = this.connection;
+    const first = connection === undefined ? undefined : { error, lease: { connection, node: this.node } };
+    this.hooks.recover(this.op, this.fields, this.signal, this.timeoutMs, first).then((line) => this.answer(line), this.reject);
+  }
+}
+
+/** Whether `params` gives `key` a value, as `prepare` would keep it (own, enumerable, not undefined). */
+function hasField(params: object, key: string): boolean {
+  return Object.prototype.propertyIsEnumerable.call(params, key) && (params as Record<string, unknown>)[key] !== undefined;
 }
 
 /** The fields of a request: checked against what `op` takes, Dates written as RFC 3339, undefined left out. */

@@ -16,7 +16,7 @@ interface NodeState {
   lastError?: Error;
 }
 
-interface Slot {
+export interface Slot {
   /** The node this slot's connection goes to first; it returns there whenever it is opened again. */
   readonly home: number;
   node: number;
@@ -66,10 +66,24 @@ export class Pool {
    * the background. `undefined` when none is open.
    */
   pickOpen(exclude?: ReadonlySet<number>): Lease | undefined {
+    const slot = this.pickOpenSlot(exclude);
+    return slot === undefined ? undefined : { connection: slot.connection as Connection, node: slot.node };
+  }
+
+  /**
+   * `pickOpen` without the Lease object, for the client's call path: read the slot's `connection` (set)
+   * and `node` at once, since both change when the slot is opened again.
+   */
+  pickOpenSlot(exclude?: ReadonlySet<number>): Slot | undefined {
+    const count = this.slots.length;
+    if (count === 1 && exclude === undefined) {
+      // One connection (the default): nothing to compare.
+      const slot = this.slots[0];
+      if (slot.connection !== undefined && slot.connection.usable) return slot;
+    }
     let best: Slot | undefined;
     let bestPending = Infinity;
     let missing = false;
-    const count = this.slots.length;
     // Start at a rotating slot so that equally busy connections share the requests.
     for (let k = 0; k < count; k++) {
       const slot = this.slots[(this.next + k) % count];
@@ -90,7 +104,7 @@ export class Pool {
     if (best === undefined) return undefined;
     this.next = (this.next + 1) % count;
     if (missing && !this.closed) this.openMissing();
-    return { connection: best.connection as Connection, node: best.node };
+    return best;
   }
 
   /** A connection, opening one when none is open (to a node not excluded, when `exclude` is given). */
