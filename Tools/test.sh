@@ -39,6 +39,20 @@ fi
 need postgresql        bash -c "compgen -G '/usr/lib/postgresql/*/bin/initdb' || command -v initdb"
 # A cluster test runs one node with its clock an hour ahead, as a machine whose time service failed.
 need libfaketime       bash -c "compgen -G '/usr/lib/*/faketime/libfaketime.so.1' || compgen -G '/usr/lib/faketime/libfaketime.so.1'"
+# The client libraries of Protocol/clients/ build and test with their own ecosystem's tools, all from Debian:
+# Node 20 and TypeScript, Go, Java 17 with Jackson and JUnit 5; the TLS tests make their certificates with
+# openssl.
+need nodejs            command -v node
+need node-typescript   command -v tsc
+need golang-go         command -v go
+need openjdk-17-jdk-headless command -v javac
+need libjackson2-databind-java test -f /usr/share/java/jackson-databind.jar
+need junit5            test -f /usr/share/java/junit-platform-console-standalone.jar
+need openssl           command -v openssl
+# The Python client's test installs it with pip into a virtual environment, offline (--no-build-isolation,
+# with the system's setuptools).
+need python3-venv      bash -c "dpkg -s python3-venv || /usr/bin/python3 -c 'import ensurepip'"
+need python3-setuptools /usr/bin/python3 -c 'import setuptools'
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
@@ -83,4 +97,11 @@ wait "$client_tests" || client_status=$?
 echo "---- EntitledClientTests (their own process) ----"
 cat "$client_log"
 rm -f "$client_log"
+# Each language's client, through its own runner, against the binary this build made: unit tests, every
+# conformance scenario through the client, its README's first session.
+export ENTITLED_BINARY="$PWD/.build/debug/entitled"
+for client in node go java python; do
+  echo "---- Protocol/clients/$client ----"
+  bash "Protocol/clients/$client/test.sh" || status=$?
+done
 [ "$status" -eq 0 ] && [ "$client_status" -eq 0 ]
