@@ -31,7 +31,7 @@ final class JsonLine {
         string(op);
         if (id >= 0) {
             ascii(",\"id\":");
-            ascii(Long.toString(id));
+            number(id);
         }
         return this;
     }
@@ -146,6 +146,20 @@ final class JsonLine {
             }
         }
         put((byte) '"');
+    }
+
+    /** A non-negative whole number, its digits written in place (every request's id: no String made). */
+    private void number(long value) {
+        int digits = 1;
+        for (long rest = value / 10; rest > 0; rest /= 10) {
+            digits++;
+        }
+        ensure(digits);
+        length += digits;
+        for (int i = length - 1; i >= length - digits; i--) {
+            bytes[i] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
     }
 
     private void ascii(String text) {

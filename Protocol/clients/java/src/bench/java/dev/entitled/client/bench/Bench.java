@@ -21,8 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * seconds after {@code --warmup}; prints one JSON line with the checks, the window and this process's own
  * CPU (user and system, from /proc/self/stat) per check.
  *
- * <p>Each answered check starts the next one from its callback, on the connection's reader thread, so the
- * follow-ups of a batch of answers go out together in one write. Users {@code bench-00000000} ... are
+ * <p>Each answered check starts the next one from its callback, on the connection's reader thread, as an
+ * application using the asynchronous API would: the follow-ups of a batch of answers go out together (in
+ * two writes of 25 at 50 in flight, see EntitledConnection.EARLY_WRITE_AT). Users {@code bench-00000000} ... are
  * granted {@code prod_pro} first (with idempotency keys, so a second run grants nothing new) and
  * {@code pro} is defined as it; each check asks {@code pro} of a random one of them.
  */
