@@ -142,7 +142,7 @@ func (o *outgoing) send(conn *Conn, deadline time.Time) (*call, error) {
 // Options.RequestTimeout for each attempt when ctx has none.
 func (c *Client) exchange(ctx context.Context, o outgoing) (*call, error) {
 	op := o.op
-	read := readOps[op]
+	read := op == "check" || readOps[op] // a check, the hot path, without the map's lookup
 	_, hasDeadline := ctx.Deadline()
 	var (
 		avoid          map[*node]bool // nodes this request dropped on (or was stale on)
