@@ -41,6 +41,7 @@ public final class ClientOptions {
     private final boolean readYourWrites;
     private final Duration initialBackoff;
     private final Duration maxBackoff;
+    private final int maxQueuedPushes;
 
     private ClientOptions(Builder b) {
         this.nodes = List.copyOf(b.nodes);
@@ -54,6 +55,7 @@ public final class ClientOptions {
         this.readYourWrites = b.readYourWrites;
         this.initialBackoff = b.initialBackoff;
         this.maxBackoff = b.maxBackoff;
+        this.maxQueuedPushes = b.maxQueuedPushes;
     }
 
     /** A builder with the defaults: {@code 127.0.0.1:7117}, one connection per node, no token, no TLS. */
@@ -75,6 +77,7 @@ public final class ClientOptions {
         b.readYourWrites = readYourWrites;
         b.initialBackoff = initialBackoff;
         b.maxBackoff = maxBackoff;
+        b.maxQueuedPushes = maxQueuedPushes;
         return b;
     }
 
@@ -127,6 +130,11 @@ public final class ClientOptions {
         return maxBackoff;
     }
 
+    /** The most events a watch holds for {@code take()} before it stops reading its connection (see the builder). */
+    public int maxQueuedPushes() {
+        return maxQueuedPushes;
+    }
+
     @Override
     public String toString() {
         return "ClientOptions{nodes=" + nodes + ", connectionsPerNode=" + connectionsPerNode
@@ -148,6 +156,7 @@ public final class ClientOptions {
         private boolean readYourWrites;
         private Duration initialBackoff = Duration.ofMillis(50);
         private Duration maxBackoff = Duration.ofSeconds(2);
+        private int maxQueuedPushes = 10_000;
 
         private Builder() {
         }
@@ -278,6 +287,23 @@ public final class ClientOptions {
         /** The longest reconnection pause (default 2 s). */
         public Builder maxBackoff(Duration backoff) {
             this.maxBackoff = positive(backoff, "maxBackoff");
+            return this;
+        }
+
+        /**
+         * The most undelivered events a watch read with {@code take()}, {@code poll} or its iterator holds
+         * in memory, at least 1 (default 10,000). When that many wait, the watch stops reading its connection
+         * until the application takes one: the server holds the lines meanwhile, and if the application stays
+         * behind until 4 MiB are unread the server closes the connection, and the watch reconnects and
+         * delivers a {@link WatchEvent.Gap} as after any drop. No event is ever dropped by the client. A watch
+         * with a listener holds nothing: the listener runs on the reader thread, which reads no further
+         * until it returns.
+         */
+        public Builder maxQueuedPushes(int count) {
+            if (count < 1) {
+                throw new IllegalArgumentException("maxQueuedPushes must be at least 1");
+            }
+            this.maxQueuedPushes = count;
             return this;
         }
 

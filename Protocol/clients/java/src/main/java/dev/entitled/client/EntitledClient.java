@@ -236,13 +236,17 @@ public final class EntitledClient implements AutoCloseable {
      * {@code watch}: a stream of the pushed lines of these targets, on a connection of its own, which
      * survives reconnections (see {@link EntitledWatch}). Read its events with {@link EntitledWatch#take()},
      * {@link EntitledWatch#poll(Duration)} or its iterator. {@code unwatch} is {@link EntitledWatch#unwatch(WatchTarget)}
-     * and {@link EntitledWatch#close()}.
+     * and {@link EntitledWatch#close()}. At most {@link ClientOptions#maxQueuedPushes()} events wait to be
+     * read; then the watch stops reading its connection until the application takes one.
      */
     public CompletableFuture<EntitledWatch> watch(WatchTarget... targets) {
         return new EntitledWatch(this, List.of(targets), null).start();
     }
 
-    /** {@code watch}, delivering each event to {@code listener} on the watch's reader thread (do not block in it). */
+    /**
+     * {@code watch}, delivering each event to {@code listener} on the watch's reader thread (do not block in
+     * it): nothing more is read until it returns, so a slow listener is bounded by backpressure by nature.
+     */
     public CompletableFuture<EntitledWatch> watch(Consumer<WatchEvent> listener, WatchTarget... targets) {
         return new EntitledWatch(this, List.of(targets), Objects.requireNonNull(listener, "listener")).start();
     }

@@ -206,8 +206,9 @@ public final class EntitledConnection implements AutoCloseable {
     /**
      * Receives the pushed lines ({@code {"push":...}}) of this connection's watches, on the reader thread.
      * Lines that came before a listener was set are given to it first. A watching connection must be read
-     * promptly: the server closes one that leaves 4 MiB unread, which this class never does, since its
-     * reader hands every line on as it comes.
+     * promptly: the server closes one that leaves 4 MiB unread. The reader hands every line on as it comes
+     * and reads no further until the listener returns, so a listener that blocks applies backpressure
+     * (as {@link EntitledWatch} does when its queue is full).
      */
     public void setPushListener(Consumer<ObjectNode> listener) {
         Objects.requireNonNull(listener, "listener");

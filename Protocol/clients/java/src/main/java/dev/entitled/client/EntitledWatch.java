@@ -3,15 +3,17 @@ package dev.entitled.client;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -19,7 +21,7 @@ import java.util.function.Consumer;
  * Watching).
  *
  * <p>It holds a connection of its own, so that no request ever waits behind pushed lines, and reads it
- * promptly (the server closes a watching connection that leaves 4 MiB unread). When the connection drops,
+ * as long as the application keeps up (the server closes a watching connection that leaves 4 MiB unread). When the connection drops,
  * it reconnects with backoff (50 ms doubling to 2 s, full jitter, trying each node), watches every target
  * again, and delivers a {@link WatchEvent.Gap} before the next push: lines of the time between may be
  * missing, so re-read the state you rely on. Closing it unwatches and closes its connection, and ends the
@@ -37,6 +39,14 @@ import java.util.function.Consumer;
  * Events go to the listener given to {@link EntitledClient#watch(Consumer, WatchTarget...)}, on the watch's
  * reader thread; without one they wait in memory for {@link #take()}, {@link #poll(Duration)} or the
  * iterator (one consumer). Thread-safe otherwise.
+ *
+ * <p>Memory is bounded by backpressure: at most {@link ClientOptions#maxQueuedPushes()} events (default
+ * 10,000) wait to be taken; when that many wait, the reader thread blocks and reads the connection no further
+ * until one is taken. The server holds the lines meanwhile; an application that stays behind until 4 MiB are
+ * unread has its connection closed by the server, and the watch reconnects and delivers a
+ * {@link WatchEvent.Gap} as after any drop. No event is dropped by the client. A listener is bounded by
+ * nature: it runs on the reader thread, which reads nothing more until it returns. {@link #close()} wakes a
+ * blocked reader at once.
  */
 public final class EntitledWatch implements AutoCloseable, Iterable<WatchEvent> {
     private static final WatchEvent.Ended CLOSED = new WatchEvent.Ended(null);
@@ -44,7 +54,14 @@ public final class EntitledWatch implements AutoCloseable, Iterable<WatchEvent> 
     private final EntitledClient client;
     private final List<WatchTarget> targets;
     private final Consumer<WatchEvent> listener;
-    private final LinkedBlockingQueue<WatchEvent> events = new LinkedBlockingQueue<>();
+    private final int maxQueued;
+
+    // The events waiting to be taken (without a listener): at most maxQueued, then the end, given after them.
+    private final ReentrantLock queueLock = new ReentrantLock();
+    private final Condition notEmpty = queueLock.newCondition();
+    private final Condition notFull = queueLock.newCondition();
+    private final ArrayDeque<WatchEvent> queue = new ArrayDeque<>(); // guarded by queueLock
+    private WatchEvent.Ended endEvent; // guarded by queueLock; set once, given after the queue drained
 
     // Guarded by `this`.
     private EntitledConnection connection;
@@ -63,6 +80,7 @@ public final class EntitledWatch implements AutoCloseable, Iterable<WatchEvent> 
         this.client = client;
         this.targets = new ArrayList<>(targets);
         this.listener = listener;
+        this.maxQueued = client.options.maxQueuedPushes();
     }
 
     /** Connects and watches; fails when no node takes the watch (its error: forbidden, over_limit, ...). */
@@ -101,21 +119,76 @@ public final class EntitledWatch implements AutoCloseable, Iterable<WatchEvent> 
 
     /** The next event, waiting for it; after the end, the {@link WatchEvent.Ended} again. */
     public WatchEvent take() throws InterruptedException {
-        return taken(events.take());
+        queueLock.lockInterruptibly();
+        try {
+            while (queue.isEmpty() && endEvent == null) {
+                notEmpty.await();
+            }
+            return taken();
+        } finally {
+            queueLock.unlock();
+        }
     }
 
     /** The next event, or {@code null} when none came within {@code timeout}. */
     public WatchEvent poll(Duration timeout) throws InterruptedException {
-        WatchEvent event = events.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        return event == null ? null : taken(event);
+        long nanos = timeout.toNanos();
+        queueLock.lockInterruptibly();
+        try {
+            while (queue.isEmpty() && endEvent == null) {
+                if (nanos <= 0) {
+                    return null;
+                }
+                nanos = notEmpty.awaitNanos(nanos);
+            }
+            return taken();
+        } finally {
+            queueLock.unlock();
+        }
     }
 
-    private WatchEvent taken(WatchEvent event) {
-        if (event instanceof WatchEvent.Ended) {
-            drained = true;
-            events.offer(event); // every later take() sees the end too
+    /**
+     * The events waiting to be taken now (without the final {@link WatchEvent.Ended}): never more than
+     * {@link ClientOptions#maxQueuedPushes()}; always 0 with a listener.
+     */
+    public int queuedEvents() {
+        queueLock.lock();
+        try {
+            return queue.size();
+        } finally {
+            queueLock.unlock();
         }
-        return event;
+    }
+
+    /** Takes the head of the queue, or the end once it drained (every later take() sees the end too). */
+    private WatchEvent taken() {
+        WatchEvent event = queue.poll();
+        if (event != null) {
+            notFull.signalAll(); // the reader goes on reading
+            return event;
+        }
+        drained = true;
+        return endEvent;
+    }
+
+    /**
+     * Queues one event; while the queue is full, blocks the calling thread (the reader, or the one
+     * re-watching) until an event is taken or the watch ends.
+     */
+    private void enqueue(WatchEvent event) {
+        queueLock.lock();
+        try {
+            while (queue.size() >= maxQueued && endEvent == null) {
+                notFull.awaitUninterruptibly();
+            }
+            if (endEvent != null) {
+                return; // closed or ended: nobody takes events after the end
+            }
+            queue.add(event);
+            notEmpty.signal();
+        } finally {
+            queueLock.unlock();
+        }
     }
 
     /**
@@ -289,7 +362,7 @@ public final class EntitledWatch implements AutoCloseable, Iterable<WatchEvent> 
         if (listener != null) {
             listener.accept(event);
         } else {
-            events.offer(event);
+            enqueue(event);
         }
     }
 
@@ -303,7 +376,14 @@ public final class EntitledWatch implements AutoCloseable, Iterable<WatchEvent> 
         if (listener != null) {
             listener.accept(event);
         } else {
-            events.offer(event);
+            queueLock.lock();
+            try {
+                endEvent = event;
+                notEmpty.signalAll();
+                notFull.signalAll(); // a reader blocked on the full queue goes on, and drops what it reads
+            } finally {
+                queueLock.unlock();
+            }
         }
     }
 

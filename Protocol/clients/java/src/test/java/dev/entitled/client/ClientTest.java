@@ -232,6 +232,88 @@ class ClientTest {
     }
 
     @Test
+    void watchQueueIsBoundedByBackpressure(TestInfo info) throws InterruptedException {
+        // A watch nobody reads holds at most maxQueuedPushes events: then it stops reading its connection
+        // (the server holds the lines), and once read it delivers every push in order.
+        String user = id(info, "u");
+        int grants = 200;
+        try (EntitledClient bounded = EntitledClient.connect(server.options().maxQueuedPushes(10).build());
+                EntitledWatch watch = bounded.sync().watch(WatchTarget.user(user))) {
+            int most = 0;
+            long last = 0;
+            for (int i = 0; i < grants; i++) {
+                last = sync.grant(GrantRequest.user(user, id(info, "p" + i))).seq();
+                most = Math.max(most, watch.queuedEvents());
+            }
+            long deadline = System.nanoTime() + Duration.ofMillis(500).toNanos();
+            while (System.nanoTime() < deadline) {
+                most = Math.max(most, watch.queuedEvents());
+                Thread.sleep(10);
+            }
+            assertTrue(most <= 10, "the watch held " + most + " events, more than its bound of 10");
+            assertEquals(10, watch.queuedEvents(), "the unread watch filled its queue");
+            long previous = 0;
+            int pushes = 0;
+            boolean gap = false;
+            while (previous < last) {
+                WatchEvent event = watch.poll(Duration.ofSeconds(10));
+                assertNotNull(event, "no event after seq " + previous + " (waiting for " + last + ")");
+                assertTrue(watch.queuedEvents() <= 10);
+                if (event instanceof WatchEvent.Gap) {
+                    gap = true; // the server cut the connection: pushes of the time between may be missing
+                    continue;
+                }
+                Push push = assertInstanceOf(WatchEvent.Pushed.class, event).push();
+                assertTrue(push.sequence() > previous, "push " + push.sequence() + " after " + previous);
+                previous = push.sequence();
+                pushes++;
+            }
+            assertEquals(last, previous);
+            if (!gap) {
+                assertEquals(grants, pushes, "every grant's push, none dropped");
+            }
+        }
+    }
+
+    @Test
+    void closeWakesAReaderBlockedOnAFullQueue(TestInfo info) throws InterruptedException {
+        String user = id(info, "u");
+        try (EntitledClient bounded = EntitledClient.connect(server.options().maxQueuedPushes(2).build())) {
+            EntitledWatch watch = bounded.sync().watch(WatchTarget.user(user));
+            for (int i = 0; i < 5; i++) {
+                sync.grant(GrantRequest.user(user, id(info, "p" + i)));
+            }
+            assertTrue(waitFor(() -> blockedReaders() > 0), "the reader blocks on the full queue");
+            long started = System.nanoTime();
+            watch.close();
+            assertTrue(waitFor(() -> blockedReaders() == 0), "close() wakes the blocked reader");
+            assertTrue(Duration.ofNanos(System.nanoTime() - started).toMillis() < 900, "promptly");
+            assertInstanceOf(WatchEvent.Pushed.class, watch.take());
+            assertInstanceOf(WatchEvent.Pushed.class, watch.take());
+            assertInstanceOf(WatchEvent.Ended.class, watch.take());
+        }
+    }
+
+    /** Threads waiting in EntitledWatch.enqueue (a watch's reader blocked on its full queue). */
+    private static long blockedReaders() {
+        return Thread.getAllStackTraces().values().stream()
+                .filter(stack -> List.of(stack).stream().anyMatch(frame -> frame.getClassName().equals(EntitledWatch.class.getName())
+                        && frame.getMethodName().equals("enqueue")))
+                .count();
+    }
+
+    private static boolean waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(5);
+        }
+        return true;
+    }
+
+    @Test
     void watchOfEverySubject() {
         // Without --auth every connection is admin: a watch of everything is taken.
         try (EntitledWatch watch = sync.watch(WatchTarget.all())) {
