@@ -22,7 +22,7 @@ from .errors import (ERROR_CLASSES, BadJsonError, BadRequestError, BusyError, Ca
                      UnauthorizedError, UnavailableError, UnknownCodeError, UnknownOpError, error_from_answer)
 from .pool import Backoff
 from .results import CheckResult, Gap, Page, Push
-from .watch import Watch
+from .watch import DEFAULT_MAX_QUEUED_PUSHES, Watch
 from .wire import (DEFAULT_HOST, DEFAULT_PORT, PROTOCOL_VERSION, READ_OPERATIONS, Address, parse_address,
                    parse_time, wire_name, wire_value)
 
@@ -35,6 +35,6 @@ __all__ = [
     "InternalError", "UnavailableError", "StaleError", "OutcomeUnknownError", "OverLimitError", "LoadingError",
     "ERROR_CLASSES", "error_from_answer", "ClientError", "CannotConnectError", "NoNodeAvailableError",
     "ConnectionClosedError", "RequestTimeoutError", "ProtocolError",
-    "READ_OPERATIONS", "DEFAULT_HOST", "DEFAULT_PORT", "PROTOCOL_VERSION",
+    "READ_OPERATIONS", "DEFAULT_MAX_QUEUED_PUSHES", "DEFAULT_HOST", "DEFAULT_PORT", "PROTOCOL_VERSION",
     "parse_address", "parse_time", "wire_name", "wire_value",
 ]

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 from .errors import LoadingError, error_from_answer
 from .operations import Operations, _refuse_unknown
 from .pool import Backoff, Pool
-from .watch import Watch
+from .watch import DEFAULT_MAX_QUEUED_PUSHES, Watch
 from .wire import (DEFAULT_HOST, DEFAULT_PORT, MIN_SEQ_OPERATIONS, READ_OPERATIONS, Address, parse_address,
                    wire_fields)
 
@@ -46,6 +46,10 @@ class Client(Operations):
         unless given one, so they see every write this client made, on any node.
     backoff: the pause before connecting again to a node that refused (default: 50 ms doubling to 2 s,
         full jitter).
+    max_queued_pushes: the events a watch holds until the application takes them (default 10,000; give
+        max_queued_pushes= to watch() for one watch). A watch that holds that many stops reading its
+        connection until one is taken: memory stays bounded, the server holds the lines, and closes the
+        connection of a watch 4 MiB behind, which then reconnects and yields a Gap.
 
     The first connection is opened at once, so a wrong address, token or certificate fails here. When a
     connection drops, the next call opens another (see the README for what is sent again)."""
@@ -64,6 +68,7 @@ class Client(Operations):
         loading_wait: float | None = 60.0,
         read_your_writes: bool = False,
         backoff: Backoff | None = None,
+        max_queued_pushes: int = DEFAULT_MAX_QUEUED_PUSHES,
     ):
         if nodes is not None:
             if unix_socket is not None:
@@ -76,6 +81,7 @@ class Client(Operations):
         else:
             addresses = [Address(host, int(port))]
         self.read_your_writes = read_your_writes
+        self.max_queued_pushes = max_queued_pushes
         #: The newest "seq" a write's answer on this client carried (None before any): give it as min_seq
         #: to a read elsewhere to see the write there.
         self.last_seq: int | None = None
@@ -218,11 +224,17 @@ class Client(Operations):
         """Watches memberships (a user, a device, both, or all=True for every one: admin only) and returns
         the stream of their pushed lines: iterate it, or call next_push(timeout). It holds a connection of
         its own; when that drops, it reconnects with backoff, watches again and yields a Gap before the next
-        Push. Close it (or use it in a with block) to unwatch. Raises the EntitledError of a refused watch."""
-        _refuse_unknown("watch", dict(user=user, device=device, all=all), extra)
+        Push. Close it (or use it in a with block) to unwatch. Raises the EntitledError of a refused watch.
+
+        max_queued_pushes=N (default: the client's, 10,000) bounds the events it holds until taken: when N
+        wait, it stops reading its connection until one is taken (the server holds the lines; 4 MiB behind,
+        it closes the connection, and the watch reconnects and yields a Gap). No push is dropped."""
         extra = dict(extra)
+        max_queued_pushes = extra.pop("max_queued_pushes", self.max_queued_pushes)
+        _refuse_unknown("watch", dict(user=user, device=device, all=all), extra)
         timeout = extra.pop("timeout", None)
         request = wire_fields({"op": "watch", "user": user, "device": device, "all": all, **extra})
-        watch = Watch(self._pool, request, timeout=timeout, forget=self._watches.discard)
+        watch = Watch(self._pool, request, timeout=timeout, forget=self._watches.discard,
+                      max_queued_pushes=max_queued_pushes)
         self._watches.add(watch)
         return watch

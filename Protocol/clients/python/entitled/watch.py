@@ -16,23 +16,33 @@ if TYPE_CHECKING:
     from .connection import Connection
     from .pool import Pool
 
-__all__ = ["Watch"]
+__all__ = ["Watch", "DEFAULT_MAX_QUEUED_PUSHES"]
 
 Event = Union[Push, Gap]
+
+#: The events (Push or Gap) a watch holds undelivered before it stops reading its connection.
+DEFAULT_MAX_QUEUED_PUSHES = 10_000
 
 
 class Watch:
     """The stream of a watch's pushed lines: each is a Push, or a Gap when the watch's connection dropped
     and lines may have been missed. Iterate it (it ends when closed) or call next_push(timeout).
 
-    It holds a connection of its own, read by its own thread as soon as lines come (the server closes a
-    watching connection that leaves 4 MiB unread); lines wait in memory until taken. When the connection
+    It holds a connection of its own, read by its own thread as lines come; lines wait in memory until
+    taken, at most `max_queued_pushes` events (default 10,000). When that many wait, its thread stops
+    reading the connection until the application takes one (backpressure: the server holds the lines, and
+    closes a watching connection that leaves 4 MiB unread; the watch then reconnects and yields a Gap, as
+    after any drop). No push is dropped by the client. When the connection
     drops, a thread connects again (to a node that is up), pausing with the client's backoff, sends the
     watch again and queues a Gap (since the drop, until the watch is in force again) before any later Push.
     A watch the server refuses on reconnecting (the token was removed, say) ends the stream with its error.
     close() sends unwatch and closes the connection."""
 
-    def __init__(self, pool: "Pool", request: dict, *, timeout: float | None, forget: Callable[["Watch"], None]):
+    def __init__(self, pool: "Pool", request: dict, *, timeout: float | None, forget: Callable[["Watch"], None],
+                 max_queued_pushes: int = DEFAULT_MAX_QUEUED_PUSHES):
+        if isinstance(max_queued_pushes, bool) or not isinstance(max_queued_pushes, int) or max_queued_pushes < 1:
+            raise ValueError(f"max_queued_pushes must be an integer of at least 1, not {max_queued_pushes!r}")
+        self._max_queued = max_queued_pushes
         self._pool = pool
         self._request = request
         self._timeout = pool.timeout if timeout is None else timeout
@@ -63,7 +73,9 @@ class Watch:
                 if remaining is not None and remaining <= 0:
                     return None
                 self._arrived.wait(remaining)
-            return self._items.popleft()
+            event = self._items.popleft()
+            self._arrived.notify_all()  # room again: a reader waiting for it goes on
+            return event
 
     def __iter__(self) -> Iterator[Event]:
         return self
@@ -77,6 +89,16 @@ class Watch:
             raise
         assert event is not None  # next_push without a timeout returns an event or raises
         return event
+
+    @property
+    def queued(self) -> int:
+        """How many events (Push or Gap) wait to be taken: never more than max_queued_pushes."""
+        with self._arrived:
+            return len(self._items)
+
+    @property
+    def max_queued_pushes(self) -> int:
+        return self._max_queued
 
     @property
     def closed(self) -> bool:
@@ -94,6 +116,8 @@ class Watch:
         if self._stop.is_set():
             return
         self._stop.set()
+        with self._arrived:
+            self._arrived.notify_all()  # a reader waiting for room goes on, so unwatch's answer is read
         connection = self._connection
         if not connection.closed:
             try:
@@ -113,11 +137,25 @@ class Watch:
 
     # -- the connection ----------------------------------------------------------------------------------
 
-    def _on_push(self, line: dict) -> None:
+    def _on_push(self, line: dict, connection: "Connection | None") -> None:
+        """Queues a pushed line, run by the connection's reader thread. While the queue is full it waits for
+        room, so the connection is not read meanwhile (backpressure). Once the watch or that connection is
+        closed, a line with no room is dropped: no one will take it (a closed connection's Gap covers it)."""
+        push = Push.from_line(line)
         with self._arrived:
-            self._report_gap()
-            self._items.append(Push.from_line(line))
-            self._arrived.notify_all()
+            while True:
+                if len(self._items) < self._max_queued:
+                    if self._gap is not None:
+                        self._report_gap()  # the Gap takes a place of its own, before the Push
+                        self._arrived.notify_all()
+                        continue
+                    self._items.append(push)
+                    self._arrived.notify_all()
+                    return
+                if self._stop.is_set() or (connection is not None and connection.closed):
+                    return
+                # close() notifies; a connection closed by the watch's own thread is seen within 0.1 s.
+                self._arrived.wait(0.1)
 
     def _report_gap(self) -> None:
         """Queues the Gap of the last drop, if not yet (the lock is held): before the first Push after it."""
@@ -127,7 +165,10 @@ class Watch:
             self._items.append(Gap(since, _dt.datetime.now(_dt.timezone.utc), reason))
 
     def _subscribe(self) -> "Connection":
-        connection = self._pool.open(self._pool.next_start(), on_push=self._on_push)
+        opened: list["Connection"] = []
+        connection = self._pool.open(self._pool.next_start(),
+                                     on_push=lambda line: self._on_push(line, opened[0] if opened else None))
+        opened.append(connection)
         try:
             answer = connection.call(self._request, self._timeout)
         except BaseException:
@@ -179,5 +220,9 @@ class Watch:
                 connection.close()
                 return
             with self._arrived:
-                self._report_gap()
+                while (self._gap is not None and len(self._items) >= self._max_queued
+                       and not self._stop.is_set()):
+                    self._arrived.wait()  # the Gap waits for room like a Push (next_push and close notify)
+                if len(self._items) < self._max_queued:
+                    self._report_gap()
                 self._arrived.notify_all()

@@ -638,6 +638,44 @@ class Watching(ServerTestCase):
             self.assertEqual(device.next_push(PUSH_TIMEOUT).membership["productId"], "prod_d")
             self.assertIsNone(device.next_push(0.2))
 
+    def test_a_watch_read_slower_than_pushes_come_holds_at_most_max_queued_pushes(self) -> None:
+        watcher, writer = self.client(), self.client(max_queued_pushes=5)
+        self.assertEqual(watcher.max_queued_pushes, entitled.DEFAULT_MAX_QUEUED_PUSHES)
+        with self.assertRaises(ValueError):
+            watcher.watch(user="b", max_queued_pushes=0)
+        with watcher.watch(user="bounded", max_queued_pushes=10) as stream, writer.watch(user="bounded") as other:
+            self.assertEqual((stream.max_queued_pushes, other.max_queued_pushes), (10, 5))
+            granted = [writer.grant(f"prod_{i:03}", user="bounded")["membership"]["id"] for i in range(200)]
+            # Not read: the queue fills to its bound and stays there (the reader waits, the server holds the rest).
+            deadline = time.monotonic() + PUSH_TIMEOUT
+            while stream.queued < 10 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            for _ in range(30):
+                self.assertLessEqual(stream.queued, 10)
+                self.assertLessEqual(other.queued, 5)
+                time.sleep(0.01)
+            self.assertEqual((stream.queued, other.queued), (10, 5))
+            # Then read: every push, in order (or a Gap and the pushes after it, had the server cut it).
+            seen: list[str] = []
+            gaps = 0
+            sequence = 0
+            while not seen or seen[-1] != granted[-1]:
+                event = stream.next_push(PUSH_TIMEOUT)
+                self.assertIsNotNone(event, f"no push after {len(seen)} of 200")
+                self.assertLessEqual(stream.queued, 10)
+                if isinstance(event, entitled.Gap):
+                    gaps += 1
+                    continue
+                self.assertGreater(event.sequence, sequence)
+                sequence = event.sequence
+                seen.append(event.membership["id"])
+            self.assertEqual(seen, granted if gaps == 0 else [m for m in granted if m in set(seen)])
+            self.assertEqual(seen[:10], granted[:10])
+            # A watch whose reader waits for room still closes at once.
+            started = time.monotonic()
+        self.assertLess(time.monotonic() - started, 1.0)
+        self.assertTrue(other.closed)
+
 
 class EventsAndHistory(ServerTestCase):
     def test_event_applied_then_duplicate(self) -> None:
