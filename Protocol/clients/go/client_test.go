@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -301,6 +302,99 @@ func TestWatchAddRemove(t *testing.T) {
 	}
 	if p := nextPush(t, w); p.Membership.User != b {
 		t.Fatalf("want only b's push, got %+v", p)
+	}
+}
+
+// TestWatchBoundedQueue: a watch the application does not read holds at most MaxQueuedPushes events (it
+// stops reading its connection, the server holds the rest), then delivers every push in order once read.
+// A full watch closes at once, and an Add waiting behind its pushes fails then.
+func TestWatchBoundedQueue(t *testing.T) {
+	srv := shared(t)
+	const bound, grants = 10, 200
+	c := srv.client(t, &entitled.Options{MaxQueuedPushes: bound})
+	writer := srv.client(t, nil)
+	ctx := ctxT(t)
+	user := uid("flood")
+	w, err := c.Watch(ctx, entitled.WatchTarget{User: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	idle, err := c.Watch(ctx, entitled.WatchTarget{User: user}) // never read: closed while full
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	most := 0
+	check := func() {
+		for _, q := range []int{w.Queued(), idle.Queued()} {
+			if q > most {
+				most = q
+			}
+		}
+		if most > bound {
+			t.Fatalf("a watch holds %d unread events, above its bound %d (%d %d)", most, bound, w.Queued(), idle.Queued())
+		}
+	}
+	var last int64
+	for i := 0; i < grants; i++ {
+		g, err := writer.Grant(ctx, entitled.GrantRequest{User: user, Product: fmt.Sprintf("p%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = g.Seq
+		check()
+	}
+	for deadline := time.Now().Add(5 * time.Second); w.Queued() < bound || idle.Queued() < bound; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watches hold %d and %d events, want %d", w.Queued(), idle.Queued(), bound)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // room for a reader that would go on reading
+	check()
+
+	// An Add waits behind the queued pushes; Close of the full watch ends it and the stream at once.
+	added := make(chan error, 1)
+	go func() { added <- idle.Add(context.Background(), entitled.WatchTarget{User: uid("other")}) }()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	idle.Close()
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("Close of a full watch took %v", took)
+	}
+	select {
+	case err := <-added:
+		if err == nil {
+			t.Error("an Add on a full watch succeeded after Close")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("an Add on a full watch still waits after Close")
+	}
+	for range idle.Pushes() {
+	}
+
+	// Reading: the pushes come in order, up to the last grant's (after a gap if the server cut the
+	// connection: then one more grant's push must follow).
+	var seen int64
+	for seen != last {
+		p := nextPush(t, w)
+		check()
+		if p.Gap != nil {
+			g, err := writer.Grant(ctx, entitled.GrantRequest{User: user, Product: "after-gap"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, seen = g.Seq, 0
+			continue
+		}
+		if p.Cause != "grant" || p.Sequence <= seen {
+			t.Fatalf("push out of order after %d: %+v", seen, p)
+		}
+		seen = p.Sequence
+	}
+	if most != bound {
+		t.Errorf("the queue peaked at %d, want %d", most, bound)
 	}
 }
 

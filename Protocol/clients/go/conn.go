@@ -27,7 +27,8 @@ import (
 // error that closes the Conn (every request in flight fails, as may-have-been-applied). Pushed lines
 // (after a watch) never answer a request: they are queued, and read with NextPush or Pushes. They must
 // be read: the server closes a watching connection that leaves 4 MiB unread; the Conn reads its socket
-// all the time, so the queue is in the Conn's memory.
+// all the time, so the queue is in the Conn's memory. (A Watch's own connection bounds its queue
+// instead: its reader stops reading at Options.MaxQueuedPushes, see Watch.)
 type Conn struct {
 	nc   net.Conn
 	addr string
@@ -59,8 +60,10 @@ type Conn struct {
 	done       chan struct{}
 
 	pushMu     sync.Mutex
-	pushes     [][]byte
-	pushSignal chan struct{}
+	pushes     []queuedPush
+	pushLimit  int           // a Watch's bound on pushes: the reader waits while this many are queued; 0 none
+	pushSignal chan struct{} // a push was queued
+	pushSpace  chan struct{} // a push was taken
 	pushChan   chan Push
 	pushOnce   sync.Once
 }
@@ -74,6 +77,7 @@ func newConn(nc net.Conn, addr string, n *node) *Conn {
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		pushSignal: make(chan struct{}, 1),
+		pushSpace:  make(chan struct{}, 1),
 	}
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
@@ -324,7 +328,9 @@ func (c *Conn) readLoop() {
 			line, owned = append(long, line...), true
 			long = nil
 		}
-		if err := c.dispatch(line, owned); err != nil {
+		if err := c.dispatch(line, owned); err == errReaderDone {
+			return
+		} else if err != nil {
 			c.fail(ErrProtocol, err)
 			return
 		}
@@ -349,11 +355,15 @@ func (c *Conn) dispatch(line []byte, owned bool) error {
 			return nil // a pooled connection holds no watch of a Watch: a push sent there is dropped
 		}
 		c.pushMu.Lock()
-		c.pushes = append(c.pushes, keep())
+		c.pushes = append(c.pushes, queuedPush{line: keep()})
+		full := c.pushesFullLocked()
 		c.pushMu.Unlock()
 		select {
 		case c.pushSignal <- struct{}{}:
 		default:
+		}
+		if full && !c.waitPushSpace() {
+			return errReaderDone
 		}
 		return nil
 	}
@@ -401,6 +411,57 @@ func (c *Conn) dispatch(line []byte, owned bool) error {
 	}
 	cl.signal()
 	return nil
+}
+
+// queuedPush is a pushed line waiting to be taken, or the gap marker a Watch puts first on the
+// connection it watches again on after a drop.
+type queuedPush struct {
+	line []byte
+	gap  *Gap
+}
+
+func (c *Conn) pushesFullLocked() bool { return c.pushLimit > 0 && len(c.pushes) >= c.pushLimit }
+
+// pushesFull reports whether the reader stops (or is about to stop) at the push bound.
+func (c *Conn) pushesFull() bool {
+	c.pushMu.Lock()
+	defer c.pushMu.Unlock()
+	return c.pushesFullLocked()
+}
+
+// queuedPushes is how many pushes (and a gap marker) wait to be taken.
+func (c *Conn) queuedPushes() int {
+	c.pushMu.Lock()
+	defer c.pushMu.Unlock()
+	return len(c.pushes)
+}
+
+// waitPushSpace holds the reader, which then reads the socket no further (the server holds the lines),
+// until a push is taken and the queue is under its bound (true), or the connection closes (false: the
+// reader stops, and queues none of the lines it had read already).
+func (c *Conn) waitPushSpace() bool {
+	for c.pushesFull() {
+		select {
+		case <-c.pushSpace:
+		case <-c.done:
+			return false
+		}
+	}
+	return true
+}
+
+// errReaderDone ends the reader of a connection closed while it waited for room for pushes.
+var errReaderDone = errors.New("the connection closed")
+
+// boundPushes makes the Conn a Watch's: at most limit pushes wait, first (when not nil) the gap marker to
+// deliver before them. Called before the first watch request, so before any push.
+func (c *Conn) boundPushes(limit int, first *Gap) {
+	c.pushMu.Lock()
+	c.pushLimit = limit
+	if first != nil {
+		c.pushes = append([]queuedPush{{gap: first}}, c.pushes...)
+	}
+	c.pushMu.Unlock()
 }
 
 // idIs reports whether an answer's id, as JSON text, is the number want.

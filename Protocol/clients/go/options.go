@@ -42,6 +42,13 @@ type Options struct {
 	// check, memberships and customer that gives no MinSeq, so that they see the client's own writes on
 	// every node of a cluster.
 	ReadYourWrites bool
+
+	// MaxQueuedPushes bounds the events (pushes, and a gap marker) a Watch holds in memory that the
+	// application has not received yet. Default 10,000. When that many wait, the Watch stops reading its
+	// connection until the application receives one: the server holds the lines meanwhile, and if the
+	// application stays behind until 4 MiB are unread the server closes the connection, and the Watch
+	// reconnects and delivers a gap marker as after any drop. No push is ever dropped by the client.
+	MaxQueuedPushes int
 }
 
 const (
@@ -49,6 +56,7 @@ const (
 	defaultDialTimeout    = 5 * time.Second
 	defaultRequestTimeout = 10 * time.Second
 	defaultLoadingWait    = 60 * time.Second
+	defaultMaxQueued      = 10000
 
 	// A node that refused a connection is not dialled again for a random time up to its backoff (full
 	// jitter), which starts at minBackoff and doubles up to maxBackoff with each refusal in a row.
@@ -76,6 +84,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LoadingWait == 0 {
 		o.LoadingWait = defaultLoadingWait
+	}
+	if o.MaxQueuedPushes <= 0 {
+		o.MaxQueuedPushes = defaultMaxQueued
 	}
 	return o
 }

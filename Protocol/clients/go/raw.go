@@ -110,14 +110,25 @@ func decodeRaw(line []byte) (map[string]any, error) {
 // connection has closed and every queued line was returned, it returns the connection's error. A line
 // that does not decode into a Push is returned with its Line and an ErrProtocol error.
 func (c *Conn) NextPush(ctx context.Context) (Push, error) {
+	p, err := c.peekPush(ctx)
+	if p.Line != nil || p.Gap != nil {
+		c.dropPush()
+	}
+	return p, err
+}
+
+// peekPush is NextPush without taking the push: a Watch takes it (dropPush) once the application has it,
+// so that what waits in the queue is all it holds.
+func (c *Conn) peekPush(ctx context.Context) (Push, error) {
 	for {
 		c.pushMu.Lock()
 		if len(c.pushes) > 0 {
-			line := c.pushes[0]
-			c.pushes[0] = nil
-			c.pushes = c.pushes[1:]
+			q := c.pushes[0]
 			c.pushMu.Unlock()
-			return decodePush(line)
+			if q.gap != nil {
+				return Push{Gap: q.gap}, nil
+			}
+			return decodePush(q.line)
 		}
 		c.pushMu.Unlock()
 		select {
@@ -132,6 +143,20 @@ func (c *Conn) NextPush(ctx context.Context) (Push, error) {
 		case <-ctx.Done():
 			return Push{}, ctx.Err()
 		}
+	}
+}
+
+// dropPush takes the oldest queued push, and wakes the reader if it waits for room.
+func (c *Conn) dropPush() {
+	c.pushMu.Lock()
+	if len(c.pushes) > 0 {
+		c.pushes[0] = queuedPush{}
+		c.pushes = c.pushes[1:]
+	}
+	c.pushMu.Unlock()
+	select {
+	case c.pushSpace <- struct{}{}:
+	default:
 	}
 }
 

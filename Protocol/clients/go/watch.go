@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,8 +19,12 @@ import (
 // Customer) when one comes. The channel is closed after Close, or when watching again is refused for
 // good (a token the server no longer takes, say); Err then says why.
 //
-// The connection is read all the time (the server closes a watching connection that leaves 4 MiB unread):
-// pushes the channel cannot take yet wait in memory.
+// Memory is bounded by backpressure: at most Options.MaxQueuedPushes events (default 10,000) wait for the
+// application (Queued); when that many wait, the Watch reads its connection no further until the
+// application receives one. The server holds the lines meanwhile; an application that stays behind until
+// 4 MiB are unread has its connection closed by the server (PROTOCOL.md, Flow control), and the Watch
+// reconnects and delivers a gap marker as after any drop. No push is dropped by the client. While the
+// Watch waits so, Add and Remove wait too (their answers come after the pushes); Close does not.
 type Watch struct {
 	c       *Client
 	pushes  chan Push
@@ -27,12 +32,12 @@ type Watch struct {
 	stop    context.CancelFunc
 	stopCtx context.Context
 	ended   chan struct{}
+	once    sync.Once
+	current atomic.Pointer[Conn] // the connection watched on, for Close and Queued
 
 	mu      sync.Mutex // serialises Add, Remove and watching again after a drop
-	conn    *Conn
 	targets []WatchTarget
 	err     error
-	closed  bool
 }
 
 // Watch opens a connection, watches each target on it and returns the stream of its pushes.
@@ -46,6 +51,7 @@ func (c *Client) Watch(ctx context.Context, targets ...WatchTarget) (*Watch, err
 	if err != nil {
 		return nil, err
 	}
+	conn.boundPushes(c.opts.MaxQueuedPushes, nil)
 	for _, t := range targets {
 		if err := conn.call(ctx, watchRequest{"watch", t}, nil); err != nil {
 			conn.Close()
@@ -53,10 +59,12 @@ func (c *Client) Watch(ctx context.Context, targets ...WatchTarget) (*Watch, err
 		}
 	}
 	stopCtx, stop := context.WithCancel(context.Background())
+	// Unbuffered: a push waits in the connection's bounded queue until the application receives it.
 	w := &Watch{
-		c: c, pushes: make(chan Push, 256), closing: make(chan struct{}), stop: stop, stopCtx: stopCtx,
-		ended: make(chan struct{}), conn: conn, targets: append([]WatchTarget(nil), targets...),
+		c: c, pushes: make(chan Push), closing: make(chan struct{}), stop: stop, stopCtx: stopCtx,
+		ended: make(chan struct{}), targets: append([]WatchTarget(nil), targets...),
 	}
+	w.current.Store(conn)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -73,6 +81,10 @@ func (c *Client) Watch(ctx context.Context, targets ...WatchTarget) (*Watch, err
 // Pushes returns the stream: pushed lines, and gap markers after a reconnect.
 func (w *Watch) Pushes() <-chan Push { return w.pushes }
 
+// Queued is how many events (pushes, and a gap marker) wait for the application to receive them: never
+// more than Options.MaxQueuedPushes.
+func (w *Watch) Queued() int { return w.current.Load().queuedPushes() }
+
 // Err says why the stream ended: nil after Close, the refusal when watching again was refused.
 func (w *Watch) Err() error {
 	w.mu.Lock()
@@ -80,14 +92,23 @@ func (w *Watch) Err() error {
 	return w.err
 }
 
+func (w *Watch) isClosed() bool {
+	select {
+	case <-w.closing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Add watches one more target on the Watch's connection (and again after each reconnect).
 func (w *Watch) Add(ctx context.Context, t WatchTarget) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.isClosed() {
 		return ErrClientClosed
 	}
-	if err := w.conn.call(ctx, watchRequest{"watch", t}, nil); err != nil {
+	if err := w.current.Load().call(ctx, watchRequest{"watch", t}, nil); err != nil {
 		return err
 	}
 	w.targets = append(w.targets, t)
@@ -98,10 +119,10 @@ func (w *Watch) Add(ctx context.Context, t WatchTarget) error {
 func (w *Watch) Remove(ctx context.Context, t WatchTarget) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.isClosed() {
 		return ErrClientClosed
 	}
-	if err := w.conn.call(ctx, watchRequest{"unwatch", t}, nil); err != nil {
+	if err := w.current.Load().call(ctx, watchRequest{"unwatch", t}, nil); err != nil {
 		return err
 	}
 	for i, have := range w.targets {
@@ -113,24 +134,22 @@ func (w *Watch) Remove(ctx context.Context, t WatchTarget) error {
 	return nil
 }
 
-// Close unwatches, closes the connection and ends the stream (its channel is closed).
+// Close unwatches, closes the connection and ends the stream (its channel is closed). It does not wait
+// for the application to receive what is queued, nor for an Add or Remove in flight (they fail).
 func (w *Watch) Close() error {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		<-w.ended
-		return nil
-	}
-	w.closed = true
-	conn := w.conn
-	w.mu.Unlock()
-	close(w.closing)
-	w.stop()
-	// Tell the server, so it stops pushing at once; the connection closes right after either way.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	_ = conn.call(ctx, watchRequest{"unwatch", WatchTarget{}}, nil)
-	cancel()
-	conn.Close()
+	w.once.Do(func() {
+		close(w.closing)
+		w.stop()
+		conn := w.current.Load()
+		// Tell the server, so it stops pushing at once; the connection closes right after either way. Not
+		// when the reader waits for room: the answer would not be read.
+		if !conn.pushesFull() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = conn.call(ctx, watchRequest{"unwatch", WatchTarget{}}, nil)
+			cancel()
+		}
+		conn.Close() // wakes the reader, and an Add or Remove waiting for an answer
+	})
 	<-w.ended
 	w.c.mu.Lock()
 	delete(w.c.watches, w)
@@ -138,50 +157,45 @@ func (w *Watch) Close() error {
 	return nil
 }
 
-// run forwards the pushes of the connection, and of the next one after each drop.
+// run forwards the pushes of the connection, and of the next one after each drop. A push leaves the
+// connection's queue only once the application has received it, so the queue is all the Watch holds.
 func (w *Watch) run(conn *Conn) {
 	defer close(w.ended)
 	defer close(w.pushes)
+	defer func() { conn.Close() }() // the last one, which Close may not have seen
 	for {
 		for {
-			p, err := conn.NextPush(w.stopCtx)
-			if p.Line == nil && err != nil {
+			p, err := conn.peekPush(w.stopCtx)
+			if p.Line == nil && p.Gap == nil && err != nil {
 				break
 			}
 			select {
 			case w.pushes <- p:
+				conn.dropPush()
 			case <-w.closing:
 				return
 			}
 		}
-		select {
-		case <-w.closing:
+		if w.isClosed() {
 			return
-		default:
 		}
-		from, why := time.Now(), conn.Err()
-		next, err := w.rewatch()
+		gap := &Gap{From: time.Now(), Err: conn.Err()}
+		next, err := w.rewatch(gap)
 		if err != nil {
 			w.mu.Lock()
-			if !w.closed {
+			if !w.isClosed() {
 				w.err = err
 			}
 			w.mu.Unlock()
-			conn.Close()
 			return
 		}
-		conn = next
-		select {
-		case w.pushes <- Push{Gap: &Gap{From: from, To: time.Now(), Err: why}}:
-		case <-w.closing:
-			return
-		}
+		conn = next // its queue starts with the gap marker
 	}
 }
 
 // rewatch connects again with backoff and watches every target; it fails only when the Watch is closed
 // or watching is refused for good.
-func (w *Watch) rewatch() (*Conn, error) {
+func (w *Watch) rewatch(gap *Gap) (*Conn, error) {
 	backoff := minBackoff
 	for {
 		t := time.NewTimer(time.Duration(rand.Int63n(int64(backoff) + 1)))
@@ -194,7 +208,7 @@ func (w *Watch) rewatch() (*Conn, error) {
 		if backoff *= 2; backoff > maxBackoff {
 			backoff = maxBackoff
 		}
-		conn, err := w.watchOnce()
+		conn, err := w.watchOnce(gap)
 		if err == nil {
 			return conn, nil
 		}
@@ -208,16 +222,19 @@ func (w *Watch) rewatch() (*Conn, error) {
 	}
 }
 
-func (w *Watch) watchOnce() (*Conn, error) {
+// watchOnce connects and watches every target; the connection's queue starts with the gap marker, so it
+// comes before the first push and counts towards the bound.
+func (w *Watch) watchOnce(gap *Gap) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(w.stopCtx, w.c.opts.DialTimeout)
 	defer cancel()
 	conn, err := w.c.dialAny(ctx, true)
 	if err != nil {
 		return nil, err
 	}
+	conn.boundPushes(w.c.opts.MaxQueuedPushes, gap)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.isClosed() {
 		conn.Close()
 		return nil, ErrClientClosed
 	}
@@ -227,6 +244,7 @@ func (w *Watch) watchOnce() (*Conn, error) {
 			return nil, err
 		}
 	}
-	w.conn = conn
+	gap.To = time.Now() // nobody reads the marker before watchOnce returns
+	w.current.Store(conn)
 	return conn, nil
 }
