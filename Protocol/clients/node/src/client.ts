@@ -24,7 +24,7 @@ import {
   HelloResult, HistoryEntry, HistoryParams, Membership, MembershipsParams, Page, ReloadResult, RequestOptions,
   RevokeParams, RevokeResult, SnapshotResult, Stats, UndefineParams, UndefineResult, WatchTarget,
 } from './types.js';
-import { WatchStream } from './watch.js';
+import { DEFAULT_MAX_QUEUED_PUSHES, WatchStream } from './watch.js';
 
 export interface ClientOptions {
   /** The nodes: `"host:port"`, `"[::1]:port"`, a Unix socket path, or objects. Default `["127.0.0.1:7117"]`. */
@@ -45,6 +45,22 @@ export interface ClientOptions {
   readYourWrites?: boolean;
   /** Reconnection backoff: 50 ms doubling up to 2000 ms, full jitter, unless set. */
   backoff?: Partial<BackoffPolicy>;
+  /**
+   * The most pushes a watch queues that the application has not taken yet; when that many wait, the watch
+   * stops reading its connection until the application takes one (see `WatchOptions`). Default 10000.
+   */
+  maxQueuedPushes?: number;
+}
+
+/** Options of `watch`. */
+export interface WatchOptions extends RequestOptions {
+  /**
+   * The most pushes this watch queues that the application has not taken yet; default the client's
+   * `maxQueuedPushes` (10000). When that many wait, the watch stops reading its connection until the
+   * application takes one: the server holds the pushes, and closes the connection when 4 MiB are left
+   * unread, after which the watch reconnects and yields a `gap` event. No push is dropped by the client.
+   */
+  maxQueuedPushes?: number;
 }
 
 /** Options of the page iterators. */
@@ -74,6 +90,7 @@ export class Client {
   private readonly loadingWaitMs: number;
   private readonly readYourWrites: boolean;
   private readonly backoff: BackoffPolicy;
+  private readonly maxQueuedPushes: number;
   private readonly watches = new Set<WatchStream>();
   private newestSeq = 0;
   /** What a `Call` needs of its client: made once, so that a call carries one reference. */
@@ -91,6 +108,7 @@ export class Client {
     this.loadingWaitMs = options.loadingWaitMs ?? 60_000;
     this.readYourWrites = options.readYourWrites ?? false;
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.maxQueuedPushes = checkMaxQueuedPushes(options.maxQueuedPushes ?? DEFAULT_MAX_QUEUED_PUSHES);
     this.pool = new Pool(nodes, {
       connectionsPerNode,
       backoff: this.backoff,
@@ -238,10 +256,12 @@ export class Client {
   /**
    * Watches memberships on a connection of its own and yields their changes (`for await`). If the connection
    * drops, the stream connects again with backoff, watches again, and yields a `gap` event before the next
-   * change. Leaving the loop, or `close()`, unwatches. Rejects when the server refuses the watch.
+   * change. Leaving the loop, or `close()`, unwatches. Rejects when the server refuses the watch. At most
+   * `maxQueuedPushes` pushes wait for the application; then the watch stops reading until it takes one.
    */
-  async watch(target: WatchTarget | WatchTarget[], options: RequestOptions = {}): Promise<WatchStream> {
+  async watch(target: WatchTarget | WatchTarget[], options: WatchOptions = {}): Promise<WatchStream> {
     if (this.pool.isClosed) throw new ClientClosedError('watch');
+    const maxQueuedPushes = checkMaxQueuedPushes(options.maxQueuedPushes ?? this.maxQueuedPushes);
     const targets = (Array.isArray(target) ? target : [target]).map((t) => prepare('watch', t) as WatchTarget);
     const stream: WatchStream = new WatchStream(
       (onPush, signal) => this.pool.openDedicated(onPush, signal),
@@ -249,6 +269,7 @@ export class Client {
       targets,
       this.backoff,
       options.timeoutMs ?? this.timeoutMs,
+      maxQueuedPushes,
     );
     this.watches.add(stream);
     try {
@@ -455,4 +476,9 @@ function page<T>(items: T[], next: unknown): Page<T> {
 function strip(answer: Line): Record<string, unknown> {
   const { ok: _ok, id: _id, ...rest } = answer;
   return rest;
+}
+
+function checkMaxQueuedPushes(value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new TypeError('maxQueuedPushes: a whole number from 1');
+  return value;
 }

@@ -147,7 +147,10 @@ export class Connection {
   /** Requests made since the last write, oldest first; written together by `flush`. */
   private outgoing: Pending[] = [];
   private flushScheduled = false;
+  /** Text read but not yet handled: the start of a line, or (while reading is paused) whole lines too. */
   private partial = '';
+  /** Set by `pauseReading`: no line is handled, and the socket is not read, until `resumeReading`. */
+  private paused = false;
   private nextId = 1;
   private open = true;
   private closing = false;
@@ -278,6 +281,25 @@ export class Connection {
     clearTimeout(timer);
   }
 
+  /**
+   * @internal Stops handling lines and reading the socket (a watch whose queue is full): the line being
+   * handled is the last until `resumeReading`; the rest of what was read waits here, and the server holds
+   * what it sends next (the operating system's buffers, then its own, PROTOCOL.md Flow control).
+   */
+  pauseReading(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.socket.pause();
+  }
+
+  /** @internal Handles the lines read while paused (until paused again), then reads the socket again. */
+  resumeReading(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.partial.includes('\n')) this.receive('');
+    if (!this.paused && this.open) this.socket.resume();
+  }
+
   /** Closes at once; every request in flight fails with `ConnectionClosedError`. */
   destroy(): void {
     if (!this.open) return;
@@ -387,6 +409,7 @@ export class Connection {
       this.partial = '';
     }
     for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
+      if (this.paused) break; // the rest waits in `partial` for resumeReading
       this.handleLine(text.slice(start, end));
       start = end + 1;
       if (!this.open) return;

@@ -1,7 +1,7 @@
 // entitled-client: the Node.js client of the entitled entitlement server (protocol version 5).
 
 export { Client, createClient } from './client.js';
-export type { ClientOptions, IterateOptions } from './client.js';
+export type { ClientOptions, IterateOptions, WatchOptions } from './client.js';
 export { Connection } from './connection.js';
 export type { CallOptions, ConnectionOptions, Line, TlsOptions } from './connection.js';
 export { WatchStream } from './watch.js';

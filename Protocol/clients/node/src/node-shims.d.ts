@@ -21,6 +21,8 @@ declare module 'node:net' {
     destroy(error?: Error): this;
     setNoDelay(noDelay?: boolean): this;
     setEncoding(encoding: 'utf8'): this;
+    pause(): this;
+    resume(): this;
     on(event: 'data', listener: (chunk: string) => void): this;
     on(event: 'connect' | 'secureConnect' | 'end' | 'close', listener: () => void): this;
     on(event: 'error', listener: (error: NodeSystemError) => void): this;

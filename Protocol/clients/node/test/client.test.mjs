@@ -199,6 +199,48 @@ describe('watch', () => {
     assert.deepEqual(await stream.next(), { value: undefined, done: true });
   });
 
+  test('a watch not read queues at most maxQueuedPushes and stops reading; the rest come in order', async () => {
+    const user = id('u');
+    const bound = 10;
+    const stream = await client.watch({ user }, { maxQueuedPushes: bound });
+    try {
+      // Another connection (the client's pool) grants 200 times while the test takes nothing.
+      const grants = [];
+      let most = 0;
+      for (let i = 0; i < 200; i++) {
+        grants.push(await client.grant({ user, product: `p${i}` }));
+        most = Math.max(most, stream.queued);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the pushes in the sockets would have come by now
+      most = Math.max(most, stream.queued);
+      assert.ok(most <= bound, `the watch queued ${most} pushes, more than its bound ${bound}`);
+      assert.equal(stream.queued, bound);
+
+      // Reading: every grant's push, in order, up to the last (after a gap if the server cut the connection).
+      const order = new Map(grants.map((granted, index) => [granted.membership.id, index]));
+      const last = grants.at(-1).membership.id;
+      let previous = -1;
+      let afterGap = false;
+      for (;;) {
+        const event = await nextEvent(stream);
+        if (event.kind === 'gap') {
+          afterGap = true;
+          continue;
+        }
+        assert.ok(afterGap || stream.queued <= bound, `${stream.queued} queued while reading`);
+        assert.equal(event.cause, 'grant');
+        const index = order.get(event.membership.id);
+        assert.ok(index !== undefined && index > previous, `push of grant ${index} after grant ${previous}`);
+        if (!afterGap) assert.equal(index, previous + 1, 'no push is skipped without a gap');
+        assert.equal(event.sequence, grants[index].seq);
+        previous = index;
+        if (event.membership.id === last) break;
+      }
+    } finally {
+      await stream.close();
+    }
+  });
+
   test('a watch the server refuses rejects', async () => {
     await assert.rejects(client.watch({}), BadRequestError);
   });
