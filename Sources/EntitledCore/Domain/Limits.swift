@@ -12,6 +12,11 @@ public enum Limits {
     public static let maximumHistoryEntries = 1000
     /// The memberships a `memberships` request returns unless it gives a `limit`.
     public static let defaultMembershipsPerPage = 100
+    /// The changes a read of the change feed (`changes`) returns unless it gives a `limit`.
+    public static let defaultFeedItems = 100
+    /// The most items one read of the change feed returns (a change's items are never split, so the last
+    /// change of a page may add a few more); `next` continues.
+    public static let maximumFeedItems = 1000
     /// The most memberships one `memberships` request returns; `next` continues the listing.
     public static let maximumMembershipsPerPage = 1000
     /// The most slots one page of a listing of a source's memberships (`memberships` with `source`) looks

@@ -24,6 +24,7 @@ extension EntitlementStore {
             guard sequence > lastSequence else {
                 throw .inconsistentReplay("the numbering cannot resume at change \(sequence + 1): change \(lastSequence) was applied")
             }
+            state.feed.noteSkipped((lastSequence + 1)...sequence)
             lastSequence = sequence
         }
     }

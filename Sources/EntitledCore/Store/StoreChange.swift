@@ -84,6 +84,8 @@ public struct StoreImage: Sendable {
     /// How many of `memberships` are erased slots (`Membership.isErased`): a snapshot leaves them out
     /// (`withoutErasedMemberships()`).
     public var erasedMembershipCount: Int
+    /// The change feed's index (`ChangeFeed`).
+    public var feed: ChangeFeed
 
     public init(
         sequence: UInt64,
@@ -93,6 +95,7 @@ public struct StoreImage: Sendable {
         revisions: ShardedDictionary<UInt32, [MembershipRevision]> = ShardedDictionary(),
         catalogRevisions: [CatalogRevision] = [],
         erasures: [ErasureRecord] = [],
+        feed: ChangeFeed? = nil,
         erasedMembershipCount: Int = 0
     ) {
         self.sequence = sequence
@@ -103,5 +106,7 @@ public struct StoreImage: Sendable {
         self.catalogRevisions = catalogRevisions
         self.erasures = erasures
         self.erasedMembershipCount = erasedMembershipCount
+        // An image without a feed (a snapshot written before there was one) starts the feed after itself.
+        self.feed = feed ?? ChangeFeed(horizon: sequence + 1)
     }
 }

@@ -36,6 +36,13 @@ public enum StoreError: Error, Hashable, Sendable {
     /// with more of them, or of their recorded changes, than one read may go through
     /// (`Limits.maximumMembershipsPerSubjectRead`, `maximumChangesPerSubjectRead`).
     case subjectTooLarge(Subject, operation: String, size: SubjectSize)
+    /// A read of the change feed asked for the changes after `after`, and the feed no longer holds all of
+    /// them: it holds every change after `oldestAfter` only (`FeedRetention`).
+    case feedTruncated(after: UInt64, oldestAfter: UInt64, retention: FeedRetention)
+    /// A read of the change feed gave as `after` a number that names no change of this history: the
+    /// numbering passed over `skipped` (a cluster's database lost changes in a failover), so the reader
+    /// was told of a change that is lost.
+    case feedLostChanges(after: UInt64, skipped: ClosedRange<UInt64>)
     /// A change replayed during recovery contradicts the state (a membership id used twice, a sequence
     /// number out of order): the log does not describe a history this store could have written.
     case inconsistentReplay(String)
@@ -49,6 +56,7 @@ public enum StoreError: Error, Hashable, Sendable {
         case .cannotExtend: return .invalid
         case .eventFromTheFuture, .purchaseFromTheFuture, .unknownPageCursor, .unknownSourceCursor: return .invalid
         case .subjectTooLarge: return .overLimit
+        case .feedTruncated, .feedLostChanges: return .truncated
         case .changesUnavailable: return .unavailable
         case .inconsistentReplay: return .internal
         }
@@ -100,6 +108,10 @@ public enum StoreError: Error, Hashable, Sendable {
             return "\(subject.description) has \(what) that \(operation) goes through one by one (so that no request holds the server for long); list its memberships with memberships, page by page (limit, after), and ask check without an earlier \"at\""
         case .changesUnavailable(let reason):
             return "the server cannot take writes now: \(reason); nothing was changed, reads go on"
+        case .feedTruncated(let after, let oldestAfter, let retention):
+            return "the change feed no longer holds every change after \(after): it holds those after \(oldestAfter) (it keeps \(retention.description)); take a full copy with export, then follow the feed after the seq the export names"
+        case .feedLostChanges(let after, let skipped):
+            return "change \(after) is not in this server's history: the database lost changes in a failover and the numbering resumed after \(skipped.upperBound) (changes \(skipped.lowerBound) to \(skipped.upperBound) name nothing); what was read up to it may include lost changes: take a full copy with export, then follow the feed after the seq the export names"
         case .inconsistentReplay(let problem):
             return "the log cannot be replayed: \(problem)"
         }
@@ -139,5 +151,7 @@ public enum StoreError: Error, Hashable, Sendable {
         case unavailable
         /// The request would go past a documented limit on the work one request may do.
         case overLimit = "over_limit"
+        /// A read of the change feed from before the oldest change it still holds.
+        case truncated
     }
 }

@@ -21,9 +21,11 @@ extension StoreImage {
         for (slot, slotRevisions) in revisions where position[Int(slot)] != .max {
             keptRevisions[position[Int(slot)]] = slotRevisions
         }
+        // The feed's entries of erased memberships go too: only their erasures' items name them.
+        let erasedIDs = feed.erasedIDs
         return StoreImage(
             sequence: sequence, memberships: kept, catalog: catalog, idempotencyKeys: keys, revisions: keptRevisions,
-            catalogRevisions: catalogRevisions, erasures: erasures
+            catalogRevisions: catalogRevisions, erasures: erasures, feed: feed.withoutEntries(of: erasedIDs)
         )
     }
 }

@@ -49,6 +49,14 @@ extension StoreState {
     /// Applies an erasure (`StoreChange.erase`) of `user` and `device` as `plan` says (made on this state),
     /// as the type's comment says, and records that it happened (`ErasureRecord`, which names no one).
     mutating func applyErasure(_ plan: ErasurePlan, user: String?, device: String?, sequence: UInt64, context: ChangeContext) {
+        // The feed's item of the erasure names the ids erased, and its earlier items of them are passed
+        // over from now on (their ids lead nowhere).
+        feed.noteErasure(
+            sequence: sequence,
+            ErasedMemberships(
+                erased: plan.erased.compactMap { memberships[$0].id.bits }, detached: plan.detached.compactMap { memberships[$0].id.bits }
+            )
+        )
         for slot in plan.erased { erase(slot: slot) }
         for slot in plan.detached { detachDevice(ofSlot: slot) }
         if let user { for slot in plan.transferredAway { forgetFormerOwner(user, ofSlot: slot) } }

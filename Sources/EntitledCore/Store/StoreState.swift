@@ -37,6 +37,10 @@ struct StoreState: Sendable {
     private(set) var catalogRevisions: [CatalogRevision] = []
     /// The erasures, oldest first (`StoreState+Erasure.swift`).
     var erasures: [ErasureRecord] = []
+    /// Which memberships each change touched, in order: the change feed's index (`StoreState+Feed.swift`).
+    var feed = ChangeFeed()
+    /// How far back `feed` reaches.
+    var feedRetention = FeedRetention.standard
     /// How many slots hold an erased membership.
     private(set) var erasedCount = 0
     /// When the newest change took effect (milliseconds; `Int64.min` before any): a check of a moment at
@@ -93,6 +97,7 @@ struct StoreState: Sendable {
         revisions = image.revisions
         catalogRevisions = image.catalogRevisions
         erasures = image.erasures
+        feed = image.feed
         // In slot order, so that each device's claimed slots are oldest first, as `SubjectIndex` keeps them.
         for slot in revisions.map(\.key).sorted() {
             let slotRevisions = revisions[slot]!
@@ -137,7 +142,7 @@ struct StoreState: Sendable {
         StoreImage(
             sequence: sequence, memberships: memberships, catalog: catalog.mapValues(\.sorted),
             idempotencyKeys: idempotencyKeys, revisions: revisions, catalogRevisions: catalogRevisions,
-            erasures: erasures, erasedMembershipCount: erasedCount
+            erasures: erasures, feed: feed, erasedMembershipCount: erasedCount
         )
     }
 
@@ -149,6 +154,7 @@ struct StoreState: Sendable {
         switch change {
         case .create(let membership, let idempotencyKey):
             let slot = UInt32(insert(membership))
+            noteInFeed(membership.id.bits, sequence: sequence, context: context)
             if let idempotencyKey { idempotencyKeys[idempotencyKey] = slot }
             scheduleAccessEnd(ofSlot: Int(slot), after: context.recordedAt)
             // A plain grant's trail entry is the membership itself; only what it cannot say is kept.
@@ -238,6 +244,7 @@ struct StoreState: Sendable {
             sequence: sequence, context: context, action: action, effectiveAt: effectiveAt, before: before
         )
         revisions.modify(UInt32(slot), default: []) { $0.append(revision) }
+        noteInFeed(before.id.bits, sequence: sequence, context: context)
     }
 
     /// Remembers that `user` owned the membership at `slot` before a transfer (once per user and slot).

@@ -66,6 +66,10 @@ public struct RequestProcessor: Sendable {
         /// after it) until the store applies change `sequence`, then answers the line again, or answers
         /// `stale` once `--min-seq-wait` has passed.
         case afterSequence(UInt64, id: ByteBuffer?)
+        /// A read of the change feed with `wait`, when the store has no change after `after` yet: the
+        /// connection holds it (and every line after it) until the store applies one, then answers the
+        /// line again, or answers the empty page once `waitMilliseconds` have passed.
+        case afterFeedChange(after: UInt64, limit: Int, waitMilliseconds: Int, id: ByteBuffer?)
         /// A request that is not a write, read while this connection's own writes are not yet applied (a
         /// node of a cluster applies a write only once committed): the connection holds it (and every line
         /// after it) until they are, then answers it again, so that it sees them.
@@ -151,6 +155,8 @@ public struct RequestProcessor: Sendable {
         }
         switch request {
         case .snapshot: return .afterSnapshot(id: decoded.id)
+        case .changes(let after, let limit, let wait) where wait > 0 && after >= store.sequence:
+            return .afterFeedChange(after: after, limit: limit, waitMilliseconds: wait, id: decoded.id)
         case .watch(let target): return .watch(.watch(target), id: decoded.id)
         case .unwatch(let target): return .watch(.unwatch(target), id: decoded.id)
         case .auth(let token): return .auth(token: token, id: decoded.id)
@@ -253,6 +259,8 @@ public struct RequestProcessor: Sendable {
                 case .erasures: page = store.erasureHistoryPage(after: after, limit: limit)
                 }
                 return .success(.history(page.entries, next: page.next))
+            case .changes(let after, let limit, _):
+                return .success(.changes(try store.changes(after: after, limit: limit)))
             case .grant, .claim, .revoke, .define, .undefine, .event, .erase, .extend, .snapshot, .watch, .unwatch, .auth, .stats,
                 .reload:
                 return .failure(WireError(.internal, "\(request.op.rawValue) is not answered by a read"))
@@ -298,6 +306,7 @@ public struct RequestProcessor: Sendable {
         case .internal: code = .internal
         case .unavailable: code = .unavailable
         case .overLimit: code = .overLimit
+        case .truncated: code = .truncated
         }
         return WireError(code, error.message)
     }

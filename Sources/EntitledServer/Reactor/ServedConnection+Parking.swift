@@ -10,6 +10,9 @@ struct ParkedRequest {
     enum Reason {
         /// Until the store has applied this change, or `--min-seq-wait` has passed.
         case sequence(UInt64)
+        /// A read of the change feed with `wait`: until the store has applied a change after `after`, or
+        /// the read's `wait` has passed (then its page is empty).
+        case feedChange(after: UInt64, limit: Int)
         /// Until every write this connection submitted before it is answered (`unansweredWrites`).
         case ownWrites
     }
@@ -34,15 +37,21 @@ enum DeferredEnd {
 }
 
 extension ServedConnection {
-    /// Holds the read `line` until the store has applied change `sequence`, at most `--min-seq-wait`.
-    func park(_ line: ByteBuffer, id: ByteBuffer?, operation: Request.Operation, startedAt: UInt64, until sequence: UInt64) {
+    /// Holds the read `line` until the store has applied change `sequence`, at most `--min-seq-wait` (or,
+    /// for a read of the change feed, its `wait`).
+    func park(
+        _ line: ByteBuffer, id: ByteBuffer?, operation: Request.Operation, startedAt: UInt64, until sequence: UInt64,
+        reason: ParkedRequest.Reason? = nil, waitMilliseconds: UInt64? = nil
+    ) {
         parkings += 1
-        parked = ParkedRequest(reason: .sequence(sequence), line: line, id: id, operation: operation, startedAt: startedAt, number: parkings)
+        parked = ParkedRequest(
+            reason: reason ?? .sequence(sequence), line: line, id: id, operation: operation, startedAt: startedAt, number: parkings
+        )
         // Nothing more is read meanwhile: the lines after it wait, and a client cannot pile up more.
         stopReading()
         let processor = context.processor
         processor.sequenceWaiters.wait(self, for: sequence)
-        loop.noteParked(self, number: parkings, until: monotonicMilliseconds() + context.minimumSequenceWaitMilliseconds)
+        loop.noteParked(self, number: parkings, until: monotonicMilliseconds() + (waitMilliseconds ?? context.minimumSequenceWaitMilliseconds))
         // A change applied between the store's look and the registration woke nobody: look again.
         if processor.store.sequence >= sequence {
             processor.sequenceWaiters.cancel(self)
@@ -67,14 +76,22 @@ extension ServedConnection {
 
     /// Called (on this loop) once the store has applied the change a parked read waits for.
     func sequenceReached() {
-        guard !isClosed, let parked, case .sequence = parked.reason else { return }
-        answerAgain(parked)
+        guard !isClosed, let parked else { return }
+        switch parked.reason {
+        case .sequence, .feedChange: answerAgain(parked)
+        case .ownWrites: return
+        }
     }
 
     /// Called by the loop once parking `number` has waited `--min-seq-wait`: answers it from the store if
     /// the change arrived meanwhile, else `stale`.
     func sequenceWaitExpired(number: UInt64) {
-        guard !isClosed, let parked, parked.number == number, case .sequence(let wanted) = parked.reason else { return }
+        guard !isClosed, let parked, parked.number == number else { return }
+        if case .feedChange(let after, let limit) = parked.reason {
+            feedWaitExpired(parked, after: after, limit: limit)
+            return
+        }
+        guard case .sequence(let wanted) = parked.reason else { return }
         let processor = context.processor
         processor.sequenceWaiters.cancel(self)
         let applied = processor.store.sequence
@@ -92,6 +109,36 @@ extension ServedConnection {
         var note = RequestProcessor.Note()
         note.operation = parked.operation
         note.error = .stale
+        record(note, startedAt: parked.startedAt)
+        continueAfterPark()
+    }
+
+    /// A read of the change feed waited its `wait` with no change after `after`: answers its empty page.
+    private func feedWaitExpired(_ parked: ParkedRequest, after: UInt64, limit: Int) {
+        let store = context.processor.store
+        context.processor.sequenceWaiters.cancel(self)
+        // A change came as the time ran out: answered as any read is (held until durable, if need be).
+        guard store.sequence <= after else {
+            answerAgain(parked)
+            return
+        }
+        self.parked = nil
+        var note = RequestProcessor.Note()
+        note.operation = .changes
+        let answer: Result<Response, WireError>
+        do throws(StoreError) {
+            // Nothing after `after` is looked at: a change applied since would not be durable yet.
+            answer = .success(.changes(try store.changes(after: after, limit: limit, newest: after)))
+        } catch {
+            answer = .failure(RequestProcessor.wireError(error))
+        }
+        appendAnswer { output in
+            switch answer {
+            case .success(let response): ResponseEncoder.write(response, id: parked.id, into: &output)
+            case .failure(let error): ResponseEncoder.write(error, id: parked.id, into: &output)
+            }
+        }
+        if case .failure(let error) = answer { note.error = error.code }
         record(note, startedAt: parked.startedAt)
         continueAfterPark()
     }

@@ -25,7 +25,8 @@ extension RequestProcessor {
             return .erase(subject, author: ChangeAuthor(actor: actor, reason: reason))
         case .extend(let id, let extensionAsked, let reason):
             return .extend(id, extensionAsked, author: ChangeAuthor(actor: actor, reason: reason))
-        case .ping, .hello, .check, .memberships, .catalog, .snapshot, .customer, .history, .watch, .unwatch, .auth, .stats, .reload:
+        case .ping, .hello, .check, .memberships, .catalog, .snapshot, .customer, .history, .watch, .unwatch, .auth, .stats, .reload,
+            .changes:
             return nil
         }
     }

@@ -95,6 +95,8 @@ enum SnapshotFile {
             chunk.write(UInt64(erasure.memberships))
             chunk.write(UInt64(erasure.historyEntries))
         }
+        // Version 7: the change feed's index.
+        try writeFeed(image.feed, into: &chunk, emit: emit)
         try emit(chunk.bytes)
     }
 
@@ -202,7 +204,7 @@ enum SnapshotFile {
         }
     }
 
-    /// Reads the history sections of a version 2 or 3 snapshot, checking that every position names a
+    /// Reads the history sections of a version 2 or later snapshot (and from version 7 on the feed's), checking that every position names a
     /// membership.
     private static func readHistory(_ reader: inout BinaryReader, version: UInt32, into image: inout StoreImage) throws(BinaryReader.Malformed) {
         let membershipCount = UInt64(image.memberships.count)
@@ -253,5 +255,6 @@ enum SnapshotFile {
                 ErasureRecord(sequence: sequence, context: context, memberships: Int(clamping: memberships), historyEntries: Int(clamping: historyEntries))
             )
         }
+        if version >= 7 { image.feed = try readFeed(&reader, sequence: image.sequence) }
     }
 }

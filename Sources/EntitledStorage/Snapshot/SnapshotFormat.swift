@@ -1,4 +1,4 @@
-/// The snapshot file format, version 6 (specified in Protocol/STORAGE.md); versions 1 to 5 are still read.
+/// The snapshot file format, version 7 (specified in Protocol/STORAGE.md); versions 1 to 6 are still read.
 ///
 /// `snapshot-<sequence, 20 digits>.snap`: a 40-byte header (magic `ENTLSNAP`, u32 version, u32 reserved
 /// zero, u64 sequence of the last change included, u64 body length, u32 CRC-32C of the body, u32 CRC-32C
@@ -7,13 +7,13 @@
 /// version 2 on, the history: idempotency keys, membership revisions and catalog revisions; from version 3
 /// on, each catalog revision's action (define or undefine) and the erasures; from version 4 on, membership
 /// revisions may be transfers; from version 5 on, extensions; from version 6 on, events may be
-/// `refund_reversal`s.
+/// `refund_reversal`s; from version 7 on, the change feed's index follows the erasures.
 enum SnapshotFormat {
     static let magic: [UInt8] = Array("ENTLSNAP".utf8)
     /// The version this server writes.
-    static let version: UInt32 = 6
+    static let version: UInt32 = 7
     /// The versions this server reads.
-    static let readableVersions: ClosedRange<UInt32> = 1...6
+    static let readableVersions: ClosedRange<UInt32> = 1...7
     static let headerLength = 40
 
     static let prefix = "snapshot-"

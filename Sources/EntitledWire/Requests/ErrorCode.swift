@@ -44,6 +44,11 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// (`loaded` of `total` memberships). Nothing was carried out; retry after a moment. Connections made
     /// while it loads are closed once it is ready: reconnect.
     case loading
+    /// A read of the change feed asked for the changes after a number the feed no longer reaches back to
+    /// (its retention let them go), or after a number that names no change of this history (a cluster's
+    /// database lost changes in a failover). The message says what the feed holds; take a full copy
+    /// (`export`) and follow the feed after the change number it names.
+    case truncated
 }
 
 extension ErrorCode {
@@ -65,6 +70,7 @@ extension ErrorCode {
         case .outcomeUnknown: 12
         case .overLimit: 13
         case .loading: 14
+        case .truncated: 15
         }
     }
 }

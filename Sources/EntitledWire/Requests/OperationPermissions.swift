@@ -80,6 +80,7 @@ extension Request.Operation {
         case .undefine: 18
         case .erase: 19
         case .extend: 20
+        case .changes: 21
         }
     }
 }

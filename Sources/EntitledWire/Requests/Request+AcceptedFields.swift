@@ -52,6 +52,8 @@ extension Request.Operation {
                 | RequestField.reason.bit
         case .watch, .unwatch:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.all.bit
+        case .changes:
+            return always | RequestField.afterSeq.bit | RequestField.limit.bit | RequestField.wait.bit
         }
     }
 

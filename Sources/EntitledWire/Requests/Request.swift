@@ -53,6 +53,9 @@ public enum Request: Sendable {
     case erase(Subject, reason: String?)
     /// Move a membership's expiry later by hand (an admin operation).
     case extend(MembershipID, ExpiryExtension, reason: String?)
+    /// A page of the change feed: the changes after change `after`, oldest first, at most about `limit`
+    /// items; when none is there yet, waiting at most `waitMilliseconds` for one (an admin operation).
+    case changes(after: UInt64, limit: Int, waitMilliseconds: Int)
 
     /// Whether the request changes the store: what a node of a cluster runs through its replicated log.
     public var isWrite: Bool {
@@ -66,10 +69,13 @@ public enum Request: Sendable {
     /// withholds while its replica is reloaded after the database lost changes it held.
     public var readsStore: Bool {
         switch self {
-        case .check, .memberships, .catalog, .customer, .history: return true
+        case .check, .memberships, .catalog, .customer, .history, .changes: return true
         default: return false
         }
     }
+
+    /// The longest `wait` of a read of the change feed, in milliseconds.
+    public static let maximumFeedWaitMilliseconds = 30_000
 
     /// The longest `token` accepted by `auth`, in UTF-8 bytes.
     public static let maximumTokenBytes = 1024
@@ -98,13 +104,14 @@ public enum Request: Sendable {
         case .undefine: return .undefine
         case .erase: return .erase
         case .extend: return .extend
+        case .changes: return .changes
         }
     }
 
     /// The operations, by their names on the wire (in the order `hello` lists them: newer ones last).
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch, hello, auth, stats, reload, undefine, erase, extend
+            unwatch, hello, auth, stats, reload, undefine, erase, extend, changes
     }
 }
 
@@ -142,7 +149,8 @@ extension Request.Operation {
         // revoke and reload: the same length and first letter, told apart by the third.
         case (6, UInt8(ascii: "r")): candidate = name[2] == UInt8(ascii: "v") ? .revoke : .reload
         case (6, UInt8(ascii: "d")): candidate = .define
-        case (7, UInt8(ascii: "c")): candidate = .catalog
+        // catalog and changes: the same length and first letter, told apart by the second.
+        case (7, UInt8(ascii: "c")): candidate = name[1] == UInt8(ascii: "a") ? .catalog : .changes
         case (8, UInt8(ascii: "s")): candidate = .snapshot
         case (11, UInt8(ascii: "m")): candidate = .memberships
         case (5, UInt8(ascii: "e")): candidate = name[1] == UInt8(ascii: "v") ? .event : .erase
@@ -184,6 +192,7 @@ extension Request.Operation {
         case .undefine: return "undefine"
         case .erase: return "erase"
         case .extend: return "extend"
+        case .changes: return "changes"
         }
     }
 }

@@ -13,7 +13,7 @@ enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
         periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures, minSeq, after,
-        purchasedAt, renewsCount, endedAfter
+        purchasedAt, renewsCount, endedAfter, afterSeq, wait
     // At most 64 fields: `RequestFields` notes the fields it saw in a 64-bit mask (32 bits until the 33rd).
 
     var name: StaticString {
@@ -53,6 +53,8 @@ enum RequestField: Int, CaseIterable {
         case .purchasedAt: return "purchasedAt"
         case .renewsCount: return "renewsCount"
         case .endedAfter: return "endedAfter"
+        case .afterSeq: return "afterSeq"
+        case .wait: return "wait"
         }
     }
 
@@ -93,6 +95,8 @@ enum RequestField: Int, CaseIterable {
         case (3, UInt8(ascii: "a")): candidate = .all
         case (4, UInt8(ascii: "t")): candidate = .type
         case (5, UInt8(ascii: "l")): candidate = .limit
+        case (8, UInt8(ascii: "a")): candidate = .afterSeq
+        case (4, UInt8(ascii: "w")): candidate = .wait
         case (5, UInt8(ascii: "a")): candidate = .after
         case (5, UInt8(ascii: "t")): candidate = .token
         case (7, UInt8(ascii: "e")): candidate = .eventId

@@ -88,6 +88,15 @@ extension RequestFields {
         case .extend:
             let id = try required(.membership, text(of: membership), for: operation)
             return .extend(MembershipID(rawValue: id), try expiryExtension(), reason: try text(.reason, text(of: reason)))
+        case .changes:
+            let waited = wait ?? 0
+            guard (0...Request.maximumFeedWaitMilliseconds).contains(waited) else {
+                throw .badRequest("field \"wait\" must be from 0 to \(Request.maximumFeedWaitMilliseconds) milliseconds")
+            }
+            return .changes(
+                after: afterSeq, limit: try pageLimit(default: Limits.defaultFeedItems, maximum: Limits.maximumFeedItems),
+                waitMilliseconds: waited
+            )
         }
     }
 

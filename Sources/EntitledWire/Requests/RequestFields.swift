@@ -46,6 +46,10 @@ struct RequestFields {
     var erasures: Bool?
     /// `minSeq`: the change a read must see applied; 0 when the request has none.
     var minSeq: UInt64 = 0
+    /// `afterSeq`: the change after which a read of the change feed starts; 0 when the request has none.
+    var afterSeq: UInt64 = 0
+    /// `wait`: how long (milliseconds) a read of the change feed may wait for a change.
+    var wait: Int?
     /// `auth`'s secret: read like any string, never quoted in a message.
     var token: StringSpan?
 
@@ -134,6 +138,10 @@ struct RequestFields {
             renewsCount = try readCount(field, from: &scanner)
         case .minSeq:
             minSeq = try readSequence(field, from: &scanner)
+        case .afterSeq:
+            afterSeq = try readSequence(field, from: &scanner)
+        case .wait:
+            wait = try readCount(field, from: &scanner)
         default:
             let value = try readOptionalSpan(field, from: &scanner)
             switch field {
@@ -164,7 +172,7 @@ struct RequestFields {
             case .after: after = value
             case .purchasedAt: purchasedAt = value
             case .endedAfter: endedAfter = value
-            case .id, .products, .willRenew, .all, .limit, .erasures, .minSeq, .renewsCount: break
+            case .id, .products, .willRenew, .all, .limit, .erasures, .minSeq, .renewsCount, .afterSeq, .wait: break
             }
         }
     }

@@ -37,6 +37,8 @@ public enum Response: Sendable {
     case customer(CustomerInfo)
     /// `history`: a page of audit entries, newest first, and where the next page starts (`nil` on the last).
     case history([AuditEntry], next: HistoryCursor?)
+    /// `changes`: a page of the change feed.
+    case changes(FeedPage)
     /// `watch` and `unwatch`: how many watches the connection has now.
     case watches(Int)
     /// `hello`: the protocol version, the server's name and version, the operations it answers (written

@@ -53,7 +53,39 @@ extension ResponseEncoder {
     /// `membership` (its object as the change left it, status as of the change) and, for an event,
     /// `eventId` and `eventTime`, for an extension, `previousExpiresAt`; for the catalog, `entitlement` and `products`.
     static func write(_ entry: AuditEntry, into buffer: inout ByteBuffer) {
-        buffer.writeStaticString("{\"time\":")
+        buffer.writeStaticString("{")
+        writeFields(of: entry, into: &buffer)
+        buffer.writeStaticString("}")
+    }
+
+    /// An item of the change feed: its change's audit entry, and for a transfer `formerOwner`
+    /// (`{"user":U}` or `{"device":D}`), for an erasure `erasedMemberships` and `detachedMemberships`.
+    static func write(_ item: FeedItem, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("{")
+        writeFields(of: item.entry, into: &buffer)
+        if let owner = item.formerOwner {
+            buffer.writeStaticString(",\"formerOwner\":{")
+            if let user = owner.user {
+                buffer.writeStaticString("\"user\":")
+                buffer.writeJSONString(user)
+            } else if let device = owner.device {
+                buffer.writeStaticString("\"device\":")
+                buffer.writeJSONString(device)
+            }
+            buffer.writeStaticString("}")
+        }
+        if case .erasure = item.entry.change {
+            buffer.writeStaticString(",\"erasedMemberships\":")
+            writeStrings(item.erasedMemberships.map(\.rawValue), into: &buffer)
+            buffer.writeStaticString(",\"detachedMemberships\":")
+            writeStrings(item.detachedMemberships.map(\.rawValue), into: &buffer)
+        }
+        buffer.writeStaticString("}")
+    }
+
+    /// The fields of an audit entry, without its braces.
+    private static func writeFields(of entry: AuditEntry, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("\"time\":")
         buffer.writeJSONTimestamp(entry.context.recordedAt)
         buffer.writeStaticString(",\"actor\":")
         buffer.writeJSONString(entry.context.actor)
@@ -89,7 +121,6 @@ extension ResponseEncoder {
         case .erasure(let memberships, let historyEntries):
             writeErased(memberships: memberships, historyEntries: historyEntries, into: &buffer)
         }
-        buffer.writeStaticString("}")
     }
 }
 

@@ -101,6 +101,18 @@ public enum ResponseEncoder {
                 buffer.writeStaticString(",\"next\":")
                 buffer.writeJSONString(next.text)
             }
+        case .changes(let page):
+            buffer.writeStaticString(",\"changes\":[")
+            for (index, item) in page.items.enumerated() {
+                if index > 0 { buffer.writeStaticString(",") }
+                write(item, into: &buffer)
+            }
+            buffer.writeStaticString("],\"next\":")
+            buffer.writeJSONInteger(page.next)
+            buffer.writeStaticString(",\"newest\":")
+            buffer.writeJSONInteger(page.newest)
+            buffer.writeStaticString(",\"oldestAfterSeq\":")
+            buffer.writeJSONInteger(page.oldestAfter)
         case .watches(let count):
             buffer.writeStaticString(",\"watches\":")
             buffer.writeJSONInteger(count)

@@ -13,7 +13,8 @@ extension Request {
             value.map { [(key, $0)] } ?? []
         }
         switch self {
-        case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil), .history(.erasures, _, nil):
+        case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil), .history(.erasures, _, nil),
+            .changes:
             return []
         case .history(.erasures, _, let after?):
             return [("after", after.text)]
