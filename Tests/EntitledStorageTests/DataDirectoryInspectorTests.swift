@@ -253,8 +253,8 @@ import Testing
     /// The worked example of Protocol/STORAGE.md, "Worked example": a segment header and one create record.
     @Test func theWorkedExampleOfTheStorageSpecificationIsWhatTheEncoderWrites() {
         let expected = """
-            45 4e 54 4c 44 4c 4f 47 06 00 00 00 00 00 00 00
-            01 00 00 00 00 00 00 00 73 42 3c b6 55 00 00 00
+            45 4e 54 4c 44 4c 4f 47 07 00 00 00 00 00 00 00
+            01 00 00 00 00 00 00 00 8d 4f 30 44 55 00 00 00
             23 3f 66 e5 f4 06 ad 2d 01 00 00 00 00 00 00 00
             01 00 f4 51 c2 8c 01 00 00 05 00 00 00 6c 6f 63
             61 6c 00 11 00 00 00 6d 65 6d 5f 30 6b 33 6e 35

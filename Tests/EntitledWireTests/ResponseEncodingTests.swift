@@ -176,7 +176,7 @@ import Testing
     @Test func errorCodesAreTheProtocols() {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "bad_request", "unknown_op", "not_found", "conflict", "too_large", "unauthorized", "forbidden",
-            "busy", "internal", "unavailable", "stale", "outcome_unknown", "over_limit", "loading",
+            "busy", "internal", "unavailable", "stale", "outcome_unknown", "over_limit", "loading", "truncated",
         ])
     }
 

@@ -1,6 +1,6 @@
 import EntitledCore
 
-/// The log's file format, version 6 (specified in Protocol/STORAGE.md); versions 1 to 5 are still read.
+/// The log's file format, version 7 (specified in Protocol/STORAGE.md); versions 1 to 6 are still read.
 ///
 /// A log is a series of segment files `log-<first sequence, 20 digits>.wal`. Each starts with a 28-byte
 /// header (magic `ENTLDLOG`, u32 version, u32 reserved zero, u64 first sequence, u32 CRC-32C of the 24
@@ -9,11 +9,12 @@ import EntitledCore
 enum LogFormat {
     static let magic: [UInt8] = Array("ENTLDLOG".utf8)
     /// The version this server writes.
-    static let version: UInt32 = 6
+    static let version: UInt32 = 7
     /// The versions this server reads. Version 1 records carry no audit context, idempotency key or
     /// lifecycle; version 2 has no undefine or erase records; version 3 no transfers; version 4 no
-    /// extensions; version 5 no `refund_reversal` events (Protocol/STORAGE.md §10).
-    static let readableVersions: ClosedRange<UInt32> = 1...6
+    /// extensions; version 5 no `refund_reversal` events; version 7 records are version 6's (the snapshot
+    /// gained the change feed's section, and the two kinds of file share their version) (Protocol/STORAGE.md §10).
+    static let readableVersions: ClosedRange<UInt32> = 1...7
     static let segmentHeaderLength = 28
     static let recordHeaderLength = 12
     /// The largest payload a record may have; a longer length field is corruption, not a torn write.

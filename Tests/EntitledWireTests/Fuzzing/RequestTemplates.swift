@@ -53,6 +53,8 @@ enum RequestTemplates {
         ["op": "undefine", "entitlement": "pro", "reason": "retired"],
         ["op": "erase", "user": "u1", "device": "d1", "reason": "ticket 9"],
         ["op": "history", "erasures": true, "limit": 5],
+        ["op": "changes", "afterSeq": 120, "limit": 50, "wait": 1000],
+        ["op": "changes"],
         ["op": "extend", "membership": "mem_0000000000000", "duration": "1mo", "reason": "outage"],
         ["op": "extend", "membership": "mem_0000000000000", "expiresAt": "2026-12-24T00:00:00Z"],
     ]

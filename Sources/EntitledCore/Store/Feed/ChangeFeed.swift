@@ -114,9 +114,10 @@ public struct ChangeFeed: Sendable {
         skipped.append(numbers)
     }
 
-    /// The skipped numbers that hold `sequence`, if any.
+    /// The skipped numbers that hold `sequence`, if any. The last of a range is where the numbering
+    /// resumed (a cluster's mark), which no lost change had: a reader who read up to it read nothing lost.
     func skippedNumbers(holding sequence: UInt64) -> ClosedRange<UInt64>? {
-        skipped.last { $0.contains(sequence) }
+        skipped.last { $0.lowerBound <= sequence && sequence < $0.upperBound }
     }
 
     /// Where the first entry after change `sequence` is: a chunk and an index in it, or the end
