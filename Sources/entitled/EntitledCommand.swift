@@ -140,6 +140,12 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --postgres: how long a change stays in the database after a snapshot covers it. A node away for less catches up from the changes, one away longer loads the newest snapshot. Default: 60.", valueName: "seconds"))
     var changeRetention: Int?
 
+    @Option(help: ArgumentHelp("How long the change feed keeps a change, at least: a duration in s, min, h, d or w (such as 30d), or none for no limit of time. Default: 30d.", valueName: "duration"))
+    var feedRetention: String?
+
+    @Option(help: ArgumentHelp("The most membership changes the change feed keeps (16 bytes of memory each), at least \(FeedRetention.minimumChanges). Default: \(FeedRetention.standard.changes).", valueName: "count"))
+    var feedRetentionChanges: Int?
+
     func run() async throws {
         try await run(environment: ProcessInfo.processInfo.environment)
     }
@@ -196,6 +202,8 @@ struct EntitledCommand: AsyncParsableCommand {
         give("node-name", nodeName.map(ConfigContent.string))
         give("write-timeout", writeTimeout.map(ConfigContent.double))
         give("change-retention", changeRetention.map(ConfigContent.int))
+        give("feed-retention", feedRetention.map(ConfigContent.string))
+        give("feed-retention-changes", feedRetentionChanges.map(ConfigContent.int))
         return values
     }
 }

@@ -55,6 +55,8 @@ extension EntitledSettings {
             nodeName = sources.text("node-name")
             writeTimeout = try sources.number("write-timeout") ?? writeTimeout
             changeRetention = try sources.integer("change-retention") ?? changeRetention
+            feedRetention = sources.text("feed-retention") ?? feedRetention
+            feedRetentionChanges = try sources.integer("feed-retention-changes") ?? feedRetentionChanges
         } catch {
             throw ValidationError(error.message)
         }

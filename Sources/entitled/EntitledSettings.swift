@@ -45,6 +45,10 @@ struct EntitledSettings: Sendable {
     var writeTimeout = 5.0
     /// Seconds a change stays in a cluster's database after a snapshot covers it (`--change-retention`).
     var changeRetention = 60
+    /// How long the change feed keeps a change (`--feed-retention`): a fixed duration, or `none`.
+    var feedRetention = "30d"
+    /// The most membership changes the change feed keeps (`--feed-retention-changes`).
+    var feedRetentionChanges = FeedRetention.standard.changes
     /// Whether some source named the data directory (cluster mode keeps none, and says so).
     var dataDirGiven = false
     var fsyncGiven = false
@@ -114,8 +118,26 @@ struct EntitledSettings: Sendable {
         guard (1...86_400).contains(changeRetention) else {
             throw ValidationError("--change-retention must be from 1 to 86400 seconds, not \(changeRetention)")
         }
+        _ = try changeFeedRetention()
         if tcpDisabled && socketPath == nil {
             throw ValidationError("--no-tcp needs --socket PATH: there would be nothing to listen on")
         }
+    }
+
+    /// The change feed's retention these settings give (`--feed-retention`, `--feed-retention-changes`).
+    func changeFeedRetention() throws(ValidationError) -> FeedRetention {
+        guard (FeedRetention.minimumChanges...1_000_000_000).contains(feedRetentionChanges) else {
+            throw ValidationError(
+                "--feed-retention-changes must be from \(FeedRetention.minimumChanges) to 1000000000, not \(feedRetentionChanges)"
+            )
+        }
+        if feedRetention == "none" { return FeedRetention(ageMilliseconds: nil, changes: feedRetentionChanges) }
+        // Fixed lengths only: a retention is a stretch of time, not a calendar date.
+        guard let span = TimeSpan(parsing: feedRetention), span.months == 0 else {
+            throw ValidationError(
+                "--feed-retention must be a duration in s, min, h, d or w (such as 30d), or none, not \"\(feedRetention)\""
+            )
+        }
+        return FeedRetention(ageMilliseconds: span.milliseconds, changes: feedRetentionChanges)
     }
 }

@@ -40,6 +40,8 @@ extension SettingTable {
             .init(name: "node-name", kind: .text),
             .init(name: "write-timeout", kind: .number),
             .init(name: "change-retention", kind: .integer),
+            .init(name: "feed-retention", kind: .text),
+            .init(name: "feed-retention-changes", kind: .integer),
         ],
         keyPrefix: "entitled",
         keyWording: "long flag names",

@@ -28,10 +28,15 @@ enum StoreBackend {
         if let url = settings.postgres {
             return .cluster(try await openCluster(url: url, settings: settings, logger: logger))
         }
+        // Validated with the other settings: a refusal here would be a bug, reported as any bad setting.
+        let feedRetention = try settings.changeFeedRetention()
         let creation = DataDirectoryCreation(path: settings.dataDir)
         let durable: DurableStore
         do throws(StorageError) {
-            durable = try DurableStore(directory: settings.dataDir, policy: settings.fsync, logger: logger, progress: progress)
+            durable = try DurableStore(
+                directory: settings.dataDir, policy: settings.fsync, logger: logger, progress: progress,
+                feedRetention: feedRetention
+            )
         } catch .loadingStopped {
             logger.info("gave up loading the data directory: asked to stop", metadata: ["directory": "\(settings.dataDir)"])
             creation.undo()
@@ -55,11 +60,13 @@ enum StoreBackend {
     }
 
     private static func openCluster(url: String, settings: EntitledSettings, logger: Logger) async throws -> PostgresReplicatedLog {
+        let feedRetention = try settings.changeFeedRetention()
         do throws(ClusterError) {
             let location = try PostgresLocation(url: url)
             var options = ClusterOptions(nodeName: settings.nodeName ?? defaultNodeName())
             options.writeTimeout = .milliseconds(Int64(settings.writeTimeout * 1000))
             options.retentionSeconds = settings.changeRetention
+            options.feedRetention = feedRetention
             return try await PostgresReplicatedLog.open(location: location, options: options, logger: logger)
         } catch {
             logger.critical("cannot start as a cluster node: \(error.message)", metadata: ["code": "\(error.code)"])

@@ -1,3 +1,5 @@
+import EntitledCore
+
 /// How a cluster node works with the database; the defaults suit a database on the same network.
 public struct ClusterOptions: Sendable {
     /// This node's name in the change table and the logs.
@@ -18,6 +20,9 @@ public struct ClusterOptions: Sendable {
     public var retentionSeconds: Int = 60
     /// The most writes one group (one transaction) holds.
     public var maximumGroupSize: Int = 1000
+    /// How far back the replica's change feed reaches (`--feed-retention`): give every node the same, so
+    /// that every node answers a read of the feed alike.
+    public var feedRetention = FeedRetention.standard
 
     public init(nodeName: String) {
         self.nodeName = nodeName

@@ -30,7 +30,9 @@ extension PostgresReplicatedLog {
                 marking = try await tables.markHistory(node: options.nodeName, group: Int64.random(in: 1...Int64.max), beyond: 0)
                 Replicator.log(marking, logger: logger)
                 clock.adopt(try await tables.bestClockReading())
-                loaded = try await load(tables: tables, clock: { clock.now() }, confirmingAs: options.nodeName, logger: logger)
+                loaded = try await load(
+                    tables: tables, clock: { clock.now() }, confirmingAs: options.nodeName, feedRetention: options.feedRetention, logger: logger
+                )
             } catch let error as ClusterError {
                 throw error
             } catch {

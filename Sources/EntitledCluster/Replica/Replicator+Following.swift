@@ -182,7 +182,8 @@ extension Replicator {
     /// withheld after a divergence are served again.
     func reloadReplica(tables: ClusterTables) async throws {
         let loaded = try await PostgresReplicatedLog.load(
-            tables: tables, clock: { [clock] in clock.now() }, confirmingAs: options.nodeName, logger: logger
+            tables: tables, clock: { [clock] in clock.now() }, confirmingAs: options.nodeName, feedRetention: options.feedRetention,
+            logger: logger
         )
         store.restore(from: loaded.store)
         anchor = loaded.anchor
@@ -219,7 +220,8 @@ extension PostgresReplicatedLog {
     /// until what it read is durable under the database's settings (`confirmDurable`) before returning it:
     /// a node serves it.
     static func load(
-        tables: ClusterTables, clock: @escaping @Sendable () -> Timestamp, confirmingAs node: String?, logger: Logger
+        tables: ClusterTables, clock: @escaping @Sendable () -> Timestamp, confirmingAs node: String?,
+        feedRetention: FeedRetention = .standard, logger: Logger
     ) async throws -> LoadedReplica {
         // A snapshot of a large store takes longer to read than one write may wait.
         var tables = tables
@@ -240,7 +242,7 @@ extension PostgresReplicatedLog {
                 }
                 anchor = snapshot.group
             }
-            let store = EntitlementStore(restoring: image, clock: clock, journal: RefusingJournal())
+            let store = EntitlementStore(restoring: image, clock: clock, journal: RefusingJournal(), feedRetention: feedRetention)
             var replayed = 0
             var marks: UInt64 = 0
             var problem: String?

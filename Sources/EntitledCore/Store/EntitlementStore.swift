@@ -42,14 +42,18 @@ public final class EntitlementStore: Sendable {
         self.init(restoring: StoreImage(sequence: 0, memberships: MembershipTable(), catalog: [:]), clock: clock, journal: journal)
     }
 
-    /// A store holding what `image` holds; its next change is numbered `image.sequence + 1`.
+    /// A store holding what `image` holds; its next change is numbered `image.sequence + 1`. Its change
+    /// feed reaches back as `feedRetention` says, from the changes applied to it on (a log replayed into it
+    /// included): what the image's feed holds is kept as it is.
     public init(
         restoring image: StoreImage,
         clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
-        journal: (any ChangeJournal)? = nil
+        journal: (any ChangeJournal)? = nil,
+        feedRetention: FeedRetention = .standard
     ) {
         statePointer = .allocate(capacity: 1)
         statePointer.initialize(to: StoreState(image: image))
+        statePointer.pointee.feedRetention = feedRetention
         self.lastSequence = image.sequence
         self.clock = clock
         self.journal = journal

@@ -48,9 +48,13 @@ public final class DurableStore: Sendable {
         policy: FsyncPolicy = .always,
         clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
         logger: Logger = Logger(label: "entitled.storage"),
-        progress: LoadingProgress = LoadingProgress()
+        progress: LoadingProgress = LoadingProgress(),
+        feedRetention: FeedRetention = .standard
     ) throws(StorageError) {
-        try self.init(directory: directory, policy: policy, clock: clock, logger: logger, preallocation: .standard, progress: progress)
+        try self.init(
+            directory: directory, policy: policy, clock: clock, logger: logger, preallocation: .standard, progress: progress,
+            feedRetention: feedRetention
+        )
     }
 
     /// As the public initializer, with the log's preallocation tuned (tests make it tiny, to race it), and
@@ -62,7 +66,8 @@ public final class DurableStore: Sendable {
         logger: Logger,
         preallocation: SegmentPreallocator.Tuning,
         beforeSync: (@Sendable () -> Void)? = nil,
-        progress: LoadingProgress = LoadingProgress()
+        progress: LoadingProgress = LoadingProgress(),
+        feedRetention: FeedRetention = .standard
     ) throws(StorageError) {
         let started = ContinuousClock.now
         try FileSystem.makeDirectory(directory)
@@ -86,7 +91,7 @@ public final class DurableStore: Sendable {
                 try Self.checkForStop(progress)
             }
             report.snapshotSequence = image.sequence
-            let store = EntitlementStore(restoring: image, clock: clock, journal: log)
+            let store = EntitlementStore(restoring: image, clock: clock, journal: log, feedRetention: feedRetention)
             try Self.checkForStop(progress)
             try Self.replay(
                 inventory.segments, into: store, after: image.sequence, directory: directory, report: &report, logger: logger, progress: progress
@@ -337,7 +342,7 @@ public final class DurableStore: Sendable {
             let inventory = try Inventory(directory: directory)
             var image = StoreImage(sequence: 0, memberships: MembershipTable(), catalog: [:])
             if let newest = inventory.snapshots.last { image = try SnapshotFile.read(newest.file, in: directory) }
-            let rebuilt = EntitlementStore(restoring: image, clock: clock)
+            let rebuilt = EntitlementStore(restoring: image, clock: clock, feedRetention: store.feedRetention)
             var report = recovery
             try Self.replay(
                 inventory.segments, into: rebuilt, after: image.sequence, through: acknowledged, directory: directory,
