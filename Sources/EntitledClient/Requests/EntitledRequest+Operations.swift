@@ -88,6 +88,21 @@ extension EntitledRequest {
         EntitledRequest(op: "extend", ["membership": membership, "duration": duration, "expiresAt": expiresAt, "reason": reason])
     }
 
+    /// A page of the change feed (admin only): the changes after change `afterSeq` (0: from the oldest,
+    /// which is refused `truncated` once the feed's retention let changes go), oldest first, at most
+    /// about `limit` (default 100, at most 1000; a change's items are never split). With `wait`
+    /// (milliseconds, at most 30,000), a read that finds no change waits that long for one. Read on from
+    /// the answer's `FeedPageInfo.next`.
+    public static func changes(afterSeq: UInt64 = 0, limit: Int? = nil, wait: Int? = nil) -> EntitledRequest {
+        EntitledRequest(
+            op: "changes",
+            [
+                ("afterSeq", .number(String(afterSeq))), ("limit", limit.map { JSONValue.number(String($0)) }),
+                ("wait", wait.map { JSONValue.number(String($0)) }),
+            ]
+        )
+    }
+
     /// A page of the memberships the subject can see, newest first; `minSeq` as for `check`.
     ///
     /// The listing is paged (protocol version 4): at most `limit` memberships (1...1000; the server's

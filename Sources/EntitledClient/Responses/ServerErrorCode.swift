@@ -5,13 +5,16 @@
 public enum ServerErrorCode: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     case badJSON, badRequest, unknownOp, notFound, conflict, tooLarge, unauthorized, forbidden, busy, tlsRequired
     case `internal`, unavailable, stale, outcomeUnknown, overLimit, loading
+    /// A read of the change feed from before what it holds: take a full copy (`export`), then read the
+    /// feed after the change number the copy names.
+    case truncated
     /// A code this client does not know, as the server wrote it.
     case unknown(String)
 
     /// Every code this client knows, in PROTOCOL.md's order.
     public static let known: [ServerErrorCode] = [
         .badJSON, .badRequest, .unknownOp, .notFound, .conflict, .tooLarge, .unauthorized, .forbidden, .busy, .tlsRequired,
-        .internal, .stale, .outcomeUnknown, .overLimit, .unavailable, .loading,
+        .internal, .stale, .outcomeUnknown, .overLimit, .unavailable, .loading, .truncated,
     ]
 
     /// The code named `rawValue` on the wire.
@@ -42,6 +45,7 @@ public enum ServerErrorCode: Hashable, Sendable, CustomStringConvertible, Expres
         case .outcomeUnknown: "outcome_unknown"
         case .overLimit: "over_limit"
         case .loading: "loading"
+        case .truncated: "truncated"
         case .unknown(let text): text
         }
     }

@@ -11,7 +11,7 @@ extension ServerErrorCode {
         switch self {
         case .badJSON, .badRequest, .notFound, .conflict, .tooLarge, .overLimit: true
         case .unknownOp, .unauthorized, .forbidden, .busy, .tlsRequired, .internal, .unavailable, .stale, .outcomeUnknown, .loading,
-            .unknown:
+            .truncated, .unknown:
             false
         }
     }
