@@ -232,7 +232,7 @@ import Testing
         #expect(Request.Operation.allCases.map(\.rawValue)
             == [
             "ping", "grant", "check", "claim", "revoke", "memberships", "define", "catalog", "snapshot", "event", "customer",
-            "history", "watch", "unwatch", "hello", "auth", "stats", "reload", "undefine", "erase", "extend", "changes",
+            "history", "watch", "unwatch", "hello", "auth", "stats", "reload", "undefine", "erase", "extend", "changes", "export",
         ])
     }
 }

@@ -42,24 +42,13 @@ extension StoreState {
 
     /// How many entries the trail of the membership at `slot` has.
     func trailLength(ofSlot slot: Int) -> Int {
-        let slotRevisions = revisions[UInt32(slot)] ?? []
-        return slotRevisions.count + (slotRevisions.first?.action == .grant ? 0 : 1)
+        MembershipTrail(revisions: revisions[UInt32(slot)] ?? [], current: memberships[slot]).count
     }
 
     /// Entry `index` (oldest 0) of the trail of the membership at `slot`, built alone: a page of a long
     /// trail builds only its own entries.
     func auditEntry(ofSlot slot: Int, at index: Int) -> AuditEntry {
-        let slotRevisions = revisions[UInt32(slot)] ?? []
-        // A plain grant keeps no revision: its entry, first, is the membership as it was created.
-        let hasGrantEntry = slotRevisions.first?.action != .grant
-        if hasGrantEntry, index == 0 {
-            let created = slotRevisions.first?.before ?? memberships[slot]
-            return AuditEntry(sequence: nil, context: ChangeContext(recordedAt: created.createdAt), change: .membership(.grant, after: created))
-        }
-        let position = hasGrantEntry ? index - 1 : index
-        let revision = slotRevisions[position]
-        let after = position + 1 < slotRevisions.count ? slotRevisions[position + 1].before ?? memberships[slot] : memberships[slot]
-        return AuditEntry(sequence: revision.sequence, context: revision.trailContext, change: .membership(revision.action, after: after))
+        MembershipTrail(revisions: revisions[UInt32(slot)] ?? [], current: memberships[slot]).entry(at: index)
     }
 
     /// The audit trail of `entitlement` in the catalog, oldest first.

@@ -14,6 +14,8 @@ public struct RequestProcessor: Sendable {
     let writes: any WriteBackend
     /// Who is told of committed changes: watchers, and reads waiting for a change (`minSeq`).
     let publication: Publication
+    /// The exports held between their pages.
+    let exports = ExportSessions()
     /// What a grant does with a purchase another user's membership holds (`--transfer-rule`).
     public var transferRule = TransferRule.transfer
     /// Where changes are announced to the connections that watch them.
@@ -261,6 +263,8 @@ public struct RequestProcessor: Sendable {
                 return .success(.history(page.entries, next: page.next))
             case .changes(let after, let limit, _):
                 return .success(.changes(try store.changes(after: after, limit: limit)))
+            case .export(let after, let limit, let history):
+                return export(after: after, limit: limit, history: history)
             case .grant, .claim, .revoke, .define, .undefine, .event, .erase, .extend, .snapshot, .watch, .unwatch, .auth, .stats,
                 .reload:
                 return .failure(WireError(.internal, "\(request.op.rawValue) is not answered by a read"))

@@ -26,7 +26,7 @@ extension RequestProcessor {
         case .extend(let id, let extensionAsked, let reason):
             return .extend(id, extensionAsked, author: ChangeAuthor(actor: actor, reason: reason))
         case .ping, .hello, .check, .memberships, .catalog, .snapshot, .customer, .history, .watch, .unwatch, .auth, .stats, .reload,
-            .changes:
+            .changes, .export:
             return nil
         }
     }

@@ -81,6 +81,7 @@ extension Request.Operation {
         case .erase: 19
         case .extend: 20
         case .changes: 21
+        case .export: 22
         }
     }
 }

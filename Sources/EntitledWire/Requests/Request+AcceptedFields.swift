@@ -54,6 +54,8 @@ extension Request.Operation {
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.all.bit
         case .changes:
             return always | RequestField.afterSeq.bit | RequestField.limit.bit | RequestField.wait.bit
+        case .export:
+            return always | RequestField.after.bit | RequestField.limit.bit | RequestField.history.bit
         }
     }
 

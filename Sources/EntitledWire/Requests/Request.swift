@@ -56,6 +56,9 @@ public enum Request: Sendable {
     /// A page of the change feed: the changes after change `after`, oldest first, at most about `limit`
     /// items; when none is there yet, waiting at most `waitMilliseconds` for one (an admin operation).
     case changes(after: UInt64, limit: Int, waitMilliseconds: Int)
+    /// A page of a full copy of the store as of one change (an admin operation): the first page (`after`
+    /// `nil`) takes the copy, the next ones read on from it; with `history`, the audit trail too.
+    case export(after: ExportCursor?, limit: Int, history: Bool)
 
     /// Whether the request changes the store: what a node of a cluster runs through its replicated log.
     public var isWrite: Bool {
@@ -69,7 +72,7 @@ public enum Request: Sendable {
     /// withholds while its replica is reloaded after the database lost changes it held.
     public var readsStore: Bool {
         switch self {
-        case .check, .memberships, .catalog, .customer, .history, .changes: return true
+        case .check, .memberships, .catalog, .customer, .history, .changes, .export: return true
         default: return false
         }
     }
@@ -105,13 +108,14 @@ public enum Request: Sendable {
         case .erase: return .erase
         case .extend: return .extend
         case .changes: return .changes
+        case .export: return .export
         }
     }
 
     /// The operations, by their names on the wire (in the order `hello` lists them: newer ones last).
     public enum Operation: String, Sendable, CaseIterable {
         case ping, grant, check, claim, revoke, memberships, define, catalog, snapshot, event, customer, history, watch,
-            unwatch, hello, auth, stats, reload, undefine, erase, extend, changes
+            unwatch, hello, auth, stats, reload, undefine, erase, extend, changes, export
     }
 }
 
@@ -154,7 +158,8 @@ extension Request.Operation {
         case (8, UInt8(ascii: "s")): candidate = .snapshot
         case (11, UInt8(ascii: "m")): candidate = .memberships
         case (5, UInt8(ascii: "e")): candidate = name[1] == UInt8(ascii: "v") ? .event : .erase
-        case (6, UInt8(ascii: "e")): candidate = .extend
+        // extend and export: the same length and first two letters, told apart by the third.
+        case (6, UInt8(ascii: "e")): candidate = name[2] == UInt8(ascii: "t") ? .extend : .export
         case (8, UInt8(ascii: "u")): candidate = .undefine
         case (5, UInt8(ascii: "w")): candidate = .watch
         case (5, UInt8(ascii: "h")): candidate = .hello
@@ -193,6 +198,7 @@ extension Request.Operation {
         case .erase: return "erase"
         case .extend: return "extend"
         case .changes: return "changes"
+        case .export: return "export"
         }
     }
 }

@@ -13,7 +13,7 @@ enum RequestField: Int, CaseIterable {
     case op, id, user, device, product, entitlement, plan, source, expiresAt, duration, at, membership, reason,
         products, type, eventId, eventTime, gracePeriodExpiresAt, transactionId, originalTransactionId, willRenew,
         periodType, environment, ownership, grantType, idempotencyKey, all, limit, token, erasures, minSeq, after,
-        purchasedAt, renewsCount, endedAfter, afterSeq, wait
+        purchasedAt, renewsCount, endedAfter, afterSeq, wait, history
     // At most 64 fields: `RequestFields` notes the fields it saw in a 64-bit mask (32 bits until the 33rd).
 
     var name: StaticString {
@@ -55,6 +55,7 @@ enum RequestField: Int, CaseIterable {
         case .endedAfter: return "endedAfter"
         case .afterSeq: return "afterSeq"
         case .wait: return "wait"
+        case .history: return "history"
         }
     }
 
@@ -97,6 +98,7 @@ enum RequestField: Int, CaseIterable {
         case (5, UInt8(ascii: "l")): candidate = .limit
         case (8, UInt8(ascii: "a")): candidate = .afterSeq
         case (4, UInt8(ascii: "w")): candidate = .wait
+        case (7, UInt8(ascii: "h")): candidate = .history
         case (5, UInt8(ascii: "a")): candidate = .after
         case (5, UInt8(ascii: "t")): candidate = .token
         case (7, UInt8(ascii: "e")): candidate = .eventId

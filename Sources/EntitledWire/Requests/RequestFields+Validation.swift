@@ -97,6 +97,18 @@ extension RequestFields {
                 after: afterSeq, limit: try pageLimit(default: Limits.defaultFeedItems, maximum: Limits.maximumFeedItems),
                 waitMilliseconds: waited
             )
+        case .export:
+            var cursor: ExportCursor?
+            if let text = try identifier(.after, text(of: after)) {
+                guard let parsed = ExportCursor(text: text) else {
+                    throw .badRequest("field \"after\" is not an export cursor: pass the \"next\" of the page before unchanged")
+                }
+                cursor = parsed
+            }
+            return .export(
+                after: cursor, limit: try pageLimit(default: Limits.maximumMembershipsPerPage, maximum: Limits.maximumMembershipsPerPage),
+                history: history ?? false
+            )
         }
     }
 

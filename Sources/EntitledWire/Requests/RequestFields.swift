@@ -44,6 +44,8 @@ struct RequestFields {
     /// `memberships`' `endedAfter`: with `source`, only the memberships whose access had not ended before it.
     var endedAfter: StringSpan?
     var erasures: Bool?
+    /// `history` of `export`: whether the audit trail comes with the memberships.
+    var history: Bool?
     /// `minSeq`: the change a read must see applied; 0 when the request has none.
     var minSeq: UInt64 = 0
     /// `afterSeq`: the change after which a read of the change feed starts; 0 when the request has none.
@@ -132,6 +134,8 @@ struct RequestFields {
             all = try readBool(field, from: &scanner)
         case .erasures:
             erasures = try readBool(field, from: &scanner)
+        case .history:
+            history = try readBool(field, from: &scanner)
         case .limit:
             limit = try readCount(field, from: &scanner)
         case .renewsCount:
@@ -172,7 +176,7 @@ struct RequestFields {
             case .after: after = value
             case .purchasedAt: purchasedAt = value
             case .endedAfter: endedAfter = value
-            case .id, .products, .willRenew, .all, .limit, .erasures, .minSeq, .renewsCount, .afterSeq, .wait: break
+            case .id, .products, .willRenew, .all, .limit, .erasures, .minSeq, .renewsCount, .afterSeq, .wait, .history: break
             }
         }
     }

@@ -39,6 +39,9 @@ public enum Response: Sendable {
     case history([AuditEntry], next: HistoryCursor?)
     /// `changes`: a page of the change feed.
     case changes(FeedPage)
+    /// `export`: a page of a full copy, as of change `sequence` taken at `moment` (statuses computed
+    /// then); the first page has the catalog, and with history the catalog's and erasures' trail.
+    case export(ExportAnswer)
     /// `watch` and `unwatch`: how many watches the connection has now.
     case watches(Int)
     /// `hello`: the protocol version, the server's name and version, the operations it answers (written

@@ -113,6 +113,34 @@ public enum ResponseEncoder {
             buffer.writeJSONInteger(page.newest)
             buffer.writeStaticString(",\"oldestAfterSeq\":")
             buffer.writeJSONInteger(page.oldestAfter)
+        case .export(let answer):
+            buffer.writeStaticString(",\"export\":{\"seq\":")
+            buffer.writeJSONInteger(answer.sequence)
+            buffer.writeStaticString(",\"time\":")
+            buffer.writeJSONTimestamp(answer.moment)
+            buffer.writeStaticString("}")
+            if let catalog = answer.catalog {
+                buffer.writeStaticString(",\"entitlements\":")
+                writeStringArrays(catalog, name: \.entitlement, strings: \.products, into: &buffer)
+            }
+            buffer.writeStaticString(",\"memberships\":[")
+            for (index, membership) in answer.memberships.enumerated() {
+                if index > 0 { buffer.writeStaticString(",") }
+                write(membership, at: answer.moment, into: &buffer)
+            }
+            buffer.writeStaticString("]")
+            if let history = answer.history {
+                buffer.writeStaticString(",\"history\":[")
+                for (index, entry) in history.enumerated() {
+                    if index > 0 { buffer.writeStaticString(",") }
+                    write(entry, into: &buffer)
+                }
+                buffer.writeStaticString("]")
+            }
+            if let next = answer.next {
+                buffer.writeStaticString(",\"next\":")
+                buffer.writeJSONString(next.text)
+            }
         case .watches(let count):
             buffer.writeStaticString(",\"watches\":")
             buffer.writeJSONInteger(count)

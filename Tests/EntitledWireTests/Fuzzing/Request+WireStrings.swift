@@ -14,9 +14,11 @@ extension Request {
         }
         switch self {
         case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil), .history(.erasures, _, nil),
-            .changes:
+            .changes, .export(nil, _, _):
             return []
         case .history(.erasures, _, let after?):
+            return [("after", after.text)]
+        case .export(let after?, _, _):
             return [("after", after.text)]
         case .grant(let grant, let reason):
             var strings = subject(grant.subject) + [("product", grant.productId)]

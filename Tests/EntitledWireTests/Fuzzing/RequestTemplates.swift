@@ -55,6 +55,8 @@ enum RequestTemplates {
         ["op": "history", "erasures": true, "limit": 5],
         ["op": "changes", "afterSeq": 120, "limit": 50, "wait": 1000],
         ["op": "changes"],
+        ["op": "export", "limit": 500, "history": true],
+        ["op": "export", "after": "1f3a.4096"],
         ["op": "extend", "membership": "mem_0000000000000", "duration": "1mo", "reason": "outage"],
         ["op": "extend", "membership": "mem_0000000000000", "expiresAt": "2026-12-24T00:00:00Z"],
     ]
