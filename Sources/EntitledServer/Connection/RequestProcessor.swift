@@ -16,6 +16,13 @@ public struct RequestProcessor: Sendable {
     let publication: Publication
     /// The exports held between their pages.
     let exports = ExportSessions()
+
+    /// The newest change no crash can take back: the log's acknowledged one on a server with a data
+    /// directory, the newest applied on a node of a cluster (which applies committed changes only) or a
+    /// server in memory.
+    var durableSequence: UInt64 {
+        writes.logProgress.map { min($0.acknowledged, store.sequence) } ?? store.sequence
+    }
     /// What a grant does with a purchase another user's membership holds (`--transfer-rule`).
     public var transferRule = TransferRule.transfer
     /// Where changes are announced to the connections that watch them.
@@ -71,7 +78,7 @@ public struct RequestProcessor: Sendable {
         /// A read of the change feed with `wait`, when the store has no change after `after` yet: the
         /// connection holds it (and every line after it) until the store applies one, then answers the
         /// line again, or answers the empty page once `waitMilliseconds` have passed.
-        case afterFeedChange(after: UInt64, limit: Int, waitMilliseconds: Int, id: ByteBuffer?)
+        case afterFeedChange(FeedWait, waitMilliseconds: Int, id: ByteBuffer?)
         /// A request that is not a write, read while this connection's own writes are not yet applied (a
         /// node of a cluster applies a write only once committed): the connection holds it (and every line
         /// after it) until they are, then answers it again, so that it sees them.
@@ -157,8 +164,8 @@ public struct RequestProcessor: Sendable {
         }
         switch request {
         case .snapshot: return .afterSnapshot(id: decoded.id)
-        case .changes(let after, let limit, let wait) where wait > 0 && after >= store.sequence:
-            return .afterFeedChange(after: after, limit: limit, waitMilliseconds: wait, id: decoded.id)
+        case .changes(let after, let limit, let wait, let subject) where wait > 0 && after >= store.sequence:
+            return .afterFeedChange(FeedWait(after: after, limit: limit, subject: subject), waitMilliseconds: wait, id: decoded.id)
         case .watch(let target): return .watch(.watch(target), id: decoded.id)
         case .unwatch(let target): return .watch(.unwatch(target), id: decoded.id)
         case .auth(let token): return .auth(token: token, id: decoded.id)
@@ -261,8 +268,8 @@ public struct RequestProcessor: Sendable {
                 case .erasures: page = store.erasureHistoryPage(after: after, limit: limit)
                 }
                 return .success(.history(page.entries, next: page.next))
-            case .changes(let after, let limit, _):
-                return .success(.changes(try store.changes(after: after, limit: limit)))
+            case .changes(let after, let limit, _, let subject):
+                return .success(.changes(try store.changes(after: after, limit: limit, subject: subject)))
             case .export(let after, let limit, let history):
                 return export(after: after, limit: limit, history: history)
             case .grant, .claim, .revoke, .define, .undefine, .event, .erase, .extend, .snapshot, .watch, .unwatch, .auth, .stats,

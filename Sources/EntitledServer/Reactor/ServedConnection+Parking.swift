@@ -10,14 +10,14 @@ struct ParkedRequest {
     enum Reason {
         /// Until the store has applied this change, or `--min-seq-wait` has passed.
         case sequence(UInt64)
-        /// A read of the change feed with `wait`: until the store has applied a change after `after`, or
-        /// the read's `wait` has passed (then its page is empty).
-        case feedChange(after: UInt64, limit: Int)
+        /// A read of the change feed with `wait`: until the store has applied a change it shows, or the
+        /// read's `wait` has passed (then its page is empty).
+        case feedChange(FeedWait)
         /// Until every write this connection submitted before it is answered (`unansweredWrites`).
         case ownWrites
     }
 
-    let reason: Reason
+    var reason: Reason
     /// The request's line, answered again once it may be.
     let line: ByteBuffer
     let id: ByteBuffer?
@@ -78,7 +78,8 @@ extension ServedConnection {
     func sequenceReached() {
         guard !isClosed, let parked else { return }
         switch parked.reason {
-        case .sequence, .feedChange: answerAgain(parked)
+        case .sequence: answerAgain(parked)
+        case .feedChange(let wait): feedChanged(parked, wait)
         case .ownWrites: return
         }
     }
@@ -87,8 +88,8 @@ extension ServedConnection {
     /// the change arrived meanwhile, else `stale`.
     func sequenceWaitExpired(number: UInt64) {
         guard !isClosed, let parked, parked.number == number else { return }
-        if case .feedChange(let after, let limit) = parked.reason {
-            feedWaitExpired(parked, after: after, limit: limit)
+        if case .feedChange(let wait) = parked.reason {
+            feedWaitExpired(parked, wait)
             return
         }
         guard case .sequence(let wanted) = parked.reason else { return }
@@ -113,22 +114,46 @@ extension ServedConnection {
         continueAfterPark()
     }
 
-    /// A read of the change feed waited its `wait` with no change after `after`: answers its empty page.
-    private func feedWaitExpired(_ parked: ParkedRequest, after: UInt64, limit: Int) {
+    /// The store applied a change after the one a waiting read of the feed looked at last: answers the
+    /// read, unless it asked about a subject that none of the new changes concerns; then it waits on, for
+    /// the time it has left.
+    private func feedChanged(_ parked: ParkedRequest, _ wait: FeedWait) {
+        guard let subject = wait.subject else { return answerAgain(parked) }
         let store = context.processor.store
-        context.processor.sequenceWaiters.cancel(self)
-        // A change came as the time ran out: answered as any read is (held until durable, if need be).
-        guard store.sequence <= after else {
-            answerAgain(parked)
-            return
+        let page: FeedPage
+        do throws(StoreError) {
+            page = try store.changes(after: wait.lookedAt, limit: wait.limit, subject: subject)
+        } catch {
+            return answerAgain(parked)  // answered with the error
         }
+        guard page.items.isEmpty, page.next > wait.lookedAt else { return answerAgain(parked) }
+        var waiting = parked
+        var looked = wait
+        looked.lookedAt = page.next
+        waiting.reason = .feedChange(looked)
+        self.parked = waiting
+        context.processor.sequenceWaiters.wait(self, for: page.next + 1)
+        // A change applied between the look and the registration woke nobody: look again.
+        if store.sequence > page.next {
+            context.processor.sequenceWaiters.cancel(self)
+            loop.execute { [self] in sequenceReached() }
+        }
+    }
+
+    /// A read of the change feed waited its `wait`: answers its page, of what is durable now (empty,
+    /// unless a change it shows came as the time ran out).
+    private func feedWaitExpired(_ parked: ParkedRequest, _ wait: FeedWait) {
+        let processor = context.processor
+        processor.sequenceWaiters.cancel(self)
         self.parked = nil
         var note = RequestProcessor.Note()
         note.operation = .changes
         let answer: Result<Response, WireError>
         do throws(StoreError) {
-            // Nothing after `after` is looked at: a change applied since would not be durable yet.
-            answer = .success(.changes(try store.changes(after: after, limit: limit, newest: after)))
+            // Only what is durable: this answer is not held for the log, as other reads may be.
+            answer = .success(
+                .changes(try processor.store.changes(after: wait.after, limit: wait.limit, newest: processor.durableSequence, subject: wait.subject))
+            )
         } catch {
             answer = .failure(RequestProcessor.wireError(error))
         }

@@ -401,10 +401,10 @@ final class ServedConnection {
             return record(note, startedAt: started)
         case .afterSequence(let sequence, let id):
             park(line, id: id, operation: note.operation ?? .check, startedAt: started, until: sequence)
-        case .afterFeedChange(let after, let limit, let wait, let id):
+        case .afterFeedChange(let wait, let milliseconds, let id):
             park(
-                line, id: id, operation: .changes, startedAt: started, until: after + 1,
-                reason: .feedChange(after: after, limit: limit), waitMilliseconds: UInt64(wait)
+                line, id: id, operation: .changes, startedAt: started, until: wait.after + 1, reason: .feedChange(wait),
+                waitMilliseconds: UInt64(milliseconds)
             )
         case .reload(let id):
             // Read here, on the loop: the auth file is small, the operation rare and admin-only.

@@ -53,7 +53,8 @@ extension Request.Operation {
         case .watch, .unwatch:
             return always | RequestField.user.bit | RequestField.device.bit | RequestField.all.bit
         case .changes:
-            return always | RequestField.afterSeq.bit | RequestField.limit.bit | RequestField.wait.bit
+            return always | RequestField.afterSeq.bit | RequestField.limit.bit | RequestField.wait.bit | RequestField.user.bit
+                | RequestField.device.bit
         case .export:
             return always | RequestField.after.bit | RequestField.limit.bit | RequestField.history.bit
         }

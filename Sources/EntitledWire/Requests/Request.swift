@@ -54,8 +54,9 @@ public enum Request: Sendable {
     /// Move a membership's expiry later by hand (an admin operation).
     case extend(MembershipID, ExpiryExtension, reason: String?)
     /// A page of the change feed: the changes after change `after`, oldest first, at most about `limit`
-    /// items; when none is there yet, waiting at most `waitMilliseconds` for one (an admin operation).
-    case changes(after: UInt64, limit: Int, waitMilliseconds: Int)
+    /// items, of `subject` only if given; when none is there yet, waiting at most `waitMilliseconds` for
+    /// one (an admin operation).
+    case changes(after: UInt64, limit: Int, waitMilliseconds: Int, subject: Subject?)
     /// A page of a full copy of the store as of one change (an admin operation): the first page (`after`
     /// `nil`) takes the copy, the next ones read on from it; with `history`, the audit trail too.
     case export(after: ExportCursor?, limit: Int, history: Bool)

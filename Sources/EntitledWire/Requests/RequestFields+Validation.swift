@@ -95,7 +95,8 @@ extension RequestFields {
             }
             return .changes(
                 after: afterSeq, limit: try pageLimit(default: Limits.defaultFeedItems, maximum: Limits.maximumFeedItems),
-                waitMilliseconds: waited
+                waitMilliseconds: waited,
+                subject: text(of: user) == nil && text(of: device) == nil ? nil : try subject(for: operation)
             )
         case .export:
             var cursor: ExportCursor?

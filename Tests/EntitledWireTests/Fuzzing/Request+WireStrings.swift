@@ -14,12 +14,14 @@ extension Request {
         }
         switch self {
         case .ping, .hello, .catalog, .snapshot, .stats, .reload, .watch(.all), .unwatch(.all), .unwatch(nil), .history(.erasures, _, nil),
-            .changes, .export(nil, _, _):
+            .changes(_, _, _, nil), .export(nil, _, _):
             return []
         case .history(.erasures, _, let after?):
             return [("after", after.text)]
         case .export(let after?, _, _):
             return [("after", after.text)]
+        case .changes(_, _, _, let who?):
+            return subject(who)
         case .grant(let grant, let reason):
             var strings = subject(grant.subject) + [("product", grant.productId)]
             strings += optional("plan", grant.planId) + optional("idempotencyKey", grant.idempotencyKey)

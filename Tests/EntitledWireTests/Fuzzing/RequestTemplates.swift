@@ -55,6 +55,7 @@ enum RequestTemplates {
         ["op": "history", "erasures": true, "limit": 5],
         ["op": "changes", "afterSeq": 120, "limit": 50, "wait": 1000],
         ["op": "changes"],
+        ["op": "changes", "user": "u1", "device": "d1", "wait": 5],
         ["op": "export", "limit": 500, "history": true],
         ["op": "export", "after": "1f3a.4096"],
         ["op": "extend", "membership": "mem_0000000000000", "duration": "1mo", "reason": "outage"],

@@ -23,11 +23,11 @@ extension EntitlementStore {
 
     /// The changes after change `after`, oldest first: at most about `limit` items (whole changes only),
     /// and none after `newest` (the newest change the caller may show: a server shows only durable ones;
-    /// `nil` for the newest applied).
+    /// `nil` for the newest applied). With `subject`, only what concerns it (`StoreState.feedPage`).
     /// - Throws: `StoreError.feedTruncated` when the feed no longer holds every change after `after`.
-    public func changes(after: UInt64, limit: Int, newest: UInt64? = nil) throws(StoreError) -> FeedPage {
+    public func changes(after: UInt64, limit: Int, newest: UInt64? = nil, subject: Subject? = nil) throws(StoreError) -> FeedPage {
         try lock.withReadLock { () throws(StoreError) -> FeedPage in
-            try state.feedPage(after: after, newest: min(newest ?? lastSequence, lastSequence), limit: max(1, limit))
+            try state.feedPage(after: after, newest: min(newest ?? lastSequence, lastSequence), limit: max(1, limit), subject: subject)
         }
     }
 }

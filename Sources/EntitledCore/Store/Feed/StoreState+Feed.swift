@@ -12,9 +12,12 @@ extension StoreState {
     }
 
     /// The changes after `after` up to `newest` (the newest change the reader may see), at most about
-    /// `limit` items: whole changes only, so a change with more items than room finishes the page.
+    /// `limit` items: whole changes only, so a change with more items than room finishes the page. With
+    /// `subject`, only the items of memberships it owns or owned, or bought on its device (as a watch of
+    /// it covers them), and the erasures (which name no one); the page still goes on past the changes it
+    /// leaves out, so `next` moves on even when it holds no item.
     /// - Throws: `StoreError.feedTruncated` when the feed no longer holds every change after `after`.
-    func feedPage(after: UInt64, newest: UInt64, limit: Int) throws(StoreError) -> FeedPage {
+    func feedPage(after: UInt64, newest: UInt64, limit: Int, subject: Subject? = nil) throws(StoreError) -> FeedPage {
         let oldestAfter = feed.horizon - 1
         guard after >= oldestAfter else { throw .feedTruncated(after: after, oldestAfter: oldestAfter, retention: feedRetention) }
         if let lost = feed.skippedNumbers(holding: after) { throw .feedLostChanges(after: after, skipped: lost) }
@@ -39,12 +42,12 @@ extension StoreState {
                 return FeedPage(items: items, next: lastChange, newest: newest, oldestAfter: oldestAfter)
             }
             while let entry = feed.entry(at: position), entry.sequence == change {
-                if let item = feedItem(of: entry) { items.append(item) }
+                if let item = feedItem(of: entry), subject.map({ Self.item(item, concerns: $0) }) ?? true { items.append(item) }
                 lookedAt += 1
                 position = feed.position(following: position)
             }
             if catalogIndex < catalogRevisions.count, catalogRevisions[catalogIndex].sequence == change {
-                items.append(FeedItem(entry: catalogEntry(catalogRevisions[catalogIndex])))
+                if subject == nil { items.append(FeedItem(entry: catalogEntry(catalogRevisions[catalogIndex]))) }
                 catalogIndex += 1
                 lookedAt += 1
             }
@@ -55,6 +58,17 @@ extension StoreState {
             }
             lastChange = change
         }
+    }
+
+    /// Whether a membership item concerns `subject`: the membership, as the change left it, is its user's
+    /// or was bought on its device, or the change (a transfer) took it from the subject.
+    private static func item(_ item: FeedItem, concerns subject: Subject) -> Bool {
+        guard case .membership(_, let membership) = item.entry.change else { return true }
+        func matches(user: String?, device: String?) -> Bool {
+            (subject.user != nil && subject.user == user) || (subject.device != nil && subject.device == device)
+        }
+        return matches(user: membership.user, device: membership.device)
+            || item.formerOwner.map { matches(user: $0.user, device: $0.device) } == true
     }
 
     /// What `entry`'s change did to its membership, or `nil` when the membership was erased since.
