@@ -20,5 +20,7 @@ public struct ExportCursor: Hashable, Sendable {
             return nil
         }
         self.init(id: id, place: Int(place))
+        // Only the spelling this server writes: "0a.096" would name the same place as another text.
+        guard self.text == text else { return nil }
     }
 }
