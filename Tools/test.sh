@@ -67,6 +67,21 @@ fi
 command -v swift >/dev/null || { echo "Tools/test.sh: no swift on PATH; install the Swift toolchain (6.2 or later)" >&2; exit 1; }
 swift --version
 
+# The outgoing webhooks' tests verify every signature with `standardwebhooks`, the Standard Webhooks
+# specification's Python library (PyPI; Debian has no package of it), in a virtual environment under .build/.
+# Where PyPI cannot be reached the receiver verifies with the specification's algorithm of its own and says
+# so in its answers; ENTITLED_REQUIRE_STANDARDWEBHOOKS makes the tests insist on the library when it installed.
+webhook_venv="$PWD/.build/webhook-venv"
+if [ ! -x "$webhook_venv/bin/python3" ] || ! "$webhook_venv/bin/python3" -c 'import standardwebhooks' 2>/dev/null; then
+  /usr/bin/python3 -m venv --system-site-packages "$webhook_venv" \
+    && "$webhook_venv/bin/pip" install -q --disable-pip-version-check standardwebhooks >/dev/null 2>&1 || true
+fi
+if "$webhook_venv/bin/python3" -c 'import standardwebhooks' 2>/dev/null; then
+  export ENTITLED_WEBHOOK_PYTHON="$webhook_venv/bin/python3" ENTITLED_REQUIRE_STANDARDWEBHOOKS=1
+else
+  echo "Tools/test.sh: standardwebhooks could not be installed from PyPI; the webhook receiver verifies with its own reading of the specification" >&2
+fi
+
 # The README's first session, against the real binary, as a new user would run it.
 bash Tools/smoke-test.sh
 # Every Swift test, the conformance run against a real server among them (ConformanceTests).

@@ -13,7 +13,7 @@ final class StoreStandIn {
     init(_ name: String) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name).py")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [name == "appstore_standin" ? Self.pythonWithCryptography : "python3", script.path]
+        process.arguments = [Self.python(for: name), script.path]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -28,6 +28,16 @@ final class StoreStandIn {
             throw TestSupportFailure(description: "the stand-in \(name) did not start: \(String(decoding: line, as: UTF8.self))")
         }
         self.port = port
+    }
+
+    /// The Python a stand-in runs on: the webhook receiver on the one with `standardwebhooks` when Tools/test.sh
+    /// installed it (`ENTITLED_WEBHOOK_PYTHON`), the App Store's on one with `cryptography`.
+    static func python(for name: String) -> String {
+        switch name {
+        case "appstore_standin": return pythonWithCryptography
+        case "webhook_receiver": return ProcessInfo.processInfo.environment["ENTITLED_WEBHOOK_PYTHON"] ?? "python3"
+        default: return "python3"
+        }
     }
 
     /// The python3 on the PATH, or the system's when only it has the cryptography module (Debian's

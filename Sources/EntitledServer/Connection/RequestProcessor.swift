@@ -164,6 +164,11 @@ public struct RequestProcessor: Sendable {
         }
         switch request {
         case .snapshot: return .afterSnapshot(id: decoded.id)
+        case .changes(let after, _, _, _) where after > store.sequence:
+            // A number this server has not reached: a node of a cluster that lags reaches it in a moment
+            // (the read waits as one with `minSeq` does); one it never reaches was never given here, or was
+            // lost (`stale`): the reader must not skip the changes that take those numbers now.
+            return .afterSequence(after, id: decoded.id)
         case .changes(let after, let limit, let wait, let subject) where wait > 0 && after >= store.sequence:
             return .afterFeedChange(FeedWait(after: after, limit: limit, subject: subject), waitMilliseconds: wait, id: decoded.id)
         case .watch(let target): return .watch(.watch(target), id: decoded.id)

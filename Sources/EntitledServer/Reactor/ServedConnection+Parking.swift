@@ -104,7 +104,7 @@ extension ServedConnection {
         let waited = (monotonicNanoseconds() &- parked.startedAt) / 1_000_000
         let error = WireError(
             .stale,
-            "this node has applied changes up to \(applied), not yet change \(wanted) asked for with minSeq; waited \(waited) ms (--min-seq-wait \(context.minimumSequenceWaitMilliseconds) ms): retry, or ask another node"
+            "this node has applied changes up to \(applied), not yet change \(wanted) asked for with \(parked.operation == .changes ? "afterSeq" : "minSeq"); waited \(waited) ms (--min-seq-wait \(context.minimumSequenceWaitMilliseconds) ms): retry, or ask another node"
         )
         appendAnswer { ResponseEncoder.write(error, id: parked.id, into: &$0) }
         var note = RequestProcessor.Note()
