@@ -3,6 +3,7 @@ package entitled
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,8 +16,8 @@ import (
 //   - sends it on one of its open connections, in turn, opening connections as needed; a node that
 //     refuses is skipped for a backoff (50 ms doubling to 2 s, full jitter);
 //   - when the connection drops before the answer: sends a read (check, memberships, customer, catalog,
-//     history, hello, ping, stats) again, on another node when there is one, at most once per node; never
-//     a write, whose error then says that it may have been applied (MayHaveBeenApplied);
+//     history, hello, ping, stats, changes) again, on another node when there is one, at most once per
+//     node; never a write, whose error then says that it may have been applied (MayHaveBeenApplied);
 //   - waits out a starting server's loading answers (Options.LoadingWait);
 //   - asks a read refused stale once more on another node, when there are several;
 //   - keeps the highest seq of its writes (LastSeq) for read-your-writes (Options.ReadYourWrites).
@@ -25,9 +26,9 @@ type Client struct {
 	pool    *pool
 	lastSeq int64
 
-	mu      sync.Mutex
-	watches map[*Watch]struct{}
-	closed  bool
+	mu     sync.Mutex
+	owned  map[io.Closer]struct{} // what holds a connection of its own: watches, followers, exports
+	closed bool
 }
 
 // NewClient returns a client with the options (nil: the defaults). It connects when the first request
@@ -38,21 +39,41 @@ func NewClient(opt *Options) *Client {
 		o = *opt
 	}
 	o = o.withDefaults()
-	return &Client{opts: o, pool: newPool(o), watches: map[*Watch]struct{}{}}
+	return &Client{opts: o, pool: newPool(o), owned: map[io.Closer]struct{}{}}
 }
 
-// Close closes every connection and watch of the client. Requests in flight fail with ErrClientClosed.
+// Close closes every connection of the client, and its watches, followers and export iterators.
+// Requests in flight fail with ErrClientClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
-	watches := c.watches
-	c.watches = map[*Watch]struct{}{}
+	owned := c.owned
+	c.owned = map[io.Closer]struct{}{}
 	c.mu.Unlock()
-	for w := range watches {
-		w.Close()
+	for x := range owned {
+		x.Close()
 	}
 	c.pool.close()
 	return nil
+}
+
+// own registers a Watch, Follower or ExportIter, which holds a connection outside the pool, so that Close
+// closes it too; false when the client is closed already.
+func (c *Client) own(x io.Closer) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.owned[x] = struct{}{}
+	return true
+}
+
+// disown forgets what own registered, once it is closed.
+func (c *Client) disown(x io.Closer) {
+	c.mu.Lock()
+	delete(c.owned, x)
+	c.mu.Unlock()
 }
 
 // LastSeq is the highest seq (change number) a write of this client was answered with; 0 before any.

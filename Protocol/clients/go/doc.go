@@ -41,6 +41,15 @@
 // Pushes channel delivers the pushed lines of its targets, on a connection of its own; after a reconnect
 // it delivers a gap marker (Push.Gap) before the next push.
 //
+// # The change feed and exports
+//
+// To keep a copy of the store (admin only): ExportIter reads a full copy a page at a time on a connection
+// of its own (the server that took the copy holds it) and names the change it is as of (Seq); Follow
+// then delivers every change after it, item after item, on a connection of its own, reconnecting after
+// drops and restarts without skipping one, and exposes the Position to store. A feed that no longer
+// reaches back ends with a *TruncatedError (errors.Is(err, ErrTruncated)): copy again. Changes reads one
+// page.
+//
 // # Raw requests
 //
 // Client.Do sends a request map as it is through the pool; Client.Dial opens a *Conn of its own, whose

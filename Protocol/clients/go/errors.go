@@ -30,13 +30,14 @@ const (
 	CodeOutcomeUnknown Code = "outcome_unknown"
 	CodeOverLimit      Code = "over_limit"
 	CodeLoading        Code = "loading"
+	CodeTruncated      Code = "truncated"
 )
 
 // Codes lists every error code this client knows.
 var Codes = []Code{
 	CodeBadJSON, CodeBadRequest, CodeUnknownOp, CodeNotFound, CodeConflict, CodeTooLarge, CodeUnauthorized,
 	CodeForbidden, CodeBusy, CodeTLSRequired, CodeInternal, CodeUnavailable, CodeStale, CodeOutcomeUnknown,
-	CodeOverLimit, CodeLoading,
+	CodeOverLimit, CodeLoading, CodeTruncated,
 }
 
 // Known reports whether c is one of Codes.
@@ -73,6 +74,7 @@ var (
 	ErrOutcomeUnknown error = codeSentinel{CodeOutcomeUnknown}
 	ErrOverLimit      error = codeSentinel{CodeOverLimit}
 	ErrLoading        error = codeSentinel{CodeLoading}
+	ErrTruncated      error = codeSentinel{CodeTruncated}
 	ErrUnknownCode    error = codeSentinel{"unknown"}
 )
 
@@ -117,6 +119,8 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " (loaded %d of %d memberships)", e.Loaded, e.Total)
 	case CodeTLSRequired:
 		b.WriteString(" (set Options.TLSConfig to connect with TLS)")
+	case CodeTruncated:
+		b.WriteString(" (copy with Client.ExportIter, then Follow from its Seq)")
 	case CodeOutcomeUnknown, CodeInternal:
 		if isWriteOp(e.Op) {
 			b.WriteString(mayApplyAdvice(e.Op))
@@ -135,6 +139,29 @@ func (e *Error) Is(target error) bool {
 		return !e.Code.Known()
 	}
 	return s.code == e.Code
+}
+
+// TruncatedError is a read of the change feed (Changes, Follower) answered truncated: the feed no longer
+// holds every change after AfterSeq, because its retention let them go or a failover of a
+// cluster's database lost them. Reading on would skip changes, so nothing is retried: take a full copy
+// (Client.ExportIter) and follow the feed from the copy's Seq. It unwraps to the server's *Error, so
+// errors.Is(err, ErrTruncated) holds too. A read, it was not applied (MayHaveBeenApplied is false).
+type TruncatedError struct {
+	AfterSeq int64  // the afterSeq that was asked for
+	Err      *Error // the server's answer, Code truncated
+}
+
+func (e *TruncatedError) Error() string { return e.Err.Error() }
+func (e *TruncatedError) Unwrap() error { return e.Err }
+
+// truncatedOf returns a truncated answer to a read after afterSeq as a *TruncatedError, any other error
+// as it is.
+func truncatedOf(err error, afterSeq int64) error {
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeTruncated {
+		return &TruncatedError{AfterSeq: afterSeq, Err: e}
+	}
+	return err
 }
 
 // Sentinel errors for failures on the client's side, for errors.Is.

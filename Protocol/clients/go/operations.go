@@ -26,6 +26,8 @@ var Operations = []Operation{
 	{"stats", "Client.Stats", false},
 	{"reload", "Client.Reload", false},
 	{"erase", "Client.Erase", true},
+	{"changes", "Client.Changes", false},
+	{"export", "Conn.Export", false},
 }
 
 // Operation describes one operation of the protocol.
@@ -34,16 +36,17 @@ type Operation struct {
 	Method string // the Go method that sends it, as Type.Method
 	// Write: one of the protocol's writes, which answer "seq". The client never sends one twice on its
 	// own: a connection that drops after sending it fails it with an error for which MayHaveBeenApplied
-	// is true. Only the reads (check, memberships, customer, catalog, history, hello, ping, stats) are
-	// sent again on another connection.
+	// is true. Only the reads (check, memberships, customer, catalog, history, hello, ping, stats,
+	// changes) are sent again on another connection.
 	Write bool
 }
 
 // readOps are the operations a pool sends again to another node when a connection drops (OPERATIONS.md,
-// "Clients of several nodes"): they change nothing.
+// "Clients of several nodes"): they change nothing. Not export: its pages after the first must go to the
+// server that took the copy, so it is sent on a Conn (ExportIter), never through the pool.
 var readOps = map[string]bool{
 	"check": true, "memberships": true, "customer": true, "catalog": true, "history": true,
-	"hello": true, "ping": true, "stats": true,
+	"hello": true, "ping": true, "stats": true, "changes": true,
 }
 
 // isWriteOp reports whether a failure after sending op leaves the outcome unknown: the protocol's writes

@@ -382,7 +382,7 @@ func TestEveryErrorCodeMapped(t *testing.T) {
 		entitled.CodeInternal: entitled.ErrInternal, entitled.CodeUnavailable: entitled.ErrUnavailable,
 		entitled.CodeStale: entitled.ErrStale, entitled.CodeOutcomeUnknown: entitled.ErrOutcomeUnknown,
 		entitled.CodeOverLimit: entitled.ErrOverLimit, entitled.CodeLoading: entitled.ErrLoading,
-		"brand_new_code": entitled.ErrUnknownCode,
+		entitled.CodeTruncated: entitled.ErrTruncated, "brand_new_code": entitled.ErrUnknownCode,
 	}
 	if len(sentinels) != len(codes) {
 		t.Fatalf("the test lists %d sentinels for %d codes", len(sentinels), len(codes))

@@ -81,6 +81,7 @@ func TestSchemaErrorCodes(t *testing.T) {
 var requestTypes = []request{
 	GrantRequest{}, CheckRequest{}, ClaimRequest{}, RevokeRequest{}, ExtendRequest{}, MembershipsRequest{},
 	DefineRequest{}, UndefineRequest{}, EventRequest{}, CustomerRequest{}, HistoryRequest{}, EraseRequest{},
+	ChangesRequest{}, ExportRequest{},
 	bare("ping"), bare("hello"), bare("catalog"), bare("snapshot"), bare("stats"), bare("reload"),
 	authRequest{}, watchRequest{name: "watch"}, watchRequest{name: "unwatch"},
 }
@@ -178,6 +179,8 @@ func fill(r request) request {
 		switch f.Interface().(type) {
 		case time.Time:
 			f.Set(reflect.ValueOf(time.Now()))
+		case time.Duration:
+			f.Set(reflect.ValueOf(time.Second)) // sent in whole milliseconds: 1 ns would not be sent
 		case *bool:
 			f.Set(reflect.ValueOf(&yes))
 		case []string:

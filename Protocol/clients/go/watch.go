@@ -65,15 +65,11 @@ func (c *Client) Watch(ctx context.Context, targets ...WatchTarget) (*Watch, err
 		ended: make(chan struct{}), targets: append([]WatchTarget(nil), targets...),
 	}
 	w.current.Store(conn)
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.own(w) {
 		conn.Close()
 		stop()
 		return nil, ErrClientClosed
 	}
-	c.watches[w] = struct{}{}
-	c.mu.Unlock()
 	go w.run(conn)
 	return w, nil
 }
@@ -151,9 +147,7 @@ func (w *Watch) Close() error {
 		conn.Close() // wakes the reader, and an Add or Remove waiting for an answer
 	})
 	<-w.ended
-	w.c.mu.Lock()
-	delete(w.c.watches, w)
-	w.c.mu.Unlock()
+	w.c.disown(w)
 	return nil
 }
 

@@ -1,9 +1,9 @@
 // The client: every operation of protocol version 5 as a typed method, over a pool of pipelined connections.
 //
 // What a failure means for a retry (PROTOCOL.md §3, "What an answer means") is built in:
-// - a read (check, memberships, customer, catalog, history, hello, ping, stats) whose connection drops or
-//   times out is sent again on another node, at most once per node (on a single node, once more on a new
-//   connection after a drop);
+// - a read (check, memberships, customer, catalog, history, hello, ping, stats, changes) whose connection
+//   drops or times out is sent again on another node, at most once per node (on a single node, once more on
+//   a new connection after a drop); an export page is not, since only the node that took the copy holds it;
 // - a write is never sent twice by the client: its error says whether it may have been applied
 //   (`mayHaveBeenApplied`); retry it yourself with the same idempotency key (`grant`'s `idempotencyKey`,
 //   `event`'s `eventId`), which replays instead of applying twice;
@@ -16,13 +16,16 @@ import { Connection, Line, Reply, TlsOptions } from './connection.js';
 import {
   ClientClosedError, ConnectionClosedError, LoadingError, ProtocolError, StaleError, TimeoutError,
 } from './errors.js';
+import { ExportReader, exportPage } from './export.js';
+import { ChangeFollower, MAX_WAIT_MS, changesResult, waitingTimeout } from './feed.js';
 import { Operation, READ_OPERATIONS, checkFields, fieldsJson } from './operations.js';
 import { Lease, Pool } from './pool.js';
 import {
-  Catalog, CheckParams, CheckResult, ClaimParams, ClaimResult, Customer, CustomerParams, DefineParams, DefineResult,
-  EraseParams, EraseResult, EventParams, EventResult, ExtendParams, ExtendResult, GrantParams, GrantResult,
-  HelloResult, HistoryEntry, HistoryParams, Membership, MembershipsParams, Page, ReloadResult, RequestOptions,
-  RevokeParams, RevokeResult, SnapshotResult, Stats, UndefineParams, UndefineResult, WatchTarget,
+  Catalog, ChangesParams, ChangesResult, CheckParams, CheckResult, ClaimParams, ClaimResult, Customer, CustomerParams,
+  DefineParams, DefineResult, EraseParams, EraseResult, EventParams, EventResult, ExportPage, ExportParams, ExtendParams,
+  ExtendResult, FollowParams, GrantParams, GrantResult, HelloResult, HistoryEntry, HistoryParams, Membership,
+  MembershipsParams, Page, ReloadResult, RequestOptions, RevokeParams, RevokeResult, SnapshotResult, Stats,
+  UndefineParams, UndefineResult, WatchTarget,
 } from './types.js';
 import { DEFAULT_MAX_QUEUED_PUSHES, WatchStream } from './watch.js';
 
@@ -65,8 +68,17 @@ export interface WatchOptions extends RequestOptions {
 
 /** Options of the page iterators. */
 export interface IterateOptions extends RequestOptions {
-  /** Items asked for per page (the request's `limit`), 1 to 1000. Default: the server's (100). */
+  /** Items asked for per page (the request's `limit`), 1 to 1000. Default: the server's (100; an export's 1000). */
   pageSize?: number;
+}
+
+/** Options of `follow`. `timeoutMs` is each read's that does not wait; `signal` stops the follower (AbortError). */
+export interface FollowOptions extends IterateOptions {
+  /**
+   * Milliseconds each read waits for a change once the follower is caught up (the request's `wait`), 1 to
+   * 30000. Default 30000: one request per 30 s while nothing happens, and a change delivered as it comes.
+   */
+  waitMs?: number;
 }
 
 const LOADING_FIRST_PAUSE_MS = 50;
@@ -91,7 +103,8 @@ export class Client {
   private readonly readYourWrites: boolean;
   private readonly backoff: BackoffPolicy;
   private readonly maxQueuedPushes: number;
-  private readonly watches = new Set<WatchStream>();
+  /** What `close()` closes first: watches, change followers and exports, each on a connection of its own. */
+  private readonly streams = new Set<{ close(): Promise<void> }>();
   private newestSeq = 0;
   /** What a `Call` needs of its client: made once, so that a call carries one reference. */
   private readonly hooks: CallHooks = {
@@ -126,9 +139,12 @@ export class Client {
     await this.pool.connectAll(options.signal);
   }
 
-  /** Unwatches and closes every watch, then closes the connections once their requests in flight are answered. */
+  /**
+   * Unwatches and closes every watch, change follower and export, then closes the connections once their
+   * requests in flight are answered.
+   */
   async close(): Promise<void> {
-    await Promise.all([...this.watches].map((watch) => watch.close()));
+    await Promise.all([...this.streams].map((stream) => stream.close()));
     await this.pool.close();
   }
 
@@ -265,19 +281,92 @@ export class Client {
     const targets = (Array.isArray(target) ? target : [target]).map((t) => prepare('watch', t) as WatchTarget);
     const stream: WatchStream = new WatchStream(
       (onPush, signal) => this.pool.openDedicated(onPush, signal),
-      () => this.watches.delete(stream),
+      () => this.streams.delete(stream),
       targets,
       this.backoff,
       options.timeoutMs ?? this.timeoutMs,
       maxQueuedPushes,
     );
-    this.watches.add(stream);
+    this.streams.add(stream);
     try {
       return await stream.start();
     } catch (error) {
-      this.watches.delete(stream);
+      this.streams.delete(stream);
       throw error;
     }
+  }
+
+  // MARK: The change feed and exports
+
+  /**
+   * One page of the change feed (admin): the changes after `afterSeq`, oldest first; read on from `next`, at
+   * once while `next < newest`. A read with `wait` holds up the lines after it on its connection, so it is
+   * sent on a connection of its own (opened for it, closed after it) with a timeout of at least `wait` + 5 s;
+   * to keep reading, `follow` keeps one. Fails with `TruncatedError` when the feed no longer reaches back to
+   * `afterSeq`.
+   */
+  async changes(params: ChangesParams = {}, options: RequestOptions = {}): Promise<ChangesResult> {
+    const fields = fieldsJson('changes', params);
+    const wait = params.wait;
+    if (typeof wait !== 'number' || wait <= 0) return changesResult(await this.execute('changes', fields, options));
+    const { connection } = await this.pool.openDedicated(ignorePush, options.signal);
+    try {
+      const timeoutMs = waitingTimeout(options.timeoutMs ?? this.timeoutMs, wait);
+      return changesResult(await new Promise<Line>((resolve, reject) => connection.sendFields('changes', fields, timeoutMs, options.signal, { answer: resolve, fail: reject })));
+    } finally {
+      void connection.close();
+    }
+  }
+
+  /**
+   * Follows the change feed after `afterSeq` (admin), on a connection of its own: every item, in order, for
+   * as long as the application iterates (see `ChangeFollower`). Store its `position` with what the items
+   * were applied to, and follow from it after a restart; a `TruncatedError` says to copy again with
+   * `openExport`. Nothing is sent until the iteration starts.
+   */
+  follow(params: FollowParams = {}, options: FollowOptions = {}): ChangeFollower {
+    if (this.pool.isClosed) throw new ClientClosedError('changes');
+    for (const key of Object.keys(params)) {
+      if (key !== 'afterSeq' && key !== 'user' && key !== 'device') throw new TypeError(`follow does not take "${key}"; it takes afterSeq, user, device`);
+    }
+    const waitMs = options.waitMs ?? MAX_WAIT_MS;
+    if (!Number.isInteger(waitMs) || waitMs < 1 || waitMs > MAX_WAIT_MS) throw new TypeError(`waitMs: a whole number from 1 to ${MAX_WAIT_MS}`);
+    const follower: ChangeFollower = new ChangeFollower(
+      (signal) => this.pool.openDedicated(ignorePush, signal),
+      () => this.streams.delete(follower),
+      params,
+      { backoff: this.backoff, timeoutMs: options.timeoutMs ?? this.timeoutMs, waitMs, pageSize: options.pageSize, signal: options.signal },
+    );
+    this.streams.add(follower);
+    return follower;
+  }
+
+  /**
+   * One page of an export (admin). Every page of an export must go to the node that answered its first:
+   * with several nodes, use `openExport`, which keeps one connection for all of them. Not sent again when
+   * its connection drops.
+   */
+  async export(params: ExportParams = {}, options?: RequestOptions): Promise<ExportPage> {
+    return exportPage(await this.execute('export', fieldsJson('export', params), options));
+  }
+
+  /**
+   * Takes a full copy of the store (admin; its first page, on a connection of its own that every page goes
+   * to) and resolves with a reader of it: its `seq`, `time` and `catalog`, then its pages or memberships.
+   * At most 4 exports are open at a time on a server: a fifth is refused `OverLimitError`.
+   */
+  async openExport(params: { history?: boolean } = {}, options: IterateOptions = {}): Promise<ExportReader> {
+    if (this.pool.isClosed) throw new ClientClosedError('export');
+    for (const key of Object.keys(params)) {
+      if (key !== 'history') throw new TypeError(`openExport does not take "${key}"; it takes history (and pageSize as an option)`);
+    }
+    const reader: ExportReader = await ExportReader.open(
+      (signal) => this.pool.openDedicated(ignorePush, signal),
+      { pageSize: options.pageSize, history: params.history, timeoutMs: options.timeoutMs ?? this.timeoutMs, signal: options.signal },
+      () => this.streams.delete(reader),
+    );
+    this.streams.add(reader);
+    return reader;
   }
 
   // MARK: Raw
@@ -477,6 +566,9 @@ function strip(answer: Line): Record<string, unknown> {
   const { ok: _ok, id: _id, ...rest } = answer;
   return rest;
 }
+
+/** The push handler of a connection that watches nothing. */
+function ignorePush(): void {}
 
 function checkMaxQueuedPushes(value: number): number {
   if (!Number.isInteger(value) || value < 1) throw new TypeError('maxQueuedPushes: a whole number from 1');

@@ -136,6 +136,14 @@ export class LoadingError extends ServerError {
     this.progress = { loaded: body.loaded ?? 0, total: body.total ?? 0 };
   }
 }
+/**
+ * A read of the change feed asked for changes after a number the feed no longer holds: its retention let them
+ * go, or a failover of a cluster's database lost that number. Asking again cannot help: take a full copy with
+ * `export` (`Client.openExport`), then follow the feed after the copy's `seq`.
+ */
+export class TruncatedError extends ServerError {
+  readonly code = 'truncated';
+}
 /** A code this client does not know (from a newer server). Taken as "may have been applied" for writes. */
 export class UnknownCodeError extends ServerError {
   readonly code: string;
@@ -165,6 +173,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ServerErrorClass>> = Object.
   outcome_unknown: OutcomeUnknownError,
   over_limit: OverLimitError,
   loading: LoadingError,
+  truncated: TruncatedError,
 });
 
 /** The codes that leave a write's outcome unknown (PROTOCOL.md §3, "What an answer means"). */
@@ -248,6 +257,17 @@ export class ProtocolError extends EntitledError {
   constructor(message: string, op?: string, mayHaveBeenApplied = false) {
     super(message, op, mayHaveBeenApplied);
   }
+}
+
+/**
+ * Whether coming back later can cure `error`: the node down or restarting (the connection refused, lost or
+ * timed out), loading, or full. What a stream that survives reconnects (a watch, a change follower) retries
+ * with backoff; anything else ends it.
+ */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof ConnectError) return !error.fatal;
+  return error instanceof NoNodeAvailableError || error instanceof ConnectionClosedError || error instanceof TimeoutError
+    || error instanceof LoadingError || error instanceof BusyError;
 }
 
 /** The client was closed with `close()`. */

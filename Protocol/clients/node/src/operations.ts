@@ -33,6 +33,8 @@ export const OPERATION_FIELDS = Object.freeze({
   stats: [],
   reload: [],
   erase: ['user', 'device', 'reason'],
+  changes: ['afterSeq', 'limit', 'wait', 'user', 'device'],
+  export: ['after', 'limit', 'history'],
 } as const);
 
 /** The name of an operation of protocol version 5. */
@@ -40,10 +42,12 @@ export type Operation = keyof typeof OPERATION_FIELDS;
 
 /**
  * Reads: sent again on another connection (at most once per node) when their connection drops or times
- * out, since asking twice changes nothing.
+ * out, since asking twice changes nothing. `export` changes nothing either (it is no write), but is not
+ * sent again: its pages are held by the node that answered its first page, and another node would answer
+ * `not_found`, hiding the real failure.
  */
 export const READ_OPERATIONS: ReadonlySet<string> = new Set([
-  'check', 'memberships', 'customer', 'catalog', 'history', 'hello', 'ping', 'stats',
+  'check', 'memberships', 'customer', 'catalog', 'history', 'hello', 'ping', 'stats', 'changes',
 ]);
 
 /**
@@ -87,6 +91,8 @@ export const OPERATION_METHODS: Readonly<Record<Operation, string>> = Object.fre
   stats: 'stats',
   reload: 'reload',
   erase: 'erase',
+  changes: 'changes',
+  export: 'export',
 });
 
 /** Checks the fields given to `op` before anything is sent; a field the operation does not take throws. */

@@ -348,3 +348,89 @@ export interface GapEvent {
 }
 
 export type WatchEvent = AccessEvent | GapEvent;
+
+// MARK: changes (the change feed), export
+
+/** One page of the change feed: the changes after `afterSeq`, oldest first (admin only). */
+export interface ChangesParams {
+  /** The `next` of the page before (default 0: from the oldest change the feed holds). */
+  afterSeq?: number;
+  /** Items per page, 1 to 1000 (default 100); a change's items are never split, so a page may hold a few more. */
+  limit?: number;
+  /**
+   * Milliseconds (0 to 30000) the server holds the answer while no change is there, until one comes. The
+   * lines sent after it on its connection wait as long, so `Client.changes` sends a waiting read on a
+   * connection of its own, with a timeout of at least `wait` + 5 s.
+   */
+  wait?: number;
+  /** Only what concerns this user (their memberships, now or before) and erasures; catalog changes are left out. */
+  user?: string;
+  /** Only what concerns this device; with `user`, what concerns either. */
+  device?: string;
+}
+
+/**
+ * One item of the change feed: what one change did to one membership, to the catalog, or that a person was
+ * erased (an audit entry, like `history`'s, that always has its change's `sequence`). The object is the
+ * item as the server wrote it: fields a newer server adds are kept.
+ */
+export interface FeedItem extends HistoryEntry {
+  /** The change's number; the items of one change (a claim that moved several memberships) share it. */
+  sequence: number;
+  /** For a transfer: whom the membership was taken from. */
+  formerOwner?: { user: string } | { device: string };
+  /** For an erasure: the memberships it removed (delete them from any copy). */
+  erasedMemberships?: string[];
+  /** For an erasure: other users' memberships that lost the erased device (take the device off them). */
+  detachedMemberships?: string[];
+  /**
+   * The item as the server wrote it, every field untyped (those a newer server adds too): the same object,
+   * as a non-enumerable property, so that `JSON.stringify(item)` and comparisons see the server's fields only.
+   */
+  readonly raw: Readonly<Record<string, unknown>>;
+}
+
+/** A page of the change feed. */
+export interface ChangesResult {
+  changes: FeedItem[];
+  /** The `afterSeq` of the next read (also when the page is empty: it moves past changes a subject read leaves out). */
+  next: number;
+  /** The newest change the page could show: while `next` is below it, read on at once; else read on with `wait`. */
+  newest: number;
+  /** The oldest `afterSeq` the feed accepts now; an older one is refused `truncated`. */
+  oldestAfterSeq: number;
+}
+
+/** Where a change follower starts, and what it follows. */
+export interface FollowParams {
+  /** Follow the changes after this one: an export's `seq`, or a `position` the application stored. Default 0. */
+  afterSeq?: number;
+  /** Only what concerns this user (and erasures). */
+  user?: string;
+  /** Only what concerns this device (and erasures). */
+  device?: string;
+}
+
+/** One page of an export (admin only): the first (no `after`) takes the copy, `next` reads on. */
+export interface ExportParams {
+  /** The `next` of the page before, unchanged. Only the node that answered the first page holds it. */
+  after?: string;
+  /** Memberships per page, 1 to 1000 (default 1000). */
+  limit?: number;
+  /** Add the audit trail of each page's memberships (the first page also the catalog's and the erasures'). */
+  history?: boolean;
+}
+
+/** One page of an export. */
+export interface ExportPage {
+  /** The change the copy is as of (follow the feed after it), and when its statuses were computed. */
+  export: { seq: number; time: string };
+  /** The catalog as of the copy: on the first page only. */
+  entitlements?: Catalog;
+  /** In creation order, each as of the copy's change. */
+  memberships: Membership[];
+  /** With `history: true`: the audit trail of this page's memberships. */
+  history?: HistoryEntry[];
+  /** Present while more pages follow: pass it back unchanged as `after`, to the same node. */
+  next?: string;
+}

@@ -8,7 +8,7 @@
 
 import { BackoffPolicy, jitteredBackoff, sleep } from './backoff.js';
 import { Connection, Line } from './connection.js';
-import { BusyError, ConnectError, ConnectionClosedError, LoadingError, NoNodeAvailableError, TimeoutError } from './errors.js';
+import { ConnectionClosedError, isTransient } from './errors.js';
 import { AccessEvent, WatchEvent, WatchTarget } from './types.js';
 
 /** Opens a connection of the client's pool that sends its pushed lines to `onPush`. */
@@ -226,18 +226,11 @@ export class WatchStream implements AsyncIterableIterator<WatchEvent> {
         return;
       } catch (error) {
         if (this.done) return;
-        if (!isPassing(error)) {
+        if (!isTransient(error)) {
           this.finish(error as Error);
           return;
         }
       }
     }
   }
-}
-
-/** Failures that coming back later can cure: the node down, restarting, loading or full. */
-function isPassing(error: unknown): boolean {
-  if (error instanceof ConnectError) return !error.fatal;
-  return error instanceof NoNodeAvailableError || error instanceof ConnectionClosedError || error instanceof TimeoutError
-    || error instanceof LoadingError || error instanceof BusyError;
 }
