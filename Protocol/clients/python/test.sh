@@ -5,6 +5,8 @@
 #    Python 3.9, 3.10, 3.12 and 3.13 found in pyenv (a missing one is named and skipped);
 #  - `pip install --no-build-isolation` of this folder into a virtual environment, then an import of it.
 # ENTITLED_BINARY names the server (default <repo>/.build/debug/entitled). Exits non-zero on any failure.
+# Written for bash; `sh test.sh` (dash on Debian, which has neither arrays nor pipefail) runs it under bash.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,7 +19,8 @@ started=$SECONDS
 echo "== $(/usr/bin/python3 --version) (/usr/bin/python3): every test"
 /usr/bin/python3 -m unittest discover -s "$here" -t "$here"
 
-modules=(tests.test_client tests.test_behaviour tests.test_reconnect tests.test_nodes tests.test_schema tests.test_readme)
+modules=(tests.test_client tests.test_behaviour tests.test_reconnect tests.test_nodes tests.test_feed tests.test_schema
+         tests.test_readme)
 pyenv_root="${PYENV_ROOT:-$HOME/.pyenv}"
 for minor in 3.9 3.10 3.12 3.13; do
     python=""

@@ -9,8 +9,9 @@
             ...
 
 Client is a thread-safe pool of pipelined connections (client.py); the typed operations are in
-operations.py, the errors and what each says about a retry in errors.py, watches in watch.py, one raw
-connection in connection.py. Protocol: Protocol/PROTOCOL.md (version 5). Standard library only; Python 3.9+.
+operations.py, the errors and what each says about a retry in errors.py, watches in watch.py, the change
+feed's follower and exports in feed.py, one raw connection in connection.py. Protocol:
+Protocol/PROTOCOL.md (version 5). Standard library only; Python 3.9+.
 """
 
 from .client import Client
@@ -19,9 +20,11 @@ from .errors import (ERROR_CLASSES, BadJsonError, BadRequestError, BusyError, Ca
                      ConflictError, ConnectionClosedError, EntitledError, ForbiddenError, InternalError,
                      LoadingError, NoNodeAvailableError, NotFoundError, OutcomeUnknownError, OverLimitError,
                      ProtocolError, RequestTimeoutError, StaleError, TlsRequiredError, TooLargeError,
-                     UnauthorizedError, UnavailableError, UnknownCodeError, UnknownOpError, error_from_answer)
+                     TruncatedError, UnauthorizedError, UnavailableError, UnknownCodeError, UnknownOpError,
+                     error_from_answer)
+from .feed import DEFAULT_FEED_WAIT, Export, Follower
 from .pool import Backoff
-from .results import CheckResult, Gap, Page, Push
+from .results import CheckResult, ErasedCounts, ExportPage, FeedItem, FeedPage, Gap, Page, Push
 from .watch import DEFAULT_MAX_QUEUED_PUSHES, Watch
 from .wire import (DEFAULT_HOST, DEFAULT_PORT, PROTOCOL_VERSION, READ_OPERATIONS, Address, parse_address,
                    parse_time, wire_name, wire_value)
@@ -29,12 +32,14 @@ from .wire import (DEFAULT_HOST, DEFAULT_PORT, PROTOCOL_VERSION, READ_OPERATIONS
 __version__ = "0.2.0"
 
 __all__ = [
-    "Client", "Connection", "Watch", "Backoff", "CheckResult", "Page", "Push", "Gap", "Address",
+    "Client", "Connection", "Watch", "Follower", "Export", "Backoff", "CheckResult", "Page", "Push", "Gap",
+    "FeedItem", "FeedPage", "ErasedCounts", "ExportPage", "Address",
     "EntitledError", "UnknownCodeError", "BadJsonError", "BadRequestError", "UnknownOpError", "NotFoundError",
     "ConflictError", "TooLargeError", "UnauthorizedError", "ForbiddenError", "BusyError", "TlsRequiredError",
     "InternalError", "UnavailableError", "StaleError", "OutcomeUnknownError", "OverLimitError", "LoadingError",
-    "ERROR_CLASSES", "error_from_answer", "ClientError", "CannotConnectError", "NoNodeAvailableError",
-    "ConnectionClosedError", "RequestTimeoutError", "ProtocolError",
-    "READ_OPERATIONS", "DEFAULT_MAX_QUEUED_PUSHES", "DEFAULT_HOST", "DEFAULT_PORT", "PROTOCOL_VERSION",
+    "TruncatedError", "ERROR_CLASSES", "error_from_answer", "ClientError", "CannotConnectError",
+    "NoNodeAvailableError", "ConnectionClosedError", "RequestTimeoutError", "ProtocolError",
+    "READ_OPERATIONS", "DEFAULT_MAX_QUEUED_PUSHES", "DEFAULT_FEED_WAIT", "DEFAULT_HOST", "DEFAULT_PORT",
+    "PROTOCOL_VERSION",
     "parse_address", "parse_time", "wire_name", "wire_value",
 ]

@@ -1,15 +1,18 @@
 """Client: the entry point. A thread-safe pool of pipelined connections to one server or the nodes of a
-cluster, with the typed operations, raw requests, pipelines and watches."""
+cluster, with the typed operations, raw requests, pipelines, watches, and the change feed's follower and
+exports."""
 
 from __future__ import annotations
 
 import concurrent.futures
+import datetime as _dt
 import ssl
 import threading
 from typing import Any, Iterable, Mapping
 
 from .errors import LoadingError, error_from_answer
-from .operations import Operations, _refuse_unknown
+from .feed import DEFAULT_FEED_WAIT, Export, Follower
+from .operations import Operations, _fold_spellings, _refuse_unknown
 from .pool import Backoff, Pool
 from .watch import DEFAULT_MAX_QUEUED_PUSHES, Watch
 from .wire import (DEFAULT_HOST, DEFAULT_PORT, MIN_SEQ_OPERATIONS, READ_OPERATIONS, Address, parse_address,
@@ -89,6 +92,7 @@ class Client(Operations):
         self._pool = Pool(addresses, connections_per_node=connections_per_node, timeout=timeout, token=token,
                           tls=tls, loading_wait=loading_wait, backoff=backoff)
         self._watches: set[Watch] = set()
+        self._feeds: set[Follower | Export] = set()
         try:
             self._pool.last_address = self._pool.connection().address
         except LoadingError:
@@ -106,9 +110,12 @@ class Client(Operations):
         self.close()
 
     def close(self) -> None:
-        """Closes every connection and watch (idempotent); later calls raise ConnectionClosedError."""
+        """Closes every connection, watch, follower and export (idempotent); later calls raise
+        ConnectionClosedError."""
         for watch in list(self._watches):
             watch.close()
+        for feed in list(self._feeds):
+            feed.close()
         self._pool.close()
 
     @property
@@ -184,8 +191,14 @@ class Client(Operations):
                 and "minSeq" not in extra and self.last_seq is not None):
             fields = dict(fields, min_seq=self.last_seq)
         body = wire_fields({"op": op, **fields, **extra})
+        # A read that waits (changes with wait) goes on a connection of its own for the call, so that it holds
+        # up no other call, and may take its wait on top of the client's timeout.
+        wait = body.get("wait") if op == "changes" else None
+        waits = isinstance(wait, (int, float)) and not isinstance(wait, bool) and wait > 0
+        if waits and timeout is None and self._pool.timeout is not None:
+            timeout = self._pool.timeout + wait / 1000
         answer = self._pool.execute([body], reads=op in READ_OPERATIONS, timeout=timeout,
-                                    retry_stale=op in MIN_SEQ_OPERATIONS)[0]
+                                    retry_stale=op in MIN_SEQ_OPERATIONS, alone=waits)[0]
         if answer.get("ok") is not True:
             raise error_from_answer(answer, op)
         self._note_seq([answer])
@@ -238,3 +251,39 @@ class Client(Operations):
                       max_queued_pushes=max_queued_pushes)
         self._watches.add(watch)
         return watch
+
+    def follow_changes(self, after_seq: int = 0, *, user: str | None = None, device: str | None = None,
+                       page_size: int | None = None, wait: int | _dt.timedelta = DEFAULT_FEED_WAIT,
+                       timeout: float | None = None,
+                       **extra: Any) -> Follower:
+        """Follows the change feed (an admin operation) from after_seq on (0: from the oldest change it
+        holds; an export's seq; a position stored before): returns a Follower, an iterator of FeedItems,
+        oldest first, that waits for the next change once caught up and ends only when closed (or with the
+        error of a refused read: TruncatedError when the feed no longer reaches back to after_seq). With
+        `user` and/or `device`, only what concerns them.
+
+        It holds a connection of its own (a waiting read would hold up the client's other calls), opened by
+        its first read, and reads again from its position after a drop, a restart or a loading answer,
+        pausing with the client's backoff. page_size: items a read asks for (1 to 1000, default 100).
+        wait: milliseconds (or a timedelta, at most 30 s) a caught-up read waits for a change, default
+        20,000. timeout: what a read may take besides its wait (default: the client's timeout)."""
+        fields = dict(after_seq=after_seq, user=user, device=device, page_size=page_size, wait=wait, timeout=timeout)
+        fields = _fold_spellings("follow_changes", fields, extra)
+        follower = Follower(self._pool, forget=self._feeds.discard, **fields)
+        self._feeds.add(follower)
+        return follower
+
+    def iter_export(self, *, page_size: int | None = None, history: bool | None = None,
+                    timeout: float | None = None, **extra: Any) -> Export:
+        """Takes a full copy of the store as of one change (an admin operation) and returns an Export that
+        reads it page by page on one connection of its own (the server that took the copy holds it: every
+        page must go there). The first page is read at once, so the Export's `seq`, `time` and
+        `entitlements` are there before iterating it; iterating gives each ExportPage (a list of
+        memberships, with `.history` when history=True). Then follow the feed with
+        follow_changes(export.seq): nothing written meanwhile is missed. page_size: memberships a page (1 to
+        1000, default 1000). Raises OverLimitError when the server already holds 4 copies."""
+        fields = _fold_spellings("iter_export", dict(page_size=page_size, history=history, timeout=timeout), extra)
+        export = Export(self._pool, forget=self._feeds.discard, **fields)
+        if not export.closed:
+            self._feeds.add(export)
+        return export

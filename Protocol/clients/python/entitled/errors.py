@@ -24,8 +24,8 @@ __all__ = [
     "EntitledError", "UnknownCodeError", "BadJsonError", "BadRequestError", "UnknownOpError", "NotFoundError",
     "ConflictError", "TooLargeError", "UnauthorizedError", "ForbiddenError", "BusyError", "TlsRequiredError",
     "InternalError", "UnavailableError", "StaleError", "OutcomeUnknownError", "OverLimitError", "LoadingError",
-    "ERROR_CLASSES", "ClientError", "CannotConnectError", "NoNodeAvailableError", "ConnectionClosedError",
-    "RequestTimeoutError", "ProtocolError", "error_from_answer",
+    "TruncatedError", "ERROR_CLASSES", "ClientError", "CannotConnectError", "NoNodeAvailableError",
+    "ConnectionClosedError", "RequestTimeoutError", "ProtocolError", "error_from_answer",
 ]
 
 
@@ -154,12 +154,20 @@ class LoadingError(EntitledError):
         return self.answer.get("error", {}).get("total")
 
 
+class TruncatedError(EntitledError):
+    """truncated: a read of the change feed asked for the changes after a number the feed no longer holds
+    (its retention let them go), or after a number a failover of a cluster's database lost. Nothing was
+    carried out, and reading again cannot help: take a full copy with export (Client.iter_export), then
+    follow the feed after the copy's seq. A follower ends with it."""
+    CODE = "truncated"
+
+
 #: The class of each protocol error code (the schema's list; a test keeps them in step).
 ERROR_CLASSES: dict[str, type[EntitledError]] = {
     cls.CODE: cls
     for cls in (BadJsonError, BadRequestError, UnknownOpError, NotFoundError, ConflictError, TooLargeError,
                 UnauthorizedError, ForbiddenError, BusyError, TlsRequiredError, InternalError, UnavailableError,
-                StaleError, OutcomeUnknownError, OverLimitError, LoadingError)
+                StaleError, OutcomeUnknownError, OverLimitError, LoadingError, TruncatedError)
     if cls.CODE is not None
 }
 

@@ -13,7 +13,7 @@ import difflib
 from typing import Any, Iterable, Iterator, Mapping
 
 from .errors import ProtocolError
-from .results import CheckResult, Page
+from .results import CheckResult, ExportPage, FeedPage, Page
 from .wire import wire_name
 
 __all__ = ["Operations"]
@@ -303,6 +303,65 @@ class Operations:
         page_size = extra.pop("pageSize", page_size)
         query = dict(user=user, device=device, entitlement=entitlement, erasures=erasures, **extra)
         return self._follow(lambda cursor: self.history(limit=page_size, after=cursor, **query), after)
+
+    def changes(
+        self,
+        *,
+        after_seq: int | None = None,
+        limit: int | None = None,
+        wait: int | _dt.timedelta | None = None,
+        user: str | None = None,
+        device: str | None = None,
+        **extra: Any,
+    ) -> FeedPage:
+        """One page of the change feed (an admin operation): the changes after change `after_seq` (0 or None:
+        from the oldest the feed holds; TruncatedError once its retention let that go), oldest first, at
+        most about `limit` items (1 to 1000, default 100; a change's items are never split). With `user`
+        and/or `device`, only what concerns them (catalog changes left out). `wait` (milliseconds, 0 to
+        30,000, or a timedelta): when no change is there, the server holds the answer that long for one.
+
+        A waiting read holds up the lines sent after it on its connection, so it is sent on a connection no
+        other call is using (one the client keeps for waiting reads), and its timeout is the client's plus
+        the wait. Returns a FeedPage; read on from its .next. follow_changes() does all of this in a loop."""
+        if isinstance(wait, _dt.timedelta):
+            wait = _milliseconds(wait)
+        answer = self._call("changes", dict(after_seq=after_seq, limit=limit, wait=wait, user=user, device=device),
+                            extra)
+        return FeedPage.from_answer(answer)
+
+    def export(self, *, after: str | None = None, limit: int | None = None, history: bool | None = None,
+               **extra: Any) -> ExportPage:
+        """One page of a full copy of the store as of one change (an admin operation). Without `after`,
+        takes a new copy (the server holds at most 4, each until its last page is read or 300 s after the
+        last read: OverLimitError beyond); with `after` (the .next of the page before, unchanged), reads on
+        from it (NotFoundError once the server dropped it: start again). At most `limit` memberships a page
+        (1 to 1000, default 1000); with history=True, their audit trail too. Returns an ExportPage.
+
+        Every page of one export must go to the server that took the copy: with several nodes, use
+        iter_export(), which keeps an export on one connection and reads every page."""
+        answer = self._call("export", dict(after=after, limit=limit, history=history), extra)
+        return ExportPage.from_answer(answer)
+
+
+def _milliseconds(wait: _dt.timedelta) -> int:
+    """A wait given as a timedelta, in the protocol's whole milliseconds."""
+    if wait < _dt.timedelta(0):
+        raise ValueError(f"a wait cannot be negative (got {wait!r})")
+    return wait // _dt.timedelta(milliseconds=1)
+
+
+def _fold_spellings(op: str, fields: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a method that sends many requests (a follower's, an export's): `fields`
+    with what `extra` gives under a parameter's protocol spelling (afterSeq for after_seq) folded in. Any
+    other keyword raises TypeError as _refuse_unknown does; so does id, which one request alone could carry."""
+    if "id" in extra:
+        raise TypeError(f"{op}() sends many requests: it takes no id")
+    _refuse_unknown(op, fields, extra)
+    names = {wire_name(name): name for name in fields}
+    folded = dict(fields)
+    for name, value in extra.items():
+        folded[names[wire_name(name)]] = value
+    return folded
 
 
 def _refuse_unknown(op: str, fields: Mapping[str, Any], extra: Mapping[str, Any]) -> None:

@@ -10,6 +10,10 @@ its reader thread at once, and the next call opens another. What a call does whe
 - a read (READ_OPERATIONS) that was sent is sent again once on a new connection, to another node when
   there are several (at most once per node);
 - a write that was sent is not sent again: its ConnectionClosedError says it may have been applied.
+
+A read that waits (changes with wait) holds up the lines sent after it on its connection, so it is sent
+`alone`: on a connection leased to it for the call, which no other call uses meanwhile, then kept for the
+next such call (at most _MAX_IDLE_ALONE wait so).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ __all__ = ["Pool", "Backoff"]
 
 # Where the next pool starts: the clients of a process spread over the nodes.
 _ROTATION = itertools.count()
+# Connections of finished waiting reads kept open for the next (more are closed).
+_MAX_IDLE_ALONE = 4
 _WRITE_ADVICE = ("the write may have been carried out: send it again with the same idempotency key (grant's "
                  "idempotency_key, event's event_id), or read to find out")
 
@@ -110,6 +116,10 @@ class Pool:
         self._closed = False
         self._pid = os.getpid()
         self.last_address: Address | None = None
+        # Connections for calls sent alone (waiting reads): every one open, and those free for the next call.
+        self._alone_lock = threading.Lock()
+        self._alone: set[Connection] = set()
+        self._idle_alone: list[Connection] = []
 
     # -- choosing a connection -----------------------------------------------------------------------------
 
@@ -153,12 +163,13 @@ class Pool:
         return connection
 
     def open(self, start: int, avoid: set = frozenset(), on_push: Callable[[dict], None] | None = None,
-             on_close: Callable[[ClientError], None] | None = None) -> Connection:
+             on_close: Callable[[ClientError], None] | None = None, *, only: bool = False) -> Connection:
         """Connects to the first node from `start` on (skipping those in `avoid` and those in their backoff)
-        and authenticates. A refused token, a TLS failure or a node's loading answer is raised at once."""
+        and authenticates. A refused token, a TLS failure or a node's loading answer is raised at once.
+        only=True tries node `start` alone (an export's pages must all go to the node that took it)."""
         failures: list[tuple[str, BaseException]] = []
         count = len(self.nodes)
-        ring = [self.nodes[(start + step) % count] for step in range(count)]
+        ring = [self.nodes[(start + step) % count] for step in range(1 if only else count)]
         # Nodes to avoid (a read's connection to them dropped) are tried last, not never.
         for node in [node for node in ring if node.address not in avoid] + [node for node in ring if node.address in avoid]:
             remaining = node.retry_at - time.monotonic()
@@ -176,7 +187,7 @@ class Pool:
                 self._authenticate(connection)
             node.succeeded()
             return connection
-        if count == 1:
+        if len(ring) == 1:
             address, reason = failures[0]
             raise CannotConnectError(address, reason)
         raise NoNodeAvailableError(failures)
@@ -197,14 +208,64 @@ class Pool:
         for slot in self._slots:
             slot.connection = None
             slot.lock = threading.Lock()
+        self._alone_lock = threading.Lock()
+        self._alone = set()
+        self._idle_alone = []
+
+    def index_of(self, address: Address) -> int:
+        """The index of the node at `address`, to open() a connection to that node again."""
+        for index, node in enumerate(self.nodes):
+            if node.address == address:
+                return index
+        raise ValueError(f"{address} is not a node of this client")
+
+    def _lease(self, avoid: Sequence[Address]) -> Connection:
+        """A connection for one call sent alone: a free one kept from an earlier such call, else a new one
+        (to the next node in turn, preferring nodes not in `avoid`). No other call uses it until given back."""
+        if self._closed:
+            raise ConnectionClosedError("the client is closed")
+        if os.getpid() != self._pid:
+            self._forget_after_fork()
+        avoided = set(avoid) if len(set(avoid)) < len(self.nodes) else set()
+        with self._alone_lock:
+            self._alone = {connection for connection in self._alone if not connection.closed}  # dropped ones
+            while self._idle_alone:
+                connection = self._idle_alone.pop()
+                if not connection.closed and connection.address not in avoided:
+                    return connection
+                self._alone.discard(connection)
+                connection.close()
+        connection = self.open(self.next_start(), avoided)
+        with self._alone_lock:
+            self._alone.add(connection)
+        if self._closed:  # closed meanwhile: close() did not see this one
+            connection.close()
+        return connection
+
+    def _give_back(self, connection: Connection) -> None:
+        """Keeps a leased connection for the next call sent alone, or closes it."""
+        with self._alone_lock:
+            if not connection.closed and not self._closed and len(self._idle_alone) < _MAX_IDLE_ALONE:
+                self._idle_alone.append(connection)
+                return
+            self._alone.discard(connection)
+        connection.close()
+
+    def _drop_leased(self, connection: Connection) -> None:
+        """Closes a leased connection that must not be used again (its call timed out: a waiting read may
+        still be in flight on it)."""
+        with self._alone_lock:
+            self._alone.discard(connection)
+        connection.close()
 
     # -- executing requests ----------------------------------------------------------------------------------
 
     def execute(self, requests: list[Mapping[str, Any]], *, reads: bool, timeout: float | None = None,
-                retry_stale: bool = False) -> list[dict]:
+                retry_stale: bool = False, alone: bool = False) -> list[dict]:
         """Sends `requests` on one connection and returns their answers in order (error answers included).
         Each attempt may take `timeout` seconds (the pool's when None). See the module's docstring for what
-        is sent again; a "loading" answer is waited out for loading_wait seconds."""
+        is sent again; a "loading" answer is waited out for loading_wait seconds. alone=True sends them on
+        a connection no other call uses meanwhile (a waiting read)."""
         timeout = self.timeout if timeout is None else timeout
         tried: list[Address] = []
         retries = max(1, len(self.nodes) - 1) if reads else 0
@@ -213,7 +274,7 @@ class Pool:
         unsent = 0  # attempts whose connection was closed before anything was written
         while True:
             try:
-                connection = self.connection(tried)
+                connection = self._lease(tried) if alone else self.connection(tried)
                 futures = connection.submit(requests)
             except ConnectionClosedError:
                 unsent += 1
@@ -244,6 +305,8 @@ class Pool:
                                                 op=error.op, answers=error.answers) from None
                 raise
             except RequestTimeoutError as error:
+                if alone:
+                    self._drop_leased(connection)
                 if reads and retries > 0 and len(self.nodes) > 1:
                     retries -= 1
                     tried.append(connection.address)
@@ -262,6 +325,8 @@ class Pool:
                     pause = min(pause * 2, 1.0)
                     retries = max(1, len(self.nodes) - 1) if reads else 0
                     continue
+            if alone:
+                self._give_back(connection)
             if retry_stale and len(self.nodes) > 1 and len(answers) == 1 and _code(answers[0]) == "stale":
                 retry_stale = False
                 tried.append(connection.address)
@@ -286,6 +351,13 @@ class Pool:
                         other.submit([{"op": "auth", "token": self._token}])
                     except ConnectionClosedError:
                         pass  # it closed meanwhile: its next connection sends the token first
+            with self._alone_lock:
+                alone = list(self._alone)
+            for other in alone:  # a waiting read in flight holds it up, not the others
+                try:
+                    other.submit([{"op": "auth", "token": self._token}])
+                except ConnectionClosedError:
+                    pass
         return answer
 
     def submit(self, request: Mapping[str, Any]) -> concurrent.futures.Future:
@@ -301,6 +373,10 @@ class Pool:
                 connection, slot.connection = slot.connection, None
             if connection is not None:
                 connection.close()
+        with self._alone_lock:
+            alone, self._alone, self._idle_alone = list(self._alone), set(), []
+        for connection in alone:  # a waiting read in flight fails with ConnectionClosedError at once
+            connection.close()
 
     @property
     def closed(self) -> bool:

@@ -12,7 +12,8 @@ DEFAULT_PORT = 7117
 
 #: The operations that change nothing: one whose connection drops is sent again (PROTOCOL.md, What an
 #: answer means). Any other request is never sent twice by the client (a grant sent twice is two grants).
-READ_OPERATIONS = frozenset({"ping", "hello", "check", "memberships", "customer", "catalog", "history", "stats"})
+READ_OPERATIONS = frozenset({"ping", "hello", "check", "memberships", "customer", "catalog", "history", "stats",
+                             "changes", "export"})
 #: The reads that take minSeq (read your writes).
 MIN_SEQ_OPERATIONS = frozenset({"check", "memberships", "customer"})
 
