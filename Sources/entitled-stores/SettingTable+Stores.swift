@@ -15,7 +15,7 @@ extension SettingTable {
             ("stripe-secret", .secrets), ("stripe-user-key", .text), ("stripe-grace-days", .integer), ("stripe-api-key-file", .text), ("purchases-token-file", .text), ("stripe-api-url", .text), ("whop-secret", .secrets),
             ("whop-user-key", .text), ("state-dir", .text), ("unmatched-retry-seconds", .integer), ("reconcile-interval-hours", .integer),
             ("reconcile-window-days", .integer), ("idle-timeout", .integer),
-            ("request-timeout", .integer), ("max-connections", .integer), ("log-level", .text),
+            ("request-timeout", .integer), ("max-connections", .integer), ("log-level", .text), ("webhooks", .text),
         ]
         return SettingTable(
             keys: keys.map { SettingKey(name: $0.0, kind: $0.1) }, keyPrefix: "entitled-stores", keyWording: "long option names",

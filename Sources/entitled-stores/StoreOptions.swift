@@ -112,6 +112,9 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default: info).")
     var logLevel: String?
 
+    @Option(help: ArgumentHelp("serve: deliver the change feed to the endpoints of this JSON file as signed webhooks (Protocol/WEBHOOKS.md).", valueName: "file"))
+    var webhooks: String?
+
     /// The settings, layered: the command line, the environment, the file, the defaults.
     func settings() throws -> StoresSettings {
         do {
@@ -142,6 +145,7 @@ struct StoreOptions: ParsableArguments {
             ("unmatched-retry-seconds", unmatchedRetrySeconds.map(ConfigContent.int)),
             ("reconcile-interval-hours", reconcileIntervalHours.map(ConfigContent.int)), ("reconcile-window-days", reconcileWindowDays.map(ConfigContent.int)), ("idle-timeout", idleTimeout.map(ConfigContent.int)),
             ("request-timeout", requestTimeout.map(ConfigContent.int)), ("max-connections", maxConnections.map(ConfigContent.int)), ("log-level", logLevel.map(ConfigContent.string)),
+            ("webhooks", webhooks.map(ConfigContent.string)),
         ]
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for case (let name, let content?) in given {

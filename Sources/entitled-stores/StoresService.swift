@@ -90,7 +90,19 @@ struct StoresService {
             }
         }
         Self.addPurchaseRoutes(to: router, apple: apple, google: google, token: settings.purchasesToken, metrics: metrics, logger: notificationLogger)
-        router.get("metrics") { _, _ -> Response in Self.text(200, metrics.text, contentType: "text/plain; version=0.0.4") }
+        let deliverer: WebhookDeliverer?
+        do {
+            deliverer = try settings.webhooks.map { configuration throws(WebhookStateError) in
+                try WebhookDeliverer(configuration: configuration, entitled: settings.entitled, stateDirectory: settings.stateDirectory, logger: logger)
+            }
+        } catch {
+            throw StoresSettings.Failure(message: "\(error)")
+        }
+        Self.addWebhookRoutes(to: router, deliverer: deliverer)
+        router.get("metrics") { _, _ -> Response in
+            let webhooks = await deliverer?.metricsText() ?? ""
+            return Self.text(200, metrics.text + webhooks, contentType: "text/plain; version=0.0.4")
+        }
         router.get("health") { _, _ -> Response in Self.text(200, "ok") }
 
         let stores = settings.storesOn.isEmpty ? "none" : settings.storesOn.joined(separator: ", ")
@@ -111,6 +123,13 @@ struct StoresService {
             unmatched: unmatched, apple: apple, google: google, stripe: stripe, interval: .seconds(settings.unmatchedRetrySeconds), metrics: metrics, logger: logger
         )
         var services: [any Service] = [retrier]
+        if let deliverer {
+            services.append(WebhookService(deliverer: deliverer))
+            logger.info(
+                "delivering the change feed as webhooks",
+                metadata: ["endpoints": "\(deliverer.configuration.endpoints.map { "\($0.name) \($0.url)" }.joined(separator: ", "))"]
+            )
+        }
         // The stores' APIs, when their credentials are given: the reconciliation, on its schedule.
         let clients: StoreClients
         do {
@@ -247,7 +266,7 @@ struct UnknownRouteReason<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
             return StoresService.text(
-                Int(error.status.code), "no route \(request.method) \(request.uri.path); routes: POST /apple, /google, /stripe, /whop, /purchases/google, /purchases/apple; GET /metrics, /health"
+                Int(error.status.code), "no route \(request.method) \(request.uri.path); routes: POST /apple, /google, /stripe, /whop, /purchases/google, /purchases/apple; GET /metrics, /health, /webhooks"
             )
         }
     }

@@ -42,6 +42,8 @@ struct StoresSettings {
     var maximumConnections = 128
     /// `ENTITLED_STORES_*` variables that name no setting: warned about at start.
     var unknownVariables: [String] = []
+    /// The endpoints the change feed is delivered to (`--webhooks FILE`); `nil` delivers none.
+    var webhooks: WebhooksConfiguration?
 
     /// Why the settings cannot be used; the message names the option, variable or key.
     struct Failure: Error, CustomStringConvertible {
@@ -190,6 +192,13 @@ struct StoresSettings {
                 throw Failure(message: "--log-level must be trace, debug, info, notice, warning, error or critical, not \(level)")
             }
             logLevel = parsed
+        }
+        if let path = text("webhooks") {
+            do throws(WebhooksConfigurationError) {
+                webhooks = try WebhooksConfiguration.read(path: path)
+            } catch {
+                throw Failure(message: error.message)
+            }
         }
     }
 

@@ -10,10 +10,11 @@ final class StoreStandIn {
     let process = Process()
     private(set) var port = 0
 
-    init(_ name: String) throws {
+    /// - Parameter arguments: the script's own (the webhook receiver's `--port`).
+    init(_ name: String, arguments: [String] = []) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name).py")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [Self.python(for: name), script.path]
+        process.arguments = [Self.python(for: name), script.path] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -43,6 +43,12 @@ public final class RunningStores {
         self.process = process
     }
 
+    /// Kills it with SIGKILL, as a crash would, and waits for it.
+    public func kill() {
+        _ = process?.stop(with: SIGKILL)
+        process = nil
+    }
+
     /// What it logged so far (stopping it first).
     public func stopAndReadLog() -> String {
         guard let process else { return "" }
@@ -69,8 +75,8 @@ public final class RunningStores {
         return reply
     }
 
-    public func get(_ path: String) throws -> HTTPReply {
-        try HTTPReply.exchange(port: port, method: "GET", path: path, body: [], headers: [:])
+    public func get(_ path: String, headers: [String: String] = [:]) throws -> HTTPReply {
+        try HTTPReply.exchange(port: port, method: "GET", path: path, body: [], headers: headers)
     }
 }
 

@@ -324,6 +324,7 @@ public struct RequestProcessor: Sendable {
         case .overLimit: code = .overLimit
         case .truncated: code = .truncated
         }
+        if case .feedTruncated(_, let oldest, _) = error { return WireError(code, error.message, oldestAfterSeq: oldest) }
         return WireError(code, error.message)
     }
 }

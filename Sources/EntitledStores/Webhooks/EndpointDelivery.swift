@@ -49,6 +49,8 @@ public actor EndpointDelivery {
     }
 
     private var state: WebhookEndpointState
+    /// Where a new endpoint (no state file yet) starts; `nil` once it has a state.
+    private var newEndpointStart: WebhookStart?
     /// The feed is read after this change.
     private var readPosition: UInt64
     /// In the feed's order.
@@ -63,19 +65,20 @@ public actor EndpointDelivery {
     private var wake: CheckedContinuation<Void, Never>?
     private var running: Task<Void, Never>?
 
-    /// - Parameter state: what the state file kept; `nil` for a new endpoint, which starts at `start`
-    ///   (the feed's newest change when it is first run: an endpoint gets the changes made after it was
-    ///   added, as a new Stripe endpoint gets the events after it).
+    /// - Parameter state: what the state file kept; `nil` for a new endpoint, which starts as `start` says
+    ///   once the feed can be read (by default after its newest change: an endpoint gets the changes made
+    ///   after it was added, as a new Stripe endpoint gets the events after it).
     public init(
         endpoint: WebhookEndpoint, feed: any WebhookFeed, transport: any WebhookTransport, stateFile: WebhookStateFile,
-        state: WebhookEndpointState, logger: Logger, tuning: Tuning = Tuning()
+        state: WebhookEndpointState?, start: WebhookStart = .newest, logger: Logger, tuning: Tuning = Tuning()
     ) {
         self.endpoint = endpoint
         self.feed = feed
         self.transport = transport
         self.stateFile = stateFile
-        self.state = state
-        self.readPosition = state.cursor
+        self.state = state ?? WebhookEndpointState(cursor: 0)
+        self.newEndpointStart = state == nil ? start : nil
+        self.readPosition = state?.cursor ?? 0
         self.logger = logger
         self.tuning = tuning
     }
@@ -98,8 +101,24 @@ public actor EndpointDelivery {
     }
 
     private func run() async {
-        if endpoint.filter.entitlements != nil { catalog = (try? await feed.catalog()) ?? [:] }
         var feedFailures = 0
+        // A new endpoint's start is read from the feed first, however long `entitled` takes to answer.
+        while let start = newEndpointStart, !Task.isCancelled {
+            do throws(EntitledClientError) {
+                let cursor = try await feed.initialCursor(start)
+                state.cursor = cursor
+                readPosition = cursor
+                newEndpointStart = nil
+                persistNow()
+                logger.info("a new webhook endpoint starts after change \(cursor)", metadata: ["endpoint": "\(endpoint.name)", "start": "\(start.rawValue)"])
+            } catch {
+                feedFailures += 1
+                if feedFailures == 1 { logger.warning("cannot read the change feed", metadata: ["endpoint": "\(endpoint.name)", "error": "\(error.message)"]) }
+                await sleepUntilWoken(orAt: .now + min(.seconds(10), tuning.feedRetry * (1 << min(feedFailures - 1, 10))))
+            }
+        }
+        feedFailures = 0
+        if endpoint.filter.entitlements != nil { catalog = (try? await feed.catalog()) ?? [:] }
         while !Task.isCancelled {
             if state.setAside != nil {
                 await watchNewest()
@@ -295,6 +314,7 @@ public actor EndpointDelivery {
 
     private func persistNow() {
         persistScheduled = false
+        guard newEndpointStart == nil else { return }  // nothing to keep before the endpoint knows where it starts
         do {
             try stateFile.write(state)
         } catch {

@@ -28,7 +28,7 @@ public enum WebhookAttempt: Sendable, Hashable {
     }
 
     /// A short text for logs and `entitlectl webhooks`.
-    var summary: String {
+    public var summary: String {
         switch self {
         case .delivered(let status): "delivered (HTTP \(status))"
         case .gone: "HTTP 410 Gone"

@@ -7,6 +7,8 @@ public protocol WebhookFeed: Sendable {
     func page(after: UInt64, limit: Int, wait: Int) async throws(EntitledClientError) -> FeedPageInfo
     /// Each entitlement's products.
     func catalog() async throws(EntitledClientError) -> [String: Set<String>]
+    /// Where a new endpoint starts: the feed's newest change, or just before the oldest it holds.
+    func initialCursor(_ start: WebhookStart) async throws(EntitledClientError) -> UInt64
 }
 
 /// The change feed of an `entitled` server, over one connection of its own (a waiting read holds up the
@@ -32,6 +34,18 @@ public actor ServerWebhookFeed: WebhookFeed {
         return page
     }
 
+    public func initialCursor(_ start: WebhookStart) async throws(EntitledClientError) -> UInt64 {
+        // From 0 unless the feed no longer reaches back that far: its `truncated` answer says how far it does.
+        var after: UInt64 = 0
+        let first = try await send(.changes(afterSeq: 0, limit: 1), timeout: .seconds(15), refusing: false)
+        if let failure = first.error {
+            guard failure.code == .truncated, let oldest = first["error"]?["oldestAfterSeq"]?.intValue else { throw .server(failure) }
+            after = UInt64(oldest)
+        }
+        guard start == .newest else { return after }
+        return try await page(after: after, limit: 1, wait: 0).newest
+    }
+
     public func catalog() async throws(EntitledClientError) -> [String: Set<String>] {
         let response = try await send(.catalog, timeout: .seconds(15))
         return Dictionary(uniqueKeysWithValues: (response.catalog ?? []).map { ($0.entitlement, Set($0.products)) })
@@ -39,7 +53,8 @@ public actor ServerWebhookFeed: WebhookFeed {
 
     /// Sends on the connection (opening it first), and drops it when it is lost or the server is loading,
     /// so that the next call connects again.
-    private func send(_ request: EntitledRequest, timeout: Duration) async throws(EntitledClientError) -> EntitledResponse {
+    /// - Parameter refusing: throw an error answer (`server`) rather than return it.
+    private func send(_ request: EntitledRequest, timeout: Duration, refusing: Bool = true) async throws(EntitledClientError) -> EntitledResponse {
         let open: EntitledAsyncConnection
         if let connection, connection.isOpen {
             open = connection
@@ -58,7 +73,7 @@ public actor ServerWebhookFeed: WebhookFeed {
         if let failure = response.error {
             // A starting server closes its connections once it is ready: connect again next time.
             if failure.code == .loading { await drop(open) }
-            throw .server(failure)
+            if refusing { throw .server(failure) }
         }
         return response
     }

@@ -79,10 +79,14 @@ extension ErrorCode {
 public struct WireError: Error, Hashable, Sendable {
     public var code: ErrorCode
     public var message: String
+    /// For `truncated`: the oldest `afterSeq` the change feed accepts now, written in the error object, so
+    /// that a reader (a webhook endpoint starting from the oldest change) goes on without parsing the message.
+    public var oldestAfterSeq: UInt64?
 
-    public init(_ code: ErrorCode, _ message: String) {
+    public init(_ code: ErrorCode, _ message: String, oldestAfterSeq: UInt64? = nil) {
         self.code = code
         self.message = message
+        self.oldestAfterSeq = oldestAfterSeq
     }
 
     static func badRequest(_ message: String) -> WireError { WireError(.badRequest, message) }

@@ -217,6 +217,10 @@ public enum ResponseEncoder {
         buffer.writeJSONString(error.code.rawValue)
         buffer.writeStaticString(",\"message\":")
         buffer.writeJSONString(error.message)
+        if let oldest = error.oldestAfterSeq {
+            buffer.writeStaticString(",\"oldestAfterSeq\":")
+            buffer.writeJSONInteger(oldest)
+        }
         buffer.writeStaticString("}}\n")
     }
 

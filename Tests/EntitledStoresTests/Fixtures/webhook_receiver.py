@@ -116,7 +116,10 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    # --port N: listen there (a receiver that went down comes back at its address); else a free port.
+    port = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
+    ThreadingHTTPServer.allow_reuse_address = True
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     print(f"listening on {server.server_address[1]}", flush=True)
     server.serve_forever()
