@@ -111,8 +111,28 @@ struct ChangeFeedProcessTests {
         let first = try await connection.send(line: #"{"op":"changes","afterSeq":\#(total),"limit":1}"#)
         let oldest = try #require(first["oldestAfterSeq"]?.intValue)
         #expect(oldest > 0 && oldest < total - 4096, "\(first.line)")
+        // The refusal says the same, so that a reader starting from the oldest needs no second read.
+        #expect(refused["error"]?["oldestAfterSeq"]?.intValue == oldest, "\(refused.line)")
         let kept = try await connection.send(line: #"{"op":"changes","afterSeq":\#(oldest),"limit":1}"#)
         #expect(Self.items(kept).map(\.0) == [UInt64(oldest + 1)], "\(kept.line)")
+    }
+
+    @Test func anAfterSeqBeyondTheNewestChangeIsWaitedForThenAnsweredStaleNeverSkipped() async throws {
+        let directory = try TemporaryDirectory()
+        let (server, port) = try DurabilityProcessTests.start(directory.path + "/data", in: directory, extra: ["--min-seq-wait", "300"])
+        defer { _ = server.stop() }
+        let reader = try await EntitledAsyncConnection.local(port: port)
+        let writer = try await EntitledAsyncConnection.local(port: port)
+        _ = try await writer.send(line: #"{"op":"grant","user":"a","product":"p"}"#)
+        // A reader that remembers change 5 of a server that has made 1: stale, not an empty page that moves on.
+        let stale = try await reader.send(line: #"{"op":"changes","afterSeq":5}"#)
+        #expect(stale.error?.code == "stale" && stale.error?.message.contains("afterSeq") == true, "\(stale.line)")
+        // Answered once the server gets there: what follows change 2, nothing yet.
+        let waiting = Task { try await reader.send(line: #"{"op":"changes","afterSeq":2}"#) }
+        try await Task.sleep(for: .milliseconds(50))
+        _ = try await writer.send(line: #"{"op":"grant","user":"b","product":"p"}"#)
+        let answered = try await waiting.value
+        #expect(answered.isOK && Self.items(answered).isEmpty && answered["next"]?.intValue == 2, "\(answered.line)")
     }
 
     @Test func onlyTheAdminRoleReadsTheFeed() async throws {
