@@ -38,23 +38,13 @@ public actor EndpointDelivery {
         public init() {}
     }
 
-    /// A message read and not yet delivered.
-    private struct Queued {
-        var message: WebhookMessage
-        var attempts = 0
-        var firstTriedAt: Date?
-        var notBefore: ContinuousClock.Instant?
-        var inFlight = false
-        var lastResult = ""
-    }
-
     private var state: WebhookEndpointState
     /// Where a new endpoint (no state file yet) starts; `nil` once it has a state.
     private var newEndpointStart: WebhookStart?
     /// The feed is read after this change.
     private var readPosition: UInt64
     /// In the feed's order.
-    private var queue: [Queued] = []
+    private var queue = WebhookQueue()
     private var inFlight = 0
     private var throttledUntil: ContinuousClock.Instant?
     private var lastDelivery: Date?
@@ -171,7 +161,7 @@ public actor EndpointDelivery {
             guard endpoint.filter.passes(action: change.entry.action, product: change.entry.membership?.productId, catalog: catalog) else {
                 continue
             }
-            queue.append(Queued(message: WebhookMessage(change)))
+            queue.append(WebhookMessage(change))
         }
         readPosition = max(readPosition, page.next)
         moveCursor()
@@ -192,16 +182,18 @@ public actor EndpointDelivery {
         let now = ContinuousClock.now
         if let throttledUntil, now < throttledUntil { return }
         var keysAhead = Set<String>()
-        for index in queue.indices {
-            guard inFlight < endpoint.concurrency else { return }
+        var position = queue.nextWaiting(from: nil)
+        var isFirst = true
+        while let index = position, inFlight < endpoint.concurrency {
+            position = queue.nextWaiting(from: index + 1)
             let queued = queue[index]
+            defer { isFirst = false }
             guard let key = queued.message.orderingKey else {
                 // A barrier: it goes once everything before it is delivered, and nothing after it goes first.
-                if index == 0, inFlight == 0, !queued.inFlight, queued.notBefore.map({ now >= $0 }) ?? true { send(at: index) }
+                if isFirst, inFlight == 0, !queued.inFlight, queued.notBefore.map({ now >= $0 }) ?? true { send(at: index) }
                 return
             }
-            guard keysAhead.insert(key).inserted else { continue }
-            if queued.inFlight { continue }
+            guard keysAhead.insert(key).inserted, !queued.inFlight else { continue }
             if let notBefore = queued.notBefore, now < notBefore { continue }
             send(at: index)
         }
@@ -213,21 +205,22 @@ public actor EndpointDelivery {
         if queue[index].firstTriedAt == nil { queue[index].firstTriedAt = Date() }
         inFlight += 1
         let message = queue[index].message
+        let serial = queue[index].serial
         let endpoint = self.endpoint
         let transport = self.transport
         Task {
             let attempt = await transport.send(message, to: endpoint, at: Date())
-            self.finished(message.id, with: attempt)
+            self.finished(serial, with: attempt)
         }
     }
 
-    private func finished(_ id: String, with attempt: WebhookAttempt) {
+    private func finished(_ serial: UInt64, with attempt: WebhookAttempt) {
         inFlight -= 1
         defer {
             dispatch()
             wakeUp()
         }
-        guard let index = queue.firstIndex(where: { $0.message.id == id }) else { return }
+        guard let index = queue.position(of: serial) else { return }
         queue[index].inFlight = false
         queue[index].lastResult = attempt.summary
         let now = Date()
@@ -235,7 +228,7 @@ public actor EndpointDelivery {
         case .delivered:
             counters.delivered += 1
             lastDelivery = now
-            queue.remove(at: index)
+            queue.finish(at: index)
             moveCursor()
         case .gone:
             counters.failed += 1
@@ -259,7 +252,8 @@ public actor EndpointDelivery {
     private func giveUpIfDue(at index: Int, now: Date) {
         guard let first = queue[index].firstTriedAt, now.timeIntervalSince(first) >= endpoint.retryPeriod.seconds else { return }
         if let lastDelivery, lastDelivery > first {
-            let queued = queue.remove(at: index)
+            let queued = queue[index]
+            queue.finish(at: index)
             counters.failed += 1
             state.failed.append(
                 WebhookEndpointState.FailedMessage(
@@ -362,7 +356,7 @@ public actor EndpointDelivery {
         guard state.setAside != nil else { return }
         state.setAside = nil
         throttledUntil = nil
-        for index in queue.indices {
+        for index in queue.positions {
             queue[index].notBefore = nil
             queue[index].firstTriedAt = nil
         }
