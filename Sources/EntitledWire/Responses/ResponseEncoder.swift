@@ -91,23 +91,16 @@ public enum ResponseEncoder {
             buffer.writeStaticString(",\"customer\":")
             write(info, into: &buffer)
         case .history(let entries, let next):
-            buffer.writeStaticString(",\"history\":[")
-            for (index, entry) in entries.enumerated() {
-                if index > 0 { buffer.writeStaticString(",") }
-                write(entry, into: &buffer)
-            }
-            buffer.writeStaticString("]")
+            buffer.writeStaticString(",\"history\":")
+            writeArray(entries, into: &buffer) { write($0, into: &$1) }
             if let next {
                 buffer.writeStaticString(",\"next\":")
                 buffer.writeJSONString(next.text)
             }
         case .changes(let page):
-            buffer.writeStaticString(",\"changes\":[")
-            for (index, item) in page.items.enumerated() {
-                if index > 0 { buffer.writeStaticString(",") }
-                write(item, into: &buffer)
-            }
-            buffer.writeStaticString("],\"next\":")
+            buffer.writeStaticString(",\"changes\":")
+            writeArray(page.items, into: &buffer) { write($0, into: &$1) }
+            buffer.writeStaticString(",\"next\":")
             buffer.writeJSONInteger(page.next)
             buffer.writeStaticString(",\"newest\":")
             buffer.writeJSONInteger(page.newest)
@@ -123,19 +116,11 @@ public enum ResponseEncoder {
                 buffer.writeStaticString(",\"entitlements\":")
                 writeStringArrays(catalog, name: \.entitlement, strings: \.products, into: &buffer)
             }
-            buffer.writeStaticString(",\"memberships\":[")
-            for (index, membership) in answer.memberships.enumerated() {
-                if index > 0 { buffer.writeStaticString(",") }
-                write(membership, at: answer.moment, into: &buffer)
-            }
-            buffer.writeStaticString("]")
+            buffer.writeStaticString(",\"memberships\":")
+            writeArray(answer.memberships, into: &buffer) { write($0, at: answer.moment, into: &$1) }
             if let history = answer.history {
-                buffer.writeStaticString(",\"history\":[")
-                for (index, entry) in history.enumerated() {
-                    if index > 0 { buffer.writeStaticString(",") }
-                    write(entry, into: &buffer)
-                }
-                buffer.writeStaticString("]")
+                buffer.writeStaticString(",\"history\":")
+                writeArray(history, into: &buffer) { write($0, into: &$1) }
             }
             if let next = answer.next {
                 buffer.writeStaticString(",\"next\":")
@@ -433,6 +418,16 @@ public enum ResponseEncoder {
         buffer.writeStaticString(",\"historyEntries\":")
         buffer.writeJSONInteger(historyEntries)
         buffer.writeStaticString("}")
+    }
+
+    /// `[` the elements, each written by `element`, separated by commas `]`.
+    static func writeArray<Element>(_ elements: [Element], into buffer: inout ByteBuffer, _ element: (Element, inout ByteBuffer) -> Void) {
+        buffer.writeStaticString("[")
+        for (index, item) in elements.enumerated() {
+            if index > 0 { buffer.writeStaticString(",") }
+            element(item, &buffer)
+        }
+        buffer.writeStaticString("]")
     }
 
     static func writeStrings(_ strings: [String], into buffer: inout ByteBuffer) {
