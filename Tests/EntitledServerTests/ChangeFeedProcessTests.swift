@@ -135,6 +135,20 @@ struct ChangeFeedProcessTests {
         #expect(answered.isOK && Self.items(answered).isEmpty && answered["next"]?.intValue == 2, "\(answered.line)")
     }
 
+    @Test func aWaitingReadWhoseClientLeftDoesNotHoldUpAStop() async throws {
+        let directory = try TemporaryDirectory()
+        let (server, port) = try DurabilityProcessTests.start(directory.path + "/data", in: directory, extra: ["--shutdown-timeout", "25"])
+        var reader: RawSocket? = try RawSocket(port: port)
+        try reader?.send(#"{"op":"changes","wait":30000}"# + "\n")
+        try await Task.sleep(for: .milliseconds(200))
+        reader = nil  // closed: the client is gone
+        try await Task.sleep(for: .milliseconds(200))
+        // Without an answer for the read whose client left, the stop would wait out --shutdown-timeout (25 s).
+        let stopping = ContinuousClock.now
+        #expect(server.stop() == 0)
+        #expect(ContinuousClock.now - stopping < .seconds(15))
+    }
+
     @Test func onlyTheAdminRoleReadsTheFeed() async throws {
         let server = try RunningEntitled(tokens: [
             AuthFileEntry(name: "backend", token: "check-token-0123456789", role: "check"),

@@ -170,9 +170,12 @@ extension ServedConnection {
 
     /// Whether a request is parked: then what ended the input (`end`) is done once it is answered.
     func deferUntilUnparked(_ end: DeferredEnd) -> Bool {
-        guard parked != nil else { return false }
+        guard let parked else { return false }
         if deferredEnd == nil { deferredEnd = end }
         stopReading()
+        // A read of the feed may wait 30 s for nothing: a client that is gone, or a server that stops,
+        // gets its page now (empty, unless a change came) rather than holding the connection that long.
+        if case .feedChange(let wait) = parked.reason { feedWaitExpired(parked, wait) }
         return true
     }
 
