@@ -4,6 +4,8 @@
 #   build/bench/                the benchmark program (src/bench/java)
 # With --tests, also compiles src/test/java into build/test-classes (test.sh runs them).
 # Works from any directory. Maven users build with pom.xml instead (`mvn package`).
+# Run with sh too (sh test.sh): it needs bash (pipefail, BASH_SOURCE), so it runs itself again under bash.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 jars="${JAVA_LIBS:-/usr/share/java}"

@@ -6,6 +6,8 @@
 #   ENTITLED_BINARY=/abs/path/to/entitled bash Protocol/clients/java/test.sh
 #
 # ENTITLED_BINARY defaults to <repo>/.build/debug/entitled. Exits non-zero when a test fails.
+# Run with sh too (sh test.sh): it needs bash (pipefail, BASH_SOURCE), so it runs itself again under bash.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"

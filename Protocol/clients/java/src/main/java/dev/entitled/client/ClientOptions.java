@@ -130,7 +130,10 @@ public final class ClientOptions {
         return maxBackoff;
     }
 
-    /** The most events a watch holds for {@code take()} before it stops reading its connection (see the builder). */
+    /**
+     * The most events a watch (or items a follower of the change feed) holds for {@code take()} before it
+     * stops reading its connection (see the builder).
+     */
     public int maxQueuedPushes() {
         return maxQueuedPushes;
     }
@@ -297,7 +300,8 @@ public final class ClientOptions {
          * behind until 4 MiB are unread the server closes the connection, and the watch reconnects and
          * delivers a {@link WatchEvent.Gap} as after any drop. No event is ever dropped by the client. A watch
          * with a listener holds nothing: the listener runs on the reader thread, which reads no further
-         * until it returns.
+         * until it returns. A follower of the change feed ({@link EntitledFeed}) holds at most as many items,
+         * and reads no further page until one is taken.
          */
         public Builder maxQueuedPushes(int count) {
             if (count < 1) {

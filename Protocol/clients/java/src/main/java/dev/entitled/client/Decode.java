@@ -119,6 +119,44 @@ final class Decode {
                 erased != null ? optionalNumber(erased, "historyEntries") : null);
     }
 
+    static FeedPage feedPage(ObjectNode answer) {
+        for (String field : new String[] {"next", "newest", "oldestAfterSeq"}) {
+            if (!answer.path(field).canConvertToLong()) {
+                throw new ProtocolErrorException("a changes answer without a whole number " + field, "changes", false);
+            }
+        }
+        return new FeedPage(list(answer.path("changes"), Decode::feedItem), number(answer, "next"), number(answer, "newest"),
+                number(answer, "oldestAfterSeq"));
+    }
+
+    /** One item of the change feed; an item without a change number is a protocol error (nothing to read on from). */
+    static FeedItem feedItem(JsonNode item) {
+        JsonNode sequence = item.get("sequence");
+        if (!(item instanceof ObjectNode) || sequence == null || !sequence.canConvertToLong() || sequence.asLong() < 1) {
+            throw new ProtocolErrorException("a change feed item without a sequence: " + item, "changes", false);
+        }
+        JsonNode membership = item.get("membership");
+        JsonNode formerOwner = item.path("formerOwner");
+        JsonNode erased = item.get("erased");
+        return new FeedItem(sequence.asLong(), time(item, "time"), text(item, "actor"), text(item, "action"),
+                text(item, "reason"), membership != null && membership.isObject() ? membership(membership) : null,
+                text(item, "eventId"), time(item, "eventTime"), time(item, "previousExpiresAt"), text(formerOwner, "user"),
+                text(formerOwner, "device"), text(item, "entitlement"), item.has("products") ? strings(item, "products") : null,
+                erased != null ? optionalNumber(erased, "memberships") : null,
+                erased != null ? optionalNumber(erased, "historyEntries") : null,
+                strings(item, "erasedMemberships"), strings(item, "detachedMemberships"), (ObjectNode) item);
+    }
+
+    static ExportPage exportPage(ObjectNode answer) {
+        JsonNode export = answer.path("export");
+        if (!export.path("seq").canConvertToLong()) {
+            throw new ProtocolErrorException("an export answer without export.seq", "export", false);
+        }
+        return new ExportPage(number(export, "seq"), time(export, "time"), answer.has("entitlements") ? catalog(answer) : null,
+                list(answer.path("memberships"), Decode::membership), list(answer.path("history"), Decode::historyEntry),
+                text(answer, "next"));
+    }
+
     static Push push(ObjectNode line) {
         JsonNode membership = line.get("membership");
         return new Push(text(line, "cause"), optionalNumber(line, "sequence"),

@@ -252,6 +252,58 @@ public final class EntitledClient implements AutoCloseable {
     }
 
     /**
+     * {@code changes}: one page of the change feed (admin). A read without {@code wait} goes through the pool
+     * as any read. A read that waits ({@link ChangesRequest#waitUpTo(Duration)}) goes on a connection opened
+     * for it and closed after its answer, since the server answers the lines sent after a waiting read only
+     * after it: on a pool connection it would hold up every request behind it. Its timeout is the wait plus
+     * the request timeout, and it is not retried. To follow the feed, use {@link #follow(ChangesRequest)}.
+     */
+    public CompletableFuture<FeedPage> changes(ChangesRequest request) {
+        if (request.waits()) {
+            return OwnConnection.once(this, request, request.budget(options));
+        }
+        return execute(request);
+    }
+
+    /**
+     * Follows the change feed from the request's {@code afterSeq} (and only its {@code user} or
+     * {@code device}, if given): every item in order, on a connection of its own, through reconnections and
+     * server restarts (see {@link EntitledFeed}). Read the items with {@link EntitledFeed#take()}, its
+     * iterator or {@link EntitledFeed#stream()}; store {@link EntitledFeed#position()} to follow on from
+     * there later. Once caught up, each read waits for changes for the request's {@code waitUpTo} (default
+     * 20 s). Completes once connected; fails when no node takes the connection.
+     */
+    public CompletableFuture<EntitledFeed> follow(ChangesRequest request) {
+        return new EntitledFeed(this, Objects.requireNonNull(request, "request"), null).start();
+    }
+
+    /**
+     * {@link #follow(ChangesRequest)}, giving each item to {@code listener} on the follower's thread, in
+     * order: nothing more is read until it returns (do not block in it for long), and the position moves
+     * once it returned. The end (an error, or {@code close()}) completes {@link EntitledFeed#endFuture()}.
+     */
+    public CompletableFuture<EntitledFeed> follow(Consumer<FeedItem> listener, ChangesRequest request) {
+        return new EntitledFeed(this, Objects.requireNonNull(request, "request"), Objects.requireNonNull(listener, "listener")).start();
+    }
+
+    /**
+     * {@code export}: one page of a full copy (admin), through the pool. With several nodes, a page after
+     * the first may reach a node that does not hold the copy ({@link NotFoundException}): read a whole
+     * export with {@link #openExport(ExportRequest)}, which keeps every page on one connection.
+     */
+    public CompletableFuture<ExportPage> export(ExportRequest request) {
+        return execute(request);
+    }
+
+    /**
+     * Takes a full copy and reads it page by page on a connection of its own (see {@link EntitledExport}):
+     * completes once the first page was read, with the copy's {@code seq}, time and catalog.
+     */
+    public CompletableFuture<EntitledExport> openExport(ExportRequest request) {
+        return EntitledExport.open(this, Objects.requireNonNull(request, "request"));
+    }
+
+    /**
      * Sends a request object unchanged through the pool (its {@code id} too, if any, unchecked) and returns
      * the answer, an error answer included. The retry rules are the typed API's, by the request's
      * {@code op}; {@code loading} is waited out. Use it for fields or operations of a newer server.

@@ -124,6 +124,31 @@ public final class EntitledSyncClient {
         return await(client.watch(listener, targets));
     }
 
+    /** One page of the change feed; a read that waits goes on a connection of its own (see {@link EntitledClient#changes}). */
+    public FeedPage changes(ChangesRequest request) {
+        return await(client.changes(request));
+    }
+
+    /** A follower of the change feed; iterate it, or {@link EntitledFeed#take()} its items. */
+    public EntitledFeed follow(ChangesRequest request) {
+        return await(client.follow(request));
+    }
+
+    /** A follower of the change feed delivering its items to {@code listener}. */
+    public EntitledFeed follow(Consumer<FeedItem> listener, ChangesRequest request) {
+        return await(client.follow(listener, request));
+    }
+
+    /** One page of an export, through the pool; {@link #openExport(ExportRequest)} reads a whole one. */
+    public ExportPage export(ExportRequest request) {
+        return await(client.export(request));
+    }
+
+    /** A full copy, its first page read; iterate its pages (every one on the same connection). */
+    public EntitledExport openExport(ExportRequest request) {
+        return await(client.openExport(request));
+    }
+
     /** {@link EntitledClient#request(ObjectNode)}: the raw answer, error answers included. */
     public ObjectNode request(ObjectNode request) {
         return await(client.request(request));

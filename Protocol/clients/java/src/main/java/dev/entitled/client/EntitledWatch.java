@@ -339,18 +339,27 @@ public final class EntitledWatch implements AutoCloseable, Iterable<WatchEvent> 
         try {
             open(lostAt).live(reason);
         } catch (ServerException e) {
-            end(new WatchEvent.Ended(e));
-            close();
-        } catch (EntitledException e) {
-            long delay;
-            synchronized (this) {
-                if (closed) {
-                    return;
-                }
-                delay = Pool.jitter(client.options.initialBackoff().toMillis(), client.options.maxBackoff().toMillis(), failures++);
+            if (!(e instanceof LoadingException)) {
+                end(new WatchEvent.Ended(e));
+                close();
+                return;
             }
-            Shared.TIMER.schedule(() -> Shared.BLOCKING.execute(() -> reconnect(lostAt, reason)), delay, TimeUnit.MILLISECONDS);
+            // The node it reached is still starting (a restart): watch again after the backoff, as after a drop.
+            retryLater(lostAt, reason);
+        } catch (EntitledException e) {
+            retryLater(lostAt, reason);
         }
+    }
+
+    private void retryLater(Instant lostAt, String reason) {
+        long delay;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            delay = Pool.jitter(client.options.initialBackoff().toMillis(), client.options.maxBackoff().toMillis(), failures++);
+        }
+        Shared.TIMER.schedule(() -> Shared.BLOCKING.execute(() -> reconnect(lostAt, reason)), delay, TimeUnit.MILLISECONDS);
     }
 
     private void deliver(WatchEvent event) {

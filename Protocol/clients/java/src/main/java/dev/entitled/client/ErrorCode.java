@@ -22,7 +22,8 @@ public enum ErrorCode {
     STALE("stale"),
     OUTCOME_UNKNOWN("outcome_unknown"),
     OVER_LIMIT("over_limit"),
-    LOADING("loading");
+    LOADING("loading"),
+    TRUNCATED("truncated");
 
     private final String wireName;
 
@@ -78,6 +79,7 @@ public enum ErrorCode {
             case OUTCOME_UNKNOWN: return new OutcomeUnknownException(message, op, answer);
             case OVER_LIMIT: return new OverLimitException(message, op, answer);
             case LOADING: return new LoadingException(message, op, answer);
+            case TRUNCATED: return new TruncatedException(message, op, answer);
             default: throw new AssertionError(known);
         }
     }

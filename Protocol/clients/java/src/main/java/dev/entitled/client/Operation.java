@@ -32,7 +32,9 @@ public enum Operation {
     RELOAD("reload", false),
     UNDEFINE("undefine", false, "entitlement", "reason"),
     ERASE("erase", false, "user", "device", "reason"),
-    EXTEND("extend", false, "expiresAt", "duration", "membership", "reason");
+    EXTEND("extend", false, "expiresAt", "duration", "membership", "reason"),
+    CHANGES("changes", true, "user", "device", "limit", "afterSeq", "wait"),
+    EXPORT("export", true, "limit", "after", "history");
 
     private final String wireName;
     private final boolean read;
@@ -51,8 +53,10 @@ public enum Operation {
 
     /**
      * Whether it only reads ({@code check}, {@code memberships}, {@code customer}, {@code catalog},
-     * {@code history}, {@code hello}, {@code ping}, {@code stats}): such a request is sent again on another
-     * connection, at most once per node, when its connection drops.
+     * {@code history}, {@code hello}, {@code ping}, {@code stats}, {@code changes}, {@code export}): such a
+     * request is sent again on another connection, at most once per node, when its connection drops. (An
+     * {@code export} page after the first sent to another node is answered {@code not_found}: the copy is
+     * held by the node that took it; {@link EntitledExport} keeps every page on one connection.)
      */
     public boolean isRead() {
         return read;

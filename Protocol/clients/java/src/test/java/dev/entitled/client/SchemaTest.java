@@ -120,7 +120,9 @@ class SchemaTest {
                 HistoryRequest.userAndDevice("u", "d").limit(3).after("x"),
                 HistoryRequest.entitlement("e"),
                 HistoryRequest.erasures(),
-                EraseRequest.userAndDevice("u", "d").reason("r")));
+                EraseRequest.userAndDevice("u", "d").reason("r"),
+                ChangesRequest.afterSeq(3).limit(10).waitUpTo(Duration.ofSeconds(1)).user("u").device("d"),
+                ExportRequest.start().limit(5).history(true).after("a.1")));
         JsonNode operations = schema("request.schema.json").path("$defs").path("operations");
         for (Request<?, ?> request : requests) {
             JsonLine line = JsonLine.forThisThread().begin(request.operation().wireName(), 1);
@@ -138,7 +140,8 @@ class SchemaTest {
     void readsAreTheOperationsThatChangeNothing() {
         Set<String> reads = Arrays.stream(Operation.values()).filter(Operation::isRead).map(Operation::wireName)
                 .collect(Collectors.toCollection(TreeSet::new));
-        assertEquals(new TreeSet<>(List.of("catalog", "check", "customer", "hello", "history", "memberships", "ping", "stats")), reads);
+        assertEquals(new TreeSet<>(List.of("catalog", "changes", "check", "customer", "export", "hello", "history", "memberships",
+                "ping", "stats")), reads);
     }
 
     @Test
