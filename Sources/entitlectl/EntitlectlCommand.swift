@@ -14,7 +14,8 @@ struct EntitlectlCommand: ParsableCommand {
         abstract: "The admin console of entitled: look up, grant, extend, move and take back entitlements.",
         discussion: """
             With a COMMAND, runs it and exits: status 0 when the server answered ok, 1 on an error response, \
-            2 on a usage or connection error. revoke, undefine and erase need --yes there (else they are \
+            2 on a usage or connection error, or when export ... to FILE cannot write its file. revoke, undefine \
+            and erase need --yes there (else they are \
             refused with status 2 and nothing is sent). Without one, reads commands: interactively with line editing, \
             history and Tab completion when standard input is a terminal, or line by line from a script \
             otherwise, stopping at the first failure unless --continue. Type help for the commands.

@@ -13,14 +13,16 @@ import Testing
         #expect(CommandOutcome.failedOnServer.exitStatus == 1)
     }
 
-    @Test func usageAndConnectionErrorsExitWithTwo() {
+    @Test func usageConnectionAndFileErrorsExitWithTwo() {
         #expect(CommandOutcome.usageError.exitStatus == 2)
         #expect(CommandOutcome.connectionError.exitStatus == 2)
+        // An export whose file cannot be written: the server was not the problem.
+        #expect(CommandOutcome.fileError.exitStatus == 2)
     }
 
     @Test func exactlyTheNonZeroStatusesAreFailures() {
-        let failures: [CommandOutcome] = [.nothing, .succeeded, .failedOnServer, .usageError, .connectionError, .quit]
+        let failures: [CommandOutcome] = [.nothing, .succeeded, .failedOnServer, .usageError, .connectionError, .fileError, .quit]
             .filter(\.isFailure)
-        #expect(failures == [.failedOnServer, .usageError, .connectionError])
+        #expect(failures == [.failedOnServer, .usageError, .connectionError, .fileError])
     }
 }

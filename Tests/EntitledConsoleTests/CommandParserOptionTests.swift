@@ -70,6 +70,7 @@ import Testing
             "check": "check user:u1", "grant": "grant user:u1 prod_x", "claim": "claim device:d1 user:u1",
             "revoke": "revoke mem_x", "extend": "extend mem_x 1mo", "event": "event mem_x billing_issue", "show": "show user:u1",
             "history": "history user:u1", "define": "define pro prod_x", "undefine": "undefine pro", "erase": "erase user:u1",
+            "changes": "changes", "export": "export",
         ]
         for spec in CommandSpec.all where !spec.options.isEmpty {
             let base = try #require(lines[spec.name], "no line for \(spec.name)")
@@ -78,6 +79,7 @@ import Testing
                 if spec.name == "event" && option != "id" { line += " id=e1" }
                 if spec.name == "grant" && option == "original" { line += " transaction=t1" }
                 if spec.name == "show" && ["transaction", "original"].contains(option) { line = "show \(option)=x" }  // instead of a subject
+                if spec.name == "changes" && option == "after" { line = "changes after=5" }  // a change number
                 #expect(usageError(line) == nil, "\(line) was refused: \(String(describing: usageError(line)))")
             }
         }

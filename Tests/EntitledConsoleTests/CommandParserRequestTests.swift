@@ -402,6 +402,7 @@ import Testing
         let parsed = try CommandParser.parse(line: example)
         switch parsed {
         case .request(let command, _)?: #expect(command == spec.name)
+        case .export?: #expect(spec.name == "export")
         case .raw?: #expect(spec.name == "raw")
         case .help?: #expect(spec.name == "help")
         case .quit?, nil: Issue.record("\(example) parsed as \(String(describing: parsed))")

@@ -34,10 +34,10 @@ import Testing
     }
 
     @Test func theCommandNamesStartingWithTheTypedLettersAreOffered() {
-        #expect(Set(complete("c").candidates) == ["check", "claim", "catalog", "customer"])
+        #expect(Set(complete("c").candidates) == ["check", "claim", "catalog", "changes", "customer"])
         #expect(complete("h").action == .list(["help", "history"]))
         #expect(complete("hi").action == .replace(deleting: 2, insert: "history "))
-        #expect(complete("e").action == .list(["erase", "event", "exit", "extend"]))
+        #expect(complete("e").action == .list(["erase", "event", "exit", "export", "extend"]))
         #expect(complete("ext").action == .replace(deleting: 3, insert: "extend "))
         #expect(complete("w").action == .replace(deleting: 1, insert: "watch "))
         #expect(complete("u").action == .replace(deleting: 1, insert: "un"))
@@ -46,8 +46,8 @@ import Testing
     }
 
     @Test func commandNameCandidatesAreSortedLikeEveryOtherCandidateList() {
-        #expect(complete("c").candidates == ["catalog", "check", "claim", "customer"])
-        #expect(complete("c").action == .list(["catalog", "check", "claim", "customer"]))
+        #expect(complete("c").candidates == ["catalog", "changes", "check", "claim", "customer"])
+        #expect(complete("c").action == .list(["catalog", "changes", "check", "claim", "customer"]))
         #expect(complete("r").action == .list(["raw", "reload", "revoke"]))
     }
 

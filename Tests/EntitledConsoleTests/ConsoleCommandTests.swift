@@ -25,7 +25,7 @@ import Testing
         ("check user:u1", "check"), ("grant user:u1 p", "grant"), ("claim device:d1 user:u1", "claim"), ("revoke mem_x", "revoke"), ("extend mem_x 1mo", "extend"),
         ("event mem_x cancellation id=e1", "event"), ("show user:u1", "show"), ("customer user:u1", "customer"),
         ("history user:u1", "history"), ("define pro p", "define"), ("undefine pro", "undefine"), ("erase user:u1", "erase"),
-        ("catalog", "catalog"), ("watch all", "watch"), ("unwatch", "unwatch"), ("snapshot", "snapshot"), ("stats", "stats"),
+        ("catalog", "catalog"), ("watch all", "watch"), ("unwatch", "unwatch"), ("changes", "changes"), ("snapshot", "snapshot"), ("stats", "stats"),
         ("reload", "reload"), ("ping", "ping"), ("PING", "ping"),
     ])
     func eachCommandParsesToARequestOfItsOwnName(line: String, command: String) throws {
@@ -37,6 +37,7 @@ import Testing
         #expect(try CommandParser.parse(line: "help grant") == .help(topic: "grant"))
         #expect(try CommandParser.parse(line: "quit") == .quit)
         #expect(try CommandParser.parse(line: "exit") == .quit)
+        #expect(try CommandParser.parse(line: "export") == .export(ExportPlan()))
     }
 
     @Test func everyOptionIsTakenBySomeCommand() {

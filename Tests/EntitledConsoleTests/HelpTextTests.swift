@@ -22,6 +22,8 @@ import Testing
                   catalog   List every entitlement and the products that unlock it.
                   watch     Show each change of a subject's access (or everyone's) as the server pushes it.
                   unwatch   Stop watching a subject (or everyone); with nothing, stop every watch.
+                  changes   Show the change feed: every change the server made, oldest first, a page at a time.
+                  export    Write a full copy of every membership, as of one change, as JSON lines.
                   snapshot  Write a snapshot of the whole state to the server's data directory now.
                   stats     Show the server's counters: requests, errors, latency, connections, store size, log and snapshot.
                   reload    Have the server re-read its auth file (--auth), as SIGHUP does.
@@ -37,7 +39,7 @@ import Testing
     @Test func theOverviewBoldsTheCommandNamesWithoutChangingTheAlignment() {
         let lines = HelpText.overview(style: TextStyle(usesColor: true)).split(separator: "\n")
         #expect(lines[1] == "  \u{1B}[1mcheck\u{1B}[0m     Is access active now (or at TIME)? Any product, one product or one entitlement.")
-        #expect(lines[16] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
+        #expect(lines[18] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
     }
 
     @Test func commandHelpShowsUsageSummaryDetailsAndExample() throws {
@@ -111,6 +113,19 @@ import Testing
         #expect(HelpText.command(try spec("unwatch"), style: .plain).hasPrefix("usage: unwatch [SUBJECT [SUBJECT] | all]\n"))
     }
 
+    @Test func changesAndExportHelpSayWhereThePagesGoOnAndWhereTheFeedContinues() throws {
+        let changes = HelpText.command(try spec("changes"), style: .plain)
+        #expect(changes.hasPrefix("usage: changes [SUBJECT [SUBJECT]] [after=SEQ] [limit=N]\n"))
+        #expect(changes.contains("after=SEQ shows the changes after change SEQ (a page's next, or an export's seq)"))
+        #expect(changes.hasSuffix("example: changes after=120 limit=20"))
+        let export = HelpText.command(try spec("export"), style: .plain)
+        #expect(export.hasPrefix("usage: export [history] [to FILE] [limit=N]\n"))
+        #expect(export.contains(#"  The first line is {"export":{"seq":E,"time":T},"entitlements":{...}}"#))
+        #expect(export.contains("failed export leaves no file, and an existing FILE is replaced only then."))
+        #expect(export.contains("the change feed continues after it, with changes after=E."))
+        #expect(export.hasSuffix("example: export history to entitled-export.jsonl"))
+    }
+
     @Test func commandHelpWithoutDetailsOrExampleIsUsageAndSummary() throws {
         #expect(HelpText.command(try spec("ping"), style: .plain) == "usage: ping\nCheck that the server answers.")
         #expect(
@@ -136,7 +151,7 @@ import Testing
         #expect(CommandSpec.named("grants") == nil)
         #expect(CommandSpec.all.map(\.name) == [
             "check", "grant", "claim", "revoke", "extend", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
-            "watch", "unwatch", "snapshot", "stats", "reload", "ping", "raw", "help", "quit", "exit",
+            "watch", "unwatch", "changes", "export", "snapshot", "stats", "reload", "ping", "raw", "help", "quit", "exit",
         ])
     }
 }

@@ -103,6 +103,24 @@ extension EntitledRequest {
         )
     }
 
+    /// A page of a full copy of every membership, as of one change (admin only). Without `after`, takes a
+    /// new copy and answers its first page (with the catalog); with `after` (the answer's `next`, a
+    /// string, passed back unchanged) reads on from it. `limit`: memberships a page (1...1000, default
+    /// 1000). `history`: each page carries its memberships' audit entries too. The copy is held by the one
+    /// server that answered the first page: send every page to it (one connection), and then read the
+    /// change feed with `changes(afterSeq:)` set to the answer's `export.seq`.
+    public static func export(after: String? = nil, limit: Int? = nil, history: Bool = false) -> EntitledRequest {
+        EntitledRequest(
+            op: "export",
+            [
+                ("after", after.map(JSONValue.string)), ("limit", limit.map { JSONValue.number(String($0)) }),
+                // Sent only when asked for (the server's default is false). `Optional` spelt out: JSONValue
+                // takes `nil` as JSON null, which would send "history":null.
+                ("history", history ? Optional(JSONValue.bool(true)) : nil),
+            ]
+        )
+    }
+
     /// A page of the memberships the subject can see, newest first; `minSeq` as for `check`.
     ///
     /// The listing is paged (protocol version 4): at most `limit` memberships (1...1000; the server's

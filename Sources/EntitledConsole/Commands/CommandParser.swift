@@ -53,6 +53,8 @@ public enum CommandParser {
         case .define: define
         case .undefine: undefine
         case .watch, .unwatch: watch
+        case .changes: changes
+        case .export: export
         case .catalog, .snapshot, .ping, .stats, .reload: operation
         case .raw: raw
         case .help: help

@@ -6,10 +6,10 @@
 /// compiler points at both places until they have it.
 public enum ConsoleCommand: String, CaseIterable, Sendable {
     // Each is defined in the files of its group: Reads (check, show, customer, history), Memberships
-    // (grant, claim, revoke, extend, event, erase), Catalog (define, undefine, catalog) and Admin (the
-    // rest), as `CommandSpec+<Group>.swift` and `CommandParser+<Group>.swift`.
+    // (grant, claim, revoke, extend, event, erase), Catalog (define, undefine, catalog), Feed (changes,
+    // export) and Admin (the rest), as `CommandSpec+<Group>.swift` and `CommandParser+<Group>.swift`.
     case check, grant, claim, revoke, extend, event, show, customer, history, define, undefine, erase, catalog
-    case watch, unwatch, snapshot, stats, reload, ping, raw, help, quit, exit
+    case watch, unwatch, changes, export, snapshot, stats, reload, ping, raw, help, quit, exit
 
     /// The command a typed word names, compared without regard to case.
     public init?(word: String) {
@@ -34,6 +34,8 @@ public enum ConsoleCommand: String, CaseIterable, Sendable {
         case .catalog: .catalog
         case .watch: .watch
         case .unwatch: .unwatch
+        case .changes: .changes
+        case .export: .export
         case .snapshot: .snapshot
         case .stats: .stats
         case .reload: .reload

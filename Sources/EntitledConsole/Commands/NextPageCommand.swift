@@ -1,14 +1,16 @@
 import EntitledClient
 
-/// The console command that shows the page after one: `show` or `history` as the person would type it,
-/// rebuilt from the request of the page shown, with `after=` the answer's `next`.
+/// The console command that shows the page after one: `show`, `history` or `changes` as the person would
+/// type it, rebuilt from the request of the page shown, with `after=` the answer's `next`.
 ///
 /// `memberships` and `history` answer at most `limit` items (100 unless asked); an answer with more to
 /// come carries `next`, and the console prints this command under the table (`more: show user:u1
-/// after=mem_x`), so the operator can copy it, or edit its limit, to go on.
+/// after=mem_x`), so the operator can copy it, or edit its limit, to go on. A page of `changes` always
+/// has a `next` (a change number): the page after it is there at once while `next` is below `newest`.
 public enum NextPageCommand {
     /// `show user:u1 limit=20 after=mem_x`: the command of `request` (the request of console command
-    /// `command`) for the page after `next`; `nil` for a command whose answers do not come in pages.
+    /// `command`) for the page after `next` (for `changes`, the change number as text); `nil` for a
+    /// command whose answers do not come in pages.
     public static func text(command: String, request: EntitledRequest, next: String) -> String? {
         var words = [command]
         switch ConsoleCommand(rawValue: command) {
@@ -20,6 +22,8 @@ public enum NextPageCommand {
         case .history?:
             words += subjectWords(request)
             if let entitlement = request.string("entitlement") { words.append("entitlement:" + quoted(entitlement)) }
+        case .changes?:
+            words += subjectWords(request)
         default:
             return nil
         }

@@ -5,6 +5,8 @@ public enum ParsedCommand: Sendable, Hashable {
     /// Send `request` to the server; `command` names the console command, which decides how the response
     /// is shown.
     case request(command: String, EntitledRequest)
+    /// Read a whole export, page after page on one connection, and write it as JSON lines.
+    case export(ExportPlan)
     /// Send a protocol line exactly as typed (`raw`).
     case raw(String)
     /// Show the list of commands, or one command's syntax.

@@ -58,6 +58,13 @@ public enum Completer {
             let hasEntitlement = arguments.contains { $0.lowercased().hasPrefix("entitlement:") }
             let targets = hasUser || hasDevice ? [] : hasEntitlement ? [] : knowledge.entitlements.map { "entitlement:" + $0 } + ["entitlement:"]
             return (hasEntitlement ? [] : subjects) + targets + options
+        case .changes:
+            return subjects + options
+        case .export:
+            // After `to` comes a FILE: a path, which the console leaves to the person.
+            if arguments.last?.lowercased() == "to" { return [] }
+            let typed = Set(arguments.map { $0.lowercased() })
+            return ["history", "to"].filter { !typed.contains($0) } + options
         case .watch, .unwatch:
             let hasAll = arguments.contains { $0.lowercased() == "all" }
             if hasAll { return [] }

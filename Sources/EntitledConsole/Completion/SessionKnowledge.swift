@@ -23,7 +23,8 @@ public struct SessionKnowledge: Sendable, Hashable {
         guard response.isOK else { return }
         if let membership = response.membership { learn(membership) }
         for membership in response.memberships ?? [] { learn(membership) }
-        for entry in response.history ?? [] {
+        // A page of the change feed (`changes`) shows memberships as its changes left them.
+        for entry in (response.history ?? []) + (response.feedPage?.changes.map(\.entry) ?? []) {
             if let membership = entry.membership { learn(membership) }
             if let entitlement = entry.entitlement, let products = entry.products {
                 entitlements.insert(entitlement)

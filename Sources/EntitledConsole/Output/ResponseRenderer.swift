@@ -14,11 +14,15 @@ public struct ResponseRenderer: Sendable {
 
     /// The text for a successful response to `request` of console command `command`: what
     /// `render(command:response:)` shows, then, under a page of `show` or `history` that has more after
-    /// it (the answer carries `next`), the `more:` line with the command for the next page.
+    /// it (the answer carries `next`), the `more:` line with the command for the next page; under a page
+    /// of `changes`, that line or the command for the changes to come (`feedFollowUp`).
     public func render(command: String, request: EntitledRequest, response: EntitledResponse) -> String {
         let text = render(command: command, response: response)
-        guard let more = morePages(command: command, request: request, response: response) else { return text }
-        return text + "\n" + more
+        let followUp =
+            command == ConsoleCommand.changes.rawValue
+            ? feedFollowUp(request: request, response: response) : morePages(command: command, request: request, response: response)
+        guard let followUp else { return text }
+        return text + "\n" + followUp
     }
 
     /// `more: show user:u1 after=mem_x`: the line that tells how to get the page after this one; `nil`
@@ -59,6 +63,9 @@ public struct ResponseRenderer: Sendable {
         case "history":
             guard let history = response.history else { break }
             return self.history(history)
+        case "changes":
+            guard let page = response.feedPage else { break }
+            return changes(page)
         case "watch", "unwatch":
             guard let count = response.watches else { break }
             if count == 0 { return "no watches on this connection" }

@@ -10,15 +10,18 @@ public enum CommandOutcome: Sendable, Hashable {
     case usageError
     /// The server could not be reached or the connection failed.
     case connectionError
+    /// The console could not write a file it was asked to write (`export ... to FILE`).
+    case fileError
     /// The person asked to leave.
     case quit
 
-    /// 0 when the server answered ok, 1 on an error response, 2 on a usage or connection error.
+    /// 0 when the server answered ok, 1 on an error response, 2 on a usage or connection error or a file
+    /// that could not be written.
     public var exitStatus: Int32 {
         switch self {
         case .nothing, .succeeded, .quit: 0
         case .failedOnServer: 1
-        case .usageError, .connectionError: 2
+        case .usageError, .connectionError, .fileError: 2
         }
     }
 

@@ -23,8 +23,9 @@ public final class ConsoleSession {
     /// with the erased user and device ids: the interactive console takes every line naming them out of
     /// its history file, since the person is gone from the server.
     public var erasureHandler: (([String]) -> Void)?
-    private let standardOutput: (String) -> Void
-    private let writeError: (String) -> Void
+    /// Where answers go, and errors as they are (`standardError(_:)` adds the script line's number).
+    let standardOutput: (String) -> Void
+    let writeError: (String) -> Void
     private var warnedAboutAuthentication = false
 
     /// - Parameters:
@@ -48,7 +49,7 @@ public final class ConsoleSession {
     }
 
     /// Writes an error (or a warning) for the person, after the script line's number when there is one.
-    private func standardError(_ text: String) {
+    func standardError(_ text: String) {
         writeError(lineNumber.map { "line \($0): " + text } ?? text)
     }
 
@@ -158,6 +159,8 @@ public final class ConsoleSession {
             }
             standardOutput(HelpText.command(spec, style: style))
             return .succeeded
+        case .export(let plan):
+            return export(plan)
         case .raw(let line):
             let outcome = exchange { () throws(EntitledClientError) in try connection.send(line: line) } show: { response in
                 // raw shows the response line as the server wrote it, whatever the output mode.

@@ -2,7 +2,8 @@ import EntitledTestSupport
 import Foundation
 
 extension PseudoTerminal {
-    /// `entitlectl` on a new pseudo-terminal, connected to `server`, without colors or a history file.
+    /// `entitlectl` on a new pseudo-terminal, connected to `server`, without colors or a history file, in
+    /// the server's directory (so a file it writes, such as an export's, is removed with it).
     static func console(_ server: RunningEntitled, arguments: [String] = [], environment: [String: String] = [:]) throws -> PseudoTerminal {
         try PseudoTerminal(
             executable: ConsoleRun.executableURL,
@@ -10,7 +11,8 @@ extension PseudoTerminal {
             environment: [
                 "TERM": "xterm", "HOME": server.directory.path, "ENTITLECTL_HISTFILE": "/dev/null",
                 "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-            ].merging(environment) { $1 }
+            ].merging(environment) { $1 },
+            currentDirectory: server.directory.path
         )
     }
 }

@@ -18,8 +18,9 @@ final class PseudoTerminal {
     private var consumed = 0
 
     /// Starts `executable` with its standard input, output and error on a new pseudo-terminal 200 columns
-    /// wide, so lines do not wrap.
-    init(executable: URL, arguments: [String], environment: [String: String]) throws {
+    /// wide, so lines do not wrap; in `currentDirectory` when given (where a relative path it writes goes),
+    /// else in the test runner's.
+    init(executable: URL, arguments: [String], environment: [String: String], currentDirectory: String? = nil) throws {
         // posix_openpt, grantpt, unlockpt and ptsname are hidden from Swift's Glibc module (they need
         // _XOPEN_SOURCE), so this is what they do on Linux: open the multiplexer, unlock, ask the number.
         master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
@@ -37,6 +38,7 @@ final class PseudoTerminal {
         process.executableURL = executable
         process.arguments = arguments
         process.environment = environment
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         process.standardInput = terminal
         process.standardOutput = terminal
         process.standardError = terminal
