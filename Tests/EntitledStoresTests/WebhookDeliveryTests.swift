@@ -185,6 +185,35 @@ struct WebhookDeliveryTests {
         await delivery.stop()
     }
 
+    @Test func anEndpointGetsOnlyTheActionsProductsAndEntitlementsItsFilterNames() async throws {
+        let harness = try await Harness()
+        // Revocations of memberships of a product the entitlement "pro" names, by the catalog as it changes.
+        var endpoint = harness.endpoint()
+        endpoint.filter = WebhookFilter(actions: ["revoke"], entitlements: ["pro"])
+        let delivery = try harness.delivery(endpoint)
+        await delivery.start()
+        _ = try await harness.writer.granting(.define(entitlement: "pro", products: ["prod_1"]))
+        var ids: [String: String] = [:]
+        for product in ["prod_0", "prod_1", "prod_2"] {
+            let granted = try await harness.writer.granting(.grant(user: "f-\(product)", product: product))
+            ids[product] = granted.membership?.id
+        }
+        for product in ["prod_0", "prod_1", "prod_2"] {
+            _ = try await harness.writer.granting(.revoke(membership: ids[product]!))
+        }
+        // A define after the start widens the entitlement: the deliverer follows the catalog in the feed.
+        _ = try await harness.writer.granting(.define(entitlement: "pro", products: ["prod_1", "prod_2"]))
+        let late = try await harness.writer.granting(.grant(user: "late", product: "prod_2"))
+        _ = try await harness.writer.granting(.revoke(membership: late.membership!.id))
+        let taken = try await harness.waitForDeliveries(2)
+        try await Task.sleep(for: .milliseconds(500))
+        let all = try harness.deliveries()
+        #expect(all.count == 2, "\(all)")
+        #expect(all.map { $0["membership"] as? String } == [ids["prod_1"], late.membership!.id])
+        #expect(taken.allSatisfy { $0["type"] as? String == "membership.revoke" })
+        await delivery.stop()
+    }
+
     @Test func duringASecretRotationEveryMessageCarriesASignatureOfEachSecret() async throws {
         let harness = try await Harness()
         let delivery = try harness.delivery(harness.endpoint(secrets: [Self.newSecret, Self.secret]))
