@@ -30,6 +30,9 @@ public actor EndpointDelivery {
         /// The first retry's longest wait; it doubles up to `maximumBackoff`.
         public var initialBackoff: Duration = .seconds(5)
         public var maximumBackoff: Duration = .seconds(3600)
+        /// The longest `Retry-After` honoured: a receiver asking for days would otherwise stop the endpoint
+        /// without it ever being set aside or counted.
+        public var longestRetryAfter: Duration = .seconds(3600)
         /// How often progress is written down at most.
         public var persistInterval: Duration = .milliseconds(200)
         /// The wait after a failed read of the feed (the server down or starting), doubling up to 10 s.
@@ -108,7 +111,19 @@ public actor EndpointDelivery {
             }
         }
         feedFailures = 0
-        if endpoint.filter.entitlements != nil { catalog = (try? await feed.catalog()) ?? [:] }
+        // A filter by entitlement needs the catalog before the first change is judged: with none, every
+        // membership change would be passed over, and the cursor moved past it.
+        while endpoint.filter.entitlements != nil, !Task.isCancelled {
+            do throws(EntitledClientError) {
+                catalog = try await feed.catalog()
+                break
+            } catch {
+                feedFailures += 1
+                if feedFailures == 1 { logger.warning("cannot read the catalog", metadata: ["endpoint": "\(endpoint.name)", "error": "\(error.message)"]) }
+                await sleepUntilWoken(orAt: .now + min(.seconds(10), tuning.feedRetry * (1 << min(feedFailures - 1, 10))))
+            }
+        }
+        feedFailures = 0
         while !Task.isCancelled {
             if state.setAside != nil {
                 await watchNewest()
@@ -188,12 +203,17 @@ public actor EndpointDelivery {
             position = queue.nextWaiting(from: index + 1)
             let queued = queue[index]
             defer { isFirst = false }
-            guard let key = queued.message.orderingKey else {
+            let keys = queued.message.orderingKeys
+            guard !keys.isEmpty else {
                 // A barrier: it goes once everything before it is delivered, and nothing after it goes first.
                 if isFirst, inFlight == 0, !queued.inFlight, queued.notBefore.map({ now >= $0 }) ?? true { send(at: index) }
                 return
             }
-            guard keysAhead.insert(key).inserted, !queued.inFlight else { continue }
+            // Waits behind any earlier message of its membership, its user or its device; and holds back
+            // the later ones of each.
+            let blocked = keys.contains { keysAhead.contains($0) }
+            keysAhead.formUnion(keys)
+            guard !blocked, !queued.inFlight else { continue }
             if let notBefore = queued.notBefore, now < notBefore { continue }
             send(at: index)
         }
@@ -235,7 +255,7 @@ public actor EndpointDelivery {
             setAside("the endpoint answered 410 Gone: it asks to be sent nothing more")
         case .throttled(_, let retryAfter):
             counters.retried += 1
-            let wait = retryAfter ?? backoff(attempts: queue[index].attempts)
+            let wait = retryAfter.map { min($0, tuning.longestRetryAfter) } ?? backoff(attempts: queue[index].attempts)
             throttledUntil = .now + wait
             queue[index].notBefore = .now + wait
             giveUpIfDue(at: index, now: now)

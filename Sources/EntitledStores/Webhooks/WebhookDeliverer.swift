@@ -2,12 +2,19 @@ import EntitledClient
 import Foundation
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Every endpoint of a webhooks file, each delivered by its own `EndpointDelivery` (its own connection to
 /// the feed, its own state file under `<state directory>/webhooks`): what `entitled-stores serve
 /// --webhooks` runs, and what its metrics and admin routes read.
 public final class WebhookDeliverer: Sendable {
     public let configuration: WebhooksConfiguration
     private let deliveries: [String: EndpointDelivery]
+    /// The state directory's `LOCK`, held (`flock`) while this deliverer lives: two processes delivering
+    /// from one state directory would each send everything and overwrite each other's progress.
+    private let lockDescriptor: Int32
 
     /// Prepares a delivery for each endpoint, its state file read; nothing is sent yet. A new endpoint asks
     /// the feed where it starts once it runs.
@@ -23,6 +30,13 @@ public final class WebhookDeliverer: Sendable {
         } catch {
             throw WebhookStateError(path: directory, problem: "cannot be created: \(error)")
         }
+        let lockPath = directory + "/LOCK"
+        lockDescriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockDescriptor >= 0 else { throw WebhookStateError(path: lockPath, problem: "cannot be opened: \(String(cString: strerror(errno)))") }
+        guard flock(lockDescriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(lockDescriptor)
+            throw WebhookStateError(path: directory, problem: "is in use by another entitled-stores delivering webhooks (its LOCK is held): give each one a state directory of its own")
+        }
         var deliveries: [String: EndpointDelivery] = [:]
         for endpoint in configuration.endpoints {
             let feed = ServerWebhookFeed(address: entitled, token: configuration.feedToken)
@@ -33,6 +47,10 @@ public final class WebhookDeliverer: Sendable {
             )
         }
         self.deliveries = deliveries
+    }
+
+    deinit {
+        close(lockDescriptor)  // releases the lock
     }
 
     public func start() async {

@@ -43,8 +43,9 @@ public struct WebhookEndpoint: Sendable, Hashable {
 public struct WebhookFilter: Sendable, Hashable {
     /// The actions (`grant`, `revoke`, `renewal`, `refund`, `erase`, `define`, ...); `nil` for all.
     public var actions: Set<String>?
-    /// The products of the memberships changed; `nil` for all. Catalog changes and erasures name no
-    /// product: they pass only without this list.
+    /// The products of the memberships changed; `nil` for all. Catalog changes name no product: they pass
+    /// only without this list (and without `entitlements`). Erasures pass it always: a copy of the
+    /// memberships the endpoint got must learn which to delete (GDPR).
     public var products: Set<String>?
     /// The entitlements whose products the memberships are of, by the catalog as the deliverer last read
     /// it; `nil` for all.
@@ -60,6 +61,7 @@ public struct WebhookFilter: Sendable, Hashable {
     /// passes, `catalog` naming each entitlement's products.
     public func passes(action: String, product: String?, catalog: [String: Set<String>]) -> Bool {
         if let actions, !actions.contains(action) { return false }
+        if action == "erase" { return true }
         if let products {
             guard let product, products.contains(product) else { return false }
         }

@@ -12,10 +12,12 @@ public struct WebhookMessage: Sendable, Hashable {
     public var type: String
     /// The change's number: the order of the feed.
     public var sequence: UInt64
-    /// What orders the messages: those of one key go one at a time, in the feed's order. A membership's
-    /// user (or, for a guest purchase, its device); `nil` for a catalog change or an erasure, which wait
-    /// for every message before them and hold back every message after them.
-    public var orderingKey: String?
+    /// What orders the messages: a message goes after every earlier one that shares a key with it, in the
+    /// feed's order. Its membership, its user and its device (and the owner a transfer took it from), so
+    /// that a subject's messages arrive in order even across a claim or a transfer, which change the
+    /// subject. Empty for a catalog change or an erasure, which wait for every message before them and
+    /// hold back every message after them.
+    public var orderingKeys: [String]
     /// When the change was made (the item's `time`).
     public var time: String
     /// The payload: `{"type":...,"timestamp":...,"data":<the feed item>}`.
@@ -32,7 +34,17 @@ public struct WebhookMessage: Sendable, Hashable {
         }
         id = "msg_\(change.sequence)_" + (membership?.id ?? entry.action)
         sequence = change.sequence
-        orderingKey = membership.map { "user:" + ($0.user ?? "") + "|device:" + ($0.user == nil ? $0.device ?? "" : "") }
+        var keys: [String] = []
+        if let membership {
+            keys.append("membership:" + membership.id)
+            if let user = membership.user { keys.append("user:" + user) }
+            if let device = membership.device { keys.append("device:" + device) }
+            if let former = change.formerOwner {
+                if let user = former.user { keys.append("user:" + user) }
+                if let device = former.device { keys.append("device:" + device) }
+            }
+        }
+        orderingKeys = keys
         time = entry.time
         var payload: [(key: String, value: JSONValue)] = [("type", .string(type)), ("timestamp", .string(entry.time))]
         payload.append((key: "data", value: change.json))

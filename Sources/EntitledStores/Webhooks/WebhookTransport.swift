@@ -20,9 +20,15 @@ public struct HTTPWebhookTransport: WebhookTransport {
     /// does not.
     static let maximumAnswerBytes = 64 << 10
 
-    public init(http: HTTPClient = .shared) {
+    public init(http: HTTPClient = HTTPWebhookTransport.client) {
         self.http = http
     }
+
+    /// A client that follows no redirect: a 3xx is a failure, as the specification says, and following
+    /// one would turn the POST into a GET without the body that a 2xx then counts as delivered.
+    public static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow)
+    )
 
     public func send(_ message: WebhookMessage, to endpoint: WebhookEndpoint, at now: Date) async -> WebhookAttempt {
         let timestamp = Int64(now.timeIntervalSince1970)

@@ -22,6 +22,8 @@ public struct WebhooksConfiguration: Sendable, Hashable {
     public var adminToken: String?
 
     static let fileKeys: Set<String> = ["token-file", "admin-token-file", "endpoints"]
+    /// The actions a change may have: the membership writes, the event types, the catalog's and erasure.
+    public static let actions = ["grant", "claim", "revoke", "transfer", "extend"] + EntitledRequest.Names.eventTypes + ["define", "undefine", "erase"]
     static let endpointKeys: Set<String> = [
         "name", "url", "secrets", "actions", "products", "entitlements", "timeout-seconds", "concurrency", "retry-days", "start",
     ]
@@ -39,6 +41,7 @@ public struct WebhooksConfiguration: Sendable, Hashable {
         if let unknown = members.first(where: { !fileKeys.contains($0.key) }) {
             throw .init(path, "has an unknown key \"\(unknown.key)\"; the keys are \(fileKeys.sorted().joined(separator: ", "))")
         }
+        if let repeated = repeatedKey(members) { throw .init(path, "has the key \"\(repeated)\" twice") }
         let object = Dictionary(members, uniquingKeysWith: { first, _ in first })
         var configuration = WebhooksConfiguration(endpoints: [], starts: [:])
         configuration.feedToken = try object["token-file"].map { value throws(WebhooksConfigurationError) in try token(value, key: "token-file", path: path) }
@@ -66,6 +69,7 @@ public struct WebhooksConfiguration: Sendable, Hashable {
         if let unknown = members.first(where: { !endpointKeys.contains($0.key) }) {
             throw .init(path, "\(place) has an unknown key \"\(unknown.key)\"; an endpoint's keys are \(endpointKeys.sorted().joined(separator: ", "))")
         }
+        if let repeated = repeatedKey(members) { throw .init(path, "\(place) has the key \"\(repeated)\" twice") }
         let object = Dictionary(members, uniquingKeysWith: { first, _ in first })
         guard let name = object["name"]?.stringValue, WebhookEndpoint.isValidName(name) else {
             throw .init(path, "\(place) needs a \"name\" of 1 to 64 letters, digits, - or _")
@@ -96,6 +100,12 @@ public struct WebhooksConfiguration: Sendable, Hashable {
             }
             return number
         }
+        if let actions = try set("actions") {
+            let known = Set(WebhooksConfiguration.actions)
+            if let unknown = actions.sorted().first(where: { !known.contains($0) }) {
+                throw .init(path, "\(named): \"actions\" names \"\(unknown)\", which is no action; the actions are \(WebhooksConfiguration.actions.joined(separator: ", "))")
+            }
+        }
         let start: WebhookStart
         switch object["start"]?.stringValue {
         case nil where object["start"] == nil, "newest": start = .newest
@@ -109,6 +119,12 @@ public struct WebhooksConfiguration: Sendable, Hashable {
             retryPeriod: .seconds(Int64(try number("retry-days", 1...30, default: 3)) * 86_400)
         )
         return (endpoint, start)
+    }
+
+    /// A key given twice: which of the two was meant cannot be told.
+    private static func repeatedKey(_ members: [(key: String, value: JSONValue)]) -> String? {
+        var seen = Set<String>()
+        return members.first { !seen.insert($0.key).inserted }?.key
     }
 
     private static func token(_ value: JSONValue, key: String, path: String) throws(WebhooksConfigurationError) -> String {

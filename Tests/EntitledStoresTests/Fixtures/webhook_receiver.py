@@ -93,6 +93,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
             extra = {"Retry-After": failure["retry_after"]} if failure.get("retry_after") else {}
+            if 300 <= int(failure["status"]) < 400:
+                extra["Location"] = "/moved"  # a sender that follows it would POST there as a GET without the body
             return self.answer(int(failure["status"]), b"not now", extra)
         if not verified(body, headers):
             with lock:
