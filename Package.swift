@@ -272,6 +272,7 @@ let package = Package(
                 "EntitledClient",
                 "EntitledConsole",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // Operator tools, built with the package.

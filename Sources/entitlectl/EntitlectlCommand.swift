@@ -28,6 +28,10 @@ struct EntitlectlCommand: ParsableCommand {
             ENTITLED_TOKEN environment variable is sent when connecting, and again on each reconnection. \
             Prefer --token-file or ENTITLED_TOKEN: any user of the machine can read a command line (ps), and \
             although entitlectl overwrites a --token value as soon as it starts, it is visible until then.
+
+            The webhooks command speaks to entitled-stores serve --webhooks at --stores instead, with the admin \
+            token of --stores-token-file or the ENTITLECTL_STORES_TOKEN environment variable (never on the \
+            command line).
             """,
         version: "0.1.0"
     )
@@ -66,6 +70,17 @@ struct EntitlectlCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Connect over TLS, trusting the PEM certificates of this file (a private CA, or the server's self-signed certificate).", valueName: "file"))
     var tlsCa: String?
 
+    @Option(help: ArgumentHelp("entitled-stores' address, for the webhooks command.", valueName: "url"))
+    var stores = "http://127.0.0.1:7118"
+
+    @Option(
+        help: ArgumentHelp(
+            "For the webhooks command: the admin token of entitled-stores' webhook routes (the webhooks file's admin-token-file) is the first line of this file; else ENTITLECTL_STORES_TOKEN.",
+            valueName: "path"
+        )
+    )
+    var storesTokenFile: String?
+
     @Flag(help: "Print the server's JSON response lines as they are.")
     var json = false
 
@@ -95,6 +110,7 @@ struct EntitlectlCommand: ParsableCommand {
         }
         if token?.isEmpty == true { throw ValidationError("--token must not be empty") }
         if tokenFile?.isEmpty == true { throw ValidationError("--token-file must name a file") }
+        if storesTokenFile?.isEmpty == true { throw ValidationError("--stores-token-file must name a file") }
     }
 
     var address: ServerAddress {
@@ -113,8 +129,15 @@ struct EntitlectlCommand: ParsableCommand {
             StandardStreams.error(style.red("error: ") + error.message + "\n")
             return CommandOutcome.usageError.exitStatus
         }
-        if let tokenFile, TokenFile.isReadableByOthers(path: tokenFile) {
-            StandardStreams.error(style.yellow("warning: ") + "other users of this machine can read the token file \(tokenFile); chmod 600 it\n")
+        let storesToken: StoresToken?
+        do {
+            storesToken = try StoresToken.resolve(file: storesTokenFile, environment: environment)
+        } catch {
+            StandardStreams.error(style.red("error: ") + error.message + "\n")
+            return CommandOutcome.usageError.exitStatus
+        }
+        for file in [tokenFile, storesTokenFile].compactMap({ $0 }) where TokenFile.isReadableByOthers(path: file) {
+            StandardStreams.error(style.yellow("warning: ") + "other users of this machine can read the token file \(file); chmod 600 it\n")
         }
         var clientTLS: EntitledClientTLS?
         if tls || tlsCa != nil {
@@ -134,6 +157,7 @@ struct EntitlectlCommand: ParsableCommand {
             standardOutput: { StandardStreams.output($0 + "\n") },
             standardError: { StandardStreams.error($0 + "\n") }
         )
+        session.webhookAdministration = StoresAdministration(address: stores, token: storesToken, timeout: timeout)
         if !command.isEmpty {
             return session.runOneShot(words: command).exitStatus
         }

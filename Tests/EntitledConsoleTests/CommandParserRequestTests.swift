@@ -403,6 +403,7 @@ import Testing
         switch parsed {
         case .request(let command, _)?: #expect(command == spec.name)
         case .export?: #expect(spec.name == "export")
+        case .webhooks?: #expect(spec.name == "webhooks")
         case .raw?: #expect(spec.name == "raw")
         case .help?: #expect(spec.name == "help")
         case .quit?, nil: Issue.record("\(example) parsed as \(String(describing: parsed))")

@@ -24,6 +24,7 @@ import Testing
                   unwatch   Stop watching a subject (or everyone); with nothing, stop every watch.
                   changes   Show the change feed: every change the server made, oldest first, a page at a time.
                   export    Write a full copy of every membership, as of one change, as JSON lines.
+                  webhooks  Show entitled-stores' webhook endpoints, their lag and failed deliveries; resume one, redeliver a message.
                   snapshot  Write a snapshot of the whole state to the server's data directory now.
                   stats     Show the server's counters: requests, errors, latency, connections, store size, log and snapshot.
                   reload    Have the server re-read its auth file (--auth), as SIGHUP does.
@@ -39,7 +40,7 @@ import Testing
     @Test func theOverviewBoldsTheCommandNamesWithoutChangingTheAlignment() {
         let lines = HelpText.overview(style: TextStyle(usesColor: true)).split(separator: "\n")
         #expect(lines[1] == "  \u{1B}[1mcheck\u{1B}[0m     Is access active now (or at TIME)? Any product, one product or one entitlement.")
-        #expect(lines[18] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
+        #expect(lines[19] == "  \u{1B}[1msnapshot\u{1B}[0m  Write a snapshot of the whole state to the server's data directory now.")
     }
 
     @Test func commandHelpShowsUsageSummaryDetailsAndExample() throws {
@@ -151,7 +152,7 @@ import Testing
         #expect(CommandSpec.named("grants") == nil)
         #expect(CommandSpec.all.map(\.name) == [
             "check", "grant", "claim", "revoke", "extend", "event", "show", "customer", "history", "define", "undefine", "erase", "catalog",
-            "watch", "unwatch", "changes", "export", "snapshot", "stats", "reload", "ping", "raw", "help", "quit", "exit",
+            "watch", "unwatch", "changes", "export", "webhooks", "snapshot", "stats", "reload", "ping", "raw", "help", "quit", "exit",
         ])
     }
 }

@@ -55,6 +55,7 @@ public enum CommandParser {
         case .watch, .unwatch: watch
         case .changes: changes
         case .export: export
+        case .webhooks: webhooks
         case .catalog, .snapshot, .ping, .stats, .reload: operation
         case .raw: raw
         case .help: help

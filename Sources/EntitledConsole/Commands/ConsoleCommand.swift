@@ -7,9 +7,10 @@
 public enum ConsoleCommand: String, CaseIterable, Sendable {
     // Each is defined in the files of its group: Reads (check, show, customer, history), Memberships
     // (grant, claim, revoke, extend, event, erase), Catalog (define, undefine, catalog), Feed (changes,
-    // export) and Admin (the rest), as `CommandSpec+<Group>.swift` and `CommandParser+<Group>.swift`.
+    // export), Webhooks (webhooks, which speaks to entitled-stores, not to the server) and Admin (the
+    // rest), as `CommandSpec+<Group>.swift` and `CommandParser+<Group>.swift`.
     case check, grant, claim, revoke, extend, event, show, customer, history, define, undefine, erase, catalog
-    case watch, unwatch, changes, export, snapshot, stats, reload, ping, raw, help, quit, exit
+    case watch, unwatch, changes, export, webhooks, snapshot, stats, reload, ping, raw, help, quit, exit
 
     /// The command a typed word names, compared without regard to case.
     public init?(word: String) {
@@ -36,6 +37,7 @@ public enum ConsoleCommand: String, CaseIterable, Sendable {
         case .unwatch: .unwatch
         case .changes: .changes
         case .export: .export
+        case .webhooks: .webhooks
         case .snapshot: .snapshot
         case .stats: .stats
         case .reload: .reload

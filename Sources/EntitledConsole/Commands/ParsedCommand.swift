@@ -7,6 +7,9 @@ public enum ParsedCommand: Sendable, Hashable {
     case request(command: String, EntitledRequest)
     /// Read a whole export, page after page on one connection, and write it as JSON lines.
     case export(ExportPlan)
+    /// Ask entitled-stores (not the server) about its webhook endpoints, or have it resume one or
+    /// redeliver a message.
+    case webhooks(WebhookCommand)
     /// Send a protocol line exactly as typed (`raw`).
     case raw(String)
     /// Show the list of commands, or one command's syntax.

@@ -91,6 +91,15 @@ public enum Completer {
         case .define:
             if arguments.isEmpty { return Array(knowledge.entitlements) }
             return Array(knowledge.products.subtracting(arguments)) + options
+        case .webhooks:
+            // The action or an endpoint, then the endpoint, then (for redeliver) one of its given-up messages.
+            let endpoints = knowledge.webhookEndpoints.keys
+            guard let action = arguments.first?.lowercased() else { return ["resume", "redeliver"] + endpoints }
+            switch (action, arguments.count) {
+            case ("resume", 1), ("redeliver", 1): return Array(endpoints)
+            case ("redeliver", 2): return Array(knowledge.webhookEndpoints[arguments[1]] ?? [])
+            default: return []
+            }
         case .help:
             return arguments.isEmpty ? CommandSpec.all.map(\.name) : []
         default:

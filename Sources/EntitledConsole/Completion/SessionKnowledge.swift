@@ -15,6 +15,9 @@ public struct SessionKnowledge: Sendable, Hashable {
     /// Whether a whole catalog was learned (from `catalog`), so the entitlements above are all there are
     /// as of then.
     public var knowsCatalog = false
+    /// entitled-stores' webhook endpoints, and the ids of each one's given-up messages, as `webhooks` last
+    /// showed them: what `webhooks resume` and `webhooks redeliver` complete.
+    public var webhookEndpoints: [String: Set<String>] = [:]
 
     public init() {}
 

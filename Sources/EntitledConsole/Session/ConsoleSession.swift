@@ -6,7 +6,7 @@ import EntitledClient
 public final class ConsoleSession {
     public let connection: EntitledConnection
     /// What responses have shown so far, for Tab completion.
-    public private(set) var knowledge = SessionKnowledge()
+    public internal(set) var knowledge = SessionKnowledge()
     /// When the catalog was last read (milliseconds since the epoch), for `refreshCatalogIfStale()`.
     private var catalogReadAt: Int64?
     /// Print the server's response lines as they are instead of tables and sentences.
@@ -23,6 +23,9 @@ public final class ConsoleSession {
     /// with the erased user and device ids: the interactive console takes every line naming them out of
     /// its history file, since the person is gone from the server.
     public var erasureHandler: (([String]) -> Void)?
+    /// entitled-stores' webhook admin routes, for the `webhooks` command; `nil` where the console cannot
+    /// reach them (the command then says so).
+    public var webhookAdministration: (any WebhookAdministration)?
     /// Where answers go, and errors as they are (`standardError(_:)` adds the script line's number).
     let standardOutput: (String) -> Void
     let writeError: (String) -> Void
@@ -161,6 +164,8 @@ public final class ConsoleSession {
             return .succeeded
         case .export(let plan):
             return export(plan)
+        case .webhooks(let command):
+            return webhooks(command)
         case .raw(let line):
             let outcome = exchange { () throws(EntitledClientError) in try connection.send(line: line) } show: { response in
                 // raw shows the response line as the server wrote it, whatever the output mode.
