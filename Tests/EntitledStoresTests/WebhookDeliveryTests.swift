@@ -219,6 +219,20 @@ struct WebhookDeliveryTests {
         await delivery.stop()
     }
 
+    @Test func anEndpointsConcurrencyIsWhatReachesTheReceiverBeyondTheHTTPClientsDefaultOfEight() async throws {
+        let harness = try await Harness()
+        try harness.receiver.set(["delay_ms": 300])
+        var endpoint = harness.endpoint()
+        endpoint.concurrency = 16
+        let delivery = try harness.delivery(endpoint)
+        await delivery.start()
+        try await harness.grant(32, users: 32)
+        _ = try await harness.waitForDeliveries(32)
+        let most = try harness.receiver.state()["max_in_flight"] as? Int ?? 0
+        #expect(most > 8 && most <= 16, "at most \(most) messages in flight at the receiver")
+        await delivery.stop()
+    }
+
     @Test func aRedirectIsAFailureNotFollowedAndTheMessageIsTriedAgain() async throws {
         let harness = try await Harness()
         try harness.receiver.set(["fail_next": ["status": 301, "count": 2]])

@@ -26,7 +26,8 @@ except ImportError:
     VERIFIER = "specification (stdlib hmac)"
 
 lock = threading.Lock()
-state = {"secrets": [], "fail_next": None, "delay_ms": 0, "fail_user": None, "deliveries": [], "rejected": 0, "requests": 0}
+state = {"secrets": [], "fail_next": None, "delay_ms": 0, "fail_user": None, "deliveries": [], "rejected": 0, "requests": 0,
+         "in_flight": 0, "max_in_flight": 0}
 
 
 def verified(body, headers):
@@ -66,7 +67,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         with lock:
-            snapshot = {k: state[k] for k in ("deliveries", "rejected", "requests")}
+            snapshot = {k: state[k] for k in ("deliveries", "rejected", "requests", "max_in_flight")}
             snapshot["verifier"] = VERIFIER
         self.answer(200, json.dumps(snapshot).encode(), {"Content-Type": "application/json"})
 
@@ -77,6 +78,17 @@ class Handler(BaseHTTPRequestHandler):
                 state.update(json.loads(body))
             return self.answer(200)
         headers = {name.lower(): value for name, value in self.headers.items()}
+        with lock:
+            state["in_flight"] += 1
+            state["max_in_flight"] = max(state["max_in_flight"], state["in_flight"])
+        try:
+            self.take(body, headers)
+        finally:
+            with lock:
+                state["in_flight"] -= 1
+
+    def take(self, body, headers):
+        """Answers one message: a planned failure, a delay, a signature check, then 204 and the record."""
         with lock:
             state["requests"] += 1
             delay = state["delay_ms"] / 1000
