@@ -1,0 +1,3 @@
+module entitled.dev/webhook-bench
+
+go 1.19
