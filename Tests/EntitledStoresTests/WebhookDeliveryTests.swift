@@ -233,6 +233,26 @@ struct WebhookDeliveryTests {
         await delivery.stop()
     }
 
+    @Test func aMessageWaitingForItsNextTryLeavesTheFeedAloneUntilThen() async throws {
+        let harness = try await Harness()
+        try harness.receiver.set(["fail_user": "stuck"])
+        let delivery = try harness.delivery(harness.endpoint())
+        await delivery.start()
+        _ = try await harness.writer.granting(.grant(user: "stuck", product: "prod_a"))
+        func changesRead() async throws -> Int {
+            try await harness.writer.send(.init(op: "stats"))["requests"]?["byOp"]?["changes"]?.intValue ?? 0
+        }
+        try await Task.sleep(for: .seconds(1))
+        let before = try await changesRead()
+        try await Task.sleep(for: .seconds(1))
+        // Caught up, the deliverer waits on the feed (300 ms a read in this test) while the message waits
+        // for its backoff: a few reads a second, not one after another.
+        let reads = try await changesRead() - before
+        #expect(reads < 20, "\(reads) reads of the feed in a second")
+        #expect(await delivery.status().counters.retried >= 2, "the message was tried again meanwhile")
+        await delivery.stop()
+    }
+
     @Test func aRedirectIsAFailureNotFollowedAndTheMessageIsTriedAgain() async throws {
         let harness = try await Harness()
         try harness.receiver.set(["fail_next": ["status": 301, "count": 2]])

@@ -56,6 +56,8 @@ public actor EndpointDelivery {
     private var newestSeen: UInt64 = 0
     private var persistScheduled = false
     private var wake: CheckedContinuation<Void, Never>?
+    /// The timer that runs `dispatch` when the earliest waiting try (or the throttle's end) is due, and when.
+    private var dispatchTimer: (task: Task<Void, Never>, due: ContinuousClock.Instant)?
     private var running: Task<Void, Never>?
 
     /// - Parameter state: what the state file kept; `nil` for a new endpoint, which starts as `start` says
@@ -86,6 +88,8 @@ public actor EndpointDelivery {
 
     /// Stops, and writes the progress down.
     public func stop() async {
+        dispatchTimer?.task.cancel()
+        dispatchTimer = nil
         running?.cancel()
         wakeUp()
         await running?.value
@@ -136,7 +140,9 @@ public actor EndpointDelivery {
             let caughtUp = readPosition >= newestSeen
             let page: FeedPageInfo
             do throws(EntitledClientError) {
-                page = try await feed.page(after: readPosition, limit: tuning.pageSize, wait: caughtUp && queue.isEmpty ? tuning.feedWait : 0)
+                // Caught up, the read waits for the next change, whatever waits to be sent: a message's next
+                // try is the dispatch timer's (`scheduleDispatch`), so the reader never spins on the feed.
+                page = try await feed.page(after: readPosition, limit: tuning.pageSize, wait: caughtUp ? tuning.feedWait : 0)
                 feedFailures = 0
             } catch {
                 if case .server(let failure) = error, failure.code == .truncated {
@@ -195,7 +201,10 @@ public actor EndpointDelivery {
     private func dispatch() {
         guard state.setAside == nil else { return }
         let now = ContinuousClock.now
-        if let throttledUntil, now < throttledUntil { return }
+        if let throttledUntil, now < throttledUntil { return scheduleDispatch(at: throttledUntil) }
+        // The earliest try passed over for its wait: when to look again, if nothing else calls first.
+        var nextDue: ContinuousClock.Instant?
+        defer { if let nextDue { scheduleDispatch(at: nextDue) } }
         var keysAhead = Set<String>()
         var position = queue.nextWaiting(from: nil)
         var isFirst = true
@@ -206,7 +215,9 @@ public actor EndpointDelivery {
             let keys = queued.message.orderingKeys
             guard !keys.isEmpty else {
                 // A barrier: it goes once everything before it is delivered, and nothing after it goes first.
-                if isFirst, inFlight == 0, !queued.inFlight, queued.notBefore.map({ now >= $0 }) ?? true { send(at: index) }
+                if isFirst, inFlight == 0, !queued.inFlight {
+                    if let notBefore = queued.notBefore, now < notBefore { nextDue = notBefore } else { send(at: index) }
+                }
                 return
             }
             // Waits behind any earlier message of its membership, its user or its device; and holds back
@@ -214,9 +225,29 @@ public actor EndpointDelivery {
             let blocked = keys.contains { keysAhead.contains($0) }
             keysAhead.formUnion(keys)
             guard !blocked, !queued.inFlight else { continue }
-            if let notBefore = queued.notBefore, now < notBefore { continue }
+            if let notBefore = queued.notBefore, now < notBefore {
+                nextDue = min(nextDue ?? notBefore, notBefore)
+                continue
+            }
             send(at: index)
         }
+    }
+
+    /// Has `dispatch` run at `due`, unless a timer already runs it sooner.
+    private func scheduleDispatch(at due: ContinuousClock.Instant) {
+        if let dispatchTimer, dispatchTimer.due <= due { return }
+        dispatchTimer?.task.cancel()
+        let task = Task {
+            try? await Task.sleep(until: due)
+            guard !Task.isCancelled else { return }
+            self.dispatchTimerFired()
+        }
+        dispatchTimer = (task, due)
+    }
+
+    private func dispatchTimerFired() {
+        dispatchTimer = nil
+        dispatch()
     }
 
     private func send(at index: Int) {
