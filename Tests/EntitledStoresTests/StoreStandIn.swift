@@ -7,28 +7,13 @@ import Foundation
 /// `appstore_standin.py` (the App Store Server API, one environment a process). The failures a test asks
 /// for and the traffic counted are `standin_faults.py`'s.
 final class StoreStandIn {
-    let process = Process()
-    private(set) var port = 0
+    private let script: ListeningScript
+    var port: Int { script.port }
 
     /// - Parameter arguments: the script's own (the webhook receiver's `--port`).
     init(_ name: String, arguments: [String] = []) throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name).py")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [Self.python(for: name), script.path] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let match = String(decoding: line, as: UTF8.self).firstMatch(of: /listening on (\d+)/), let port = Int(match.1) else {
-            throw TestSupportFailure(description: "the stand-in \(name) did not start: \(String(decoding: line, as: UTF8.self))")
-        }
-        self.port = port
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name).py").path
+        script = try ListeningScript(program: Self.python(for: name), arguments: [path] + arguments, name: "the stand-in \(name)")
     }
 
     /// The Python a stand-in runs on: the webhook receiver on the one with `standardwebhooks` when Tools/test.sh
@@ -53,13 +38,6 @@ final class StoreStandIn {
         probe.waitUntilExit()
         return probe.terminationStatus == 0 ? "python3" : "/usr/bin/python3"
     }()
-
-    deinit {
-        // SIGKILL: a child of the test runner inherits its blocked signals, SIGTERM included (the script
-        // clears its mask too, but a kill cannot be blocked at all).
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
 
     var url: String { "http://127.0.0.1:\(port)" }
 

@@ -5,8 +5,8 @@ import Foundation
 /// on its first line: the webhook receiver of EntitledStoresTests' fixtures (which this target cannot
 /// reach as a class, only as a script), or a small script of a test's own. Killed when released.
 final class PythonServer {
-    let process = Process()
-    private(set) var port = 0
+    private let script: ListeningScript
+    var port: Int { script.port }
 
     /// The webhook receiver (Tests/EntitledStoresTests/Fixtures/webhook_receiver.py), verifying every
     /// signature with `secret`.
@@ -21,28 +21,7 @@ final class PythonServer {
 
     /// Runs `python arguments...` (a script's path, or `-c` and its code).
     init(python: String = "python3", arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [python] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let match = String(decoding: line, as: UTF8.self).firstMatch(of: /listening on (\d+)/), let port = Int(match.1) else {
-            throw TestSupportFailure(description: "the Python server did not start: \(String(decoding: line, as: UTF8.self))")
-        }
-        self.port = port
-    }
-
-    deinit {
-        // SIGKILL: a child of the test runner inherits its blocked signals, SIGTERM included.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        script = try ListeningScript(program: python, arguments: arguments, name: "the Python server")
     }
 
     var url: String { "http://127.0.0.1:\(port)" }
