@@ -89,6 +89,9 @@ struct EntitledCommand: AsyncParsableCommand {
     @Option(help: "The most requests of one connection answered in one turn of its event loop, so that one pipelining client cannot make the others wait. Default: \(ServerConfiguration.defaultMaximumRequestsPerTurn).")
     var maxRequestsPerTurn: Int?
 
+    @Option(help: "The most users and devices watched at once over all connections (each watch of a user or device counts one); a watch beyond is answered over_limit. Default: \(ServerConfiguration.defaultMaximumSubjectWatches).")
+    var maxWatches: Int?
+
     @Option(help: "On SIGTERM or SIGINT, the most seconds connections get to finish the requests they sent before they are closed (0: at once); the final snapshot follows. Default: \(Int(ServerConfiguration.defaultShutdownTimeoutSeconds)).")
     var shutdownTimeout: Double?
 
@@ -185,6 +188,7 @@ struct EntitledCommand: AsyncParsableCommand {
         give("idle-timeout", idleTimeout.map(ConfigContent.double))
         give("auth-timeout", authTimeout.map(ConfigContent.double))
         give("max-requests-per-turn", maxRequestsPerTurn.map(ConfigContent.int))
+        give("max-watches", maxWatches.map(ConfigContent.int))
         give("shutdown-timeout", shutdownTimeout.map(ConfigContent.double))
         give("min-seq-wait", minSeqWait.map(ConfigContent.int))
         give("tls-cert", tlsCert.map(ConfigContent.string))

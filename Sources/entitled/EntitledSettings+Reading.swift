@@ -41,6 +41,7 @@ extension EntitledSettings {
             idleTimeout = try sources.number("idle-timeout") ?? idleTimeout
             authTimeout = try sources.number("auth-timeout") ?? authTimeout
             maxRequestsPerTurn = try sources.integer("max-requests-per-turn") ?? maxRequestsPerTurn
+            maxWatches = try sources.integer("max-watches") ?? maxWatches
             shutdownTimeout = try sources.number("shutdown-timeout") ?? shutdownTimeout
             minSeqWait = try sources.integer("min-seq-wait") ?? minSeqWait
             tlsCert = sources.text("tls-cert")

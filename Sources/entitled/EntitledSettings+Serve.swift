@@ -67,7 +67,7 @@ extension EntitledSettings {
                 "dataDir": "\(postgres == nil ? dataDir : "none (cluster)")", "fsync": "\(postgres == nil ? fsync.rawValue : "n/a (cluster)")",
                 "postgres": "\(postgres.flatMap { try? PostgresLocation(url: $0).description } ?? (postgres == nil ? "off" : "invalid"))", "snapshotInterval": "\(snapshotInterval)s",
                 "eventLoops": "\(eventLoops)", "busyPoll": busyPoll == 0 ? "off" : "adaptive up to \(busyPoll)µs", "ioUring": "\(noIoUring ? "off" : "on where the kernel allows")", "maxLineLength": "\(maxLineLength)",
-                "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "authTimeout": "\(authFile == nil ? "n/a" : "\(authTimeout)s")", "maxRequestsPerTurn": "\(maxRequestsPerTurn)",
+                "maxConnections": "\(maxConnections)", "idleTimeout": "\(idleTimeout)s", "authTimeout": "\(authFile == nil ? "n/a" : "\(authTimeout)s")", "maxRequestsPerTurn": "\(maxRequestsPerTurn)", "maxWatches": "\(maxWatches)",
                 "shutdownTimeout": "\(shutdownTimeout)s", "minSeqWait": "\(minSeqWait)ms", "feedRetention": "\((try? changeFeedRetention())?.description ?? feedRetention)", "transferRule": "\(transferRule.rawValue)", "unsyncedReads": "\(postgres == nil ? unsyncedReads.rawValue : "n/a (cluster)")",
                 "auth": "\(authFile.map { "\($0) (\(accessTokens?.entries.count ?? 0) tokens)" } ?? (insecureNoAuth ? "off (insecure)" : "off"))",
                 "tls": "\(tlsCert ?? "off")", "logLevel": "\(logLevel)", "logFormat": "\(logFormat.rawValue)",
@@ -143,6 +143,7 @@ extension EntitledSettings {
         let metricsAddress = NIOLockedValueBox<String?>(nil)
         var processor = backend.processor
         processor.transferRule = transferRule
+        processor.maximumSubjectWatches = maxWatches
         let server = EntitledServer(
             processor: processor,
             configuration: configuration,

@@ -29,6 +29,7 @@ struct EntitledSettings: Sendable {
     var idleTimeout = ServerConfiguration.defaultIdleTimeoutSeconds
     var authTimeout = ServerConfiguration.defaultAuthenticationTimeoutSeconds
     var maxRequestsPerTurn = ServerConfiguration.defaultMaximumRequestsPerTurn
+    var maxWatches = ServerConfiguration.defaultMaximumSubjectWatches
     var shutdownTimeout = ServerConfiguration.defaultShutdownTimeoutSeconds
     var minSeqWait = ServerConfiguration.defaultMinimumSequenceWaitMilliseconds
     var tlsCert: String?
@@ -87,6 +88,7 @@ struct EntitledSettings: Sendable {
         }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, not \(maxConnections)") }
         guard maxRequestsPerTurn >= 1 else { throw ValidationError("--max-requests-per-turn must be at least 1, not \(maxRequestsPerTurn)") }
+        guard maxWatches >= 0 else { throw ValidationError("--max-watches must be 0 (no watches of users and devices) or more, not \(maxWatches)") }
         guard (0...3600).contains(shutdownTimeout) else {
             throw ValidationError("--shutdown-timeout must be from 0 to 3600 seconds, not \(shutdownTimeout)")
         }

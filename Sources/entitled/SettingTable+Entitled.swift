@@ -26,6 +26,7 @@ extension SettingTable {
             .init(name: "idle-timeout", kind: .number),
             .init(name: "auth-timeout", kind: .number),
             .init(name: "max-requests-per-turn", kind: .integer),
+            .init(name: "max-watches", kind: .integer),
             .init(name: "shutdown-timeout", kind: .number),
             .init(name: "min-seq-wait", kind: .integer),
             .init(name: "tls-cert", kind: .text),

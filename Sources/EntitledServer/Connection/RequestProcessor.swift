@@ -27,6 +27,12 @@ public struct RequestProcessor: Sendable {
     public var transferRule = TransferRule.transfer
     /// Where changes are announced to the connections that watch them.
     var watchHub: WatchHub { publication.watchHub }
+    /// The most users and devices watched at once over all connections (`--max-watches`); a `watch` beyond
+    /// is answered `over_limit`.
+    public var maximumSubjectWatches: Int {
+        get { watchHub.maximumSubjectWatches }
+        set { watchHub.maximumSubjectWatches = newValue }
+    }
     /// The connections whose `minSeq` read waits for a change.
     var sequenceWaiters: SequenceWaiters { publication.sequenceWaiters }
 

@@ -84,6 +84,10 @@ public struct ServerConfiguration: Sendable {
     /// Ten thousand: far more than a fleet of pooled backends needs, and what the default descriptor
     /// limit the server raises itself to (see `entitled`) can carry.
     public static let defaultMaximumConnections = 10_000
+    /// The most users and devices watched at once over all connections (`--max-watches`): about 320 bytes
+    /// each (measured with 100 connections of 1,000 watches), so about 320 MB at most. Without a bound,
+    /// `--max-connections` connections of 1,000 watches each could hold 10 million (3.2 GB).
+    public static let defaultMaximumSubjectWatches = 1_000_000
     /// Five minutes: long enough for a pooled connection between bursts, short enough that clients that
     /// vanished without closing do not pile up.
     public static let defaultIdleTimeoutSeconds: Double = 300

@@ -27,12 +27,12 @@ extension ServedConnection {
         case .unwatch(let target):
             watches.remove(target)
         }
-        guard context.processor.watchHub.register(self, for: watches.keys) else {
-            let error = WireError(
-                .overLimit, "\(WatchHub.maximumEverythingWatchers) connections watch every subject already; unwatch one of them first"
-            )
-            appendAnswer { ResponseEncoder.write(error, id: id, into: &$0) }
-            return error.code
+        do {
+            try context.processor.watchHub.register(self, for: watches.keys)
+        } catch {
+            let refused = error.wireError
+            appendAnswer { ResponseEncoder.write(refused, id: id, into: &$0) }
+            return refused.code
         }
         self.watches = watches.count == 0 ? nil : watches
         appendAnswer { ResponseEncoder.write(.watches(watches.count), id: id, into: &$0) }
@@ -92,7 +92,7 @@ extension ServedConnection {
     func dropAllWatches() {
         guard watches != nil else { return }
         watches = nil
-        context.processor.watchHub.register(self, for: WatchKeys())
+        context.processor.watchHub.unregister(self)
     }
 
     /// Ends a watch of every subject that the connection's access no longer allows (its token now has
@@ -101,6 +101,7 @@ extension ServedConnection {
         guard access.watchScope != .everything, var held = watches, held.everything else { return }
         held.remove(.all)
         watches = held.count == 0 ? nil : held
-        context.processor.watchHub.register(self, for: held.keys)
+        // Fewer keys than registered: never refused.
+        try? context.processor.watchHub.register(self, for: held.keys)
     }
 }

@@ -1,4 +1,5 @@
 import EntitledCore
+import EntitledWire
 import NIOConcurrencyHelpers
 
 /// Which connections watch which subjects, shared by every loop: a write on one loop reaches watchers on
@@ -12,6 +13,9 @@ final class WatchHub: Sendable {
         var everything: [ObjectIdentifier: UncheckedConnection] = [:]
         /// What each connection registered, to undo it.
         var keys: [ObjectIdentifier: WatchKeys] = [:]
+        /// The users and devices registered, summed over the connections: what `maximumSubjectWatches` bounds.
+        var subjectWatches = 0
+        var maximumSubjectWatches = ServerConfiguration.defaultMaximumSubjectWatches
     }
 
     private let registry = NIOLockedValueBox(Registry())
@@ -20,6 +24,28 @@ final class WatchHub: Sendable {
     /// loop, so each costs every write a task on its loop.
     static let maximumEverythingWatchers = 16
 
+    /// The most users and devices watched at once over all connections (`--max-watches`); lowering it
+    /// takes no watch away, it refuses new ones until enough end.
+    var maximumSubjectWatches: Int {
+        get { registry.withLockedValue { $0.maximumSubjectWatches } }
+        set { registry.withLockedValue { $0.maximumSubjectWatches = newValue } }
+    }
+
+    /// Why `register(_:for:)` refused new keys.
+    enum Refusal: Error {
+        case everythingWatchersFull
+        case subjectWatchesFull(maximum: Int)
+
+        var wireError: WireError {
+            switch self {
+            case .everythingWatchersFull:
+                WireError(.overLimit, "\(WatchHub.maximumEverythingWatchers) connections watch every subject already; unwatch one of them first")
+            case .subjectWatchesFull(let maximum):
+                WireError(.overLimit, "the server holds \(maximum) watches of users and devices already (--max-watches); unwatch some first or retry later")
+            }
+        }
+    }
+
     /// Whether any connection watches anything: writes build no notice while none does (it costs an
     /// allocation a write). A watch that arrives between a write and its publication misses that write,
     /// which happened before the watch began.
@@ -27,19 +53,25 @@ final class WatchHub: Sendable {
         registry.withLockedValue { !$0.keys.isEmpty }
     }
 
-    /// Replaces what `connection` is registered for with `keys` (nothing, when `keys` is empty). Returns
-    /// false, changing nothing, when `keys` would add a watch of every subject beyond
-    /// `maximumEverythingWatchers`.
-    @discardableResult
-    func register(_ connection: ServedConnection, for keys: WatchKeys) -> Bool {
+    /// Replaces what `connection` is registered for with `keys` (nothing, when `keys` is empty). Refuses,
+    /// changing nothing, keys that would add a watch of every subject beyond `maximumEverythingWatchers`,
+    /// or more users and devices than `maximumSubjectWatches`; fewer keys are always taken.
+    func register(_ connection: ServedConnection, for keys: WatchKeys) throws(Refusal) {
         let identifier = ObjectIdentifier(connection)
         let handle = UncheckedConnection(connection)
-        return registry.withLockedValue { registry in
+        let refusal = registry.withLockedValue { registry -> Refusal? in
             if keys.everything, registry.everything[identifier] == nil, registry.everything.count >= Self.maximumEverythingWatchers {
-                return false
+                return .everythingWatchersFull
+            }
+            let old = registry.keys[identifier] ?? WatchKeys()
+            if keys.subjectCount > old.subjectCount,
+                registry.subjectWatches - old.subjectCount + keys.subjectCount > registry.maximumSubjectWatches
+            {
+                return .subjectWatchesFull(maximum: registry.maximumSubjectWatches)
             }
             // Only the keys that changed: a connection may hold a thousand, and every loop waits on this lock.
-            let old = registry.keys.removeValue(forKey: identifier) ?? WatchKeys()
+            registry.keys[identifier] = nil
+            registry.subjectWatches += keys.subjectCount - old.subjectCount
             for user in old.users.subtracting(keys.users) {
                 registry.byUser[user]?.removeValue(forKey: identifier)
                 if registry.byUser[user]?.isEmpty == true { registry.byUser[user] = nil }
@@ -49,13 +81,19 @@ final class WatchHub: Sendable {
                 if registry.byDevice[device]?.isEmpty == true { registry.byDevice[device] = nil }
             }
             if !keys.everything { registry.everything.removeValue(forKey: identifier) }
-            guard !keys.isEmpty else { return true }
+            guard !keys.isEmpty else { return nil }
             registry.keys[identifier] = keys
             for user in keys.users.subtracting(old.users) { registry.byUser[user, default: [:]][identifier] = handle }
             for device in keys.devices.subtracting(old.devices) { registry.byDevice[device, default: [:]][identifier] = handle }
             if keys.everything { registry.everything[identifier] = handle }
-            return true
+            return nil
         }
+        if let refusal { throw refusal }
+    }
+
+    /// Ends every watch of `connection` (it closed, or lost its role); never refused.
+    func unregister(_ connection: ServedConnection) {
+        try? register(connection, for: WatchKeys())
     }
 
     /// Posts `notice` to every connection watching one of its memberships' user or device (or every
@@ -106,4 +144,7 @@ struct WatchKeys: Equatable {
     var everything = false
 
     var isEmpty: Bool { users.isEmpty && devices.isEmpty && !everything }
+
+    /// The users and devices: what a connection adds to `WatchHub.maximumSubjectWatches`.
+    var subjectCount: Int { users.count + devices.count }
 }
