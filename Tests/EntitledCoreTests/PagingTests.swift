@@ -55,6 +55,19 @@ import Testing
         #expect(StoreError.unknownPageCursor(cursor.rawValue).code == .invalid)
     }
 
+    @Test func aHistoryPageAfterAnErasedMembershipIsRefusedNamingTheMembership() throws {
+        // PROTOCOL.md, Pages: `history` refuses such an `after` as `memberships` does.
+        let store = makeStore(clock: clock)
+        (0..<3).forEach { store.buy("prod_\($0)", as: .user("alice")) }
+        let first = try store.historyPage(of: .user("alice"), limit: 1)
+        let cursor = try #require(first.next)
+        let named = try #require(cursor.membership)
+        _ = try store.erase(.user("alice"))
+        #expect(throws: StoreError.unknownPageCursor(named.rawValue)) {
+            try store.historyPage(of: .user("alice"), after: cursor, limit: 1)
+        }
+    }
+
     @Test func aTransactionsMembershipsAndAnEarlierMomentArePagedAlike() throws {
         let store = makeStore(clock: clock)
         let held = try store.grant(Grant(subject: .user("u1"), productId: "prod", transaction: Grant.Transaction(id: "t1", originalTransactionId: "t0"))).value
