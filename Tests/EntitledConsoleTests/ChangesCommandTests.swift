@@ -20,7 +20,7 @@ import Testing
     // MARK: the request
 
     @Test func changesWithoutOptionsReadsFromTheOldestChangeTheFeedHolds() throws {
-        #expect(try sentRequest("changes") == SentRequest(command: "changes", line: #"{"op":"changes","afterSeq":0}"#))
+        #expect(try sentRequest("changes") == SentRequest(command: .changes, line: #"{"op":"changes","afterSeq":0}"#))
     }
 
     @Test func afterLimitAndASubjectGoToTheRequest() throws {

@@ -9,7 +9,7 @@ import Testing
     @Test func checkWithAUserAndAnEntitlementAsksAboutTheEntitlement() throws {
         #expect(
             try sentRequest("check user:u1 entitlement:pro")
-                == SentRequest(command: "check", line: #"{"op":"check","user":"u1","entitlement":"pro"}"#)
+                == SentRequest(command: .check, line: #"{"op":"check","user":"u1","entitlement":"pro"}"#)
         )
     }
 
@@ -17,7 +17,7 @@ import Testing
         #expect(
             try sentRequest("check at=2027-01-01T10:00:00Z prod_pro device:d1 user:u1")
                 == SentRequest(
-                    command: "check",
+                    command: .check,
                     line: #"{"op":"check","user":"u1","device":"d1","product":"prod_pro","at":"2027-01-01T10:00:00Z"}"#
                 )
         )
@@ -47,7 +47,7 @@ import Testing
         #expect(
             try sentRequest("grant device:d1 prod_pro 30d source=app_store")
                 == SentRequest(
-                    command: "grant",
+                    command: .grant,
                     line: #"{"op":"grant","device":"d1","product":"prod_pro","source":"app_store","duration":"30d"}"#
                 )
         )
@@ -114,7 +114,7 @@ import Testing
     // MARK: claim
 
     @Test func claimSendsDeviceThenUserWhateverTheTypedOrder() throws {
-        let expected = SentRequest(command: "claim", line: #"{"op":"claim","device":"d1","user":"u1"}"#)
+        let expected = SentRequest(command: .claim, line: #"{"op":"claim","device":"d1","user":"u1"}"#)
         #expect(try sentRequest("claim device:d1 user:u1") == expected)
         #expect(try sentRequest("claim user:u1 device:d1") == expected)
     }
@@ -131,7 +131,7 @@ import Testing
     @Test func revokeWithoutAReasonLeavesTheReasonToTheServer() throws {
         #expect(
             try sentRequest("revoke mem_1ymr6jcw5jqzv")
-                == SentRequest(command: "revoke", line: #"{"op":"revoke","membership":"mem_1ymr6jcw5jqzv"}"#)
+                == SentRequest(command: .revoke, line: #"{"op":"revoke","membership":"mem_1ymr6jcw5jqzv"}"#)
         )
     }
 
@@ -170,7 +170,7 @@ import Testing
         #expect(
             try sentRequest("extend mem_1ymr6jcw5jqzv 1mo outage on 2026-11-20")
                 == SentRequest(
-                    command: "extend",
+                    command: .extend,
                     line: #"{"op":"extend","membership":"mem_1ymr6jcw5jqzv","duration":"1mo","reason":"outage on 2026-11-20"}"#
                 )
         )
@@ -191,7 +191,7 @@ import Testing
     @Test func extendToATimeSendsItAsTheNewExpiry() throws {
         #expect(
             try sentRequest("extend mem_x 2031-12-24T00:00:00Z")
-                == SentRequest(command: "extend", line: #"{"op":"extend","membership":"mem_x","expiresAt":"2031-12-24T00:00:00Z"}"#)
+                == SentRequest(command: .extend, line: #"{"op":"extend","membership":"mem_x","expiresAt":"2031-12-24T00:00:00Z"}"#)
         )
         #expect(
             try sentRequest("extend mem_x 2027-12-21T09:30:00.250+01:00 goodwill")?.line
@@ -237,7 +237,7 @@ import Testing
         #expect(
             try sentEvent("event mem_x cancellation id=evt_1 at=2026-12-03T10:00:00Z")
                 == SentRequest(
-                    command: "event",
+                    command: .event,
                     line: #"{"op":"event","membership":"mem_x","type":"cancellation","eventId":"evt_1","eventTime":"2026-12-03T10:00:00Z"}"#
                 )
         )
@@ -282,13 +282,13 @@ import Testing
     @Test func customerAsksForTheSubject() throws {
         #expect(
             try sentRequest("customer user:u1 device:d1")
-                == SentRequest(command: "customer", line: #"{"op":"customer","user":"u1","device":"d1"}"#)
+                == SentRequest(command: .customer, line: #"{"op":"customer","user":"u1","device":"d1"}"#)
         )
         #expect(try sentRequest("CUSTOMER Device:d1")?.line == #"{"op":"customer","device":"d1"}"#)
     }
 
     @Test func historyOfASubjectOrAnEntitlementWithAnOptionalLimitAsANumber() throws {
-        #expect(try sentRequest("history user:u1") == SentRequest(command: "history", line: #"{"op":"history","user":"u1"}"#))
+        #expect(try sentRequest("history user:u1") == SentRequest(command: .history, line: #"{"op":"history","user":"u1"}"#))
         #expect(try sentRequest("history device:d1 user:u1 limit=20")?.line == #"{"op":"history","user":"u1","device":"d1","limit":20}"#)
         #expect(try sentRequest("history entitlement:pro")?.line == #"{"op":"history","entitlement":"pro"}"#)
         #expect(try sentRequest("history LIMIT=1000 Entitlement:Pro")?.line == #"{"op":"history","entitlement":"Pro","limit":1000}"#)
@@ -302,13 +302,13 @@ import Testing
     // MARK: watch, unwatch
 
     @Test func watchASubjectOrEveryone() throws {
-        #expect(try sentRequest("watch user:u1") == SentRequest(command: "watch", line: #"{"op":"watch","user":"u1"}"#))
+        #expect(try sentRequest("watch user:u1") == SentRequest(command: .watch, line: #"{"op":"watch","user":"u1"}"#))
         #expect(try sentRequest("watch device:d1 user:u1")?.line == #"{"op":"watch","user":"u1","device":"d1"}"#)
-        #expect(try sentRequest("watch ALL") == SentRequest(command: "watch", line: #"{"op":"watch","all":true}"#))
+        #expect(try sentRequest("watch ALL") == SentRequest(command: .watch, line: #"{"op":"watch","all":true}"#))
     }
 
     @Test func unwatchASubjectEveryoneOrWithNothingEveryWatch() throws {
-        #expect(try sentRequest("unwatch user:u1") == SentRequest(command: "unwatch", line: #"{"op":"unwatch","user":"u1"}"#))
+        #expect(try sentRequest("unwatch user:u1") == SentRequest(command: .unwatch, line: #"{"op":"unwatch","user":"u1"}"#))
         #expect(try sentRequest("unwatch all")?.line == #"{"op":"unwatch","all":true}"#)
         #expect(try sentRequest("unwatch")?.line == #"{"op":"unwatch"}"#)
     }
@@ -318,7 +318,7 @@ import Testing
     @Test func showAsksForTheMembershipsOperation() throws {
         #expect(
             try sentRequest("show user:u1 device:d1")
-                == SentRequest(command: "show", line: #"{"op":"memberships","user":"u1","device":"d1"}"#)
+                == SentRequest(command: .show, line: #"{"op":"memberships","user":"u1","device":"d1"}"#)
         )
     }
 
@@ -332,7 +332,7 @@ import Testing
     @Test func showFindsTheMembershipsOfAStoreTransaction() throws {
         #expect(
             try sentRequest("show transaction=2000000456")
-                == SentRequest(command: "show", line: #"{"op":"memberships","transactionId":"2000000456"}"#)
+                == SentRequest(command: .show, line: #"{"op":"memberships","transactionId":"2000000456"}"#)
         )
         #expect(try sentRequest("show original=2000000123")?.line == #"{"op":"memberships","originalTransactionId":"2000000123"}"#)
     }
@@ -342,7 +342,7 @@ import Testing
     @Test func defineSendsTheProductsAsAnArrayInTheTypedOrder() throws {
         #expect(
             try sentRequest("define pro prod_pro_y prod_pro_m")
-                == SentRequest(command: "define", line: #"{"op":"define","entitlement":"pro","products":["prod_pro_y","prod_pro_m"]}"#)
+                == SentRequest(command: .define, line: #"{"op":"define","entitlement":"pro","products":["prod_pro_y","prod_pro_m"]}"#)
         )
     }
 
@@ -357,18 +357,18 @@ import Testing
     // MARK: commands without arguments
 
     @Test func catalogSnapshotAndPingSendTheirOperationAlone() throws {
-        #expect(try sentRequest("catalog") == SentRequest(command: "catalog", line: #"{"op":"catalog"}"#))
-        #expect(try sentRequest("snapshot") == SentRequest(command: "snapshot", line: #"{"op":"snapshot"}"#))
-        #expect(try sentRequest("ping") == SentRequest(command: "ping", line: #"{"op":"ping"}"#))
+        #expect(try sentRequest("catalog") == SentRequest(command: .catalog, line: #"{"op":"catalog"}"#))
+        #expect(try sentRequest("snapshot") == SentRequest(command: .snapshot, line: #"{"op":"snapshot"}"#))
+        #expect(try sentRequest("ping") == SentRequest(command: .ping, line: #"{"op":"ping"}"#))
     }
 
     @Test func commandNamesAreCaseInsensitiveAndTheCommandIsReportedInLowerCase() throws {
-        #expect(try sentRequest("PING") == SentRequest(command: "ping", line: #"{"op":"ping"}"#))
+        #expect(try sentRequest("PING") == SentRequest(command: .ping, line: #"{"op":"ping"}"#))
         #expect(
             try sentRequest("GrAnT device:d1 prod_pro 7d")
-                == SentRequest(command: "grant", line: #"{"op":"grant","device":"d1","product":"prod_pro","duration":"7d"}"#)
+                == SentRequest(command: .grant, line: #"{"op":"grant","device":"d1","product":"prod_pro","duration":"7d"}"#)
         )
-        #expect(try sentRequest("SHOW user:u1")?.command == "show")
+        #expect(try sentRequest("SHOW user:u1")?.command == .show)
     }
 
     @Test func surroundingWhitespaceAndTabsAreIgnored() throws {
@@ -401,7 +401,7 @@ import Testing
         let example = try #require(spec.example)
         let parsed = try CommandParser.parse(line: example)
         switch parsed {
-        case .request(let command, _)?: #expect(command == spec.name)
+        case .request(let command, _)?: #expect(command == spec.command)
         case .export?: #expect(spec.name == "export")
         case .webhooks?: #expect(spec.name == "webhooks")
         case .raw?: #expect(spec.name == "raw")

@@ -6,12 +6,12 @@ import Testing
 @Suite struct ConfirmationPreviewTests {
     let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
 
-    func request(_ line: String) throws -> (command: String, request: EntitledRequest) {
-        guard case .request(let command, let request)? = try CommandParser.parse(line: line) else {
-            Issue.record("\(line) is not a request")
-            return ("", .ping)
+    func request(_ line: String) throws -> (command: ConfirmedRemoval, request: EntitledRequest) {
+        guard case .request(let command, let request)? = try CommandParser.parse(line: line), let removal = ConfirmedRemoval(command) else {
+            Issue.record("\(line) is not a request that asks for confirmation")
+            return (.revoke, .ping)
         }
-        return (command, request)
+        return (removal, request)
     }
 
     // MARK: revoke
@@ -20,25 +20,25 @@ import Testing
         var knowledge = SessionKnowledge()
         knowledge.learn(from: try response(ProtocolLines.memberships))
         let (command, revoke) = try request("revoke mem_bydn4qrrzzhrt refund")
-        #expect(ConfirmationPreview.lookup(command: command, request: revoke, knowledge: knowledge) == .memberships(user: "user_42", device: "dev_B", limit: 1000))
+        #expect(ConfirmationPreview.lookup(command, request: revoke, knowledge: knowledge) == .memberships(user: "user_42", device: "dev_B", limit: 1000))
         let (_, unseen) = try request("revoke mem_0000000000000")
-        #expect(ConfirmationPreview.lookup(command: command, request: unseen, knowledge: knowledge) == nil)
+        #expect(ConfirmationPreview.lookup(command, request: unseen, knowledge: knowledge) == nil)
     }
 
     @Test func revokeShowsTheRowOfTheMembershipItTakesBack() throws {
         let (command, revoke) = try request("revoke mem_bydn4qrrzzhrt refund")
-        let text = ConfirmationPreview.text(command: command, request: revoke, lookup: try response(ProtocolLines.memberships), renderer: renderer)
+        let text = ConfirmationPreview.text(command, request: revoke, lookup: try response(ProtocolLines.memberships), renderer: renderer)
         let lines = text.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
         #expect(lines.count == 3, "\(text)")
         #expect(lines.first == "this takes back:")
         #expect(lines.last?.hasPrefix("mem_bydn4qrrzzhrt prod_pro_yearly active yes 2027-12-20T23:00:00Z") == true, "\(text)")
-        #expect(ConfirmationPreview.question(command: command, request: revoke) == "revoke mem_bydn4qrrzzhrt? [y/N] ")
+        #expect(ConfirmationPreview.question(command, request: revoke) == "revoke mem_bydn4qrrzzhrt? [y/N] ")
     }
 
     @Test func revokeOfAMembershipTheSessionHasNotSeenSaysItCannotShowIt() throws {
         let (command, revoke) = try request("revoke mem_0000000000000")
         #expect(
-            ConfirmationPreview.text(command: command, request: revoke, lookup: nil, renderer: renderer)
+            ConfirmationPreview.text(command, request: revoke, lookup: nil, renderer: renderer)
                 == "revoke mem_0000000000000: this session has not seen that membership, so it cannot show it (show SUBJECT lists a subject's)"
         )
     }
@@ -47,8 +47,8 @@ import Testing
 
     @Test func undefineShowsTheEntitlementAndItsProductsFromTheCatalog() throws {
         let (command, undefine) = try request("undefine pro")
-        #expect(ConfirmationPreview.lookup(command: command, request: undefine, knowledge: SessionKnowledge()) == .catalog)
-        let text = ConfirmationPreview.text(command: command, request: undefine, lookup: try response(ProtocolLines.catalog), renderer: renderer)
+        #expect(ConfirmationPreview.lookup(command, request: undefine, knowledge: SessionKnowledge()) == .catalog)
+        let text = ConfirmationPreview.text(command, request: undefine, lookup: try response(ProtocolLines.catalog), renderer: renderer)
         #expect(
             text == """
                 this removes from the catalog:
@@ -57,12 +57,12 @@ import Testing
                 afterwards no product unlocks pro: checks of entitlement:pro answer not active; memberships stay
                 """
         )
-        #expect(ConfirmationPreview.question(command: command, request: undefine) == "undefine pro? [y/N] ")
+        #expect(ConfirmationPreview.question(command, request: undefine) == "undefine pro? [y/N] ")
     }
 
     @Test func undefineOfAnEntitlementTheCatalogLacksSaysSo() throws {
         let (command, undefine) = try request("undefine gold")
-        let text = ConfirmationPreview.text(command: command, request: undefine, lookup: try response(ProtocolLines.catalog), renderer: renderer)
+        let text = ConfirmationPreview.text(command, request: undefine, lookup: try response(ProtocolLines.catalog), renderer: renderer)
         #expect(text == "the catalog has no entitlement gold; the server will say so")
     }
 
@@ -70,8 +70,8 @@ import Testing
 
     @Test func eraseShowsTheSubjectsMembershipsAndCountsThem() throws {
         let (command, erase) = try request("erase user:user_42")
-        #expect(ConfirmationPreview.lookup(command: command, request: erase, knowledge: SessionKnowledge()) == .memberships(user: "user_42", limit: 1000))
-        let text = ConfirmationPreview.text(command: command, request: erase, lookup: try response(ProtocolLines.memberships), renderer: renderer)
+        #expect(ConfirmationPreview.lookup(command, request: erase, knowledge: SessionKnowledge()) == .memberships(user: "user_42", limit: 1000))
+        let text = ConfirmationPreview.text(command, request: erase, lookup: try response(ProtocolLines.memberships), renderer: renderer)
         let lines = text.split(separator: "\n")
         #expect(
             lines.first
@@ -79,21 +79,21 @@ import Testing
         )
         #expect(lines.count == 5, "\(text)")
         #expect(lines.dropFirst(2).allSatisfy { $0.hasPrefix("mem_") })
-        #expect(ConfirmationPreview.question(command: command, request: erase) == "erase user:user_42? [y/N] ")
+        #expect(ConfirmationPreview.question(command, request: erase) == "erase user:user_42? [y/N] ")
     }
 
     @Test func eraseOfAUserAndADeviceNamesBoth() throws {
         let (command, erase) = try request("erase user:u1 device:d1")
-        let text = ConfirmationPreview.text(command: command, request: erase, lookup: try response(ProtocolLines.noMemberships), renderer: renderer)
+        let text = ConfirmationPreview.text(command, request: erase, lookup: try response(ProtocolLines.noMemberships), renderer: renderer)
         #expect(text == "this erases user:u1 device:d1 for good: 0 memberships, its device links, idempotency keys and every history entry naming it")
-        #expect(ConfirmationPreview.question(command: command, request: erase) == "erase user:u1 device:d1? [y/N] ")
+        #expect(ConfirmationPreview.question(command, request: erase) == "erase user:u1 device:d1? [y/N] ")
     }
 
     @Test func aLookUpRefusedByTheServerIsShownInsteadOfThePreview() throws {
         let (command, erase) = try request("erase user:u1")
         let refused = try response(#"{"ok":false,"error":{"code":"forbidden","message":"this token may only check"}}"#)
         #expect(
-            ConfirmationPreview.text(command: command, request: erase, lookup: refused, renderer: renderer)
+            ConfirmationPreview.text(command, request: erase, lookup: refused, renderer: renderer)
                 == "cannot show what erase will touch: (error) forbidden: this token may only check"
         )
     }
@@ -106,9 +106,9 @@ import Testing
     }
 
     @Test func aDeclinedCommandSaysNothingWasDone() {
-        #expect(ConfirmationPreview.declined(command: "revoke") == "nothing was revoked")
-        #expect(ConfirmationPreview.declined(command: "undefine") == "nothing was removed")
-        #expect(ConfirmationPreview.declined(command: "erase") == "nothing was erased")
+        #expect(ConfirmationPreview.declined(.revoke) == "nothing was revoked")
+        #expect(ConfirmationPreview.declined(.undefine) == "nothing was removed")
+        #expect(ConfirmationPreview.declined(.erase) == "nothing was erased")
     }
 
     @Test func withoutSomeoneToAskTheRefusalSaysToPassYes() throws {

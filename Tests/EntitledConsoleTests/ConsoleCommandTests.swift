@@ -29,7 +29,7 @@ import Testing
         ("reload", "reload"), ("ping", "ping"), ("PING", "ping"),
     ])
     func eachCommandParsesToARequestOfItsOwnName(line: String, command: String) throws {
-        #expect(try sentRequest(line)?.command == command)
+        #expect(try sentRequest(line)?.command == ConsoleCommand(word: command))
     }
 
     @Test func theConsolesOwnCommandsParseToWhatTheyDo() throws {

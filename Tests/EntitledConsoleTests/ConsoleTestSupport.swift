@@ -5,10 +5,10 @@ import Testing
 /// What a console line turns into when it is a protocol request: the console command (which decides how
 /// the answer is shown) and the exact request line that goes to the server.
 struct SentRequest: Equatable, CustomStringConvertible {
-    var command: String
+    var command: ConsoleCommand
     var line: String
 
-    var description: String { "\(command) -> \(line)" }
+    var description: String { "\(command.rawValue) -> \(line)" }
 }
 
 /// The request a console line parses to; `nil` when it parses to something else (help, quit, raw, nothing).

@@ -20,13 +20,13 @@ extension ProtocolLines {
 @Suite struct ExtendRendererTests {
     let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
 
-    func render(_ command: String, _ line: String) throws -> String {
+    func render(_ command: ConsoleCommand, _ line: String) throws -> String {
         renderer.render(command: command, response: try response(line))
     }
 
     @Test func anExtensionShowsTheMembershipThenWhereItsExpiryMovedFromAndTo() throws {
         #expect(
-            try render("extend", ProtocolLines.extended) == """
+            try render(.extend, ProtocolLines.extended) == """
                 ID                 PRODUCT           STATUS  ACTIVE  EXPIRES                                 RENEWS  SOURCE     OWNER
                 mem_fkg2n5hrnmp5p  prod_pro_monthly  active  yes     2027-01-22T07:18:28.508Z (in 2 months)  no      app_store  user:alice
                 expiry moved from 2026-12-22T07:18:28.508Z (in 29 days) to 2027-01-22T07:18:28.508Z (in 2 months)
@@ -39,14 +39,14 @@ extension ProtocolLines {
             .replacing(#""previousExpiresAt":"2026-12-22T07:18:28.508Z""#, with: #""previousExpiresAt":"2026-11-20T12:00:00Z""#)
             .replacing(#""expiresAt":"2027-01-22T07:18:28.508Z""#, with: #""expiresAt":"2026-11-29T12:00:00Z""#)
         #expect(
-            try render("extend", line).split(separator: "\n").last
+            try render(.extend, line).split(separator: "\n").last
                 == "expiry moved from 2026-11-20T12:00:00Z (2 days ago) to 2026-11-29T12:00:00Z (in 7 days)"
         )
     }
 
     @Test func theTimesOfTheMoveHaveTheirHintsDimmedLikeEveryTime() throws {
         let colored = ResponseRenderer(style: TextStyle(usesColor: true), now: Instants.afterExamples)
-        let text = colored.render(command: "extend", response: try response(ProtocolLines.extended))
+        let text = colored.render(command: .extend, response: try response(ProtocolLines.extended))
         #expect(
             text.split(separator: "\n").last
                 == "expiry moved from 2026-12-22T07:18:28.508Z \u{1B}[2m(in 29 days)\u{1B}[0m to 2027-01-22T07:18:28.508Z \u{1B}[2m(in 2 months)\u{1B}[0m"
@@ -55,12 +55,12 @@ extension ProtocolLines {
 
     @Test func anAnswerWithoutThePreviousExpiryIsTheMembershipAlone() throws {
         let line = ProtocolLines.extended.replacing(#","previousExpiresAt":"2026-12-22T07:18:28.508Z""#, with: "")
-        #expect(try render("extend", line) == (try render("grant", line)))
-        #expect(try render("extend", #"{"ok":true,"seq":3}"#) == #"{"ok":true,"seq":3}"#)
+        #expect(try render(.extend, line) == (try render(.grant, line)))
+        #expect(try render(.extend, #"{"ok":true,"seq":3}"#) == #"{"ok":true,"seq":3}"#)
     }
 
     @Test func aHistoryPageWithAnExtensionHasAnExpiryColumnThatOnlyItsRowFills() throws {
-        let text = try render("history", ProtocolLines.historyWithExtension)
+        let text = try render(.history, ProtocolLines.historyWithExtension)
         #expect(
             text == """
                 TIME                                    ACTOR  ACTION  MEMBERSHIP         PRODUCT           REASON                EXPIRY
@@ -72,7 +72,7 @@ extension ProtocolLines {
     }
 
     @Test func aHistoryPageWithoutAnExtensionHasNoExpiryColumn() throws {
-        #expect(try render("history", ProtocolLines.history).split(separator: "\n").first?.hasSuffix("  REASON") == true)
+        #expect(try render(.history, ProtocolLines.history).split(separator: "\n").first?.hasSuffix("  REASON") == true)
     }
 
     @Test func aPushedExtensionNamesItsCauseAndTheNewEndOfAccess() throws {

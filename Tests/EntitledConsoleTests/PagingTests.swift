@@ -13,10 +13,10 @@ import Testing
     }
 
     /// The request a console line parses to.
-    func parsedRequest(_ line: String) throws -> (command: String, request: EntitledRequest) {
+    func parsedRequest(_ line: String) throws -> (command: ConsoleCommand, request: EntitledRequest) {
         guard case .request(let command, let request)? = try CommandParser.parse(line: line) else {
             Issue.record("\(line) is not a request")
-            return ("", .ping)
+            return (.ping, .ping)
         }
         return (command, request)
     }
@@ -26,7 +26,7 @@ import Testing
     @Test func showTakesALimitAndAnAfterWithEverySelection() throws {
         #expect(
             try sentRequest("show user:u1 limit=20 after=mem_1ymr6jcw5jqzv")
-                == SentRequest(command: "show", line: #"{"op":"memberships","user":"u1","limit":20,"after":"mem_1ymr6jcw5jqzv"}"#)
+                == SentRequest(command: .show, line: #"{"op":"memberships","user":"u1","limit":20,"after":"mem_1ymr6jcw5jqzv"}"#)
         )
         #expect(
             try sentRequest("show after=mem_x device:d1 at=2027-01-01")?.line
@@ -46,7 +46,7 @@ import Testing
     @Test func historyTakesAnAfterBesideItsLimit() throws {
         #expect(
             try sentRequest("history user:u1 limit=2 after=1764000000000.3.mem_92dpedc461kg5.0")
-                == SentRequest(command: "history", line: #"{"op":"history","user":"u1","limit":2,"after":"1764000000000.3.mem_92dpedc461kg5.0"}"#)
+                == SentRequest(command: .history, line: #"{"op":"history","user":"u1","limit":2,"after":"1764000000000.3.mem_92dpedc461kg5.0"}"#)
         )
         #expect(
             try sentRequest("history entitlement:pro after=1764000000000.1.-.4")?.line
@@ -190,8 +190,9 @@ import Testing
 
     @Test func eraseOfASubjectWithMoreThanAPageSaysSo() throws {
         let (command, erase) = try parsedRequest("erase user:user_42")
+        #expect(command == .erase)
         let page = try response(withNext(ProtocolLines.memberships, "mem_1ymr6jcw5jqzv"))
-        let text = ConfirmationPreview.text(command: command, request: erase, lookup: page, renderer: renderer)
+        let text = ConfirmationPreview.text(.erase, request: erase, lookup: page, renderer: renderer)
         #expect(
             text.split(separator: "\n").first
                 == "this erases user:user_42 for good: more than 3 memberships (the newest 3 below), its device links, idempotency keys and every history entry naming it"
@@ -200,9 +201,10 @@ import Testing
 
     @Test func revokeOfAMembershipBeyondTheFirstPageSaysWhyItIsNotShown() throws {
         let (command, revoke) = try parsedRequest("revoke mem_0000000000000")
+        #expect(command == .revoke)
         let page = try response(withNext(ProtocolLines.memberships, "mem_1ymr6jcw5jqzv"))
         #expect(
-            ConfirmationPreview.text(command: command, request: revoke, lookup: page, renderer: renderer)
+            ConfirmationPreview.text(.revoke, request: revoke, lookup: page, renderer: renderer)
                 == "revoke mem_0000000000000: it is not among the newest 3 memberships of its owner, so it cannot be shown here"
         )
     }

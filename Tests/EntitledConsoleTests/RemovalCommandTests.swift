@@ -7,7 +7,7 @@ import Testing
     let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
 
     @Test func undefineSendsTheEntitlementAndTheReason() throws {
-        #expect(try sentRequest("undefine pro") == SentRequest(command: "undefine", line: #"{"op":"undefine","entitlement":"pro"}"#))
+        #expect(try sentRequest("undefine pro") == SentRequest(command: .undefine, line: #"{"op":"undefine","entitlement":"pro"}"#))
         #expect(
             try sentRequest(#"undefine pro reason="replaced by premium""#)?.line
                 == #"{"op":"undefine","entitlement":"pro","reason":"replaced by premium"}"#
@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func eraseSendsTheSubjectAndTheReason() throws {
-        #expect(try sentRequest("erase user:bob") == SentRequest(command: "erase", line: #"{"op":"erase","user":"bob"}"#))
+        #expect(try sentRequest("erase user:bob") == SentRequest(command: .erase, line: #"{"op":"erase","user":"bob"}"#))
         #expect(
             try sentRequest(#"erase device:d1 user:bob reason="gdpr 118""#)?.line
                 == #"{"op":"erase","user":"bob","device":"d1","reason":"gdpr 118"}"#
@@ -42,14 +42,14 @@ import Testing
 
     @Test func undefinesAnswerNamesTheProductsTheEntitlementHad() throws {
         let answer = try response(#"{"ok":true,"entitlement":"pro","products":["p1","p2"]}"#)
-        #expect(renderer.render(command: "undefine", response: answer) == "pro removed from the catalog (it was unlocked by p1, p2)")
+        #expect(renderer.render(command: .undefine, response: answer) == "pro removed from the catalog (it was unlocked by p1, p2)")
     }
 
     @Test func erasesAnswerCountsWhatWent() throws {
         let many = try response(#"{"ok":true,"erased":{"memberships":2,"historyEntries":5}}"#)
-        #expect(renderer.render(command: "erase", response: many) == "erased 2 memberships and 5 history entries")
+        #expect(renderer.render(command: .erase, response: many) == "erased 2 memberships and 5 history entries")
         let one = try response(#"{"ok":true,"erased":{"memberships":1,"historyEntries":1}}"#)
-        #expect(renderer.render(command: "erase", response: one) == "erased 1 membership and 1 history entry")
+        #expect(renderer.render(command: .erase, response: one) == "erased 1 membership and 1 history entry")
     }
 
     @Test func completionOffersEntitlementsAfterUndefineAndSubjectsAfterErase() throws {

@@ -10,7 +10,7 @@ import Testing
 
     @Test func statsWhileWritesAreRefusedSaysSoWithTheServersReasonAndSinceWhen() throws {
         let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
-        let text = renderer.render(command: "stats", response: try response(Self.refusingWrites))
+        let text = renderer.render(command: .stats, response: try response(Self.refusingWrites))
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("writes") }, "\(text)")
         #expect(line.contains("refused since 2026-11-22T10:50:47.000Z"), "\(line)")
         #expect(line.contains("disk is full (ENOSPC"), "\(line)")
@@ -23,7 +23,7 @@ import Testing
             .replacingOccurrences(of: #""writable":false,"#, with: #""writable":true,"#)
         let withoutOutage = String(writable[..<writable.range(of: #","unwritable""#)!.lowerBound])
             + #","snapshotsWritten":0,"snapshot":null}}"#
-        let text = renderer.render(command: "stats", response: try response(withoutOutage))
+        let text = renderer.render(command: .stats, response: try response(withoutOutage))
         #expect(text.contains("store"), "\(text)")
         #expect(!text.contains("writes "), "\(text)")
     }
@@ -36,19 +36,19 @@ import Testing
             of: #""writable":false,"#,
             with: #""writable":false,"groupCommit":{"groups":7631,"changes":290648,"meanSize":38.1,"largest":50,"meanSyncMicros":143.1,"maxSyncMicros":5139.1,"meanWaitMicros":294.1,"maxWaitMicros":6368.4,"handedOff":0},"#
         )
-        let text = renderer.render(command: "stats", response: try response(withGroups))
+        let text = renderer.render(command: .stats, response: try response(withGroups))
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("commits") }, "\(text)")
         #expect(line.contains("7,631 groups") || line.contains("7631 groups"), "\(line)")
         #expect(line.contains("38.1 changes each on average (largest 50)"), "\(line)")
         #expect(line.contains("sync 143.1 µs on average"), "\(line)")
         #expect(line.contains("294.1 µs on average, 6368.4 µs at most"), "\(line)")
         // A server that wrote nothing yet has no such row.
-        #expect(!renderer.render(command: "stats", response: try response(Self.refusingWrites)).contains("commits"))
+        #expect(!renderer.render(command: .stats, response: try response(Self.refusingWrites)).contains("commits"))
     }
 
     @Test func statsOfAClusterNodeShowsItsReplicaInsteadOfTheLog() throws {
         let renderer = ResponseRenderer(style: .plain, now: Instants.afterExamples)
-        let text = renderer.render(command: "stats", response: try response(Self.clusterNode))
+        let text = renderer.render(command: .stats, response: try response(Self.clusterNode))
         #expect(text.contains("cluster      node node-b of postgres://entitled@db:5432/app; not connected, last contact 12.5 s ago"), "\(text)")
         #expect(text.contains("replica      applied change 41, 3 behind; 25 changes from other nodes"), "\(text)")
         #expect(text.contains("writes       refused: connection refused"), "\(text)")
@@ -64,7 +64,7 @@ import Testing
             of: #""lastError":"connection refused"}"#,
             with: #""lastError":null,"database":"system 7715 timeline 2","divergences":1,"historyMarks":1,"reloads":1,"withholdingReads":false,"lastDivergence":"the database's newest change is 20, this replica applied change 30","clockOffsetSeconds":-0.25,"clockUncertaintySeconds":0.0001}"#
         )
-        let text = renderer.render(command: "stats", response: try response(diverged))
+        let text = renderer.render(command: .stats, response: try response(diverged))
         #expect(text.contains("database     system 7715 timeline 2; its clock -0.25 s ahead of this node's"), "\(text)")
         #expect(
             text.contains(

@@ -16,7 +16,7 @@ struct ArgumentList {
 
     /// The line, understood: `request` sent for this command, whose name decides how the answer is shown.
     func request(_ request: EntitledRequest) -> ParsedCommand {
-        .request(command: spec.name, request)
+        .request(command: spec.command, request)
     }
 
     func failure(_ reason: String) -> ConsoleUsageError {

@@ -19,7 +19,7 @@ extension CommandSpec {
             "Interactively it shows the entitlement and its products and asks first; scripts and one-shot commands need --yes.",
         ],
         example: "undefine pro reason=\"replaced by premium\"",
-        options: [.reason], needsConfirmation: true
+        options: [.reason]
     )
 
     static let catalog = CommandSpec(.catalog, summary: "List every entitlement and the products that unlock it.")

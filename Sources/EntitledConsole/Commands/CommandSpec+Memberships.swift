@@ -43,7 +43,7 @@ extension CommandSpec {
             "Interactively it shows the membership and asks first; scripts and one-shot commands need --yes.",
         ],
         example: "revoke mem_1ymr6jcw5jqzv refund",
-        options: [.reason], needsConfirmation: true
+        options: [.reason]
     )
 
     /// Not confirmed first, unlike `revoke`: an extension only gives more access and takes nothing away,
@@ -91,6 +91,6 @@ extension CommandSpec {
             "Interactively it shows the memberships it will remove and asks first; scripts and one-shot commands need --yes.",
         ],
         example: "erase user:u1 reason=\"request 2026-118\"",
-        options: [.reason], needsConfirmation: true
+        options: [.reason]
     )
 }

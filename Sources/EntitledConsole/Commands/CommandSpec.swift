@@ -19,13 +19,9 @@ public struct CommandSpec: Sendable, Hashable {
     /// The `key=` options the command takes, in the order of its usage line; `ArgumentList.takeOptions`
     /// reads these and refuses any other `key=value` word.
     let acceptedOptions: [ConsoleOption]
-    /// Whether the command removes or takes back data: interactively it shows what it will touch and asks
-    /// first; scripts and one-shot commands must say `--yes`.
-    public let needsConfirmation: Bool
-
     init(
         _ command: ConsoleCommand, arguments: String = "", summary: String, details: [String] = [], example: String? = nil,
-        options: [ConsoleOption] = [], needsConfirmation: Bool = false
+        options: [ConsoleOption] = []
     ) {
         self.command = command
         self.arguments = arguments
@@ -33,8 +29,11 @@ public struct CommandSpec: Sendable, Hashable {
         self.details = details
         self.example = example
         self.acceptedOptions = options
-        self.needsConfirmation = needsConfirmation
     }
+
+    /// Whether the command removes or takes back data: interactively it shows what it will touch and asks
+    /// first; scripts and one-shot commands must say `--yes`.
+    public var needsConfirmation: Bool { ConfirmedRemoval(command) != nil }
 
     /// The command word, lower case.
     public var name: String { command.rawValue }

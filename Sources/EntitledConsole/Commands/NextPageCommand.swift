@@ -11,20 +11,21 @@ public enum NextPageCommand {
     /// `show user:u1 limit=20 after=mem_x`: the command of `request` (the request of console command
     /// `command`) for the page after `next` (for `changes`, the change number as text); `nil` for a
     /// command whose answers do not come in pages.
-    public static func text(command: String, request: EntitledRequest, next: String) -> String? {
-        var words = [command]
-        switch ConsoleCommand(rawValue: command) {
-        case .show?:
+    public static func text(command: ConsoleCommand, request: EntitledRequest, next: String) -> String? {
+        var words = [command.rawValue]
+        switch command {
+        case .show:
             words += subjectWords(request)
             if let transaction = request.string("transactionId") { words.append("transaction=" + quoted(transaction)) }
             if let original = request.string("originalTransactionId") { words.append("original=" + quoted(original)) }
             if let at = request.string("at") { words.append("at=" + quoted(at)) }
-        case .history?:
+        case .history:
             words += subjectWords(request)
             if let entitlement = request.string("entitlement") { words.append("entitlement:" + quoted(entitlement)) }
-        case .changes?:
+        case .changes:
             words += subjectWords(request)
-        default:
+        case .check, .grant, .claim, .revoke, .extend, .event, .customer, .define, .undefine, .erase, .catalog, .watch, .unwatch,
+            .export, .webhooks, .snapshot, .stats, .reload, .ping, .raw, .help, .quit, .exit:
             return nil
         }
         if case .number(let limit)? = request.fields.last(where: { $0.key == "limit" })?.value { words.append("limit=" + limit) }

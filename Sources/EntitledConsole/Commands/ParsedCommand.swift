@@ -2,9 +2,9 @@ import EntitledClient
 
 /// A console line, understood: what the console will do with it.
 public enum ParsedCommand: Sendable, Hashable {
-    /// Send `request` to the server; `command` names the console command, which decides how the response
-    /// is shown.
-    case request(command: String, EntitledRequest)
+    /// Send `request` to the server; `command` is the console command, which decides how the response is
+    /// shown and whether it is confirmed first.
+    case request(command: ConsoleCommand, EntitledRequest)
     /// Read a whole export, page after page on one connection, and write it as JSON lines.
     case export(ExportPlan)
     /// Ask entitled-stores (not the server) about its webhook endpoints, or have it resume one or

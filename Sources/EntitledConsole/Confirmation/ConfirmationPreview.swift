@@ -10,27 +10,25 @@ public enum ConfirmationPreview {
     /// (as the session last saw it), the catalog, or the subject's memberships. `nil` when there is
     /// nothing to look up (a membership this session has never seen). Memberships are listed a page at a
     /// time: the lookup asks for the largest page, `EntitledRequest.maximumPageLimit`.
-    public static func lookup(command: String, request: EntitledRequest, knowledge: SessionKnowledge) -> EntitledRequest? {
-        switch command {
-        case "revoke":
+    public static func lookup(_ removal: ConfirmedRemoval, request: EntitledRequest, knowledge: SessionKnowledge) -> EntitledRequest? {
+        switch removal {
+        case .revoke:
             guard let id = request.string("membership"), let owner = knowledge.membershipOwners[id] else { return nil }
             return .memberships(user: owner.user, device: owner.device, limit: EntitledRequest.maximumPageLimit)
-        case "undefine":
+        case .undefine:
             return .catalog
-        case "erase":
+        case .erase:
             return .memberships(user: request.string("user"), device: request.string("device"), limit: EntitledRequest.maximumPageLimit)
-        default:
-            return nil
         }
     }
 
     /// The text shown before the question, from the answer to `lookup` (`nil` when nothing was looked up).
-    public static func text(command: String, request: EntitledRequest, lookup answer: EntitledResponse?, renderer: ResponseRenderer) -> String {
+    public static func text(_ removal: ConfirmedRemoval, request: EntitledRequest, lookup answer: EntitledResponse?, renderer: ResponseRenderer) -> String {
         if let failure = answer?.error {
-            return "cannot show what \(command) will touch: " + renderer.failure(failure)
+            return "cannot show what \(removal.command.rawValue) will touch: " + renderer.failure(failure)
         }
-        switch command {
-        case "revoke":
+        switch removal {
+        case .revoke:
             let id = request.string("membership") ?? "?"
             guard let membership = answer?.memberships?.first(where: { $0.id == id }) else {
                 if let answer, answer.next != nil {
@@ -41,7 +39,7 @@ public enum ConfirmationPreview {
                 return "revoke \(id): this session has not seen that membership, so it cannot show it (show SUBJECT lists a subject's)"
             }
             return "this takes back:\n" + renderer.membershipTable([membership])
-        case "undefine":
+        case .undefine:
             let name = request.string("entitlement") ?? "?"
             guard let products = answer?.catalog?.first(where: { $0.entitlement == name })?.products else {
                 return "the catalog has no entitlement \(name)" + (answer == nil ? "" : "; the server will say so")
@@ -50,7 +48,7 @@ public enum ConfirmationPreview {
             table.append([.init(name), .init(products.isEmpty ? "-" : products.joined(separator: ", "))])
             return "this removes from the catalog:\n" + table.render(style: renderer.style)
                 + "\nafterwards no product unlocks \(name): checks of entitlement:\(name) answer not active; memberships stay"
-        case "erase":
+        case .erase:
             let subject = subjectWords(request)
             let memberships = answer?.memberships ?? []
             // A page with more after it: the count is a lower bound, and the table shows the newest.
@@ -63,20 +61,18 @@ public enum ConfirmationPreview {
             ]
             if !memberships.isEmpty { lines.append(renderer.membershipTable(memberships)) }
             return lines.joined(separator: "\n")
-        default:
-            return ""
         }
     }
 
     /// The question, ending in the answer's default: `revoke mem_x? [y/N] `.
-    public static func question(command: String, request: EntitledRequest) -> String {
+    public static func question(_ removal: ConfirmedRemoval, request: EntitledRequest) -> String {
         let target =
-            switch command {
-            case "revoke": request.string("membership") ?? ""
-            case "undefine": request.string("entitlement") ?? ""
-            default: subjectWords(request)
+            switch removal {
+            case .revoke: request.string("membership") ?? ""
+            case .undefine: request.string("entitlement") ?? ""
+            case .erase: subjectWords(request)
             }
-        return "\(command) \(target)? [y/N] "
+        return "\(removal.command.rawValue) \(target)? [y/N] "
     }
 
     /// Whether an answer is yes: `y` or `yes`, in any case. Anything else, an empty line included, is no.
@@ -85,12 +81,12 @@ public enum ConfirmationPreview {
     }
 
     /// What the console says when the answer was no.
-    public static func declined(command: String) -> String {
+    public static func declined(_ removal: ConfirmedRemoval) -> String {
         let done =
-            switch command {
-            case "revoke": "revoked"
-            case "undefine": "removed"
-            default: "erased"
+            switch removal {
+            case .revoke: "revoked"
+            case .undefine: "removed"
+            case .erase: "erased"
             }
         return "nothing was \(done)"
     }

@@ -47,7 +47,7 @@ extension ResponseRenderer {
     /// `more: changes ... after=NEXT`; once up to date, the same command for the changes still to come.
     func feedFollowUp(request: EntitledRequest, response: EntitledResponse) -> String? {
         guard response.isOK, let page = response.feedPage,
-            let command = NextPageCommand.text(command: ConsoleCommand.changes.rawValue, request: request, next: String(page.next))
+            let command = NextPageCommand.text(command: .changes, request: request, next: String(page.next))
         else { return nil }
         if page.hasMore { return style.yellow("more: ") + command }
         return style.dim("up to date at change \(page.next); later changes: ") + command

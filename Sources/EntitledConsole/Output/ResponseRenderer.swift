@@ -16,10 +16,10 @@ public struct ResponseRenderer: Sendable {
     /// `render(command:response:)` shows, then, under a page of `show` or `history` that has more after
     /// it (the answer carries `next`), the `more:` line with the command for the next page; under a page
     /// of `changes`, that line or the command for the changes to come (`feedFollowUp`).
-    public func render(command: String, request: EntitledRequest, response: EntitledResponse) -> String {
+    public func render(command: ConsoleCommand, request: EntitledRequest, response: EntitledResponse) -> String {
         let text = render(command: command, response: response)
         let followUp =
-            command == ConsoleCommand.changes.rawValue
+            command == .changes
             ? feedFollowUp(request: request, response: response) : morePages(command: command, request: request, response: response)
         guard let followUp else { return text }
         return text + "\n" + followUp
@@ -27,7 +27,7 @@ public struct ResponseRenderer: Sendable {
 
     /// `more: show user:u1 after=mem_x`: the line that tells how to get the page after this one; `nil`
     /// on the last page (no `next`) and for answers that are not pages.
-    public func morePages(command: String, request: EntitledRequest, response: EntitledResponse) -> String? {
+    public func morePages(command: ConsoleCommand, request: EntitledRequest, response: EntitledResponse) -> String? {
         guard response.isOK, let next = response.next, let text = NextPageCommand.text(command: command, request: request, next: next) else {
             return nil
         }
@@ -35,10 +35,10 @@ public struct ResponseRenderer: Sendable {
     }
 
     /// The text for a successful response to `command`. An error response is rendered by `failure(_:)`.
-    public func render(command: String, response: EntitledResponse) -> String {
+    public func render(command: ConsoleCommand, response: EntitledResponse) -> String {
         switch command {
-        case "check": return check(response)
-        case "grant", "revoke":
+        case .check: return check(response)
+        case .grant, .revoke:
             guard let membership = response.membership else { break }
             var lines = [membershipTable([membership])] + lifecycleNotes(membership)
             if response.isIdempotentReplay {
@@ -52,38 +52,40 @@ public struct ResponseRenderer: Sendable {
                 lines.append(style.yellow("transferred: ") + "the purchase was \(owner)'s; the transfer rule moved it to this user")
             }
             return lines.joined(separator: "\n")
-        case "extend":
+        case .extend:
             if let text = extended(response) { return text }
-        case "event":
+        case .event:
             guard let membership = response.membership, let outcome = response.eventOutcome else { break }
             return ([membershipTable([membership])] + lifecycleNotes(membership) + [eventOutcome(outcome)]).joined(separator: "\n")
-        case "customer":
+        case .customer:
             guard let customer = response.customer else { break }
             return self.customer(customer)
-        case "history":
+        case .history:
             guard let history = response.history else { break }
             return self.history(history)
-        case "changes":
+        case .changes:
             guard let page = response.feedPage else { break }
             return changes(page)
-        case "watch", "unwatch":
+        case .watch, .unwatch:
             guard let count = response.watches else { break }
             if count == 0 { return "no watches on this connection" }
             return "\(count) watch\(count == 1 ? "" : "es") on this connection"
-                + (command == "watch" ? style.dim("; changes are shown as the server pushes them") : "")
-        case "show":
+                + (command == .watch ? style.dim("; changes are shown as the server pushes them") : "")
+        case .show:
             guard let memberships = response.memberships else { break }
             return memberships.isEmpty ? style.dim("(no memberships)") : membershipTable(memberships)
-        case "claim":
+        case .claim:
             guard let count = response["claimed"]?.intValue else { break }
             return "claimed \(count) membership\(count == 1 ? "" : "s")"
-        case "define":
+        case .define:
             guard let name = response["entitlement"]?.stringValue, let products = response["products"]?.arrayValue else { break }
             let list = products.compactMap(\.stringValue)
             return "\(style.bold(name)) is unlocked by " + (list.isEmpty ? style.dim("no product") : list.joined(separator: ", "))
-        case "undefine", "erase":
-            if let text = removal(command: command, response: response) { return text }
-        case "catalog":
+        case .undefine:
+            if let text = undefined(response) { return text }
+        case .erase:
+            if let text = erased(response) { return text }
+        case .catalog:
             guard let catalog = response.catalog else { break }
             if catalog.isEmpty { return style.dim("(no entitlements defined)") }
             var table = TextTable(headers: ["ENTITLEMENT", "PRODUCTS"])
@@ -91,7 +93,7 @@ public struct ResponseRenderer: Sendable {
                 table.append([.init(entitlement), .init(products.isEmpty ? "-" : products.joined(separator: ", "))])
             }
             return table.render(style: style)
-        case "snapshot":
+        case .snapshot:
             guard let file = response["file"]?.stringValue else { break }
             let memberships = response["memberships"]?.intValue ?? 0
             let bytes = response["bytes"]?.intValue ?? 0
@@ -99,13 +101,15 @@ public struct ResponseRenderer: Sendable {
             let milliseconds = response["durationMs"]?.intValue ?? 0
             return "wrote \(file): \(memberships) membership\(memberships == 1 ? "" : "s"), \(bytes) bytes, "
                 + "through change \(sequence), in \(milliseconds) ms"
-        case "ping": return "pong"
-        case "reload":
+        case .ping: return "pong"
+        case .reload:
             guard let tokens = response["tokens"]?.intValue else { break }
             return "reloaded the auth file: \(tokens) token\(tokens == 1 ? "" : "s")"
-        case "stats":
+        case .stats:
             if let text = statistics(response) { return text }
-        default: break
+        case .export, .webhooks, .raw, .help, .quit, .exit:
+            // Not sent as one request (`ParsedCommand` has their own cases): shown as it came, below.
+            break
         }
         // A response this console does not know how to show (a newer server): show it as it came.
         return response.line

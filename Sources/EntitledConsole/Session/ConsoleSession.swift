@@ -175,19 +175,19 @@ public final class ConsoleSession {
                 erased(user: erasure["user"]?.stringValue, device: erasure["device"]?.stringValue)
             }
             return outcome
-        case .request(let name, let request):
+        case .request(let command, let request):
             if let refusal = CheckAdvice.misuse(of: request, knowledge: knowledge) {
                 standardError(style.red("error: ") + refusal.message)
                 return .usageError
             }
-            if CommandSpec.named(name)?.needsConfirmation == true, let outcome = confirm(name, request) { return outcome }
+            if let removal = ConfirmedRemoval(command), let outcome = confirm(removal, request) { return outcome }
             var misused = false
             let outcome = exchange { () throws(EntitledClientError) in try connection.send(request) } show: { response in
                 // An inactive check of a product, in a session that has not read the catalog (a script, a
                 // one-shot command): read it now, once, to tell an entitlement given as a product. A session
                 // that knows the catalog judged the name before sending. The advice says what the server
                 // answered: it is the truth about that product, only not about the entitlement.
-                if name == "check", !knowledge.knowsCatalog, response.isOK, response["active"]?.boolValue == false,
+                if command == .check, !knowledge.knowsCatalog, response.isOK, response["active"]?.boolValue == false,
                     request.string("product") != nil
                 {
                     learnCatalog()
@@ -209,21 +209,21 @@ public final class ConsoleSession {
                         standardError(style.yellow("hint: ") + hint)
                     }
                 } else {
-                    standardOutput(renderer.render(command: name, request: request, response: response))
+                    standardOutput(renderer.render(command: command, request: request, response: response))
                 }
             }
             if misused { return .usageError }
-            if outcome == .succeeded { forgetRemoved(name, request) }
+            if outcome == .succeeded, let removal = ConfirmedRemoval(command) { forgetRemoved(removal, request) }
             return outcome
         }
     }
 
     /// Keeps completion from offering what `undefine` or `erase` just removed.
-    private func forgetRemoved(_ command: String, _ request: EntitledRequest) {
-        switch command {
-        case "undefine": if let name = request.string("entitlement") { knowledge.forget(entitlement: name) }
-        case "erase": erased(user: request.string("user"), device: request.string("device"))
-        default: break
+    private func forgetRemoved(_ removal: ConfirmedRemoval, _ request: EntitledRequest) {
+        switch removal {
+        case .undefine: if let name = request.string("entitlement") { knowledge.forget(entitlement: name) }
+        case .erase: erased(user: request.string("user"), device: request.string("device"))
+        case .revoke: break
         }
     }
 
@@ -236,17 +236,16 @@ public final class ConsoleSession {
 
     /// Asks before a command that removes or takes back data, showing what it will touch; `nil` when it
     /// may go ahead, else how it ended (refused, declined, or the look-up failed to connect).
-    private func confirm(_ name: String, _ request: EntitledRequest) -> CommandOutcome? {
+    private func confirm(_ removal: ConfirmedRemoval, _ request: EntitledRequest) -> CommandOutcome? {
         switch confirmation {
         case .assumeYes:
             return nil
         case .refuse:
-            guard let spec = CommandSpec.named(name) else { return .usageError }
-            standardError(style.red("error: ") + ConsoleUsageError.confirmationRequired(spec).message)
+            standardError(style.red("error: ") + ConsoleUsageError.confirmationRequired(removal.command.spec).message)
             return .usageError
         case .ask(let ask):
             var answer: EntitledResponse?
-            if let lookup = ConfirmationPreview.lookup(command: name, request: request, knowledge: knowledge) {
+            if let lookup = ConfirmationPreview.lookup(removal, request: request, knowledge: knowledge) {
                 do {
                     answer = try connection.send(lookup)
                 } catch {
@@ -256,9 +255,9 @@ public final class ConsoleSession {
                 if let answer { knowledge.learn(from: answer) }
             }
             let renderer = ResponseRenderer(style: style, now: ConsoleTime.nowMilliseconds())
-            standardOutput(ConfirmationPreview.text(command: name, request: request, lookup: answer, renderer: renderer))
-            guard ask(ConfirmationPreview.question(command: name, request: request)) else {
-                standardOutput(ConfirmationPreview.declined(command: name))
+            standardOutput(ConfirmationPreview.text(removal, request: request, lookup: answer, renderer: renderer))
+            guard ask(ConfirmationPreview.question(removal, request: request)) else {
+                standardOutput(ConfirmationPreview.declined(removal))
                 return .nothing
             }
             return nil

@@ -18,8 +18,9 @@ public enum HistoryPolicy {
         if lowered.contains("token") { return false }
         let firstWord = lowered.drop { $0.isWhitespace }.prefix { !$0.isWhitespace }
         // An erasure names the person it removes: kept, it would bring them back to the history that the
-        // erasure (once it succeeds) is cleaned of.
-        if firstWord == "auth" || firstWord == "erase" { return false }
+        // erasure (once it succeeds) is cleaned of. `auth` is no console command, but a protocol line
+        // typed at the prompt by habit: it carries a token.
+        if firstWord == "auth" || ConsoleCommand(word: String(firstWord)) == .erase { return false }
         if lowered.contains("\"auth\"") { return false }
         return !lowered.filter { !$0.isWhitespace }.contains(#""op":"erase""#)
     }
