@@ -78,9 +78,11 @@ struct StoreClients: Sendable {
         if let stripe {
             stores.append(
                 Reconciler.Store(source: "stripe") { membership, sync throws(SyncFailure) in
-                    guard let subscription = membership.transactions.first?.originalTransactionId, subscription.hasPrefix("sub_") else {
+                    guard let original = membership.transactions.first?.originalTransactionId, original.hasPrefix("sub_") else {
                         throw SyncFailure(kind: "no_transaction", message: "membership \(membership.id) names no Stripe subscription (sub_...)", mayPassLater: false)
                     }
+                    // A membership of the periods paid after a refund holds `sub_...~2`: Stripe knows the subscription.
+                    let subscription = StripeReceiver.subscription(ofOriginalTransaction: original)
                     let object = try await Self.asking { () async throws(StoreAPIError) in try await stripe.api.subscription(subscription) }
                     return try await Self.receiving { () async throws(ReceiveFailure) in try await stripe.receiver.bring(subscriptionObject: object, sync: sync) }
                 }

@@ -12,14 +12,15 @@ enum StripeFixtures {
     static func subscriptionEvent(
         _ id: String, type: String = "customer.subscription.updated", created: Int64, subscription: String = "sub_1",
         status: String = "active", periodEnd: Int64, product: String = "prod_pro", user: String? = "user_1",
-        cancelAtPeriodEnd: Bool = false, latestInvoice: String = "in_1"
+        cancelAtPeriodEnd: Bool = false, cancelAt: Int64? = nil, latestInvoice: String = "in_1"
     ) -> [UInt8] {
         var metadata: [String: Any] = ["plan_note": "monthly"]
         if let user { metadata["app_user_id"] = user }
         let object: [String: Any] = [
             "id": subscription, "object": "subscription", "customer": "cus_9", "status": status, "livemode": false,
-            "cancel_at_period_end": cancelAtPeriodEnd, "latest_invoice": latestInvoice, "metadata": metadata,
-            "items": ["object": "list", "data": [["id": "si_1", "current_period_end": periodEnd, "price": ["id": "price_1", "product": product]]]],
+            "cancel_at_period_end": cancelAtPeriodEnd, "cancel_at": cancelAt.map { $0 as Any } ?? NSNull(), "latest_invoice": latestInvoice,
+            "metadata": metadata,
+            "items": ["object": "list", "data": [["id": "si_1", "current_period_end": periodEnd, "price": ["id": "price_\(product)", "product": product]]]],
         ]
         return event(id, type: type, created: created, object: object)
     }

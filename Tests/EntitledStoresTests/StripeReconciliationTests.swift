@@ -74,6 +74,31 @@ import Testing
         #expect(try ["s-renew", "s-cancel", "s-due", "s-off", "s-agree", "s-lapsed"].map { try sync.history($0).count } == trails)
     }
 
+    @Test func theMembershipOfPeriodsPaidAfterARefundIsReconciledThroughItsSubscription() async throws {
+        // After a refund, the periods paid later are a membership whose original transaction is `sub_gen~2`
+        // (StripeReceiver+Successor); Stripe knows only `sub_gen`, so that is what reconciliation asks.
+        let sync = try StoreSyncHarness([.stripe])
+        let stores = try sync.receiver()
+        let now = Self.now, day = Self.day
+        try Self.subscribe("sub_gen", user: "s-gen", periodEnd: now + day, sync, stores)
+        let refund = StripeFixtures.refundEvent("evt_gen_refund", created: now - 90, invoice: "in_sub_gen_1")
+        #expect(try stores.post("/stripe", body: refund, headers: StripeFixtures.signed(refund)).body == "applied\n")
+        let paid = StoreSyncHarness.stripeSubscription("sub_gen", user: "s-gen", periodEnd: now + 31 * day, invoice: "in_sub_gen_2")
+        let renewal = StoreSyncHarness.stripeEvent("evt_gen_paid", created: now - 80, object: paid)
+        #expect(try stores.post("/stripe", body: renewal, headers: StripeFixtures.signed(renewal)).body == "applied\n")
+        let successor = try sync.membership(original: "sub_gen~2")
+        #expect(successor.isActive)
+
+        // Canceled since, unheard.
+        try sync.setStripe(StoreSyncHarness.stripeSubscription("sub_gen", user: "s-gen", status: "canceled", periodEnd: now - 60, invoice: "in_sub_gen_2"))
+        let run = try await sync.run("reconcile")
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("reconciled stripe membership \(successor.id) of s-gen: expiration"), "\(run.output)")
+        #expect(!run.output.contains("failed 1"), "\(run.output)")
+        #expect(try sync.membership(original: "sub_gen~2").isActive == false)
+        #expect(try sync.membership(original: "sub_gen").status == "revoked")
+    }
+
     @Test func withAuthTheWriterTokenReconcilesAndACheckTokenIsRefusedClearly() async throws {
         let sync = try StoreSyncHarness([.stripe], tokens: [.admin, .writer, .check])
         sync.tokenFile = try sync.writeTokenFile(.writer)

@@ -62,9 +62,11 @@ import Testing
         #expect(after.isActive == false)
         #expect(after.revokedAt != nil)
         #expect(try stripe.state()["list_requests"] as? Int == 1)
-        // A later event of the refunded subscription changes nothing, and says why.
+        // A later event of the refunded period (the merchant cancels too) changes nothing, and says why. (A
+        // later paid period gives access again: StripeRefundThenPaymentTests.)
         let later = StripeFixtures.subscriptionEvent(
-            "evt_r2", created: start + 120, subscription: "sub_r", periodEnd: start + 60 * 86_400, user: "user_r", latestInvoice: "in_r2"
+            "evt_r2", created: start + 120, subscription: "sub_r", periodEnd: start + 30 * 86_400, user: "user_r", cancelAtPeriodEnd: true,
+            latestInvoice: "in_r1"
         )
         let ignored = try deliver(later, to: stores)
         #expect(ignored.body.hasPrefix("ignored: the membership of this purchase is revoked"), "\(ignored.body)")

@@ -172,9 +172,20 @@ public struct StripeReceiver: Sendable {
                 found = try await writer.membership(ofOriginalTransaction: subscription.id)
             }
         }
-        guard var membership = found else {
+        guard let held = found else {
             return StateSyncOutcome(
                 outcome: .unmatched("subscription \(subscription.id) belongs to another user, and the transfer rule keeps it there"), membership: nil
+            )
+        }
+        // Revoked by a refund while the subscription went on billing: its later paid periods are a membership
+        // of their own (`successor(of:_:_:writer:)`).
+        var membership = held.revokedByRefund ? try await successor(of: held, subscription, event, writer: &writer) : held
+        guard membership.revokedAt == nil else {
+            // Said, not answered `duplicate`: the event may be new, and nothing it says applies to a revoked
+            // membership (`entitled` would ignore each event, if the state led to any).
+            return StateSyncOutcome(
+                outcome: .ignored("the membership of this purchase is revoked (refunded or taken back), which later events do not change"),
+                membership: membership, changes: writer.appliedKinds
             )
         }
         for request in events(for: subscription, membership: membership, event) {
@@ -198,22 +209,35 @@ public struct StripeReceiver: Sendable {
         }
         let currentEnd = membership.expiresAt.flatMap(ProtocolTime.milliseconds) ?? 0
         let periodEnd = subscription.periodEnd * 1000
+        let movedOn = periodEnd > currentEnd
+        // The newest invoice, unless the membership holds it already (the state as a reconciliation reads it
+        // may name an invoice the grant recorded): the transaction of a renewal or of a plan change.
+        let newInvoice = subscription.latestInvoice.flatMap { id in membership.transactions.contains { $0.id == id } ? nil : id }
         var willRenew = membership.willRenew
-        if subscription.product != membership.productId { add("product_change", product: subscription.product) }
+        if subscription.product != membership.productId {
+            // An upgrade, downgrade or crossgrade changes the item's price at once, prorated; one deferred to
+            // the period's end (a subscription schedule) shows only when its phase begins
+            // (https://docs.stripe.com/billing/subscriptions/change-price, .../subscription-schedules). So the
+            // product moves when the subscription shows it. A proration invoiced at once (`always_invoice`)
+            // is the change's transaction, so that a refund of it finds the membership; with a new period
+            // (the billing interval changed, which resets the anchor) the renewal below takes the invoice.
+            let paidNow = subscription.status == "active" && !movedOn ? newInvoice : nil
+            add("product_change", product: subscription.product, transaction: paidNow)
+        }
         switch subscription.status {
         case "active", "trialing":
             if membership.pausedAt != nil {
-                add("resume", expiresAt: periodEnd)
-            } else if periodEnd > currentEnd, subscription.status == "trialing", membership.periodType == "trial" {
+                // Resumed (https://docs.stripe.com/api/subscriptions/resume): by default a new period starts
+                // then, paid at once: the renewal below, which records its invoice.
+                add("resume", expiresAt: movedOn ? nil : periodEnd)
+            }
+            if movedOn, subscription.status == "trialing", membership.periodType == "trial" {
                 // A trial extended (its trial_end moved; Stripe's period ends with it): still a trial, no
                 // payment, no renewal. The trial's end with a payment is an `active` subscription whose
                 // period moved on: the renewal below.
                 add("extension", expiresAt: periodEnd)
-            } else if periodEnd > currentEnd {
-                // The period's invoice, unless the membership holds it already (the state as a reconciliation
-                // reads it may name an invoice the grant recorded).
-                let invoice = subscription.latestInvoice.flatMap { id in membership.transactions.contains { $0.id == id } ? nil : id }
-                add("renewal", expiresAt: periodEnd, transaction: invoice)
+            } else if movedOn {
+                add("renewal", expiresAt: periodEnd, transaction: newInvoice)
                 willRenew = true
             } else if membership.billingIssueDetectedAt != nil {
                 add("billing_recovered")
@@ -255,6 +279,12 @@ public struct StripeReceiver: Sendable {
             // Kept and tried again: a refund that came before its subscription's grant must not be lost,
             // or the refunded customer keeps access.
             return .awaitingPurchase(originalTransaction: invoice, reason: "no membership holds invoice \(invoice) of charge \(chargeID)")
+        }
+        // A refund of a period that is over takes nothing away: the access now is paid by a later invoice,
+        // not refunded (RevenueCat, too, leaves a Stripe refund after the billing cycle ended unapplied:
+        // https://www.revenuecat.com/docs/subscription-guidance/refunds).
+        if let newest = membership.transactions.last?.id, newest != invoice {
+            return .ignored("invoice \(invoice) paid a period that is over; the access now is paid by invoice \(newest), which is not refunded")
         }
         try await writer.apply(
             .event(membership: membership.id, type: "refund", eventId: event.eventID("refund"), eventTime: event.time, transactionId: invoice, reason: event.reason)

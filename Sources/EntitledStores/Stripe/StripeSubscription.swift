@@ -15,6 +15,8 @@ struct StripeSubscription {
     var periodEnd: Int64
     /// The start of the current period (`current_period_start`, where `periodEnd` is read).
     var periodStart: Int64?
+    /// Renewal is off: `cancel_at_period_end`, or a `cancel_at` date set (the subscription ends then and is not
+    /// renewed past it; https://docs.stripe.com/billing/subscriptions/cancel#cancel-at).
     var cancelsAtPeriodEnd: Bool
     /// The newest invoice: the transaction of the period, which a refund of its charge names.
     var latestInvoice: String?
@@ -42,7 +44,8 @@ struct StripeSubscription {
         self.periodEnd = periodEnd
         // Read only for a past_due subscription's paid period: one that cannot be read is not a refusal.
         self.periodStart = (try? StoreTime.seconds(item?["current_period_start"] ?? object["current_period_start"], "current_period_start")) ?? nil
-        self.cancelsAtPeriodEnd = object["cancel_at_period_end"]?.boolValue ?? false
+        let cancelAt = object["cancel_at"].map { !$0.isNull } ?? false
+        self.cancelsAtPeriodEnd = (object["cancel_at_period_end"]?.boolValue ?? false) || cancelAt
         self.latestInvoice = object["latest_invoice"]?.storeID
         self.isLive = object["livemode"]?.boolValue ?? true
         self.startedAt = try StoreTime.seconds(object["start_date"], "start_date")
@@ -60,5 +63,13 @@ struct StripeSubscription {
     /// invoice is the one whose charge failed (its payment, if it comes, is the renewal that names it).
     var paidInvoice: String? {
         status == "past_due" ? nil : latestInvoice
+    }
+
+    /// Whether the subscription shows a paid period that `membership` does not hold: `active`, its newest
+    /// invoice not among the membership's transactions and its period ending after the membership's access.
+    /// What gives access back after a refund revoked the membership while the subscription went on billing.
+    func paysNewPeriod(after membership: MembershipInfo) -> Bool {
+        guard status == "active", let invoice = latestInvoice, !membership.transactions.contains(where: { $0.id == invoice }) else { return false }
+        return periodEnd * 1000 > membership.expiresAt.flatMap(ProtocolTime.milliseconds) ?? 0
     }
 }

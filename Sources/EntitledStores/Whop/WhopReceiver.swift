@@ -9,8 +9,11 @@ import Foundation
 /// - `membership.went_valid` (API v1: `membership.activated`): granted if new; a later period end a
 ///   `renewal`; one that had ended a `resume`.
 /// - `membership.went_invalid` (`membership.deactivated`): an `expiration`.
-/// - `payment.failed`: a `billing_issue` of the payment's membership (recovered when it goes valid again).
-/// - `payment.refunded` (`refund.created`): a `refund` of the payment's membership.
+/// - `payment.succeeded`: a renewal payment (`WhopReceiver+Payments.swift`): Whop announces the renewal of a
+///   membership that stays valid only so.
+/// - `payment.failed`: a `billing_issue` of the payment's membership (recovered when it goes valid again, or
+///   its payment succeeds).
+/// - `payment.refunded` (`refund.created`): a `refund` of the payment's membership; a partial refund leaves access.
 ///
 /// The `webhook-id` (with the kind of change) is the event id, the event's time (`timestamp`, else the
 /// webhook's) the event time.
@@ -67,6 +70,8 @@ public struct WhopReceiver: Sendable {
             return try await refunded(data, context)
         case "payment.failed":
             return try await paymentFailed(data, context)
+        case "payment.succeeded":
+            return try await paymentSucceeded(data, context)
         default:
             return .ignored("Whop event type \(type) is not one this receiver acts on")
         }
@@ -151,8 +156,22 @@ public struct WhopReceiver: Sendable {
         return writer.outcome
     }
 
+    /// A refund (`payment.refunded`: the payment; `refund.created`: the refund, whose `payment` names it). One
+    /// of part of the payment leaves access, as a partial refund on Stripe does.
     private func refunded(_ data: JSONValue, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        try await applyToPaymentsMembership(data, "refund", context)
+        let payment = data["payment"] ?? data
+        let refunded = Self.amount(data["amount"]) ?? Self.amount(payment["refunded_amount"])
+        if let refunded, let total = Self.amount(payment["total"]) ?? Self.amount(payment["final_amount"]), refunded < total {
+            return .ignored("the payment is refunded in part only (\(refunded) of \(total)): access stays")
+        }
+        return try await applyToPaymentsMembership(data, "refund", context)
+    }
+
+    /// An amount as Whop writes it (a number, or a number as text).
+    static func amount(_ value: JSONValue?) -> Double? {
+        guard let value, !value.isNull else { return nil }
+        if let number = value.doubleValue { return number }
+        return value.stringValue.flatMap(Double.init)
     }
 
     /// A renewal payment failed: a billing issue; access lasts until the period's end, and a membership
@@ -174,10 +193,10 @@ public struct WhopReceiver: Sendable {
         return writer.outcome
     }
 
-    private func event(_ membership: MembershipInfo, _ type: String, expiresAt: Int64? = nil, _ context: Context) -> EntitledRequest {
+    func event(_ membership: MembershipInfo, _ type: String, expiresAt: Int64? = nil, transaction: String? = nil, _ context: Context) -> EntitledRequest {
         .event(
             membership: membership.id, type: type, eventId: context.eventID(type), eventTime: context.time,
-            expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) }, reason: context.reason
+            expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) }, transactionId: transaction, reason: context.reason
         )
     }
 
