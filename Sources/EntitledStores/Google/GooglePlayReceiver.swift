@@ -15,10 +15,13 @@ import Foundation
 ///   until the line item's expiry; `ON_HOLD`: `billing_issue` without grace (access ends); back to
 ///   `ACTIVE`: `billing_recovered`; auto-renewal off or `CANCELED`: `cancellation`, on again
 ///   `uncancellation`; `PAUSED`: `pause`, then `resume`; `EXPIRED`: `expiration`; another product:
-///   `product_change`.
+///   `product_change`; a later expiry without a new order (`SUBSCRIPTION_DEFERRED`): `extension`.
 /// - a one-time product purchased (`purchaseState` 0): a lifetime grant.
-/// - a voided purchase (`voidedPurchaseNotification`, a refund or chargeback): `refund`.
-/// - a `testNotification`: 200, logged.
+/// - a purchase granted from its notification that Google still waits to have acknowledged: acknowledged
+///   once the grant is durable (`GooglePlayReceiver+Acknowledgement`).
+/// - a voided purchase (`voidedPurchaseNotification`, a refund or chargeback): `refund`
+///   (`GooglePlayReceiver+Voided`).
+/// - a `pendingRefundReviewNotification` or a `testNotification`: 200, logged.
 ///
 /// The Pub/Sub message id (with the kind of change) is the event id, the notification's `eventTimeMillis`
 /// the event time.
@@ -114,7 +117,15 @@ public struct GooglePlayReceiver: Sendable {
             return try await productPurchased(token: token, sku: sku, context)
         }
         if let voided = notification["voidedPurchaseNotification"], let token = voided["purchaseToken"]?.stringValue {
-            return try await purchaseVoided(token: token, orderID: voided["orderId"]?.stringValue, context)
+            return try await purchaseVoided(
+                token: token, orderID: voided["orderId"]?.stringValue, productType: voided["productType"]?.intValue,
+                refundType: voided["refundType"]?.intValue, context
+            )
+        }
+        if notification["pendingRefundReviewNotification"] != nil {
+            // A chargeback Google asks the developer's view of (orders.reviewrefund, within 24 hours): a
+            // question, not a refund. Access ends when the voided purchase notification says the money went back.
+            return .ignored("a pending refund review: access changes only if the refund is granted (its voided purchase notification)")
         }
         return .ignored("a developer notification of a kind this receiver does not act on")
     }
@@ -148,7 +159,9 @@ public struct GooglePlayReceiver: Sendable {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
         let user = purchase["externalAccountIdentifiers"]?["obfuscatedExternalAccountId"]?.stringValue
-        return try await applySubscription(purchase, token: token, user: user, revoked: type == Self.subscriptionRevoked, context)
+        let synced = try await bringSubscription(purchase, token: token, user: user, notificationType: type, context)
+        try await acknowledgeIfGranted(subscription: purchase, token: token, synced)
+        return synced.outcome
     }
 
     /// `SUBSCRIPTION_REVOKED`: Google took the subscription back before its end (a refund, a chargeback). The
@@ -159,16 +172,17 @@ public struct GooglePlayReceiver: Sendable {
     /// Brings the membership of subscription `token` to what `purchase` (its `subscriptionsv2` resource)
     /// says, granting it to `user` first when no membership holds it, or when it names another user (a
     /// restore on another account: the server's transfer rule decides).
-    func applySubscription(
-        _ purchase: JSONValue, token: String, user: String?, revoked: Bool = false, _ context: Context
-    ) async throws(ReceiveFailure) -> NotificationOutcome {
-        try await bringSubscription(purchase, token: token, user: user, revoked: revoked, context).outcome
+    func applySubscription(_ purchase: JSONValue, token: String, user: String?, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+        try await bringSubscription(purchase, token: token, user: user, context).outcome
     }
 
     /// `applySubscription`, with the membership and the writes it made.
+    /// - Parameter notificationType: the `subscriptionNotification`'s, when a notification asks; only
+    ///   `SUBSCRIPTION_REVOKED` says more than the state.
     func bringSubscription(
-        _ purchase: JSONValue, token: String, user: String?, revoked: Bool = false, _ context: Context
+        _ purchase: JSONValue, token: String, user: String?, notificationType: Int? = nil, _ context: Context
     ) async throws(ReceiveFailure) -> StateSyncOutcome {
+        let revoked = notificationType == Self.subscriptionRevoked
         func finished(_ outcome: NotificationOutcome, _ membership: MembershipInfo? = nil, _ writer: MembershipWriter? = nil) -> StateSyncOutcome {
             StateSyncOutcome(outcome: outcome, membership: membership, changes: writer?.appliedKinds ?? [])
         }
@@ -181,8 +195,11 @@ public struct GooglePlayReceiver: Sendable {
         let order = purchase["latestOrderId"]?.stringValue ?? token
         var writer = MembershipWriter(gateway: gateway)
         var found = try await writer.membership(ofOriginalTransaction: token)
+        // A purchase replacing the one the membership holds (a plan change, a re-signup before the end).
+        var replacing = false
         if found == nil, let linked = purchase["linkedPurchaseToken"]?.stringValue {
             found = try await writer.membership(ofOriginalTransaction: linked)
+            replacing = found != nil
         }
         if found == nil, let firstOrder = Self.firstOrder(of: order) {
             // Imported from an export that named order ids, not purchase tokens (RevenueCat's): the first
@@ -234,7 +251,13 @@ public struct GooglePlayReceiver: Sendable {
                 ) ?? membership
             return finished(writer.outcome, membership, writer)
         }
-        for request in events(membership: membership, state: state, product: product, expiry: expiry, autoRenews: autoRenews, order: order, context) {
+        // A price change, a pause scheduled, a consent asked for: no event, and the notification is a
+        // `duplicate` (what it points to, the state, the membership has already).
+        let requests = events(
+            membership: membership, state: state, product: product, expiry: expiry, autoRenews: autoRenews, order: order, token: token,
+            replacing: replacing, context
+        )
+        for request in requests {
             membership = try await writer.apply(request) ?? membership
         }
         return finished(writer.outcome, membership, writer)
@@ -256,7 +279,8 @@ public struct GooglePlayReceiver: Sendable {
     }
 
     func events(
-        membership: MembershipInfo, state: String, product: String, expiry: Int64?, autoRenews: Bool, order: String, _ context: Context
+        membership: MembershipInfo, state: String, product: String, expiry: Int64?, autoRenews: Bool, order: String, token: String,
+        replacing: Bool = false, _ context: Context
     ) -> [EntitledRequest] {
         var events: [EntitledRequest] = []
         func add(_ type: String, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil) {
@@ -275,10 +299,20 @@ public struct GooglePlayReceiver: Sendable {
         case "SUBSCRIPTION_STATE_ACTIVE", "SUBSCRIPTION_STATE_CANCELED":
             if membership.pausedAt != nil {
                 add("resume", expiresAt: expiry)
-            } else if let expiry, expiry > currentEnd {
+            } else if let expiry, expiry > currentEnd || (replacing && !membership.transactions.contains { $0.id == order }) {
+                // A replacing purchase's new order is its first period, whatever its end: a downgrade's (or a
+                // crossgrade's) may end before the replaced plan's would have.
                 let known = membership.transactions.contains { $0.id == order }
-                add("renewal", expiresAt: expiry, transaction: known ? nil : order)
-                willRenew = true
+                if known, order != token {
+                    // A later expiry without a new order: nothing was paid. Google deferred the next charge
+                    // (SUBSCRIPTION_DEFERRED, purchases.subscriptionsv2.defer,
+                    // https://developer.android.com/google/play/billing/subscriptions#defer-billing): the same
+                    // period made longer, as RevenueCat's SUBSCRIPTION_EXTENDED; not a renewal, which counts one.
+                    add("extension", expiresAt: expiry)
+                } else {
+                    add("renewal", expiresAt: expiry, transaction: known ? nil : order)
+                    willRenew = true
+                }
             } else if membership.billingIssueDetectedAt != nil {
                 add("billing_recovered")
             }
@@ -304,7 +338,9 @@ public struct GooglePlayReceiver: Sendable {
         guard let purchase = try await fetch({ () async throws(StoreAPIError) in try await api.product(sku, purchaseToken: token) }) else {
             return .unmatched("Google Play does not know the purchase token of this notification")
         }
-        return try await applyProduct(purchase, token: token, sku: sku, user: purchase["obfuscatedExternalAccountId"]?.stringValue, context)
+        let outcome = try await applyProduct(purchase, token: token, sku: sku, user: purchase["obfuscatedExternalAccountId"]?.stringValue, context)
+        try await acknowledgeIfGranted(product: purchase, sku: sku, token: token, outcome)
+        return outcome
     }
 
     /// Grants the one-time product `sku` bought with `token` (its `products` resource: `purchase`) to `user`,
@@ -329,18 +365,6 @@ public struct GooglePlayReceiver: Sendable {
     /// A time Google writes as a string of milliseconds (`purchaseTimeMillis`), or as a number.
     static func milliseconds(_ value: JSONValue?) -> Int64? {
         value?.stringValue.flatMap { Int64($0) } ?? value?.intValue.map(Int64.init)
-    }
-
-    private func purchaseVoided(token: String, orderID: String?, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        var writer = MembershipWriter(gateway: gateway)
-        var membership = try await writer.membership(ofOriginalTransaction: token)
-        if membership == nil, let orderID { membership = try await writer.membership(ofTransaction: orderID) }
-        // A refund of a purchase not granted yet is kept too: granted later, it must not keep its access.
-        guard let membership else { return .awaitingPurchase(originalTransaction: token, reason: "no membership holds the voided purchase") }
-        try await writer.apply(
-            .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: orderID, reason: context.reason)
-        )
-        return writer.outcome
     }
 
     /// Milliseconds of an RFC 3339 time as Google writes them (`2026-12-01T10:00:00.123Z`, nanoseconds too).

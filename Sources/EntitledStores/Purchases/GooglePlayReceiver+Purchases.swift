@@ -51,8 +51,7 @@ extension GooglePlayReceiver {
             outcome = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in
                 try await applySubscription(resource, token: token, user: purchase.user, context)
             }
-            // subscriptionsv2: ACKNOWLEDGEMENT_STATE_PENDING until acknowledged.
-            acknowledgement = resource["acknowledgementState"]?.stringValue == "ACKNOWLEDGEMENT_STATE_PENDING" ? .subscription : nil
+            acknowledgement = Self.awaitsAcknowledgement(subscription: resource) ? .subscription : nil
         case .product:
             guard let resource = try await PurchaseFailure.attempting({ () async throws(ReceiveFailure) in
                 try await fetch { () async throws(StoreAPIError) in try await api.product(purchase.productID, purchaseToken: token) }
@@ -69,12 +68,13 @@ extension GooglePlayReceiver {
             outcome = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in
                 try await applyProduct(resource, token: token, sku: purchase.productID, user: purchase.user, context)
             }
-            // products: acknowledgementState 0 until acknowledged, 1 after.
-            acknowledgement = resource["acknowledgementState"]?.intValue == 0 ? .product : nil
+            acknowledgement = Self.awaitsAcknowledgement(product: resource) ? .product : nil
         }
         if case .unmatched(let reason) = outcome { throw PurchaseFailure(.otherAccount, reason) }
         let membership = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in
-            if let acknowledgement { try await acknowledge(acknowledgement, purchase) }
+            // After the grant: an acknowledgement that fails is a 503, and the backend's repeat finds the
+            // purchase granted and acknowledges it then.
+            if let acknowledgement { try await acknowledge(acknowledgement, productID: purchase.productID, purchaseToken: token) }
             return try await MembershipWriter(gateway: gateway).membershipObject(ofOriginalTransaction: token)
         }
         guard let membership else { throw PurchaseFailure(.unavailable, "the purchase was granted, but entitled did not list it; ask again") }
@@ -85,15 +85,5 @@ extension GooglePlayReceiver {
     private static func checkAccount(_ named: String?, of purchase: GooglePlayPurchase) throws(PurchaseFailure) {
         guard let named, named != purchase.user else { return }
         throw PurchaseFailure(.otherAccount, "the purchase names another account (obfuscatedExternalAccountId) than user \(purchase.user)")
-    }
-
-    /// Acknowledges `purchase` (`GooglePlayAPI.acknowledge`); a failure is `unavailable`: the backend asks
-    /// again, and the grant it made stands.
-    private func acknowledge(_ kind: GooglePlayAPI.PurchaseKind, _ purchase: GooglePlayPurchase) async throws(ReceiveFailure) {
-        do throws(StoreAPIError) {
-            try await api.acknowledge(kind, productID: purchase.productID, purchaseToken: purchase.purchaseToken)
-        } catch {
-            throw .unavailable(EntitledUnavailable("the Play Developer API, acknowledging the purchase: \(error)"))
-        }
     }
 }

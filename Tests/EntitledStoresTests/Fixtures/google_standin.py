@@ -7,8 +7,10 @@ grant and an assertion for the Play scope.
 
 State: "subscriptions" {token: SubscriptionPurchaseV2}, "products" {token: ProductPurchase}, "voided"
 [VoidedPurchase, with a stand-in-only "subscription": true for a subscription's], "jwks", "issued" (the
-access token handed out), "fail" (false, true for 503, or 429: every API request), and standin_faults'
-"fail_next" and "delay" (API requests only, errors in Google's error object). GET /state returns the counts.
+access token handed out), "fail" (false, true for 503, or 429: every API request), "fail_acknowledge"
+({"status": 503 | 429, "count": N}: the next N acknowledgements fail so, in Google's error object), and
+standin_faults' "fail_next" and "delay" (GET requests only, errors in Google's error object). GET /state returns
+the counts, "acknowledged" and "acknowledged_tokens" (each acknowledgement that succeeded, in order) among them.
 Prints "listening on PORT" once ready. Standard library only."""
 import base64
 import json
@@ -74,6 +76,18 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(401, {"error": {"code": 401, "message": "Request had invalid authentication credentials."}})
             if state["fail"]:
                 return self.reply(503, {"error": {"code": 503, "message": "backend error"}})
+            with lock:
+                plan = state.get("fail_acknowledge")
+                failing = dict(plan) if plan and plan.get("count", 0) > 0 else None
+                if failing:
+                    plan["count"] -= 1
+            if failing:
+                # Google's error object (https://cloud.google.com/apis/design/errors#http_mapping): 429
+                # RESOURCE_EXHAUSTED over the API's quota (https://developers.google.com/android-publisher/quotas),
+                # 503 UNAVAILABLE when the backend cannot answer; the purchase stays unacknowledged.
+                status = failing["status"]
+                return google_error(self, status, "Quota exceeded" if status == 429 else "The service is currently unavailable.",
+                                    "RESOURCE_EXHAUSTED" if status == 429 else "UNAVAILABLE")
             parts = [unquote(p) for p in self.path[: -len(":acknowledge")].split("/")]
             kind, token = parts[6], parts[9] if len(parts) > 9 else None
             with lock:
@@ -89,6 +103,7 @@ class Handler(BaseHTTPRequestHandler):
                         return self.reply(400, {"error": {"code": 400, "message": "The product purchase is not owned by the user or has been acknowledged."}})
                     found["acknowledgementState"] = 1
                 state["acknowledged"] = state.get("acknowledged", 0) + 1
+                state.setdefault("acknowledged_tokens", []).append(token)
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -101,7 +116,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/state":
             with lock:
                 return self.reply(200, {k: state.get(k) for k in (
-                    "token_requests", "last_assertion", "acknowledged", "api_requests", "requests", "request_times", "paths", "max_in_flight")})
+                    "token_requests", "last_assertion", "acknowledged", "acknowledged_tokens", "api_requests", "requests", "request_times", "paths", "max_in_flight")})
         fault = faults.arrive(state, "GET " + self.path)
         try:
             faults.wait(state)
