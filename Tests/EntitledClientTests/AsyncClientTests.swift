@@ -71,7 +71,7 @@ import Testing
         let server = try RunningEntitled()
         let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: server.port))
         let answer = try await connection.send(.revoke(membership: "mem_0000000000000").with(id: 3))
-        #expect(answer.error?.code == "not_found")
+        #expect(answer.error?.code == .notFound)
         #expect(answer["id"] == .number("3"))
         #expect(connection.isOpen)
         await connection.close()
@@ -85,14 +85,14 @@ import Testing
                 Issue.record("expected .server, got \(error)")
                 return
             }
-            #expect(failure.code == "not_found")
+            #expect(failure.code == .notFound)
             #expect(error.code == "server_error")
         }
         do {
             _ = try await pool.sendExpectingSuccess(.grant(user: "u1", product: "p", duration: "1 month"))
             Issue.record("expected a server error")
         } catch {
-            #expect(error.serverFailure?.code == "bad_request")
+            #expect(error.serverFailure?.code == .badRequest)
             #expect(error.serverFailure?.message.contains("duration") == true)
         }
         await pool.close()
@@ -322,7 +322,7 @@ import Testing
                 Issue.record("expected .server, got \(error)")
                 return
             }
-            #expect(failure.code == "bad_request")
+            #expect(failure.code == .badRequest)
         }
     }
 

@@ -24,7 +24,7 @@ import Testing
         #expect(revoke.membership?.reason == "refund")
         let missing = try connection.send(.revoke(membership: "mem_0000000000000"))
         #expect(!missing.isOK)
-        #expect(missing.error?.code == "not_found")
+        #expect(missing.error?.code == .notFound)
     }
 
     @Test func writesAnswerTheirSequenceAndReadsTakeItAsMinSeq() throws {
@@ -277,7 +277,7 @@ import Testing
         #expect(replay.isIdempotentReplay)
         #expect(replay.membership?.id == membership.id)
         let conflict = try connection.send(.grant(user: "u1", product: "prod_other", idempotencyKey: "order-1"))
-        #expect(conflict.error?.code == "conflict")
+        #expect(conflict.error?.code == .conflict)
 
         let renewal = try connection.send(
             .event(

@@ -129,11 +129,11 @@ import Glibc
                 Issue.record("expected .server, got \(error)")
                 return
             }
-            #expect(failure.code == "over_limit")
+            #expect(failure.code == .overLimit)
             #expect(failure.message.contains("10001 memberships"))
         }
         // `send` returns the answer as it came; neither sends the request twice, on any node.
-        #expect(try await pool.send(.customer(user: "whale")).error?.code == "over_limit")
+        #expect(try await pool.send(.customer(user: "whale")).error?.code == .overLimit)
         #expect(nodes.map(\.receivedLines.count).reduce(0, +) == 2)
         await pool.close()
 
@@ -229,7 +229,7 @@ import Glibc
         let sentBefore = await pool.connectionStatus.map(\.sent).reduce(0, +)
         for request in [EntitledRequest.customer(user: "whale"), .history(user: "whale"), .memberships(user: "whale", at: "2026-01-01T00:00:00Z")] {
             let answer = try await pool.send(request)
-            #expect(answer.error?.code == "over_limit", "\(answer.line)")
+            #expect(answer.error?.code == .overLimit, "\(answer.line)")
         }
         do {
             _ = try await pool.allHistory(user: "whale")
@@ -239,7 +239,7 @@ import Glibc
                 Issue.record("expected .server, got \(error)")
                 return
             }
-            #expect(failure.code == "over_limit")
+            #expect(failure.code == .overLimit)
         }
         // Four refusals, four requests: none was sent again.
         #expect(await pool.connectionStatus.map(\.sent).reduce(0, +) == sentBefore + 4)

@@ -290,7 +290,7 @@ import Testing
                 line: #"{"ok":false,"error":{"code":"over_limit","message":"user \"whale\" has 10001 memberships, more than the 10000 that customer goes through one by one"}}"#
             )
             #expect(!refused.isOK)
-            #expect(refused.error?.code == "over_limit")
+            #expect(refused.error?.code == .overLimit)
             #expect(refused.error?.message.hasPrefix(#"user "whale" has 10001 memberships"#) == true)
         }
 
@@ -307,15 +307,15 @@ import Testing
         @Test func anErrorResponseGivesItsCodeAndMessage() throws {
             let response = try EntitledResponse(line: Self.notFound)
             #expect(!response.isOK)
-            #expect(response.error == ServerFailure(code: "not_found", message: #"no membership has the id "mem_0000000000000""#))
+            #expect(response.error == ServerFailure(code: .notFound, message: #"no membership has the id "mem_0000000000000""#))
             #expect(response.error?.description == #"not_found: no membership has the id "mem_0000000000000""#)
         }
 
         @Test func anErrorResponseWithoutDetailsStillHasACodeAndMessage() throws {
-            #expect(try EntitledResponse(line: #"{"ok":false}"#).error == ServerFailure(code: "unknown", message: "the server gave no message"))
+            #expect(try EntitledResponse(line: #"{"ok":false}"#).error == ServerFailure(code: .unknown("unknown"), message: "the server gave no message"))
             #expect(
                 try EntitledResponse(line: #"{"ok":false,"error":{"code":"busy"}}"#).error
-                    == ServerFailure(code: "busy", message: "the server gave no message")
+                    == ServerFailure(code: .busy, message: "the server gave no message")
             )
         }
 
@@ -562,7 +562,7 @@ import Testing
                     "127.0.0.1:7117 sent a response longer than 67108864 bytes", "response_too_large"
                 ),
                 (
-                    .authenticationFailed(address: .standard, failure: ServerFailure(code: "unauthorized", message: "the token is wrong")),
+                    .authenticationFailed(address: .standard, failure: ServerFailure(code: .unauthorized, message: "the token is wrong")),
                     "127.0.0.1:7117 refused the token: the token is wrong", "authentication_failed"
                 ),
             ]

@@ -42,7 +42,7 @@ extension ClusterTests {
         static func claim(of answer: EntitledResponse) -> Claim {
             if answer.isOK { return .applied }
             // Before the code of its own, an unknown outcome was `unavailable` saying so in its message.
-            if answer.error?.code == "outcome_unknown" || answer.error?.message.contains("may have been made") == true { return .unknown }
+            if answer.error?.code == .outcomeUnknown || answer.error?.message.contains("may have been made") == true { return .unknown }
             return .notApplied
         }
 
@@ -104,7 +104,7 @@ extension ClusterTests {
             #expect(uncommitted["active"]?.boolValue == false, "the node serves a change that was never committed: \(uncommitted.line)")
             // Read-your-writes: the node either has change `seq` (the other node's) or says it is stale.
             let read = try connection.send(line: #"{"op":"check","user":"committed-elsewhere","product":"p1","minSeq":\#(seq)}"#)
-            #expect(read["active"]?.boolValue == true || read.error?.code == "stale", "minSeq \(seq) answered without that change: \(read.line)")
+            #expect(read["active"]?.boolValue == true || read.error?.code == .stale, "minSeq \(seq) answered without that change: \(read.line)")
             let stats = try connection.send(line: #"{"op":"stats"}"#)
             let applied = stats["replication"]?["appliedSequence"]?.intValue ?? 0
             #expect(applied < seq, "the node counts change \(seq) as applied, but never saw it: \(stats.line)")

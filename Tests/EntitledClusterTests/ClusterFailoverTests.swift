@@ -161,7 +161,7 @@ extension ClusterTests {
 
             let started = Date()
             let grant = try n1.send(#"{"op":"grant","user":"gina","product":"p1","idempotencyKey":"gina-1"}"#)
-            #expect(grant.error?.code == "outcome_unknown", "\(grant.line)")
+            #expect(grant.error?.code == .outcomeUnknown, "\(grant.line)")
             #expect(Date().timeIntervalSince(started) < 3 + 1.5)
             // The commit waits for the standby; ending its session cancels the wait, and the primary shows it.
             try rig.primary.terminateConnections(database: "failover")

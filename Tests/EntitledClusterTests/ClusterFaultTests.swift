@@ -78,7 +78,7 @@ extension ClusterTests {
         // A write is refused with `unavailable` within the write timeout, never a false ok.
         let started = Date()
         let refused = try connection.send(line: #"{"op":"grant","user":"during","product":"p1","idempotencyKey":"during"}"#)
-        #expect(refused.error?.code == "unavailable", "\(refused.line)")
+        #expect(refused.error?.code == .unavailable, "\(refused.line)")
         #expect(Date().timeIntervalSince(started) < 8)
         #expect(try connection.send(line: #"{"op":"check","user":"during","product":"p1"}"#)["active"]?.boolValue == false)
         let stats = try connection.send(line: #"{"op":"stats"}"#)

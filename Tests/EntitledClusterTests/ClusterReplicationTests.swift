@@ -29,7 +29,7 @@ extension ClusterTests {
         let url = try freshDatabase(on: SharedPostgres.server())
         let node = try ClusterNode(name: "n1", url: url, arguments: ["--min-seq-wait", "200"])
         let answer = try node.send(#"{"op":"check","user":"alice","minSeq":99}"#)
-        #expect(answer.error?.code == "stale", "\(answer.line)")
+        #expect(answer.error?.code == .stale, "\(answer.line)")
     }
 
     @Test func concurrentWritersOnEveryNodeEndWithIdenticalState() throws {

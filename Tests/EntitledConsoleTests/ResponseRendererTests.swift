@@ -375,7 +375,7 @@ import Testing
     @Test func aColoredFailureHasTheCodeInRed() {
         let colored = ResponseRenderer(style: TextStyle(usesColor: true), now: 0)
         #expect(
-            colored.failure(ServerFailure(code: "busy", message: "try later"))
+            colored.failure(ServerFailure(code: .busy, message: "try later"))
                 == "\u{1B}[31m(error) busy: \u{1B}[0mtry later"
         )
     }

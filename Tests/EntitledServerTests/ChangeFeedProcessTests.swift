@@ -106,7 +106,7 @@ struct ChangeFeedProcessTests {
             try await group.waitForAll()
         }
         let refused = try await connection.send(line: #"{"op":"changes","afterSeq":0}"#)
-        #expect(refused.error?.code == "truncated", "\(refused.line)")
+        #expect(refused.error?.code == .truncated, "\(refused.line)")
         #expect(refused.error?.message.contains("take a full copy with export") == true)
         let first = try await connection.send(line: #"{"op":"changes","afterSeq":\#(total),"limit":1}"#)
         let oldest = try #require(first["oldestAfterSeq"]?.intValue)
@@ -126,7 +126,7 @@ struct ChangeFeedProcessTests {
         _ = try await writer.send(line: #"{"op":"grant","user":"a","product":"p"}"#)
         // A reader that remembers change 5 of a server that has made 1: stale, not an empty page that moves on.
         let stale = try await reader.send(line: #"{"op":"changes","afterSeq":5}"#)
-        #expect(stale.error?.code == "stale" && stale.error?.message.contains("afterSeq") == true, "\(stale.line)")
+        #expect(stale.error?.code == .stale && stale.error?.message.contains("afterSeq") == true, "\(stale.line)")
         // Answered once the server gets there: what follows change 2, nothing yet.
         let waiting = Task { try await reader.send(line: #"{"op":"changes","afterSeq":2}"#) }
         try await Task.sleep(for: .milliseconds(50))
@@ -161,7 +161,7 @@ struct ChangeFeedProcessTests {
             #expect(try await connection.send(line: #"{"op":"auth","token":"\#(token)"}"#).isOK)
             let answer = try await connection.send(line: #"{"op":"changes"}"#)
             #expect(answer.isOK == allowed, "\(token): \(answer.line)")
-            if !allowed { #expect(answer.error?.code == "forbidden") }
+            if !allowed { #expect(answer.error?.code == .forbidden) }
             await connection.close()
         }
     }

@@ -59,7 +59,7 @@ import Testing
             #"{"op":"check","user":"whale","at":"\#(past)"}"#, #"{"op":"memberships","user":"whale","at":"\#(past)"}"#,
         ] {
             let answer = try client.send(line: line)
-            #expect(answer.error?.code == "over_limit", "\(line): \(answer.line)")
+            #expect(answer.error?.code == .overLimit, "\(line): \(answer.line)")
             #expect(answer.error?.message.contains("user \"whale\" has \(limit + 1) memberships") == true, "\(answer.line)")
         }
         // Checking now and listing page by page go on; every membership is listed once.

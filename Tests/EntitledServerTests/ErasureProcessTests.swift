@@ -48,7 +48,7 @@ struct ErasureProcessTests {
         }
         // The ids the person's memberships had are gone; the other user's membership stays, without the device.
         let revoke = try await connection.send(line: #"{"op":"revoke","membership":"\#(owned.id)"}"#)
-        #expect(revoke.error?.code == "not_found")
+        #expect(revoke.error?.code == .notFound)
         let kept = try #require(try await ok(#"{"op":"memberships","user":"someone-else"}"#).memberships)
         #expect(kept.map(\.id) == [other.id])
         #expect(kept.first?.device == nil)
@@ -128,7 +128,7 @@ struct ErasureProcessTests {
         let (server, port) = try DurabilityProcessTests.start(directory.path + "/data", in: directory)
         let connection = try await EntitledAsyncConnection.local(port: port)
         let refused = try await connection.send(line: #"{"op":"grant","user":"bob","product":"pro","duraton":"P1M"}"#)
-        #expect(refused.error?.code == "bad_request")
+        #expect(refused.error?.code == .badRequest)
         #expect(refused.error?.message == #"unknown field "duraton" (did you mean "duration"?)"#)
         #expect(try await connection.send(line: #"{"op":"memberships","user":"bob"}"#).memberships?.isEmpty == true)
         let stats = try await connection.send(line: #"{"op":"stats"}"#)

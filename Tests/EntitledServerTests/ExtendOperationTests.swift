@@ -81,7 +81,7 @@ import Testing
         let id = try #require(try await admin.send(.grant(user: "carol", product: "prod_pro", duration: "1d")).membership?.id)
         let api = try await Self.connect(server)
         #expect(try await api.send(.auth(token: "api-token-0123456789abcdef")).isOK)
-        #expect(try await api.send(.extend(membership: id, duration: "1d")).error?.code == "forbidden")
+        #expect(try await api.send(.extend(membership: id, duration: "1d")).error?.code == .forbidden)
         #expect(try await admin.send(.extend(membership: id, duration: "1d", reason: "ticket 12")).isOK)
         // The trail names the token's owner.
         #expect(try await admin.send(.history(user: "carol")).history?.first?.actor == "support")

@@ -54,7 +54,7 @@ struct FailedSyncOverTCPTests {
         FileSystem.inject(fault)
         defer { FileSystem.remove(fault) }
         let failed = try await writer.send(line: #"{"op":"grant","user":"failed","product":"prod_pro"}"#)
-        #expect(failed.error?.code == "unavailable", "\(failed.line)")
+        #expect(failed.error?.code == .unavailable, "\(failed.line)")
         let message = failed.error?.message ?? ""
         #expect(message.contains("not made") && message.contains("EIO") && message.contains("restarted"), "\(message)")
 
@@ -65,9 +65,9 @@ struct FailedSyncOverTCPTests {
         #expect(await watcher.nextPush(within: .milliseconds(300)) == nil)
 
         let later = try await writer.send(line: #"{"op":"define","entitlement":"pro","products":["prod_pro"]}"#)
-        #expect(later.error?.code == "unavailable", "\(later.line)")
+        #expect(later.error?.code == .unavailable, "\(later.line)")
         let snapshot = try await writer.send(line: #"{"op":"snapshot"}"#)
-        #expect(snapshot.error?.code == "unavailable", "\(snapshot.line)")
+        #expect(snapshot.error?.code == .unavailable, "\(snapshot.line)")
 
         let stats = try await reader.send(line: #"{"op":"stats"}"#)
         let persistence = try #require(stats["persistence"], "\(stats.line)")
@@ -114,7 +114,7 @@ struct FailedSyncOverTCPTests {
         answers = try (0..<4).map { _ in try client.readResponse() }
         #expect(answers.map { $0["id"] } == ids, "\(answers.map(\.line))")
         for index in [0, 1, 3] {
-            #expect(answers[index].error?.code == "unavailable", "\(answers[index].line)")
+            #expect(answers[index].error?.code == .unavailable, "\(answers[index].line)")
         }
         // The check saw a change the log then failed to keep: answered again from what the log holds.
         #expect(answers[2].active == false, "\(answers[2].line)")

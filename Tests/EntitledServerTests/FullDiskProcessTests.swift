@@ -64,7 +64,7 @@ struct FullDiskProcessTests {
         }
         let refused = try #require(refusal, "the 2 MiB disk never ran full")
         let refusedUser = "user-\(acknowledged.count)"
-        #expect(refused.error?.code == "unavailable", "\(refused.line)")
+        #expect(refused.error?.code == .unavailable, "\(refused.line)")
         #expect(refused.error?.message.contains("ENOSPC") == true, "\(refused.line)")
         #expect(refused.error?.message.contains("resume by themselves") == true, "\(refused.line)")
         #expect(acknowledged.count > 100)
@@ -78,7 +78,7 @@ struct FullDiskProcessTests {
         #expect(persistence["unwritable"]?["resumesByItself"]?.boolValue == true)
         #expect(persistence["unwritable"]?["since"]?.stringValue != nil)
         let meanwhile = try await connection.send(line: Self.grantLine("meanwhile"))
-        #expect(meanwhile.error?.code == "unavailable", "\(meanwhile.line)")
+        #expect(meanwhile.error?.code == .unavailable, "\(meanwhile.line)")
         let outage = try await metrics()
         #expect(outage["entitled_log_writable"] == 0)
         #expect(outage["entitled_log_needs_restart"] == 0)
@@ -91,7 +91,7 @@ struct FullDiskProcessTests {
         while true {
             let retry = try await connection.send(line: Self.grantLine(refusedUser))
             if retry.isOK { break }
-            #expect(retry.error?.code == "unavailable", "\(retry.line)")
+            #expect(retry.error?.code == .unavailable, "\(retry.line)")
             try #require(ContinuousClock.now < deadline, "writes did not resume once the disk had space again")
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -55,7 +55,7 @@ struct HandedOffCommitTests {
         setting.gate.openForGood()
         for writer in writers {
             let answer = try writer.readResponse()
-            #expect(answer.error?.code == "unavailable", "\(answer.line)")
+            #expect(answer.error?.code == .unavailable, "\(answer.line)")
         }
 
         for index in writers.indices {
@@ -104,7 +104,7 @@ struct HandedOffCommitTests {
             if answer.isOK {
                 acknowledgedUsers.append("writer-\(index)")
             } else {
-                #expect(answer.error?.code == "unavailable", "\(answer.line)")
+                #expect(answer.error?.code == .unavailable, "\(answer.line)")
             }
         }
         #expect(acknowledgedUsers.count > 1, "the held sync's writes were refused: \(answers.joined(separator: "\n"))")
@@ -114,7 +114,7 @@ struct HandedOffCommitTests {
         }
         for writer in secondGroup + thirdGroup {
             let answer = try writer.readResponse()
-            #expect(answer.error?.code == "unavailable", "\(answer.line)")
+            #expect(answer.error?.code == .unavailable, "\(answer.line)")
         }
         let refusedUsers = (0..<16).map { "writer-\($0)" }.filter { !acknowledgedUsers.contains($0) }
             + (0..<8).map { "second-\($0)" } + (0..<4).map { "third-\($0)" }
@@ -136,7 +136,7 @@ struct HandedOffCommitTests {
                 resumed = answer
                 break
             }
-            #expect(answer.error?.code == "unavailable", "\(answer.line)")
+            #expect(answer.error?.code == .unavailable, "\(answer.line)")
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(resumed != nil, "writes did not resume once the disk took writes again")

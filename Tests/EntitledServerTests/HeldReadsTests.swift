@@ -110,7 +110,7 @@ struct HeldReadsTests {
             // has no second attempt.
             let syncing = try await Self.waitUntilHit(failing, limit: .seconds(30))
             let check = try await reader.send(line: #"{"op":"check","user":"doomed","product":"p"}"#)
-            #expect(try await grant.value.answer.error?.code == "unavailable")
+            #expect(try await grant.value.answer.error?.code == .unavailable)
             // The change was undone: the read is answered as if it had never been made.
             #expect(syncing, "the grant's sync never began")
             #expect(check.active == false, "\(check.line)")

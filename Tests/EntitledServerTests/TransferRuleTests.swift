@@ -39,7 +39,7 @@ import Testing
         let connection = try await Self.connect(server)
         let first = try await Self.purchase("alice", transaction: "1000", on: connection)
         let refused = try await Self.purchase("bob", transaction: "1000", on: connection)
-        #expect(refused.error?.code == "conflict")
+        #expect(refused.error?.code == .conflict)
         #expect(
             refused.error?.message
                 == "the purchase with originalTransactionId \"1000\" belongs to membership \(first.membership?.id ?? "?") of another user, and the server's transfer rule is \"keep\": it stays there"

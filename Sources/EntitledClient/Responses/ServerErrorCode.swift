@@ -1,8 +1,8 @@
 /// The code of a failed response (PROTOCOL.md, "Error codes"), as a client tells them apart. A code this
 /// client does not know (a newer server's) is kept as `unknown` with its text; treat it as the request
-/// failing for a reason you cannot act on. Written as a string literal where a code is expected
-/// (`failure.code == "conflict"`), a code is read as its wire name.
-public enum ServerErrorCode: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+/// failing for a reason you cannot act on. Not a string literal on purpose: `code == .notFound` is checked
+/// by the compiler, where `code == "not_fuond"` would compile and never match.
+public enum ServerErrorCode: Hashable, Sendable, CustomStringConvertible {
     case badJSON, badRequest, unknownOp, notFound, conflict, tooLarge, unauthorized, forbidden, busy, tlsRequired
     case `internal`, unavailable, stale, outcomeUnknown, overLimit, loading
     /// A read of the change feed from before what it holds: take a full copy (`export`), then read the
@@ -20,10 +20,6 @@ public enum ServerErrorCode: Hashable, Sendable, CustomStringConvertible, Expres
     /// The code named `rawValue` on the wire.
     public init(rawValue: String) {
         self = Self.known.first { $0.rawValue == rawValue } ?? .unknown(rawValue)
-    }
-
-    public init(stringLiteral value: String) {
-        self.init(rawValue: value)
     }
 
     /// The code's name on the wire.
