@@ -39,9 +39,11 @@ struct StoreClients: Sendable {
         if let apple {
             stores.append(
                 Reconciler.Store(source: "app_store") { membership, sync throws(SyncFailure) in
-                    guard let original = membership.transactions.first?.originalTransactionId else {
+                    guard let held = membership.transactions.first?.originalTransactionId else {
                         throw SyncFailure(kind: "no_transaction", message: "membership \(membership.id) holds no App Store transaction to ask about", mayPassLater: false)
                     }
+                    // A membership of the periods paid after a refund holds `ORIGINAL~2`: Apple knows `ORIGINAL`.
+                    let original = RefundSuccession.storeIdentifier(of: held)
                     let state = try await Self.appleState(apple.api, original: original)
                     return try await Self.receiving { () async throws(ReceiveFailure) in try await apple.receiver.bring(state, user: membership.user, sync: sync) }
                 }
@@ -82,7 +84,7 @@ struct StoreClients: Sendable {
                         throw SyncFailure(kind: "no_transaction", message: "membership \(membership.id) names no Stripe subscription (sub_...)", mayPassLater: false)
                     }
                     // A membership of the periods paid after a refund holds `sub_...~2`: Stripe knows the subscription.
-                    let subscription = StripeReceiver.subscription(ofOriginalTransaction: original)
+                    let subscription = RefundSuccession.storeIdentifier(of: original)
                     let object = try await Self.asking { () async throws(StoreAPIError) in try await stripe.api.subscription(subscription) }
                     return try await Self.receiving { () async throws(ReceiveFailure) in try await stripe.receiver.bring(subscriptionObject: object, sync: sync) }
                 }

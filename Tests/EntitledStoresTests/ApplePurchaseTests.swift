@@ -41,6 +41,20 @@ import Testing
         return apple.sign(transaction)
     }
 
+    /// `transaction` as StoreKit signs it for the app.
+    func signed(_ transaction: [String: Any]) -> String {
+        apple.sign(transaction.merging(["bundleId": AppleFixtures.bundleID, "signedDate": AppleFixtures.nowMilliseconds]) { $1 })
+    }
+
+    func notify(_ body: [UInt8]) throws -> String {
+        try stores.post("/apple", body: body, headers: ["Content-Type": "application/json"]).body
+    }
+
+    func membership(_ reply: (status: Int, json: [String: Any])) -> MembershipInfo? {
+        (reply.json["membership"] as? [String: Any]).flatMap { try? JSONSerialization.data(withJSONObject: $0) }
+            .flatMap { try? JSONValue(parsing: String(decoding: $0, as: UTF8.self)) }.flatMap(MembershipInfo.init(json:))
+    }
+
     @Test func aSignedTransactionIsGrantedAtOnceOnceAndItsNotificationFindsTheSameMembership() throws {
         let jws = signedTransaction("2000000101", original: "2000000101")
         let granted = try report(["user": Self.user, "signedTransaction": jws])
@@ -113,5 +127,88 @@ import Testing
         #expect(metrics.contains(#"entitled_stores_purchases_total{store="apple",outcome="unauthorized"} 1"#), "\(metrics)")
         #expect(metrics.contains(#"entitled_stores_purchases_total{store="apple",outcome="other_account"} 1"#), "\(metrics)")
         #expect(metrics.contains(#"entitled_stores_purchases_total{store="google",outcome="not_served"} 1"#), "\(metrics)")
+    }
+
+    @Test func aSubscriptionBoughtRenewsUntilItsNotificationSaysRenewalIsOff() throws {
+        let now = AppleFixtures.nowMilliseconds
+        let transaction = AppleFixtures.transaction("2000000401", original: "2000000401", expires: now + 30 * 86_400_000)
+        let bought = try report(["user": Self.user, "signedTransaction": signed(transaction)])
+        #expect(bought.status == 200, "\(bought.json)")
+        #expect(membership(bought)?.willRenew == true)
+        #expect(membership(bought)?.renewState == "will_renew")
+        // Its SUBSCRIBED/INITIAL_BUY, whose renewal info says the customer turned renewal off since.
+        let subscribed = apple.notification(
+            "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "p-off", signedDate: now, transaction: transaction, renewal: ["autoRenewStatus": 0]
+        )
+        #expect(try notify(subscribed) == "applied\n")
+        let current = try #require(try client.send(.memberships(user: Self.user)).memberships?.first)
+        #expect(current.willRenew == false)
+        #expect(current.status == "canceled")
+        #expect(try notify(subscribed) == "duplicate\n")
+        #expect(try client.send(.history(user: Self.user)).history?.map(\.action) == ["cancellation", "grant"])
+    }
+
+    @Test func aLaterTransactionOfAKnownSubscriptionIsItsNewPeriodOnce() throws {
+        let now = AppleFixtures.nowMilliseconds
+        // Bought, and lapsed: its period ended an hour ago.
+        let lapsed = AppleFixtures.transaction("2000000501", original: "2000000501", expires: now - 3_600_000)
+        let first = try report(["user": Self.user, "signedTransaction": signed(lapsed)])
+        #expect(membership(first)?.isActive == false)
+        // The customer resubscribes, to the yearly product of the group: StoreKit's transaction keeps the original.
+        let yearEnd = now + 365 * 86_400_000
+        let yearly = AppleFixtures.transaction("2000000502", original: "2000000501", product: "premium.yearly", expires: yearEnd)
+        let resubscribed = try report(["user": Self.user, "signedTransaction": signed(yearly)])
+        #expect(resubscribed.status == 200, "\(resubscribed.json)")
+        let membership = try #require(self.membership(resubscribed))
+        #expect(membership.id == self.membership(first)?.id)
+        #expect(membership.isActive)
+        #expect(membership.productId == "premium.yearly")
+        #expect(membership.expiresAt.flatMap(ProtocolTime.milliseconds) == yearEnd)
+        #expect(membership.renewsCount == 1)
+        // Again, and its notification: nothing more.
+        #expect(self.membership(try report(["user": Self.user, "signedTransaction": signed(yearly)]))?.renewsCount == 1)
+        #expect(try notify(apple.notification("SUBSCRIBED", subtype: "RESUBSCRIBE", uuid: "p-re", signedDate: now, transaction: yearly, renewal: ["autoRenewStatus": 1])) == "duplicate\n")
+        // The lapsed period reported late does not take the expiry back.
+        #expect(self.membership(try report(["user": Self.user, "signedTransaction": signed(lapsed)]))?.expiresAt.flatMap(ProtocolTime.milliseconds) == yearEnd)
+        #expect(try client.send(.history(user: Self.user)).history?.map(\.action) == ["renewal", "product_change", "grant"])
+    }
+
+    @Test func aPurchaseItsNotificationGrantedFirstIsAnsweredWithThatMembership() throws {
+        let now = AppleFixtures.nowMilliseconds
+        let transaction = AppleFixtures.transaction("2000000601", original: "2000000601", expires: now + 30 * 86_400_000)
+        #expect(try notify(apple.notification("SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "p-first", signedDate: now, transaction: transaction, renewal: ["autoRenewStatus": 1])) == "applied\n")
+        let granted = try #require(try client.send(.memberships(user: Self.user)).memberships?.first)
+        let reply = try report(["user": Self.user, "signedTransaction": signed(transaction)])
+        #expect(reply.status == 200, "\(reply.json)")
+        #expect(membership(reply)?.id == granted.id)
+        #expect(membership(reply)?.willRenew == true)
+        #expect(try client.send(.memberships(user: Self.user)).memberships?.count == 1)
+        #expect(try client.send(.history(user: Self.user)).history?.map(\.action) == ["grant"])
+    }
+
+    @Test func aPeriodBoughtAfterARefundIsANewMembershipItsRenewalsReach() throws {
+        let now = AppleFixtures.nowMilliseconds
+        let bought = AppleFixtures.transaction("2000000701", original: "2000000701", expires: now + 30 * 86_400_000)
+        let first = try #require(self.membership(try report(["user": Self.user, "signedTransaction": signed(bought)])))
+        let refund = apple.notification(
+            "REFUND", uuid: "p-refund", signedDate: now - 60_000, transaction: bought.merging(["revocationDate": now - 60_000]) { $1 }
+        )
+        #expect(try notify(refund) == "applied\n")
+        // Bought again in the app: a new period of the same subscription.
+        let again = AppleFixtures.transaction("2000000702", original: "2000000701", expires: now + 31 * 86_400_000)
+        let reply = try report(["user": Self.user, "signedTransaction": signed(again)])
+        #expect(reply.status == 200, "\(reply.json)")
+        let second = try #require(self.membership(reply))
+        #expect(second.id != first.id)
+        #expect(second.isActive)
+        #expect(second.willRenew)
+        #expect(second.transactions.map(\.id) == ["2000000702"])
+        #expect(self.membership(try report(["user": Self.user, "signedTransaction": signed(again)]))?.id == second.id)
+        let renewed = AppleFixtures.transaction("2000000703", original: "2000000701", expires: now + 61 * 86_400_000)
+        #expect(try notify(apple.notification("DID_RENEW", uuid: "p-renew", signedDate: now, transaction: renewed)) == "applied\n")
+        let memberships = try #require(try client.send(.memberships(user: Self.user)).memberships)
+        #expect(memberships.count == 2)
+        #expect(memberships.first { $0.id == second.id }?.renewsCount == 1)
+        #expect(memberships.first { $0.id == first.id }?.status == "revoked")
     }
 }

@@ -26,9 +26,21 @@ extension AppleReceiver {
         }
         let original = transactions[0].originalTransactionId
         var writer = MembershipWriter(gateway: gateway)
-        var membership = try await writer.membership(ofOriginalTransaction: original)
+        var membership = try await RefundSuccession.newest(of: original, writer: writer)
         let user = given ?? transactions.lazy.compactMap(\.appAccountToken).last
         var notes: [String] = []
+        // A period paid after the refund that revoked the membership begins a new one, as its notification
+        // would have (AppleReceiver+Resubscription.swift); the periods before it are the revoked one's.
+        var afterRefund = false
+        if let refunded = membership, let paid = transactions.first(where: { Self.paysAfterRefund($0, refunded) }) {
+            // Renewing, as the grant below: the renewal info's status is applied after the periods.
+            let environment = first["environment"]?.stringValue
+            membership = try await Self.grantAfterRefund(
+                paid, after: refunded, willRenew: state.status != nil ? true : nil,
+                sandbox: environment != nil && environment != "Production", reason: sync.reason, writer: &writer
+            ) ?? membership
+            afterRefund = true
+        }
         if membership == nil || (given != nil && membership?.user != given) {
             guard let user else {
                 // Waiting for its user, as the live receiver keeps such a notification: the import reports it
@@ -54,7 +66,8 @@ extension AppleReceiver {
                 environment: environment == nil || environment == "Production" ? nil : "sandbox",
                 ownership: first["inAppOwnershipType"]?.stringValue == "FAMILY_SHARED" ? "family_shared" : nil,
                 transactionId: transactions[0].transactionID,
-                originalTransactionId: original == transactions[0].transactionID ? nil : original, reason: sync.reason
+                originalTransactionId: (membership?.purchaseKey ?? original) == transactions[0].transactionID ? nil : (membership?.purchaseKey ?? original),
+                reason: sync.reason
             ).imported(purchasedAt: first["originalPurchaseDate"]?.intValue.map(Int64.init) ?? first["purchaseDate"]?.intValue.map(Int64.init), renewsCount: nil)
             let granted = try await writer.grant(grant)
             guard let granted else {
@@ -81,7 +94,7 @@ extension AppleReceiver {
             // later period came first (the receiver heard of the newest renewal before the import). Its
             // renewal would take the expiry back to that period's end.
             if let ends = transaction.expiresAt, let access = current.expiresAt.flatMap(ProtocolTime.milliseconds), ends <= access {
-                periodsPast = true
+                if !afterRefund { periodsPast = true }
                 continue
             }
             let purchased = state.transactions[index]["purchaseDate"]?.intValue.map(Int64.init) ?? sync.now

@@ -17,10 +17,13 @@ import Foundation
 ///   `DID_CHANGE_RENEWAL_STATUS`: `cancellation` / `uncancellation`; `DID_FAIL_TO_RENEW`: `billing_issue`,
 ///   with the renewal info's `gracePeriodExpiresDate` when the subtype is `GRACE_PERIOD`;
 ///   `GRACE_PERIOD_EXPIRED` and `EXPIRED`: `expiration`; `RENEWAL_EXTENDED`: `extension` to the
-///   transaction's `expiresDate`; `REFUND` and `REVOKE`: `refund`; `REFUND_REVERSED`: `refund_reversal`;
+///   transaction's `expiresDate`; `REFUND` and `REVOKE`: `refund` (but for a refund of an earlier period than the
+///   membership's current one; a period paid after a refund is a new membership:
+///   AppleReceiver+Resubscription.swift); `REFUND_REVERSED`: `refund_reversal`;
 ///   `ONE_TIME_CHARGE`: the grant. The
 ///   others (`TEST`, a `DOWNGRADE` before its renewal, `REFUND_DECLINED`, `CONSUMPTION_REQUEST`,
-///   `PRICE_INCREASE`, `RENEWAL_EXTENSION`, `EXTERNAL_PURCHASE_TOKEN`, types this receiver does not know)
+///   `PRICE_INCREASE`, `RENEWAL_EXTENSION`, `EXTERNAL_PURCHASE_TOKEN`, `RESCIND_CONSENT`, the Advanced Commerce
+///   API's `METADATA_UPDATE`, `MIGRATION` and `PRICE_CHANGE`, types this receiver does not know)
 ///   are answered 200 as ignored, each with its reason. STORES.md's table lists every type.
 ///
 /// The notification's `notificationUUID` (with the kind of change) is the event id and its `signedDate`
@@ -116,23 +119,36 @@ public struct AppleReceiver: Sendable {
 
     private func apply(_ notification: AppleNotification, _ transaction: AppleTransaction) async throws(ReceiveFailure) -> NotificationOutcome {
         var writer = MembershipWriter(gateway: gateway)
-        var membership = try await writer.membership(ofOriginalTransaction: transaction.originalTransactionId)
+        let original = transaction.originalTransactionId
+        var membership = try await RefundSuccession.newest(of: original, writer: writer)
+        if notification.type == "REFUND_REVERSED", let holder = try await writer.membership(ofTransaction: transaction.transactionID) {
+            // The refund it reverses revoked the membership holding the transaction, though a later period
+            // may have begun another since.
+            membership = holder
+        }
+        let renews = notification.renewal?["autoRenewStatus"]?.intValue.map { $0 == 1 }
         var granted = false  // whether this notification created the membership
-        if membership == nil || (transaction.appAccountToken != nil && membership?.user != transaction.appAccountToken) {
+        if let refunded = membership, notification.startsPeriod, Self.paysAfterRefund(transaction, refunded) {
+            // A period paid after a refund: a new membership (AppleReceiver+Resubscription.swift).
+            membership = try await Self.grantAfterRefund(
+                transaction, after: refunded, willRenew: renews, sandbox: notification.isSandbox, reason: notification.reason, writer: &writer
+            )
+            granted = true
+        } else if membership == nil || (transaction.appAccountToken != nil && membership?.user != transaction.appAccountToken) {
             guard let user = transaction.appAccountToken else {
                 return .awaitingPurchase(
-                    originalTransaction: transaction.originalTransactionId,
-                    reason: "no membership holds original transaction \(transaction.originalTransactionId), and it names no appAccountToken"
+                    originalTransaction: original, reason: "no membership holds original transaction \(original), and it names no appAccountToken"
                 )
             }
-            let renews = notification.renewal?["autoRenewStatus"]?.intValue.map { $0 == 1 }
+            // The key of the membership found (a later one's after a refund), so that a restore on another
+            // account moves that one.
+            let key = membership?.purchaseKey ?? original
             let moved = try await writer.grant(
                 .grant(
                     user: user, product: transaction.productID, source: "app_store",
-                    expiresAt: transaction.expiresAt.map { ProtocolTime.string(milliseconds: $0) }, willRenew: renews,
+                    expiresAt: transaction.expiresAt.map { ProtocolTime.string(milliseconds: $0) }, willRenew: renews ?? (transaction.isAutoRenewable ? true : nil),
                     periodType: transaction.isTrial ? "trial" : nil, environment: notification.isSandbox ? "sandbox" : nil,
-                    transactionId: transaction.transactionID,
-                    originalTransactionId: transaction.originalTransactionId == transaction.transactionID ? nil : transaction.originalTransactionId,
+                    transactionId: transaction.transactionID, originalTransactionId: key == transaction.transactionID ? nil : key,
                     reason: notification.reason
                 )
             )
@@ -140,7 +156,7 @@ public struct AppleReceiver: Sendable {
             membership = moved ?? membership
         }
         guard let membership else {
-            return .unmatched("original transaction \(transaction.originalTransactionId) belongs to another user, and the transfer rule keeps it there")
+            return .unmatched("original transaction \(original) belongs to another user, and the transfer rule keeps it there")
         }
         func event(_ type: String, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transactionID: String? = nil) -> EntitledRequest {
             .event(
@@ -149,21 +165,8 @@ public struct AppleReceiver: Sendable {
                 product: product, transactionId: transactionID, reason: notification.reason
             )
         }
-        // A transaction the membership does not hold yet starts a new period: a renewal, a resubscription, an
-        // upgrade or crossgrade that takes effect at once, a downgrade reaching its renewal. One the membership
-        // holds already was applied: by the grant that just created it, or by an earlier delivery. Apple keeps
-        // the originalTransactionId across product changes within a subscription group, so this is the same
-        // membership; a transaction for another product moves it to that product first, then to the new
-        // period's expiry (RevenueCat: an upgrade takes effect at once with the new product, a downgrade at the
-        // next renewal).
         func newPeriod() -> [EntitledRequest] {
-            guard !membership.transactions.contains(where: { $0.id == transaction.transactionID }), let expiresAt = transaction.expiresAt else {
-                return []
-            }
-            var events: [EntitledRequest] = []
-            if transaction.productID != membership.productId { events.append(event("product_change", product: transaction.productID)) }
-            events.append(event("renewal", expiresAt: expiresAt, transactionID: transaction.transactionID))
-            return events
+            Self.periodEvents(transaction, of: membership, at: notification.time, reason: notification.reason)
         }
         var events: [EntitledRequest] = []
         // Why a notification that makes no write changes nothing; `nil` for a redelivery (`duplicate`).
@@ -215,9 +218,16 @@ public struct AppleReceiver: Sendable {
             // SUMMARY comes without a transaction (answered before this); FAILURE: "the renewal date
             // extension didn't succeed for a specific subscription".
             unchanged = "Apple could not extend this subscription's renewal date (RENEWAL_EXTENSION/\(notification.subtype ?? "none")): its expiry stays"
+        case ("REFUND", _) where Self.isEarlierPeriod(transaction, of: membership):
+            // The refunded transaction (signedTransactionInfo, with its revocationDate) is a period the
+            // subscription has renewed past: the period paid now is not refunded. RevenueCat sends no
+            // CANCELLATION for it either; `entitled` has no event that marks a transaction refunded without
+            // revoking, so nothing is written.
+            unchanged = "a refund of an earlier period (transaction \(transaction.transactionID)) than the membership's current one, which stays paid"
         case ("REFUND", _), ("REVOKE", _):
-            // REFUND: the transaction was refunded. REVOKE: a purchase shared through Family Sharing is no
-            // longer shared. Both take access away: a `refund`, final.
+            // REFUND: the transaction (the current period, or a one-time purchase) was refunded. REVOKE: a
+            // purchase shared through Family Sharing is no longer shared. Both take access away: a `refund`,
+            // final but for a reversal; a period paid later begins a new membership.
             events.append(event("refund", transactionID: transaction.transactionID))
         case ("REFUND_REVERSED", _):
             // "The App Store reversed a previously granted refund due to a dispute that the customer raised. If
@@ -232,8 +242,23 @@ public struct AppleReceiver: Sendable {
             unchanged = "a price increase the customer was told of (PENDING) or accepted (ACCEPTED) changes no access; without consent, EXPIRED/PRICE_INCREASE ends it"
         case ("ONE_TIME_CHARGE", _):
             break  // the grant above
+        case ("METADATA_UPDATE", _), ("MIGRATION", _), ("PRICE_CHANGE", _):
+            // Notifications of subscriptions sold through the Advanced Commerce API (its metadata, a migration
+            // to it, its price), which sells no product of this app's App Store catalog.
+            unchanged = "\(notification.type) concerns a subscription of the Advanced Commerce API, which changes no access here"
         default:
             unchanged = "App Store notification type \(notification.type) is not one this receiver acts on"
+        }
+        // The renewal info says whether the subscription renews now; a purchase reported first through
+        // `POST /purchases/apple` was taken to renew (StoreKit's transaction carries no renewal info), and a
+        // notification carrying a period changes `willRenew` only by its renewal: the two agree here.
+        // A membership this notification granted has the renewal info's value already.
+        if notification.carriesRenewalState, !granted, let renews, membership.revokedAt == nil {
+            // `willRenew` once the events above are applied: a renewal sets it.
+            let renewed = events.contains { $0.fields.first { $0.key == "type" }?.value.stringValue == "renewal" }
+            if renews != (renewed || membership.willRenew) {
+                events.append(event(renews ? "uncancellation" : "cancellation"))
+            }
         }
         if events.isEmpty, !granted, let unchanged { return .ignored(unchanged) }
         for request in events { try await writer.apply(request) }
@@ -255,6 +280,22 @@ struct AppleNotification {
     var time: String { ProtocolTime.string(milliseconds: signedDate) }
     var isSandbox: Bool { environment != "Production" }
     var reason: String { "app_store \(type)\(subtype.map { "/" + $0 } ?? "") \(uuid)" }
+
+    /// A type whose transaction may be a new period (a purchase, a renewal, a resubscription, an upgrade
+    /// at once): what begins a new membership after a refund.
+    var startsPeriod: Bool {
+        switch (type, subtype) {
+        case ("SUBSCRIBED", _), ("DID_RENEW", _), ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"): true
+        case ("OFFER_REDEEMED", let subtype): subtype != "DOWNGRADE"
+        default: false
+        }
+    }
+
+    /// A type whose renewal info's `autoRenewStatus` is brought to the membership when it differs from
+    /// `willRenew` (others change it by their own event: `DID_CHANGE_RENEWAL_STATUS`, an expiry, a refund).
+    var carriesRenewalState: Bool {
+        ["SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED", "DID_CHANGE_RENEWAL_PREF"].contains(type)
+    }
 }
 
 /// What a receiver reads of a verified `JWSTransactionDecodedPayload`.
@@ -268,6 +309,12 @@ struct AppleTransaction {
     var appAccountToken: String?
     /// An introductory offer (`offerType` 1): the subscription's trial.
     var isTrial: Bool
+    /// An auto-renewable subscription (`type`), which renews unless the customer turned renewal off.
+    var isAutoRenewable: Bool
+    /// When the App Store sold it (`purchaseDate`, milliseconds): a renewal's is the renewal's.
+    var purchasedAt: Int64?
+    /// When the App Store refunded it or took it back from Family Sharing (`revocationDate`), if it did.
+    var revokedAt: Int64?
 
     init(_ json: JSONValue) throws(NotificationRefusal) {
         guard let transactionID = json["transactionId"]?.stringValue, let productID = json["productId"]?.stringValue else {
@@ -279,5 +326,8 @@ struct AppleTransaction {
         self.expiresAt = try StoreTime.milliseconds(json["expiresDate"], "expiresDate")
         self.appAccountToken = json["appAccountToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         self.isTrial = json["offerType"]?.intValue == 1
+        self.isAutoRenewable = json["type"]?.stringValue == "Auto-Renewable Subscription"
+        self.purchasedAt = try StoreTime.milliseconds(json["purchaseDate"], "purchaseDate")
+        self.revokedAt = try StoreTime.milliseconds(json["revocationDate"], "revocationDate")
     }
 }

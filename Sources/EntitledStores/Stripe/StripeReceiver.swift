@@ -179,7 +179,7 @@ public struct StripeReceiver: Sendable {
         }
         // Revoked by a refund while the subscription went on billing: its later paid periods are a membership
         // of their own (`successor(of:_:_:writer:)`).
-        var membership = held.revokedByRefund ? try await successor(of: held, subscription, event, writer: &writer) : held
+        var membership = held.isRevokedByRefund ? try await successor(of: held, subscription, event, writer: &writer) : held
         guard membership.revokedAt == nil else {
             // Said, not answered `duplicate`: the event may be new, and nothing it says applies to a revoked
             // membership (`entitled` would ignore each event, if the state led to any).
