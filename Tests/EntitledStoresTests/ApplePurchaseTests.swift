@@ -211,4 +211,24 @@ import Testing
         #expect(memberships.first { $0.id == second.id }?.renewsCount == 1)
         #expect(memberships.first { $0.id == first.id }?.status == "revoked")
     }
+
+    @Test func aPeriodBoughtAfterARefundWithoutAnAccountTokenIsTheCallersNotTheRefundedOwners() throws {
+        // The refunded membership was granted to another user of the same Apple ID; the app reports the new
+        // period, bought with no appAccountToken, for the user signed in now: it is theirs.
+        let now = AppleFixtures.nowMilliseconds
+        let bought = AppleFixtures.transaction("2000000801", original: "2000000801", expires: now + 30 * 86_400_000, token: nil)
+        let first = try #require(self.membership(try report(["user": "earlier-owner", "signedTransaction": signed(bought)])))
+        #expect(first.user == "earlier-owner")
+        let refund = apple.notification(
+            "REFUND", uuid: "p-refund-8", signedDate: now - 60_000, transaction: bought.merging(["revocationDate": now - 60_000]) { $1 }
+        )
+        #expect(try notify(refund) == "applied\n")
+        let again = AppleFixtures.transaction("2000000802", original: "2000000801", expires: now + 31 * 86_400_000, token: nil)
+        let reply = try report(["user": "signed-in-now", "signedTransaction": signed(again)])
+        #expect(reply.status == 200, "\(reply.json)")
+        let second = try #require(self.membership(reply))
+        #expect(second.user == "signed-in-now", "the period after the refund went to \(second.user ?? "nobody")")
+        #expect(try client.send(.check(user: "signed-in-now", product: "premium.monthly")).body["active"]?.boolValue == true)
+        #expect(try client.send(.check(user: "earlier-owner", product: "premium.monthly")).body["active"]?.boolValue == false)
+    }
 }

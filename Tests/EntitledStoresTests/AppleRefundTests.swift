@@ -58,6 +58,24 @@ extension AppleNotificationTests {
         #expect(try client.send(.memberships(user: Self.user)).memberships?.first { $0.id == again.id }?.status == "canceled")
     }
 
+    @Test func aRenewalBoughtBeforeItsRefundAndDeliveredAfterItGivesNoAccess() throws {
+        // The renewal's DID_RENEW is held back (a 5xx, a slow retry); its period is refunded first, and the
+        // refund revokes the membership. The renewal, delivered late, was signed before the refund (no
+        // revocationDate): it is the refunded period, not one paid after the refund.
+        let start = AppleFixtures.nowMilliseconds - 600_000
+        let end = start + 30 * Self.day
+        let first = try subscribe("9600000001", expires: end, at: start)
+        var renewal = AppleFixtures.transaction("9600000002", original: "9600000001", expires: end + 30 * Self.day)
+        renewal["purchaseDate"] = start + 500
+        let refund = apple.notification("REFUND", uuid: "late-1", signedDate: start + 1000, transaction: refunded(renewal, at: start + 1000))
+        #expect(try deliver(refund).body == "applied\n")
+        #expect(try current()?.status == "revoked")
+        let late = try deliver(apple.notification("DID_RENEW", uuid: "late-2", signedDate: start + 600, transaction: renewal)).body
+        #expect(!late.hasPrefix("applied"), "\(late)")
+        #expect(try client.send(.memberships(user: Self.user)).memberships?.map(\.id) == [first.id])
+        #expect(try client.send(.check(user: Self.user, product: "premium.monthly")).body["active"]?.boolValue == false)
+    }
+
     @Test func aRenewalAfterTheRefundOfItsPeriodGivesTheNewPeriodAndARefundOfThatEndsItAgain() throws {
         let start = AppleFixtures.nowMilliseconds - 600_000
         let end = start + 30 * Self.day

@@ -8,23 +8,28 @@ import EntitledClient
 /// notification of the same period, grant it once (the second grant names the same key).
 extension AppleReceiver {
     /// Whether `transaction` is a period paid after `refunded`'s refund: one the membership does not hold,
-    /// not itself refunded, that runs past the refund. A period that ended before the refund is history the
+    /// not itself refunded, bought after the refund and running past it. A period that ended before the refund is history the
     /// refunded membership already had.
     static func paysAfterRefund(_ transaction: AppleTransaction, _ refunded: MembershipInfo) -> Bool {
         guard refunded.isRevokedByRefund, transaction.revokedAt == nil, let ends = transaction.expiresAt,
             let revokedAt = refunded.revokedAt.flatMap(ProtocolTime.milliseconds)
         else { return false }
+        // Bought after the refund, too: a period bought before it (its notification delayed or redelivered, or
+        // its signed transaction kept by the app) is the one refunded, or an older one, even when the
+        // membership never held it and Apple signed it before marking it revoked.
+        guard let bought = transaction.purchasedAt, bought > revokedAt else { return false }
         return ends > revokedAt && !refunded.transactions.contains { $0.id == transaction.transactionID }
     }
 
     /// Grants `transaction`, a period paid after `refunded`'s refund, as a new membership of its
-    /// `appAccountToken`, else of the refunded membership's owner. `nil` when the transfer rule keeps the
-    /// key with another user (it cannot: the key is new; answered as the grant is).
+    /// `appAccountToken`, else of `user` (the purchase path's caller), else of the refunded membership's
+    /// owner. `nil` when the transfer rule keeps the key with another user: the notification granted it
+    /// already, to someone else than the purchase path's caller.
     static func grantAfterRefund(
-        _ transaction: AppleTransaction, after refunded: MembershipInfo, willRenew: Bool?, sandbox: Bool, reason: String,
-        writer: inout MembershipWriter
+        _ transaction: AppleTransaction, after refunded: MembershipInfo, for user: String? = nil, willRenew: Bool?, sandbox: Bool,
+        reason: String, writer: inout MembershipWriter
     ) async throws(ReceiveFailure) -> MembershipInfo? {
-        let owner = transaction.appAccountToken ?? refunded.user
+        let owner = transaction.appAccountToken ?? user ?? refunded.user
         return try await writer.grant(
             .grant(
                 user: owner, device: owner == nil ? refunded.device : nil, product: transaction.productID, source: "app_store",

@@ -49,7 +49,9 @@ extension AppleReceiver {
         }
         if let refunded = existing, Self.paysAfterRefund(transaction, refunded) {
             let successor = try await PurchaseFailure.attempting { () async throws(ReceiveFailure) in
-                try await Self.grantAfterRefund(transaction, after: refunded, willRenew: renews, sandbox: sandbox, reason: reason, writer: &writer)
+                try await Self.grantAfterRefund(
+                    transaction, after: refunded, for: user, willRenew: renews, sandbox: sandbox, reason: reason, writer: &writer
+                )
             }
             guard let successor else { throw PurchaseFailure(.otherAccount, "the period after the refund of original transaction \(original) belongs to another user") }
             existing = successor
