@@ -140,6 +140,20 @@ import Testing
         #expect(try actions("user_g") == ["renewal", "product_change", "renewal", "product_change", "product_change", "grant"])
     }
 
+    @Test func aRefundOfThePeriodsInvoiceEndsAccessAfterAnUpgradesProrationWasInvoiced() throws {
+        // The proration invoice of a mid-period upgrade is the membership's last transaction, but it pays the
+        // same period as the period's own invoice: a full refund of that invoice still ends the period.
+        let end = start + month
+        #expect(try deliver(StripeFixtures.subscriptionEvent("evt_r1", type: "customer.subscription.created", created: start, subscription: "sub_r", periodEnd: end, user: "user_r", latestInvoice: "in_r1")) == "applied\n")
+        let upgrade = StripeFixtures.subscriptionEvent("evt_r2", created: start + 10, subscription: "sub_r", periodEnd: end, product: "prod_max", user: "user_r", latestInvoice: "in_rp")
+        #expect(try deliver(upgrade) == "applied\n")
+        #expect(try membership(original: "sub_r").transactions.map(\.id) == ["in_r1", "in_rp"])
+        let refund = try deliver(StripeFixtures.refundEvent("evt_r3", created: start + 20, invoice: "in_r1"))
+        #expect(refund == "applied\n", "\(refund)")
+        #expect(try membership(original: "sub_r").status == "revoked")
+        #expect(try isActive("user_r", "prod_max") == false)
+    }
+
     /// A canceled subscription cannot be reactivated in Stripe: a customer who comes back subscribes anew
     /// (https://docs.stripe.com/billing/subscriptions/cancel#reactivating-canceled-subscriptions). The new
     /// subscription is a membership of its own; the ended one stays ended.

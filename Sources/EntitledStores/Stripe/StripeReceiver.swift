@@ -282,9 +282,14 @@ public struct StripeReceiver: Sendable {
         }
         // A refund of a period that is over takes nothing away: the access now is paid by a later invoice,
         // not refunded (RevenueCat, too, leaves a Stripe refund after the billing cycle ended unapplied:
-        // https://www.revenuecat.com/docs/subscription-guidance/refunds).
-        if let newest = membership.transactions.last?.id, newest != invoice {
-            return .ignored("invoice \(invoice) paid a period that is over; the access now is paid by invoice \(newest), which is not refunded")
+        // https://www.revenuecat.com/docs/subscription-guidance/refunds). Decided by the period the invoice
+        // paid, not by whether it is the membership's last transaction: a plan change's proration invoice
+        // comes after the period's own and pays the same period, whose refund still ends it.
+        if let paidUntil = membership.transactions.first(where: { $0.id == invoice })?.expiresAt.flatMap(ProtocolTime.milliseconds),
+            let access = membership.expiresAt.flatMap(ProtocolTime.milliseconds), paidUntil < access,
+            let later = membership.transactions.last(where: { ($0.expiresAt.flatMap(ProtocolTime.milliseconds) ?? Int64.min) > paidUntil })?.id
+        {
+            return .ignored("invoice \(invoice) paid a period that is over; the access now is paid by invoice \(later), which is not refunded")
         }
         try await writer.apply(
             .event(membership: membership.id, type: "refund", eventId: event.eventID("refund"), eventTime: event.time, transactionId: invoice, reason: event.reason)
