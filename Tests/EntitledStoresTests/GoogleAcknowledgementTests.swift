@@ -93,6 +93,26 @@ extension GoogleNotificationTests {
         #expect(try grants(of: "user_f") == 2)
     }
 
+    @Test func anAcknowledgementGoogleWillNeverTakeIsPassedOverAndAnExpiredPurchaseIsNotAcknowledged() throws {
+        // A 503 would have Pub/Sub deliver the notification again for days to no end: a 400 is logged and the
+        // notification answered as applied; the grant stands.
+        let start = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
+        var expired = Self.unacknowledged(order: "GPA.6300-0000-0000-00002", user: "user_e")
+        expired["subscriptionState"] = "SUBSCRIPTION_STATE_EXPIRED"
+        try google.set([
+            "subscriptions": ["token-r1": Self.unacknowledged(order: "GPA.6300-0000-0000-00001", user: "user_r"), "token-e1": expired]
+        ])
+        try google.set(["fail_acknowledge": ["status": 400, "count": 1]])
+        let refused = try notify("r-1", type: 4, token: "token-r1", at: start)
+        #expect(refused.status == 200 && refused.body == "applied\n", "\(refused.status) \(refused.body)")
+        #expect(try subscription(of: "user_r")?.isActive == true)
+        #expect(try acknowledgedTokens() == [])
+        // Expired before the receiver heard of it: Google no longer lets it be acknowledged; nothing is asked.
+        let lapsed = try notify("e-1", type: 13, token: "token-e1", at: start + 1000)
+        #expect(lapsed.status == 200, "\(lapsed.body)")
+        #expect(try acknowledgedTokens() == [])
+    }
+
     @Test func aPurchaseReportedAfterItsNotificationGrantsOnceAndAcknowledgesOnlyWhatIsStillPending() throws {
         let start = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
         try google.set([

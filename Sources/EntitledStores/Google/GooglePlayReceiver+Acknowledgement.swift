@@ -1,4 +1,5 @@
 import EntitledClient
+import Logging
 
 /// Google refunds a purchase that is not acknowledged within three days
 /// (https://developer.android.com/google/play/billing/integrate#process, "Acknowledge purchases"). A purchase
@@ -20,23 +21,42 @@ extension GooglePlayReceiver {
         purchase["acknowledgementState"]?.intValue == 0
     }
 
-    /// Acknowledges purchase `token` of `productID` (`GooglePlayAPI.acknowledge`). A failure is
-    /// `unavailable`: the grant made before it stands, and the store's redelivery (or the backend's repeat)
-    /// finds it granted and acknowledges it then.
+    /// Acknowledges purchase `token` of `productID` (`GooglePlayAPI.acknowledge`). A failure that may pass
+    /// (no answer, a 5xx, a 429, refused credentials: a setting to fix) is `unavailable`: the grant made
+    /// before it stands, and the store's redelivery (or the backend's repeat) finds it granted and
+    /// acknowledges it then. One Google will never take (any other 4xx: a purchase it no longer lets be
+    /// acknowledged) is logged as an error and passed over, since a 503 would have Pub/Sub deliver the
+    /// notification again for days to no end; the grant stands, and Google's refund of the purchase, if it
+    /// comes, arrives as its voided-purchase notification.
     func acknowledge(_ kind: GooglePlayAPI.PurchaseKind, productID: String, purchaseToken token: String) async throws(ReceiveFailure) {
         do throws(StoreAPIError) {
             try await api.acknowledge(kind, productID: productID, purchaseToken: token)
         } catch {
-            throw .unavailable(EntitledUnavailable("the purchase is granted, but the Play Developer API did not acknowledge it: \(error)"))
+            switch error.kind {
+            case .unavailable, .rateLimited, .unauthorized:
+                throw .unavailable(EntitledUnavailable("the purchase is granted, but the Play Developer API did not acknowledge it: \(error)"))
+            case .notFound, .refused, .malformed:
+                Self.logger.error(
+                    "Google refused to acknowledge a granted purchase; it may refund it after three days",
+                    metadata: ["product": "\(productID)", "error": "\(error)"]
+                )
+            }
         }
     }
+
+    /// Where the receiver says what no answer to the store carries.
+    static let logger = Logger(label: "entitled-stores.google")
 
     /// Acknowledges subscription `token` when its notification leaves it granted (`synced`: a membership
     /// holds it, not revoked) and Google still waits for the acknowledgement: a purchase granted from its
     /// notification alone, whose app's backend never reported it (`POST /purchases/google`), would otherwise
     /// be refunded after three days.
     func acknowledgeIfGranted(subscription purchase: JSONValue, token: String, _ synced: StateSyncOutcome) async throws(ReceiveFailure) {
+        // Only a purchase that was paid: a pending one cannot be acknowledged yet, an expired one no more
+        // (https://developers.google.com/android-publisher/api-ref/rest/v3/purchases.subscriptionsv2#SubscriptionState).
+        let unpaid: Set<String> = ["SUBSCRIPTION_STATE_PENDING", "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED", "SUBSCRIPTION_STATE_EXPIRED"]
         guard Self.awaitsAcknowledgement(subscription: purchase), let membership = synced.membership, membership.revokedAt == nil,
+            !unpaid.contains(purchase["subscriptionState"]?.stringValue ?? ""),
             let product = purchase["lineItems"]?.arrayValue?.first?["productId"]?.stringValue
         else { return }
         try await acknowledge(.subscription, productID: product, purchaseToken: token)

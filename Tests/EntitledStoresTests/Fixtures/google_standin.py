@@ -84,10 +84,14 @@ class Handler(BaseHTTPRequestHandler):
             if failing:
                 # Google's error object (https://cloud.google.com/apis/design/errors#http_mapping): 429
                 # RESOURCE_EXHAUSTED over the API's quota (https://developers.google.com/android-publisher/quotas),
-                # 503 UNAVAILABLE when the backend cannot answer; the purchase stays unacknowledged.
+                # 503 UNAVAILABLE when the backend cannot answer, 400 FAILED_PRECONDITION when the purchase is in
+                # no state to be acknowledged; the purchase stays unacknowledged.
                 status = failing["status"]
-                return google_error(self, status, "Quota exceeded" if status == 429 else "The service is currently unavailable.",
-                                    "RESOURCE_EXHAUSTED" if status == 429 else "UNAVAILABLE")
+                message, reason = {
+                    429: ("Quota exceeded", "RESOURCE_EXHAUSTED"),
+                    400: ("The purchase cannot be acknowledged in its current state.", "FAILED_PRECONDITION"),
+                }.get(status, ("The service is currently unavailable.", "UNAVAILABLE"))
+                return google_error(self, status, message, reason)
             parts = [unquote(p) for p in self.path[: -len(":acknowledge")].split("/")]
             kind, token = parts[6], parts[9] if len(parts) > 9 else None
             with lock:
