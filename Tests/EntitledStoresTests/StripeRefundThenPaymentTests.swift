@@ -93,4 +93,17 @@ import Testing
         #expect(try isActive() == false)
         #expect(try client.send(.memberships(user: "user_x")).memberships?.count == 1)
     }
+
+    @Test func anOperatorsRevokeWithTheReasonRefundStaysFinalWhenTheSubscriptionBillsAgain() throws {
+        // Only a store's refund starts a chain: an operator who revokes by hand, whatever the reason given,
+        // means it (PROTOCOL.md, Revocation: a revoke is final).
+        let created = StripeFixtures.subscriptionEvent("evt_o1", type: "customer.subscription.created", created: start, subscription: "sub_x", periodEnd: start + month, user: "user_x", latestInvoice: "in_o1")
+        #expect(try deliver(created) == "applied\n")
+        let held = try #require(try membership(original: "sub_x"))
+        #expect(try client.send(.revoke(membership: held.id, reason: "refund")).isOK)
+        let billed = try deliver(period("evt_o2", at: start + 30, end: start + 2 * month, invoice: "in_o2"))
+        #expect(billed.hasPrefix("ignored"), "\(billed)")
+        #expect(try membership(original: "sub_x~2") == nil)
+        #expect(try isActive() == false)
+    }
 }

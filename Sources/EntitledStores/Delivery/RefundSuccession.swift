@@ -45,8 +45,10 @@ public enum RefundSuccession {
 
 extension MembershipInfo {
     /// Revoked by a store's refund (a `refund` event), rather than by an operator's `revoke`, which stays
-    /// final whatever the store reports later.
-    var isRevokedByRefund: Bool { revokedAt != nil && reason == "refund" }
+    /// final whatever the store reports later. The reason alone cannot tell them apart (an operator may
+    /// give the reason `refund`); a `refund` event also marks the transaction it refunds (PROTOCOL.md,
+    /// Revocation), which a `revoke` never does.
+    var isRevokedByRefund: Bool { revokedAt != nil && reason == "refund" && transactions.contains { $0.revokedAt != nil } }
 
     /// The `originalTransactionId` a grant names to find this membership: its first transaction's.
     var purchaseKey: String? { transactions.first?.originalTransactionId }
