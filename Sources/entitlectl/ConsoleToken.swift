@@ -1,3 +1,4 @@
+import EntitledClient
 import EntitledConsole
 
 /// The token the console authenticates with, and where it came from.

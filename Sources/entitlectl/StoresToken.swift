@@ -1,3 +1,4 @@
+import EntitledClient
 /// The admin token of entitled-stores' webhook routes (the webhooks file's `admin-token-file`), and
 /// where it came from. It is never taken from the command line, where `ps` shows it to everyone.
 struct StoresToken {

@@ -238,16 +238,14 @@ extension StoresSettings.Failure {
 }
 
 extension StoresSettings {
-    /// The first line of the file at `path`, trimmed: a secret kept out of the command line and the
-    /// environment, which other users can see.
+    /// The first line of the file at `path`, trimmed (`TokenFile`): a secret kept out of the command line
+    /// and the environment, which other users can see.
     static func secret(inFile path: String, what: String, setting: String) throws(Failure) -> String {
-        guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw Failure(message: "cannot read the \(what) file \(path) (--\(setting))")
+        do throws(TokenFile.Failure) {
+            return try TokenFile.readToken(atPath: path, what: what)
+        } catch {
+            throw Failure(message: "\(error.message) (--\(setting))")
         }
-        let first = contents.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        let secret = first.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !secret.isEmpty else { throw Failure(message: "the \(what) file \(path) is empty: its first line must hold the \(what)") }
-        return secret
     }
 }
 

@@ -128,13 +128,12 @@ public struct WebhooksConfiguration: Sendable, Hashable {
     }
 
     private static func token(_ value: JSONValue, key: String, path: String) throws(WebhooksConfigurationError) -> String {
-        guard let file = value.stringValue, let contents = try? String(contentsOfFile: file, encoding: .utf8) else {
-            throw .init(path, "\(key): cannot read the token file")
+        guard let file = value.stringValue else { throw .init(path, "\(key): must be the path of a token file") }
+        do throws(TokenFile.Failure) {
+            return try TokenFile.readToken(atPath: file)
+        } catch {
+            throw .init(path, "\(key): \(error.message)")
         }
-        let token = (contents.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? "")
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !token.isEmpty else { throw .init(path, "\(key): the token file \(file) is empty") }
-        return token
     }
 }
 
