@@ -118,4 +118,35 @@ import Testing
         let client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
         #expect(try client.send(.memberships(user: "user_whop_u")).memberships?.count == 1)
     }
+
+    /// Refunds count by the payment: two refunds of 50 of a payment of 100 each return a part, and the second
+    /// makes the whole (the payment's cumulative `refunded_amount`); a payment whose `substatus` is `refunded`
+    /// is refunded in full whatever this refund's amount; and a refund of a part whose payload does not say
+    /// what was refunded before is answered `unmatched`, not ignored.
+    @Test func refundsThatAddUpToTheWholePaymentEndItsAccess() throws {
+        let valid = Self.body("membership.activated", data: Self.membership(periodEnd: "2099-01-01T00:00:00Z", user: "user_whop_r"), timestamp: "2026-01-01T00:00:00Z")
+        #expect(try deliver(valid, id: "msg_r1").body == "applied\n")
+        func refund(_ id: String, amount: Double, payment: [String: Any]) -> [UInt8] {
+            Self.body("refund.created", data: ["id": id, "amount": amount, "status": "succeeded", "payment": payment], timestamp: "2026-01-02T00:00:00Z")
+        }
+        let payment: [String: Any] = ["id": "pay_r", "total": 100.0, "membership": ["id": "mem_w1", "status": "active"]]
+        let first = try deliver(refund("rf_1", amount: 50, payment: payment.merging(["refunded_amount": 50.0]) { $1 }), id: "msg_r2").body
+        #expect(first.hasPrefix("ignored: the payment is refunded in part only"), "\(first)")
+        #expect(try client.send(.check(user: "user_whop_r")).body["active"]?.boolValue == true)
+        #expect(try deliver(refund("rf_2", amount: 50, payment: payment.merging(["refunded_amount": 100.0]) { $1 }), id: "msg_r3").body == "applied\n")
+        #expect(try client.send(.check(user: "user_whop_r")).body["active"]?.boolValue == false)
+        #expect(try client.send(.memberships(user: "user_whop_r")).memberships?.first?.status == "revoked")
+
+        var other = Self.membership(periodEnd: "2099-01-01T00:00:00Z", user: "user_whop_s")
+        other["id"] = "mem_w2"
+        #expect(try deliver(Self.body("membership.activated", data: other, timestamp: "2026-01-01T00:00:00Z"), id: "msg_s1").body == "applied\n")
+        let otherPayment: [String: Any] = ["id": "pay_s", "total": 100.0, "membership": ["id": "mem_w2", "status": "active"]]
+        let undecided = try deliver(refund("rf_3", amount: 50, payment: otherPayment), id: "msg_s2")
+        #expect(undecided.status == 200)
+        #expect(undecided.body.hasPrefix("unmatched: refund rf_3 returns 5000 of payment pay_s's 10000 cents"), "\(undecided.body)")
+        #expect(try client.send(.check(user: "user_whop_s")).body["active"]?.boolValue == true)
+        let whole = otherPayment.merging(["substatus": "refunded"]) { $1 }
+        #expect(try deliver(refund("rf_4", amount: 50, payment: whole), id: "msg_s3").body == "applied\n")
+        #expect(try client.send(.check(user: "user_whop_s")).body["active"]?.boolValue == false)
+    }
 }

@@ -13,7 +13,8 @@ import Foundation
 ///   membership that stays valid only so.
 /// - `payment.failed`: a `billing_issue` of the payment's membership (recovered when it goes valid again, or
 ///   its payment succeeds).
-/// - `payment.refunded` (`refund.created`): a `refund` of the payment's membership; a partial refund leaves access.
+/// - `payment.refunded` (`refund.created`): a `refund` of the payment's membership once the payment is refunded
+///   in full (`WhopReceiver+Refunds.swift`); one refunded in part keeps its access.
 ///
 /// The `webhook-id` (with the kind of change) is the event id, the event's time (`timestamp`, else the
 /// webhook's) the event time.
@@ -156,31 +157,13 @@ public struct WhopReceiver: Sendable {
         return writer.outcome
     }
 
-    /// A refund (`payment.refunded`: the payment; `refund.created`: the refund, whose `payment` names it). One
-    /// of part of the payment leaves access, as a partial refund on Stripe does.
-    private func refunded(_ data: JSONValue, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        let payment = data["payment"] ?? data
-        let refunded = Self.amount(data["amount"]) ?? Self.amount(payment["refunded_amount"])
-        if let refunded, let total = Self.amount(payment["total"]) ?? Self.amount(payment["final_amount"]), refunded < total {
-            return .ignored("the payment is refunded in part only (\(refunded) of \(total)): access stays")
-        }
-        return try await applyToPaymentsMembership(data, "refund", context)
-    }
-
-    /// An amount as Whop writes it (a number, or a number as text).
-    static func amount(_ value: JSONValue?) -> Double? {
-        guard let value, !value.isNull else { return nil }
-        if let number = value.doubleValue { return number }
-        return value.stringValue.flatMap(Double.init)
-    }
-
     /// A renewal payment failed: a billing issue; access lasts until the period's end, and a membership
     /// that goes valid again (a retry succeeded) recovers.
     private func paymentFailed(_ data: JSONValue, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
         try await applyToPaymentsMembership(data, "billing_issue", context)
     }
 
-    private func applyToPaymentsMembership(_ data: JSONValue, _ type: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+    func applyToPaymentsMembership(_ data: JSONValue, _ type: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
         let payment = data["payment"] ?? data
         guard let membershipID = payment["membership"]?.storeID ?? payment["membership_id"]?.stringValue else {
             return .unmatched("the payment names no Whop membership")
