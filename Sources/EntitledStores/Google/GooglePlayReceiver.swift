@@ -369,17 +369,7 @@ public struct GooglePlayReceiver: Sendable {
 
     /// Milliseconds of an RFC 3339 time as Google writes them (`2026-12-01T10:00:00.123Z`, nanoseconds too).
     static func milliseconds(_ text: String) -> Int64? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var trimmed = text
-        // Nanoseconds: ISO8601DateFormatter reads at most milliseconds.
-        if let dot = text.firstIndex(of: "."), let end = text[dot...].firstIndex(where: { !$0.isNumber && $0 != "." }) {
-            let digits = text[text.index(after: dot)..<end]
-            if digits.count > 3 { trimmed = String(text[..<text.index(dot, offsetBy: 4)]) + String(text[end...]) }
-        }
-        if let date = formatter.date(from: trimmed) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: trimmed).map { Int64($0.timeIntervalSince1970 * 1000) }
+        ProtocolTime.rfc3339Milliseconds(text)
     }
 }
 
