@@ -190,19 +190,11 @@ public struct WhopReceiver: Sendable {
         if value.intValue != nil { return try StoreTime.seconds(value, field) }
         guard let text = value.stringValue else { return nil }
         if let number = Int64(text) { return try StoreTime.seconds(number, field) }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var date = formatter.date(from: text)
-        if date == nil {
-            formatter.formatOptions = [.withInternetDateTime]
-            date = formatter.date(from: text)
-        }
-        guard let date else { return nil }
-        let seconds = date.timeIntervalSince1970
-        // Checked as a Double first: converting one beyond Int64 would trap.
-        guard seconds >= 0, seconds <= Double(StoreTime.latestSeconds) else {
+        // Four digits of year and offsets under a day: the milliseconds cannot overflow.
+        guard let milliseconds = ProtocolTime.rfc3339Milliseconds(text) else { return nil }
+        guard milliseconds >= 0, milliseconds <= StoreTime.latestMilliseconds else {
             throw NotificationRefusal(.malformed, "\(field) \(text) is not a time between 1970 and 9999")
         }
-        return Int64(seconds)
+        return milliseconds / 1000
     }
 }
