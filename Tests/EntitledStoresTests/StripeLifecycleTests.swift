@@ -8,22 +8,17 @@ import Testing
 /// `entitled-stores` processes: a pause and its resumption, a cancellation undone, plan changes, a new
 /// subscription after one ended, and an event delivered again.
 @Suite struct StripeLifecycleTests {
-    let entitled: RunningEntitled
-    let stores: RunningStores
-    let client: EntitledConnection
+    let processes: StripeReceiverProcesses
+    var client: EntitledConnection { processes.client }
     let start = StripeFixtures.now - 3600
     let month: Int64 = 30 * 86_400
 
     init() throws {
-        entitled = try RunningEntitled()
-        stores = try RunningStores(entitled: "127.0.0.1:\(entitled.port)", environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret])
-        client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
+        processes = try StripeReceiverProcesses()
     }
 
-    func deliver(_ body: [UInt8]) throws -> String {
-        let reply = try stores.post("/stripe", body: body, headers: StripeFixtures.signed(body))
-        #expect(reply.status == 200, "\(reply.body)")
-        return reply.body
+    func deliver(_ body: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        try processes.deliver(body, sourceLocation: sourceLocation)
     }
 
     func membership(original: String) throws -> MembershipInfo {

@@ -23,30 +23,14 @@ public enum ProtocolTime {
     /// The milliseconds since the epoch of a time as the protocol writes it (`2026-11-26T12:00:00Z` or
     /// `2026-11-26T12:00:00.123Z`); `nil` for any other text.
     public static func milliseconds(_ text: String) -> Int64? {
-        let bytes = Array(text.utf8)
-        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-            bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
+        // The protocol's form is a strict part of RFC 3339: `T` and `Z` in upper case, no fraction or three
+        // digits of one, no offset. The fields are read by the one RFC 3339 reader.
+        let bytes = text.utf8
+        guard bytes.count == 20 || bytes.count == 24, bytes.last == UInt8(ascii: "Z"),
+            bytes[bytes.index(bytes.startIndex, offsetBy: 10)] == UInt8(ascii: "T"),
+            bytes.count == 20 || bytes[bytes.index(bytes.startIndex, offsetBy: 19)] == UInt8(ascii: ".")
         else { return nil }
-        func number(_ range: Range<Int>) -> Int64? {
-            var value: Int64 = 0
-            for index in range {
-                guard (0x30...0x39).contains(bytes[index]) else { return nil }
-                value = value * 10 + Int64(bytes[index] - 0x30)
-            }
-            return value
-        }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
-        else { return nil }
-        var millisecond: Int64 = 0
-        if bytes.count == 24, bytes[19] == UInt8(ascii: ".") {
-            guard let fraction = number(20..<23) else { return nil }
-            millisecond = fraction
-        } else if bytes.count != 20 {
-            return nil
-        }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
+        return rfc3339Milliseconds(text)
     }
 
     /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's algorithm).
