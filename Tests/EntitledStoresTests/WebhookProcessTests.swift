@@ -54,14 +54,16 @@ struct WebhookProcessTests {
         let fast = try StoreStandIn("webhook_receiver")
         let slow = try StoreStandIn("webhook_receiver")
         for receiver in [fast, slow] { try receiver.set(["secrets": [Self.secret]]) }
-        try slow.set(["delay_ms": 1500])
+        // 20 s a message: however slowly a loaded machine runs the fast endpoint's 40, the slow one cannot
+        // have taken them all meanwhile (at 1.5 s a message, a full run once let it take all 40 first).
+        try slow.set(["delay_ms": 20_000])
         let directory = try TemporaryDirectory()
         let file = try Self.webhooksFile(in: directory, endpoints: [("fast", fast.url + "/in", [:]), ("slow", slow.url + "/in", [:])])
         let stores = try RunningStores(entitled: "127.0.0.1:\(entitled.port)", arguments: ["--webhooks", file])
 
         try await Self.grant(40, users: 2, prefix: "u", on: entitled.port)
         _ = try await Self.distinctDeliveries(of: fast, atLeast: 40)
-        // Two subjects, 1.5 s a message, one at a time per subject: the slow endpoint cannot have taken
+        // Two subjects, 20 s a message, one at a time per subject: the slow endpoint cannot have taken
         // more than a few yet, and the fast one did not wait for it.
         let slowSoFar = try slow.state()["deliveries"] as? [[String: Any]] ?? []
         #expect(slowSoFar.count < 40, "\(slowSoFar.count)")
