@@ -18,9 +18,11 @@ struct BackpressureTests {
             var stalledRounds = 0
             // Filling the kernel's autotuned buffers (megabytes) takes a debug server a few seconds, many
             // more on a machine busy with the rest of the suite, where a connection's turn ends after 1 ms of
-            // work (60 s were once not enough there): the limit only bounds a failing run.
-            let deadline = ContinuousClock.now + .seconds(150)
-            while stalledRounds < 10, ContinuousClock.now < deadline {
+            // work and this task may wait long for a thread (150 s were once not enough there). So the loop
+            // ends on what decides the test, 10 stalled rounds or 64 MiB taken, and the time limit only
+            // bounds a run that makes no progress either way.
+            let deadline = ContinuousClock.now + .seconds(600)
+            while stalledRounds < 10, sent < 64 << 20, ContinuousClock.now < deadline {
                 if unsent.isEmpty { unsent = batch[...] }
                 let taken = try client.sendWithoutBlocking(bytes: Array(unsent))
                 sent += taken
