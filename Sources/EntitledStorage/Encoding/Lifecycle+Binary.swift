@@ -130,21 +130,23 @@ extension BinaryReader {
         let typeOffset = offset
         let type = try readString()
         let transactionId = try readOptionalString()
+        guard let name = LifecycleEvent.Kind.Name(rawValue: type), name != .refundReversal || version >= 6 else {
+            throw Malformed(offset: typeOffset, problem: "unknown event type \"\(type)\"")
+        }
         let kind: LifecycleEvent.Kind
-        switch type {
-        case "renewal": kind = .renewal(expiresAt: Timestamp(millisecondsSinceEpoch: try readInt64()))
-        case "extension": kind = .extension(expiresAt: Timestamp(millisecondsSinceEpoch: try readInt64()))
-        case "billing_issue": kind = .billingIssue(gracePeriodExpiresAt: try readOptionalTimestamp())
-        case "resume": kind = .resume(expiresAt: try readOptionalTimestamp())
-        case "product_change": kind = .productChange(productId: try readString())
-        case "cancellation": kind = .cancellation
-        case "uncancellation": kind = .uncancellation
-        case "billing_recovered": kind = .billingRecovered
-        case "expiration": kind = .expiration
-        case "pause": kind = .pause
-        case "refund": kind = .refund
-        case "refund_reversal" where version >= 6: kind = .refundReversal
-        default: throw Malformed(offset: typeOffset, problem: "unknown event type \"\(type)\"")
+        switch name {
+        case .renewal: kind = .renewal(expiresAt: Timestamp(millisecondsSinceEpoch: try readInt64()))
+        case .extension: kind = .extension(expiresAt: Timestamp(millisecondsSinceEpoch: try readInt64()))
+        case .billingIssue: kind = .billingIssue(gracePeriodExpiresAt: try readOptionalTimestamp())
+        case .resume: kind = .resume(expiresAt: try readOptionalTimestamp())
+        case .productChange: kind = .productChange(productId: try readString())
+        case .cancellation: kind = .cancellation
+        case .uncancellation: kind = .uncancellation
+        case .billingRecovered: kind = .billingRecovered
+        case .expiration: kind = .expiration
+        case .pause: kind = .pause
+        case .refund: kind = .refund
+        case .refundReversal: kind = .refundReversal
         }
         return LifecycleEvent(id: id, time: time, kind: kind, transactionId: transactionId)
     }

@@ -221,24 +221,25 @@ extension RequestFields {
             guard let value else { throw .badRequest("field \"\(field.description)\" is required for a \(typeName) event") }
             return value
         }
+        guard let name = LifecycleEvent.Kind.Name(rawValue: typeName) else {
+            throw .badRequest("field \"type\" must be one of \(LifecycleEvent.Kind.allNames.joined(separator: ", "))")
+        }
         let kind: LifecycleEvent.Kind
-        switch typeName {
-        case "renewal": kind = .renewal(expiresAt: try need(expiresAt, .expiresAt))
-        case "extension": kind = .extension(expiresAt: try need(expiresAt, .expiresAt))
-        case "cancellation": kind = .cancellation
-        case "uncancellation": kind = .uncancellation
-        case "billing_issue": kind = .billingIssue(gracePeriodExpiresAt: grace)
-        case "billing_recovered": kind = .billingRecovered
-        case "expiration": kind = .expiration
-        case "pause": kind = .pause
-        case "resume": kind = .resume(expiresAt: expiresAt)
-        case "refund": kind = .refund
-        case "refund_reversal": kind = .refundReversal
-        case "product_change":
+        switch name {
+        case .renewal: kind = .renewal(expiresAt: try need(expiresAt, .expiresAt))
+        case .extension: kind = .extension(expiresAt: try need(expiresAt, .expiresAt))
+        case .cancellation: kind = .cancellation
+        case .uncancellation: kind = .uncancellation
+        case .billingIssue: kind = .billingIssue(gracePeriodExpiresAt: grace)
+        case .billingRecovered: kind = .billingRecovered
+        case .expiration: kind = .expiration
+        case .pause: kind = .pause
+        case .resume: kind = .resume(expiresAt: expiresAt)
+        case .refund: kind = .refund
+        case .refundReversal: kind = .refundReversal
+        case .productChange:
             guard let productId else { throw .badRequest("field \"product\" is required for a product_change event: the new product") }
             kind = .productChange(productId: productId)
-        default:
-            throw .badRequest("field \"type\" must be one of \(LifecycleEvent.Kind.allNames.joined(separator: ", "))")
         }
         // A field the type does not use is refused rather than ignored: it is a sender's mistake that
         // would otherwise go unnoticed (an expiry sent with a cancellation).

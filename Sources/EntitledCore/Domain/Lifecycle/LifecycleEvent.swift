@@ -48,29 +48,43 @@ public struct LifecycleEvent: Hashable, Sendable {
         /// Whop's free days).
         case `extension`(expiresAt: Timestamp)
 
-        /// Every kind's name, in the order the protocol lists them.
-        public static let allNames = [
-            "renewal", "cancellation", "uncancellation", "billing_issue", "billing_recovered", "expiration", "pause",
-            "resume", "product_change", "refund", "extension", "refund_reversal",
-        ]
+        /// The kinds' names, as the protocol, the log and the snapshots spell them: the one place they are
+        /// written. A reader parses a name with `Name(rawValue:)` and switches over it, so that a new kind is
+        /// a compile error wherever it is not handled yet.
+        public enum Name: String, CaseIterable, Sendable {
+            case renewal, cancellation, uncancellation
+            case billingIssue = "billing_issue"
+            case billingRecovered = "billing_recovered"
+            case expiration, pause, resume
+            case productChange = "product_change"
+            case refund
+            case `extension`
+            case refundReversal = "refund_reversal"
+        }
 
-        /// The name of the kind in the protocol.
-        public var name: String {
+        /// Every kind's name, in the order the protocol lists them.
+        public static let allNames = Name.allCases.map(\.rawValue)
+
+        /// The kind's name.
+        public var kindName: Name {
             switch self {
-            case .renewal: "renewal"
-            case .cancellation: "cancellation"
-            case .uncancellation: "uncancellation"
-            case .billingIssue: "billing_issue"
-            case .billingRecovered: "billing_recovered"
-            case .expiration: "expiration"
-            case .pause: "pause"
-            case .resume: "resume"
-            case .productChange: "product_change"
-            case .refund: "refund"
-            case .refundReversal: "refund_reversal"
-            case .extension: "extension"
+            case .renewal: .renewal
+            case .cancellation: .cancellation
+            case .uncancellation: .uncancellation
+            case .billingIssue: .billingIssue
+            case .billingRecovered: .billingRecovered
+            case .expiration: .expiration
+            case .pause: .pause
+            case .resume: .resume
+            case .productChange: .productChange
+            case .refund: .refund
+            case .refundReversal: .refundReversal
+            case .extension: .extension
             }
         }
+
+        /// The name of the kind in the protocol.
+        public var name: String { kindName.rawValue }
     }
 }
 
