@@ -18,15 +18,21 @@ public enum RefundSuccession {
 
     /// The store's own id in `key`: what to ask the store about (a reconciliation).
     public static func storeIdentifier(of key: String) -> String {
-        guard let tilde = key.lastIndex(of: "~"), Int(key[key.index(after: tilde)...]) != nil else { return key }
-        return String(key[..<tilde])
+        parts(of: key).original
     }
 
     /// The key of the membership that follows `refunded`, a membership of the chain of `original`.
     static func key(following refunded: MembershipInfo, original: String) -> String {
-        let held = refunded.purchaseKey ?? original
-        let generation = held == original ? 1 : Int(held[held.index(after: held.lastIndex(of: "~")!)...]) ?? 1
-        return key(of: original, generation: generation + 1)
+        let held = parts(of: refunded.purchaseKey ?? original)
+        return key(of: original, generation: held.original == original ? held.generation + 1 : 2)
+    }
+
+    /// `key` as the store's id and a generation: `ORIGINAL~N` is (ORIGINAL, N); any other key is itself, 1.
+    private static func parts(of key: String) -> (original: String, generation: Int) {
+        guard let tilde = key.lastIndex(of: "~"), let generation = Int(key[key.index(after: tilde)...]), generation >= 2 else {
+            return (key, 1)
+        }
+        return (String(key[..<tilde]), generation)
     }
 
     /// The membership of the chain of `original` that the store's later news concerns: the purchase's own

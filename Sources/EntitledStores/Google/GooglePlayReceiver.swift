@@ -190,7 +190,7 @@ public struct GooglePlayReceiver: Sendable {
             throw .refused(NotificationRefusal(.malformed, "the subscription purchase has no line item with a productId"))
         }
         let state = purchase["subscriptionState"]?.stringValue ?? ""
-        let expiry = item["expiryTime"]?.stringValue.flatMap(Self.milliseconds)
+        let expiry = item["expiryTime"]?.stringValue.flatMap(ProtocolTime.rfc3339Milliseconds)
         let autoRenews = item["autoRenewingPlan"]?["autoRenewEnabled"]?.boolValue ?? false
         let order = purchase["latestOrderId"]?.stringValue ?? token
         var writer = MembershipWriter(gateway: gateway)
@@ -228,7 +228,7 @@ public struct GooglePlayReceiver: Sendable {
                     willRenew: autoRenews || state == "SUBSCRIPTION_STATE_CANCELED", environment: purchase["testPurchase"] != nil ? "sandbox" : nil, transactionId: order,
                     originalTransactionId: order == token ? nil : token, reason: context.reason
                 ).imported(
-                    purchasedAt: context.sync == nil ? nil : purchase["startTime"]?.stringValue.flatMap(Self.milliseconds),
+                    purchasedAt: context.sync == nil ? nil : purchase["startTime"]?.stringValue.flatMap(ProtocolTime.rfc3339Milliseconds),
                     renewsCount: context.sync == nil ? nil : Self.renewals(inOrder: order)
                 )
             )
@@ -365,11 +365,6 @@ public struct GooglePlayReceiver: Sendable {
     /// A time Google writes as a string of milliseconds (`purchaseTimeMillis`), or as a number.
     static func milliseconds(_ value: JSONValue?) -> Int64? {
         value?.stringValue.flatMap { Int64($0) } ?? value?.intValue.map(Int64.init)
-    }
-
-    /// Milliseconds of an RFC 3339 time as Google writes them (`2026-12-01T10:00:00.123Z`, nanoseconds too).
-    static func milliseconds(_ text: String) -> Int64? {
-        ProtocolTime.rfc3339Milliseconds(text)
     }
 }
 
