@@ -23,7 +23,7 @@ import Testing
             beforeSync: { gate.passOrWait() }
         )
         defer { durable.close() }
-        let backend = RequestProcessor(durable: durable).writes
+        let backend = try #require(RequestProcessor(durable: durable).log)
 
         // The first write's record is taken and synced by the writer thread, whose sync the gate holds.
         let made = try durable.store.grant(Grant(subject: .user("made"), productId: "prod_pro")).sequence

@@ -12,6 +12,9 @@ public struct RequestProcessor: Sendable {
     public let store: EntitlementStore
     /// Where every write goes, and from where its change is published once committed.
     let writes: any WriteBackend
+    /// A single server's log, which `writes` is too: its answers wait for each loop's end-of-turn commit
+    /// (`GroupCommit`). `nil` on a node of a cluster, whose answers wait for nothing of its loops'.
+    let log: LogWriteBackend?
     /// Who is told of committed changes: watchers, and reads waiting for a change (`minSeq`).
     let publication: Publication
     /// The exports held between their pages.
@@ -21,7 +24,7 @@ public struct RequestProcessor: Sendable {
     /// directory, the newest applied on a node of a cluster (which applies committed changes only) or a
     /// server in memory.
     var durableSequence: UInt64 {
-        writes.logProgress.map { min($0.acknowledged, store.sequence) } ?? store.sequence
+        log?.logProgress.map { min($0.acknowledged, store.sequence) } ?? store.sequence
     }
     /// What a grant does with a purchase another user's membership holds (`--transfer-rule`).
     public var transferRule = TransferRule.transfer
@@ -41,7 +44,9 @@ public struct RequestProcessor: Sendable {
         let publication = Publication()
         self.store = store
         self.publication = publication
-        self.writes = LogWriteBackend(store: store, durable: nil, publication: publication)
+        let log = LogWriteBackend(store: store, durable: nil, publication: publication)
+        self.log = log
+        self.writes = log
     }
 
     /// A single server whose store lives in a data directory: a write is answered once the log holds it.
@@ -49,7 +54,9 @@ public struct RequestProcessor: Sendable {
         let publication = Publication()
         self.store = durable.store
         self.publication = publication
-        self.writes = LogWriteBackend(store: durable.store, durable: durable, publication: publication)
+        let log = LogWriteBackend(store: durable.store, durable: durable, publication: publication)
+        self.log = log
+        self.writes = log
     }
 
     /// A node of a cluster: `store` is its replica of `replicated`, which decides, commits and applies
@@ -58,6 +65,7 @@ public struct RequestProcessor: Sendable {
         let publication = Publication()
         self.store = store
         self.publication = publication
+        self.log = nil
         self.writes = ReplicatedWriteBackend(store: store, replicated: replicated, publication: publication)
     }
 

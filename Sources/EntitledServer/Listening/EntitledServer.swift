@@ -168,7 +168,7 @@ public final class EntitledServer: Service, Sendable {
             throw ServerError.alreadyStopped
         }
         for loop in loops { loop.start() }
-        processor.writes.serving(loops)
+        processor.log?.serving(loops)
         let acceptor = loops[0]
         for listener in listeners {
             acceptor.execute { acceptor.listen(on: listener) }
@@ -187,7 +187,7 @@ public final class EntitledServer: Service, Sendable {
             defer { state.socketFile = nil }
             return (loops, state.socketFile)
         }
-        processor.writes.serving(nil)
+        processor.log?.serving(nil)
         if !loops.isEmpty {
             // Each loop closes its listeners and connections on its own thread; wait for them off the
             // caller's (cooperative) thread.
@@ -225,7 +225,7 @@ extension EntitledServer {
             maximumLineLength: configuration.maximumLineLength,
             maximumRequestsPerTurn: configuration.maximumRequestsPerTurn,
             minimumSequenceWaitMilliseconds: UInt64(configuration.minimumSequenceWaitMilliseconds),
-            heldReads: configuration.unsyncedReads == .hold ? processor.writes.logProgress : nil,
+            heldReads: configuration.unsyncedReads == .hold ? processor.log?.logProgress : nil,
             usesIoUring: configuration.usesIoUring,
             tls: configuration.tls,
             accessTokens: accessTokens,

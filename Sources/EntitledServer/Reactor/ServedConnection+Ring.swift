@@ -5,13 +5,13 @@ import Glibc
 #endif
 
 extension ServedConnection {
-    /// Queues this connection's answers as one send in `ring` (see `ServingLoop.flushThroughRing`), and
+    /// Queues this connection's answers as one send in `ring` (see `LoopRing.flush`), and
     /// returns `true`; `sendCompleted(_:)` then finishes what `flush()` would. Returns `false`, queueing
     /// nothing, when a plain send cannot serve it (TLS, nothing to send, closing): `flush()` does it all.
     func queueSend(in ring: SubmissionRing, tag: UInt64) -> Bool {
         guard !isClosed, !isLingering, tls == nil, answers.ready.readableBytes > 0 else { return false }
         // The pointer outlives the closure: `answers.ready` is neither changed nor released until the ring has
-        // completed the send, within the same `flushThroughRing` call.
+        // completed the send, within the same `LoopRing.flush` call.
         answers.ready.withUnsafeReadableBytes { ring.queueSend(on: descriptor, $0, tag: tag) }
         return true
     }

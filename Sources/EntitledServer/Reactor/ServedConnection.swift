@@ -65,7 +65,7 @@ final class ServedConnection {
     /// `context.heldReads`, kept here for the same reason: every read looks at it (`+HeldReads`).
     let heldReads: LogProgress?
     /// Whether answers wait for the end of the loop turn, which sends every connection's through its
-    /// io_uring in one system call (`ServingLoop.flushThroughRing`), rather than going at once.
+    /// io_uring in one system call (`LoopRing.flush`), rather than going at once.
     let sendsAtTurnEnd: Bool
     /// Writes submitted to a backend that applies them only once committed (a cluster's), not yet
     /// answered: a read waits for them.
@@ -577,8 +577,8 @@ final class ServedConnection {
         _ = Glibc.close(descriptor)
         // Writes this connection made whose answers were still waiting are durable once the log says so,
         // whether or not their writer is there to read the answer: watchers are still told.
-        let writes = context.processor.writes
-        answers.dropWaiting { writes.publishWhenCommitted($0) }
+        let groupCommit = loop.groupCommit
+        answers.dropWaiting { groupCommit?.publishWhenCommitted($0) }
         if parked != nil {
             parked = nil
             context.processor.sequenceWaiters.cancel(self)

@@ -24,60 +24,40 @@ import Musl
 /// A turn is what Redis does between two `epoll_wait`s: read every ready connection once and answer what
 /// it read (written at once when no answer waits, see `ServedConnection`); run tasks other threads posted
 /// (a connection handed over by the accepting loop, a log acknowledgement, a snapshot's answer); commit
-/// the log once for every write read this turn (group commit, no thread hop); then write the answers
-/// that waited, one `write` per connection.
+/// the log once for every write read this turn (`GroupCommit`); then write the answers that waited, one
+/// `write` per connection, or one `io_uring_enter` for all of them (`LoopRing`).
 final class ServingLoop: @unchecked Sendable {
     let index: Int
     /// This loop's counters: written on its thread only.
     let statistics: LoopStatistics
-    private let epoll: Epoll
-    /// Where a turn's answers are sent from in one system call; `nil` where the kernel refused a ring (or
-    /// `ServerConfiguration.usesIoUring` is off): then each connection sends its own.
-    var ring: SubmissionRing?
+    let epoll: Epoll
+    /// Where a turn's receives and sends go in one system call each; `nil` where the kernel refused a ring
+    /// (or `ServerConfiguration.usesIoUring` is off): then each connection reads and sends its own.
+    private var ring: LoopRing?
     /// Whether this loop sends through a ring (read on the loop's thread).
     var hasRing: Bool { ring != nil }
-    /// Where the ring receives into: one slot per connection epoll reported readable this turn.
-    let receiveArena = UnsafeMutableRawBufferPointer.allocate(
-        byteCount: ServingLoop.eventCapacity * ServingLoop.receiveSlotSize, alignment: 64
-    )
-    /// The connections whose receive is queued in the ring this turn, by tag.
-    var receiving: [ServedConnection] = []
     /// The most events one `epoll_wait` reports.
     static let eventCapacity = 256
-    /// A ring receive's most bytes: a turn's request lines of one connection fit (about 60 bytes a check);
-    /// a connection that fills it reads the rest at once with plain reads.
-    static let receiveSlotSize = 4096
 
     /// An eventfd other threads write to wake the loop when they post a task.
     private let wakeDescriptor: Int32
     /// How long the loop keeps polling once it has run out of work, before it sleeps (adapted each time).
     private var poll: AdaptivePoll
-    private let logger: Logger
+    let logger: Logger
 
     // Loop thread only.
-    private var connections: [ServedConnection?] = []
-    private var listeners: [Int32: ListeningSocket] = [:]
+    /// Whether the loop serves, drains to stop, or stops at the end of this turn.
+    var phase = Phase.serving
+    /// The connections by descriptor.
+    var connections: [ServedConnection?] = []
+    var listeners: [Int32: ListeningSocket] = [:]
     private var toFlush: [ServedConnection] = []
-    private var toCommit: [ServedConnection] = []
     /// `toFlush`'s spare buffer, swapped in while flushing: copying the array and then emptying it would
     /// allocate a new buffer every turn (measured: one malloc per round trip).
-    var flushing: [ServedConnection] = []
-    /// `toCommit`'s spare buffer, swapped in while committing.
-    private var committing: [ServedConnection] = []
-    /// How many connections this loop's commits have waited for lately: a moving average over its turns
-    /// that committed, which tells a lone writer (about 1) from many (see `commitWrites`).
-    private var recentWaitingConnections = 1.0
-    /// A commit is with another thread (the log's writer) and not answered yet: the connections that read
-    /// writes meanwhile wait in `toCommit` until it is, then go in one commit. One at a time, because each
-    /// costs two thread wake-ups (there and back): handed over every turn, under load they cost more than
-    /// the syncs they saved (measured at 50 connections: 10,000 a second, 3 µs more CPU per write).
-    private var commitOutstanding = false
-    /// After a handed-off commit of many connections came back: the next waits until they are back, for a
-    /// while (see `CommitHold`).
-    private var commitHold: CommitHold?
-    /// When the commit out with the log's writer was asked for (monotonic nanoseconds), which times the hold.
-    private var commitAskedAt: UInt64 = 0
-    private let longestCommitHoldNanoseconds: UInt64
+    private var flushing: [ServedConnection] = []
+    /// A single server's group commit of this loop's writes; `nil` on a node of a cluster, whose write
+    /// answers wait for nothing of the loop's (`ReplicatedWriteBackend`).
+    let groupCommit: GroupCommit?
     /// Connections with lines left unanswered by the per-turn cap, and the spare buffer.
     private var toResume: [ServedConnection] = []
     private var resuming: [ServedConnection] = []
@@ -85,9 +65,9 @@ final class ServingLoop: @unchecked Sendable {
     /// activity for the idle timeout.
     private(set) var turnStarted: UInt64 = coarseMonotonicMilliseconds()
     /// Milliseconds without a byte from a client after which its connection is closed; 0: never.
-    private let idleTimeoutMilliseconds: UInt64
+    let idleTimeoutMilliseconds: UInt64
     /// With authentication: milliseconds a connection may stay unauthenticated; 0: never closed for it.
-    private let authenticationTimeoutMilliseconds: UInt64
+    let authenticationTimeoutMilliseconds: UInt64
     /// Whether connections are swept at all (either timeout set).
     private let sweepsConnections: Bool
     private var running: [() -> Void] = []
@@ -95,24 +75,18 @@ final class ServingLoop: @unchecked Sendable {
     private var afterCommit: [() -> Void] = []
     /// Spare buffers for the answers of this loop's writes that wait for the log.
     var answerBuffers = AnswerBufferPool()
-    /// Whether more access ends were due than the last turn took (`ServingLoop+AccessEnds.swift`).
-    var accessEndsPending = false
-    /// The store's next access end as last read, and the monotonic moment it falls due by the store's
-    /// clock then: a turn reads the clock again only when that moment has come or the next end moved.
-    var accessEndWatch = (next: Int64.max, dueAt: UInt64.max)
+    /// The first loop's timer of `expired` pushes; `nil` on the others.
+    private var accessEnds: AccessEndTimer?
     /// Every deadline the loop keeps by the monotonic clock (parked reads, lingering connections, paused
     /// listeners, the sweep), soonest first.
-    private var deadlines = LoopDeadlines()
-    private var stopping = false
-    /// While stopping gracefully: when the loop stops even if connections still have work (monotonic ms).
-    private var drainDeadline: UInt64?
+    var deadlines = LoopDeadlines()
 
     // Any thread, under `postLock`.
-    private let postLock = NIOLock()
-    nonisolated(unsafe) private var posted: [() -> Void] = []
-    nonisolated(unsafe) private var isRunning = true
+    let postLock = NIOLock()
+    nonisolated(unsafe) var posted: [() -> Void] = []
+    nonisolated(unsafe) var isRunning = true
     nonisolated(unsafe) private var threadID: pthread_t?
-    private let exited = ConditionLock(value: false)
+    let exited = ConditionLock(value: false)
 
     /// Where accepted connections go, round robin (set once by the server before the loop starts).
     nonisolated(unsafe) var distribute: (Int32, ConnectionKind) -> Void = { _, _ in }
@@ -124,7 +98,6 @@ final class ServingLoop: @unchecked Sendable {
         idleTimeoutMilliseconds: UInt64 = 0, authenticationTimeoutMilliseconds: UInt64 = 0,
         longestCommitHoldNanoseconds: UInt64 = CommitHold.longest, logger: Logger
     ) throws(SocketError) {
-        self.longestCommitHoldNanoseconds = longestCommitHoldNanoseconds
         self.index = index
         self.statistics = statistics
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
@@ -133,6 +106,8 @@ final class ServingLoop: @unchecked Sendable {
         self.poll = AdaptivePoll(limitNanoseconds: busyPollNanoseconds)
         self.context = context
         self.logger = logger
+        groupCommit = context.processor.log.map { GroupCommit(log: $0, longestHoldNanoseconds: longestCommitHoldNanoseconds) }
+        if index == 0 { accessEnds = AccessEndTimer(store: context.processor.store, watchHub: context.processor.watchHub) }
         self.epoll = try Epoll()
         wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard wakeDescriptor >= 0 else { throw SocketError(operation: "eventfd") }
@@ -141,7 +116,6 @@ final class ServingLoop: @unchecked Sendable {
 
     deinit {
         close(wakeDescriptor)
-        receiveArena.deallocate()
     }
 
     // MARK: Any thread
@@ -196,7 +170,7 @@ final class ServingLoop: @unchecked Sendable {
         let running = postLock.withLock { () -> Bool in
             posted.append { [unowned self] in
                 if milliseconds == 0 {
-                    stopping = true
+                    phase = .stopping
                 } else {
                     beginDraining(until: monotonicMilliseconds() + milliseconds)
                 }
@@ -220,51 +194,6 @@ final class ServingLoop: @unchecked Sendable {
 
     // MARK: Loop thread
 
-    /// Starts watching a listening socket (loop 0 accepts for every loop).
-    func listen(on listener: ListeningSocket) {
-        do {
-            try epoll.add(listener.descriptor, .readable)
-            listeners[listener.descriptor] = listener
-        } catch {
-            logger.error("cannot watch a listening socket", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Takes over an accepted connection's socket.
-    func adopt(_ descriptor: Int32, kind: ConnectionKind) {
-        guard !stopping, drainDeadline == nil else {
-            close(descriptor)
-            context.onClose(kind)  // counted when it was admitted
-            return
-        }
-        var tls: TLSSession?
-        if kind == .tcp, let server = context.tls {
-            do {
-                tls = try TLSSession(context: server.context)
-            } catch {
-                logger.warning("cannot start TLS for a connection", metadata: ["error": "\(error)"])
-                close(descriptor)
-                context.onClose(kind)
-                return
-            }
-        }
-        let connection = ServedConnection(descriptor: descriptor, kind: kind, loop: self, tls: tls)
-        do {
-            try epoll.add(descriptor, .readable)
-        } catch {
-            logger.debug("cannot watch an accepted connection", metadata: ["error": "\(error)"])
-            tls?.discard()
-            close(descriptor)
-            context.onClose(kind)
-            return
-        }
-        let slot = Int(descriptor)
-        if slot >= connections.count {
-            connections.append(contentsOf: repeatElement(nil, count: max(slot + 1 - connections.count, 64)))
-        }
-        connections[slot] = connection
-    }
-
     private func run() {
         // For `top -H` and /proc: an unnamed thread shows its creator's name (a Swift concurrency worker's).
         nameCurrentThread("entitled-loop\(index)")
@@ -272,17 +201,15 @@ final class ServingLoop: @unchecked Sendable {
         if context.usesIoUring {
             // Made here: only the thread that made a ring may submit to it.
             do {
-                ring = try SubmissionRing()
+                ring = try LoopRing(connectionsPerTurn: Self.eventCapacity)
+                if index == 0 { logger.debug("receiving and sending through io_uring: one system call for each per loop turn") }
             } catch {
                 if index == 0 { logger.notice("receiving and sending with one system call per connection", metadata: ["reason": "\(error)"]) }
             }
         }
-        if index == 0, ring != nil { logger.debug("receiving and sending through io_uring: one system call for each per loop turn") }
-        let capacity = Self.eventCapacity
-        receiving.reserveCapacity(capacity)
-        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: capacity)
+        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: Self.eventCapacity)
         defer { events.deallocate() }
-        while !stopping {
+        while phase != .stopping {
             let ready = waitForEvents(into: events)
             turnStarted = coarseMonotonicMilliseconds()
             for offset in 0..<ready {
@@ -298,26 +225,24 @@ final class ServingLoop: @unchecked Sendable {
                     // client) reads it with one plain `read`, which costs less than a ring submission
                     // (measured at 1 x 1: p50 57.5 against 58.7 µs, three runs each).
                     if let ring, ready > 1 {
-                        let slot = receiveSlot(receiving.count)
-                        if connection.handleQueueingReceive(events: flags, in: ring, into: slot, tag: UInt64(receiving.count), turnStarted: turnStarted) {
-                            receiving.append(connection)
-                        }
+                        ring.handle(connection, events: flags, turnStarted: turnStarted)
                     } else {
                         connection.handle(events: flags, turnStarted: turnStarted)
                     }
                 }
             }
-            if !receiving.isEmpty { completeReceives() }
+            ring?.completeReceives(turnStarted: turnStarted)
             runPostedTasks()
-            takeDueAccessEnds()
+            accessEnds?.takeDueEnds(turnStarted: turnStarted)
             // Checked here, not in the functions: at one request per turn, the calls alone cost ~40 instructions.
             if let soonest = deadlines.soonest, soonest <= turnStarted { runDueDeadlines() }
             if !toResume.isEmpty { resumeConnections() }
-            commitWrites()
+            // Not held while a barrier waits for this turn's commit (`afterCurrentTurn`), nor while stopping.
+            groupCommit?.endOfTurn(on: self, mustCommit: !afterCommit.isEmpty || phase != .serving)
             if !afterCommit.isEmpty { runAfterCommitTasks() }
             flushConnections()
-            if let deadline = drainDeadline {
-                if connections.allSatisfy({ $0 == nil }) || monotonicMilliseconds() >= deadline { stopping = true }
+            if case .draining(let deadline) = phase {
+                if connections.allSatisfy({ $0 == nil }) || monotonicMilliseconds() >= deadline { phase = .stopping }
             }
         }
         shutDown()
@@ -346,12 +271,12 @@ final class ServingLoop: @unchecked Sendable {
     /// Waits for events for at most `milliseconds` (-1: no limit), and no later than a held commit's
     /// deadline when writes wait for it.
     private func sleep(into events: UnsafeMutableBufferPointer<epoll_event>, milliseconds: Int32) -> Int {
-        guard milliseconds != 0, let hold = commitHold, !toCommit.isEmpty, !commitOutstanding else {
+        guard milliseconds != 0, let heldUntil = groupCommit?.heldUntil else {
             return epoll.wait(into: events, milliseconds: milliseconds)
         }
         let now = monotonicNanoseconds()
-        guard hold.deadline > now else { return epoll.wait(into: events, milliseconds: 0) }
-        var nanoseconds = hold.deadline - now
+        guard heldUntil > now else { return epoll.wait(into: events, milliseconds: 0) }
+        var nanoseconds = heldUntil - now
         if milliseconds > 0 { nanoseconds = min(nanoseconds, UInt64(milliseconds) * 1_000_000) }
         return epoll.wait(into: events, nanoseconds: nanoseconds)
     }
@@ -359,18 +284,18 @@ final class ServingLoop: @unchecked Sendable {
     private func waitTimeout() -> Int32 {
         // Work queued by this turn itself (an answer released while flushing, a task posted from this
         // thread, which does not wake the loop) is done at once.
-        if !toFlush.isEmpty || (!toCommit.isEmpty && !commitOutstanding && commitHold == nil) || !toResume.isEmpty
+        if !toFlush.isEmpty || groupCommit?.isDue == true || !toResume.isEmpty
             || postLock.withLock({ !posted.isEmpty })
         {
             return 0
         }
         var timeout: Int32 = -1
-        if drainDeadline != nil { return 10 }  // draining: look again soon whether every connection is done
+        if case .draining = phase { return 10 }  // look again soon whether every connection is done
         if let soonest = deadlines.soonest {
             // Timed from the turn's start rather than a fresh clock read: a few milliseconds late is fine.
             timeout = soonest > turnStarted ? Int32(min(soonest - turnStarted, 1000)) : 0
         }
-        if let untilEnd = millisecondsUntilNextAccessEnd() {
+        if let untilEnd = accessEnds?.millisecondsUntilNextEnd(turnStarted: turnStarted) {
             timeout = timeout < 0 ? untilEnd : min(timeout, untilEnd)
         }
         return timeout
@@ -427,74 +352,6 @@ final class ServingLoop: @unchecked Sendable {
         }
     }
 
-    /// Graceful stop: no new connections, and every connection answers what it has read, then closes.
-    private func beginDraining(until deadline: UInt64) {
-        drainDeadline = deadline
-        for listener in listeners.values {
-            epoll.remove(listener.descriptor)
-            listener.close()
-        }
-        listeners.removeAll()
-        for case let connection? in connections { connection.drain() }
-    }
-
-    private func shutDown() {
-        let remaining = postLock.withLock { () -> [() -> Void] in
-            isRunning = false
-            defer { posted.removeAll() }
-            return posted
-        }
-        for task in remaining { task() }
-        for listener in listeners.values {
-            epoll.remove(listener.descriptor)
-            listener.close()
-        }
-        listeners.removeAll()
-        for case let connection? in connections {
-            connection.close()
-        }
-        connections.removeAll()
-        exited.lock()
-        exited.unlock(withValue: true)
-    }
-
-    // MARK: Accepting
-
-    private func accept(from listener: ListeningSocket) {
-        // Up to a batch per turn, so a connection storm cannot starve the connections already served.
-        for _ in 0..<64 {
-            let descriptor = cepoll_accept(listener.descriptor)
-            if descriptor >= 0 {
-                if listener.kind == .tcp {
-                    var on: Int32 = 1
-                    _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-                }
-                distribute(descriptor, listener.kind)
-                continue
-            }
-            switch errno {
-            case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO:
-                return
-            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                // Out of descriptors or memory: the pending connection stays queued. Stop watching the
-                // listeners for a moment rather than spin on them; they resume on their own.
-                logger.warning(
-                    "cannot accept connections: \(String(cString: strerror(errno))); pausing accepts for 100 ms"
-                )
-                pauseListeners()
-                return
-            default:
-                logger.warning("accept failed", metadata: ["error": "\(String(cString: strerror(errno)))"])
-                return
-            }
-        }
-    }
-
-    private func pauseListeners() {
-        for descriptor in listeners.keys { epoll.remove(descriptor) }
-        deadlines.add(.resumeListeners, at: monotonicMilliseconds() + 100)
-    }
-
     // MARK: Connections' requests of the loop
 
     /// `connection` has answers to write at the end of this turn.
@@ -513,45 +370,10 @@ final class ServingLoop: @unchecked Sendable {
         resuming.removeAll(keepingCapacity: true)
     }
 
-    /// Closes, about once a second, the connections idle for longer than the idle timeout: no byte from
-    /// the client, nothing in flight, no watch. Closed without a line: a line that answers no request
-    /// would be taken by a pooled client for the answer to its next one.
-    /// Also closes, under authentication, the connections that have not authenticated within the
-    /// authentication timeout of being accepted (whether or not they send anything): places held by
-    /// clients that never authenticate free up within that time.
-    private func closeIdleConnectionsIfDue() {
-        let timeouts: [UInt64] = [idleTimeoutMilliseconds, authenticationTimeoutMilliseconds].filter { $0 > 0 }
-        let shortest: UInt64 = timeouts.min() ?? 1000
-        deadlines.add(.sweepConnections, at: turnStarted + Swift.min(1000, Swift.max(10, shortest / 4)))
-        var closed = 0
-        var unauthenticated = 0
-        for case let connection? in connections {
-            if authenticationTimeoutMilliseconds > 0, !connection.hasAuthenticated,
-                turnStarted &- connection.acceptedAt >= authenticationTimeoutMilliseconds
-            {
-                connection.close()
-                unauthenticated += 1
-            } else if idleTimeoutMilliseconds > 0, turnStarted &- connection.lastActivity >= idleTimeoutMilliseconds, connection.isIdle {
-                connection.close()
-                closed += 1
-            }
-        }
-        if closed > 0 {
-            statistics.record(.closedIdle, count: UInt64(closed))
-            logger.info("closed idle connections", metadata: ["count": "\(closed)", "idleTimeoutMs": "\(idleTimeoutMilliseconds)"])
-        }
-        if unauthenticated > 0 {
-            statistics.record(.closedIdle, count: UInt64(unauthenticated))
-            logger.info(
-                "closed connections that did not authenticate in time",
-                metadata: ["count": "\(unauthenticated)", "authTimeoutMs": "\(authenticationTimeoutMilliseconds)"]
-            )
-        }
-    }
-
     /// `connection` read writes this turn whose answers wait for the log.
     func needsCommit(_ connection: ServedConnection) {
-        toCommit.append(connection)
+        guard let groupCommit else { preconditionFailure("a write waits for a commit on a backend that has none") }
+        groupCommit.add(connection)
     }
 
     func watch(_ connection: ServedConnection, _ interest: Epoll.Interest) -> Bool {
@@ -576,7 +398,7 @@ final class ServingLoop: @unchecked Sendable {
         while !toFlush.isEmpty {
             swap(&toFlush, &flushing)
             if let ring, flushing.count > 1 {  // one connection: a plain send, as for reads above
-                flushThroughRing(ring)
+                ring.flush(flushing)
             } else {
                 for connection in flushing {
                     connection.flush()
@@ -585,81 +407,4 @@ final class ServingLoop: @unchecked Sendable {
             flushing.removeAll(keepingCapacity: true)
         }
     }
-
-    /// Commits once for every write read this turn (and those that waited for a commit still out), like
-    /// Redis's `beforeSleep`. If the commit is handed to the log's writer thread (several writers, or
-    /// another loop writing the log at that moment), the answers are released when it calls back (group
-    /// commit either way).
-    private func commitWrites() {
-        guard !toCommit.isEmpty, !commitOutstanding else { return }
-        if let hold = commitHold {
-            // Not held while a barrier waits for this turn's commit (`waitForCommittedTurns`: the log
-            // resumes after a failure only once every loop asked about the writes it numbered), nor while
-            // stopping.
-            let mustCommit = !afterCommit.isEmpty || stopping || drainDeadline != nil
-            guard mustCommit || hold.isOver(waiting: toCommit.count, now: monotonicNanoseconds()) else { return }
-            commitHold = nil
-        }
-        let writes = context.processor.writes
-        // Swapped with a spare, as `toFlush` is: copying the array and then emptying it allocated.
-        swap(&toCommit, &committing)
-        defer { committing.removeAll(keepingCapacity: true) }
-        var newest: UInt64?
-        for connection in committing {
-            if let sequence = connection.answers.uncommittedSequence { newest = max(newest ?? 0, sequence) }
-        }
-        guard let through = newest else { return }
-        // Writes read from now on wait for the next commit: none may join a run this one settles.
-        for connection in committing { connection.answers.closeRun() }
-        let unchecked = UncheckedConnections(committing)  // a copy: the callback may come later
-        // A lone writer's commit is made on this thread (no hop to another and back in its round trip);
-        // with several writing, the loop hands it over and serves on, since the connections not in this
-        // group would otherwise wait out the sync. An average rather than this turn's count: under load,
-        // turns of one write come between large ones, and syncing those here stalled the loop (measured
-        // at 50 connections: more, smaller groups and a third more CPU per write).
-        recentWaitingConnections += (Double(committing.count) - recentWaitingConnections) / 8
-        let onThisThread = recentWaitingConnections < 1.5
-        if !onThisThread { commitAskedAt = monotonicNanoseconds() }
-        let settled = writes.commit(through: through, onThisThread: onThisThread) { [self] result in
-            execute {
-                self.commitOutstanding = false
-                if case .success = result {
-                    self.commitHold = CommitHold.after(
-                        committed: unchecked.connections.count, waiting: self.toCommit.count,
-                        askedAt: self.commitAskedAt, now: monotonicNanoseconds(), longest: self.longestCommitHoldNanoseconds
-                    )
-                }
-                for connection in unchecked.connections { connection.committed(through: through, result: result) }
-            }
-        }
-        if let settled {
-            for connection in committing { connection.committed(through: through, result: settled) }
-        } else {
-            commitOutstanding = true
-        }
-    }
-}
-
-/// Connections handed to another thread and back to their own loop: only ever touched on that loop.
-private struct UncheckedConnections: @unchecked Sendable {
-    let connections: [ServedConnection]
-    init(_ connections: [ServedConnection]) { self.connections = connections }
-}
-
-func monotonicMilliseconds() -> UInt64 {
-    monotonicNanoseconds() / 1_000_000
-}
-
-/// The monotonic clock at the kernel tick's resolution (a few milliseconds): read without a system call
-/// and cheaper than the precise clock, for the idle timeout, which is read once every loop turn.
-func coarseMonotonicMilliseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-    return UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
-}
-
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

@@ -57,8 +57,8 @@ public final class ServerCounters: Sendable {
             errors: errors,
             latency: latency,
             store: processor.store.sizes,
-            persistence: processor.writes.persistenceStatus.map { ServerStatistics.Persistence($0) },
-            replication: processor.writes.replicationStatus
+            persistence: processor.writes.status.persistence.map { ServerStatistics.Persistence($0) },
+            replication: processor.writes.status.replication
         )
     }
 

@@ -20,8 +20,6 @@ final class LogWriteBackend: WriteBackend {
         self.publication = publication
     }
 
-    var appliesBeforeCommit: Bool { true }
-
     func submit(_ write: WriteRequest, into output: inout ByteBuffer, pending: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
         let applied: AppliedWrite
         do throws(StoreError) {
@@ -41,6 +39,10 @@ final class LogWriteBackend: WriteBackend {
         return .afterCommit(sequence: applied.sequence, notice: applied.notice)
     }
 
+    /// Asks that every change through `sequence` be committed (a loop's `GroupCommit`, at the end of its
+    /// turn). Returns the outcome when it is known at once; otherwise `nil`, and calls `completion` (on
+    /// the log's writer thread) when it is. `onThisThread`: the caller may block until the commit is made
+    /// (a loop serving one writer) rather than hand it to the writer thread.
     func commit(
         through sequence: UInt64, onThisThread: Bool,
         completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void
@@ -74,6 +76,8 @@ final class LogWriteBackend: WriteBackend {
         return failure
     }
 
+    /// Publishes `notice` once change `notice.sequence` is committed (a closed connection's writes: their
+    /// writer is gone, their watchers are still told).
     func publishWhenCommitted(_ notice: AccessNotice) {
         guard let log = durable?.log else {
             publication.watchHub.publish(notice)
@@ -99,10 +103,16 @@ final class LogWriteBackend: WriteBackend {
         return true
     }
 
-    var persistenceStatus: PersistenceStatus? { durable?.persistenceStatus }
-    var replicationStatus: ReplicationStatus? { nil }
+    var status: WriteBackendStatus {
+        guard let durable else { return .inMemory }
+        return .dataDirectory(durable.persistenceStatus)
+    }
+
+    /// How far the log has got, for reads that wait for it (`nil`: no data directory).
     var logProgress: LogProgress? { durable?.log.progress }
 
+    /// The loops that serve connections started (`nil`: they stopped): the log resumes after a failure
+    /// only once each has committed the turn it is in (`ServingLoop.waitForCommittedTurns`).
     func serving(_ loops: [ServingLoop]?) {
         guard let log = durable?.log else { return }
         guard let loops else {

@@ -6,7 +6,8 @@ import NIOCore
 /// A cluster node's writes: each is queued for the replicated log's next group, decided there against
 /// the newest committed state, and applied to the node's replica only once its group committed. The
 /// replica tells `publication` of every change it applies (this node's and the others'), so watchers and
-/// `minSeq` waiters hear of committed changes only, and of each once.
+/// `minSeq` waiters hear of committed changes only, and of each once. No answer waits for a loop's end
+/// of turn (`WriteDelivery` brings each), so a node's loops have no `GroupCommit`.
 final class ReplicatedWriteBackend: WriteBackend {
     let store: EntitlementStore
     let replicated: any ReplicatedLog
@@ -19,8 +20,6 @@ final class ReplicatedWriteBackend: WriteBackend {
         replicated.setObserver(publication)
     }
 
-    var appliesBeforeCommit: Bool { false }
-
     func submit(_ write: WriteRequest, into output: inout ByteBuffer, pending: inout ByteBuffer, delivery: WriteDelivery) -> WriteSubmission {
         let store = self.store
         replicated.submit(write.write) { result in
@@ -29,18 +28,6 @@ final class ReplicatedWriteBackend: WriteBackend {
             delivery.deliver(answer, error: error)
         }
         return .queued
-    }
-
-    func commit(
-        through sequence: UInt64, onThisThread: Bool,
-        completion: @escaping @Sendable (Result<Void, WriteFailure>) -> Void
-    ) -> Result<Void, WriteFailure>? {
-        // Nothing waits for a commit here: a write is answered once its group committed.
-        .success(())
-    }
-
-    func publishWhenCommitted(_ notice: AccessNotice) {
-        // The replica publishes every change it applies.
     }
 
     func snapshot(id: ByteBuffer?, completion: @escaping @Sendable (ByteBuffer, ErrorCode?) -> Void) -> Bool {
@@ -55,9 +42,5 @@ final class ReplicatedWriteBackend: WriteBackend {
         return true
     }
 
-    var persistenceStatus: PersistenceStatus? { nil }
-    var replicationStatus: ReplicationStatus? { replicated.replicationStatus }
-    var logProgress: LogProgress? { nil }
-
-    func serving(_ loops: [ServingLoop]?) {}
+    var status: WriteBackendStatus { .replica(replicated.replicationStatus) }
 }
