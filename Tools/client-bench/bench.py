@@ -11,7 +11,7 @@ medians over --runs runs and each client's checks a second as a share of the gen
 The warm-up (5 s) is long enough for the JVM's and V8's compilers to have compiled the hot path: the
 window measures the steady state a long-running backend sees.
 
-  swift build -c release --product entitled --product entitled-loadgen
+  for p in entitled entitled-loadgen; do swift build -c release --product $p; done
   python3 Tools/client-bench/bench.py [--runs 5] [--duration 5] [--warmup 5] [--in-flight 50] [--users 10000]
       [--clients node,go,java,python] [--json FILE]
 

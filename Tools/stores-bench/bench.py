@@ -10,7 +10,7 @@ notifications"), against stripe_pages.py, a Stripe stand-in that generates its s
              within the reconciliation window: the listing walks every membership a page at a time; only
              the K are asked of Stripe. The reconciler's memory sampled the same way.
 
-Release builds: swift build -c release --product entitled --product entitled-stores. Runs each benchmark
+Release builds: for p in entitled entitled-stores; do swift build -c release --product $p; done. Runs each benchmark
 --runs times and prints the median. Python 3.11 standard library only."""
 import argparse
 import json

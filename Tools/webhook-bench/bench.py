@@ -2,7 +2,7 @@
 """The webhook deliverer of `entitled-stores serve --webhooks FILE`: its lag at a steady write rate, and how
 fast it drains a backlog, to a fast local receiver (Tools/webhook-bench/README.md).
 
-  swift build -c release --scratch-path .build-release --product entitled --product entitled-stores
+  for p in entitled entitled-stores; do swift build -c release --scratch-path .build-release --product $p; done
   python3 Tools/webhook-bench/bench.py --entitled .build-release/release/entitled \\
       --stores .build-release/release/entitled-stores [--runs 3] [--only lag,drain,receivers] [--json FILE]
 
