@@ -11,56 +11,6 @@ extension ServedConnection {
         scheduleCommit()
     }
 
-    /// Hands a write to the server's write backend; its answer is written now, or waits in `answers`
-    /// until its change is committed, in the open run of writes when there is one (`AnswerQueue`).
-    /// Returns the clock when it was done with.
-    func submit(_ write: WriteRequest, note: RequestProcessor.Note, startedAt started: UInt64) -> UInt64 {
-        let token = answers.takeToken()
-        let delivery = WriteDelivery(connection: UncheckedConnection(self), token: token)
-        let writes = processor.writes
-        let joinsRun = answers.canJoinRun
-        var runBuffer = ByteBuffer()
-        let submission: WriteSubmission
-        let runEnd: Int
-        if joinsRun {
-            (submission, runEnd) = answers.appendingToRun { output, run in
-                writes.submit(write, into: &output, pending: &run, delivery: delivery)
-            }
-        } else {
-            runBuffer = loop.answerBuffers.take()
-            submission = answers.appending { output in
-                writes.submit(write, into: &output, pending: &runBuffer, delivery: delivery)
-            }
-            runEnd = runBuffer.writerIndex
-        }
-        switch submission {
-        case .answered(let error):
-            if !joinsRun { loop.answerBuffers.giveBack(&runBuffer) }
-            var note = note
-            note.error = error
-            return record(note, startedAt: started)
-        case .afterCommit(let sequence, let notice):
-            let waiting = WaitingWrite(
-                sequence: sequence, end: runEnd, id: write.id, notice: notice, operation: note.operation ?? .grant, startedAt: started)
-            if joinsRun {
-                answers.joinRun(waiting)
-            } else {
-                answers.startRun(answers: runBuffer, token: token, first: waiting)
-            }
-            scheduleCommit()
-        case .queued:
-            if !joinsRun { loop.answerBuffers.giveBack(&runBuffer) }
-            unansweredWrites += 1
-            answers.wait(
-                for: WaitingAnswer(
-                    token: token, answer: nil, awaitedSequence: 0, id: write.id, trailing: ByteBuffer(), notice: nil,
-                    operation: note.operation ?? .grant, startedAt: started
-                )
-            )
-        }
-        return monotonicNanoseconds()
-    }
-
     /// A queued write's answer came (`WriteDelivery`): fills in its place in `answers`, lets a read that
     /// waited for this connection's writes go, and releases what is ready.
     func writeAnswered(_ token: UInt64, answer: ByteBuffer, error: ErrorCode?) {
@@ -69,24 +19,6 @@ extension ServedConnection {
         statistics.recordRequest(filled.operation, nanoseconds: monotonicNanoseconds() &- filled.startedAt, error: error)
         releaseReadyAnswers()
         if unansweredWrites == 0 { ownWritesAnswered() }
-    }
-
-    /// Counts an answered request, its latency measured from `startedAt` (monotonic ns) to now; returns now.
-    @inline(__always)
-    @discardableResult
-    func record(_ note: RequestProcessor.Note, startedAt: UInt64) -> UInt64 {
-        let now = monotonicNanoseconds()
-        if let operation = note.operation {
-            statistics.recordRequest(operation, nanoseconds: now &- startedAt, error: note.error)
-        } else if let error = note.error {
-            statistics.recordInvalidLine(error)
-        }
-        return now
-    }
-
-    /// Appends an answer after every answer before it.
-    func appendAnswer(_ write: (inout ByteBuffer) -> Void) {
-        answers.appending(write)
     }
 
     func scheduleCommit() {

@@ -203,7 +203,7 @@ extension ServedConnection {
             return
         }
         answerCompleteLines()
-        if parked == nil, !isReading, !closeWhenAnswered, !isLingering, unsentByteCount < Self.lowWaterMark { startReading() }
+        if parked == nil, phase == .paused, unsentByteCount < Self.lowWaterMark { startReading() }
         sendAnswers()
     }
 }

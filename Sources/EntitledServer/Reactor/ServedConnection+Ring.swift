@@ -9,7 +9,7 @@ extension ServedConnection {
     /// returns `true`; `sendCompleted(_:)` then finishes what `flush()` would. Returns `false`, queueing
     /// nothing, when a plain send cannot serve it (TLS, nothing to send, closing): `flush()` does it all.
     func queueSend(in ring: SubmissionRing, tag: UInt64) -> Bool {
-        guard !isClosed, !isLingering, tls == nil, answers.ready.readableBytes > 0 else { return false }
+        guard phase != .closed, phase != .lingering, tls == nil, answers.ready.readableBytes > 0 else { return false }
         // The pointer outlives the closure: `answers.ready` is neither changed nor released until the ring has
         // completed the send, within the same `LoopRing.flush` call.
         answers.ready.withUnsafeReadableBytes { ring.queueSend(on: descriptor, $0, tag: tag) }
@@ -43,7 +43,7 @@ extension ServedConnection {
             remaining &= ~EPOLLOUT.rawValue
         }
         // Flushing may have stopped its reading, or answered lines it had held back.
-        guard tls == nil, isReading, !hasUnansweredLines,
+        guard tls == nil, phase == .reading, !hasUnansweredLines,
             remaining & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
         else {
             handle(events: remaining, turnStarted: turnStarted)

@@ -41,14 +41,14 @@ final class ServedConnection {
     var input: LineFramer
     /// The answers, in request order: those ready to write (`answers.ready`) and those that wait.
     var answers: AnswerQueue
-    private var isQueuedForFlush = false
+    var isQueuedForFlush = false
     var isQueuedForCommit = false
-    private var isQueuedForResume = false
+    var isQueuedForResume = false
     /// Complete lines wait in `input` because the last turn answered `maximumRequestsPerTurn` of them:
     /// they are answered next turn, before anything more is read.
-    private(set) var hasUnansweredLines = false
+    var hasUnansweredLines = false
     /// When the client last sent something (the loop's coarse clock, milliseconds), for the idle timeout.
-    private(set) var lastActivity: UInt64
+    var lastActivity: UInt64
     /// When the connection was taken (loop milliseconds): the authentication timeout counts from then.
     let acceptedAt: UInt64
     /// Whether an `auth` ever succeeded on it: the authentication timeout no longer applies.
@@ -77,15 +77,13 @@ final class ServedConnection {
     var deferredEnd: DeferredEnd?
     /// Numbers each parking, so that a deadline set for an earlier one does nothing.
     var parkings: UInt64 = 0
-    /// The client closed its side, or sent a line over the limit: close once every answer is out.
-    private(set) var closeWhenAnswered = false
-    /// A graceful stop: once every answer is written, `linger` rather than close at once.
-    private var lingersWhenAnswered = false
-    /// The write side is shut and what the client still sends is read and dropped, until it closes.
-    private(set) var isLingering = false
-    private(set) var isReading = true
-    private var wantsWritable = false
-    private(set) var isClosed = false
+    /// Where the connection is between accept and close: reading, paused, closing once answered,
+    /// lingering, closed.
+    var phase = ConnectionPhase.reading
+    /// Whether epoll reports the socket writable: the socket was full, the rest of the answers wait.
+    var wantsWritable = false
+    /// Whether the connection is closed: nothing it does reaches the socket any more.
+    var isClosed: Bool { phase == .closed }
 
     /// The most one `read` takes: a turn's share of one connection.
     static let readSize = 16 * 1024
@@ -146,9 +144,9 @@ final class ServedConnection {
             flush()
             if isClosed { return }
         }
-        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0, isReading {
+        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0, phase == .reading {
             readAndAnswer(turnStarted: turnStarted)
-        } else if isLingering {
+        } else if phase == .lingering {
             discardInput()
         } else if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             // Reported whatever the interest: the peer is gone both ways (reset), nobody reads answers.
@@ -207,59 +205,12 @@ final class ServedConnection {
         return count
     }
 
-    /// Answers the complete lines in `input`: at most `maximumRequestsPerTurn`, and no more once
-    /// `timeSliceNanoseconds` have passed, so that one client that pipelines thousands of requests, or
-    /// costly ones, cannot hold the loop while others wait (the rest are answered next turn, see
-    /// `resume`); all of them when `everyLine` (the client has closed its side).
-    func answerCompleteLines(everyLine: Bool = false) {
-        var budget = everyLine ? Int.max : maximumRequestsPerTurn
-        hasUnansweredLines = false
-        // The clock read that ends one request's latency starts the next one's: a pipelined batch costs
-        // one read a request rather than two (about 50 instructions each). The time slice is measured
-        // with the same reads, so it costs one comparison a request.
-        var clock: UInt64 = 0
-        var sliceEnd = UInt64.max
-        if !closeWhenAnswered, parked == nil { lookAheadAtPipelinedLines(upTo: min(budget, maximumRequestsPerTurn)) }
-        // A parked request holds back the lines after it: they are answered once it is.
-        lines: while !closeWhenAnswered, parked == nil {
-            if budget == 0 || clock > sliceEnd {
-                hasUnansweredLines = true
-                scheduleResume()
-                break
-            }
-            // Answers a client does not read stop its requests being answered as they are made, not only
-            // between turns: else up to `maximumRequestsPerTurn` answers a turn pile up unsent (256 large
-            // answers on each of many connections). The rest of its lines wait until it has read enough
-            // (`flush` starts reading again below `lowWaterMark`).
-            if unsentByteCount > Self.highWaterMark {
-                hasUnansweredLines = true
-                stopReading()
-                break
-            }
-            let line: ByteBuffer
-            switch input.nextLine() {
-            case .line(let next): line = next
-            case .incomplete: break lines
-            case .tooLong:
-                refuseLongLine()
-                break lines
-            }
-            budget -= 1
-            if clock == 0 {
-                clock = monotonicNanoseconds()
-                if !everyLine { sliceEnd = clock &+ Self.timeSliceNanoseconds }
-            }
-            clock = answer(line, startedAt: clock)
-        }
-        input.compact(discardAfter: Self.readSize)
-    }
-
     /// Writes the answers of the lines just read now if none of them waits, else at the end of the turn;
     /// stops reading while too many of them wait for a client that does not read.
     func sendAnswers() {
         // With a ring the answers wait for the end of the turn, to go out with the other connections' in one
         // system call.
-        if answers.hasWaiting || closeWhenAnswered || isQueuedForFlush || sendsAtTurnEnd {
+        if answers.hasWaiting || !phase.takesRequests || isQueuedForFlush || sendsAtTurnEnd {
             scheduleFlush()
         } else if answers.ready.readableBytes > 0 || tls?.hasOutput == true {
             flush()
@@ -272,7 +223,7 @@ final class ServedConnection {
     func endOfInput() {
         answerCompleteLines(everyLine: true)
         if deferUntilUnparked(.endOfInput) { return }
-        if !closeWhenAnswered, let last = input.unterminatedLastLine() {
+        if phase.takesRequests, let last = input.unterminatedLastLine() {
             switch last {
             case .line(let line): answer(line, startedAt: monotonicNanoseconds())
             case .tooLong, .incomplete: refuseLongLine()
@@ -281,13 +232,10 @@ final class ServedConnection {
         // The last line was parked: it is answered (and the connection closed) once it may be.
         if deferUntilUnparked(.endOfInput) { return }
         input.clear()
-        closeWhenAnswered = true
-        stopReading()
-        scheduleCommit()
-        scheduleFlush()
+        closeWhenAnswered(lingering: false)
     }
 
-    private func refuseLongLine() {
+    func refuseLongLine() {
         let limit = context.maximumLineLength
         context.logger.info(
             "closing a connection that sent a line over the limit",
@@ -304,21 +252,33 @@ final class ServedConnection {
     /// A graceful stop: answers every complete line already read (a partial last line is dropped), reads
     /// nothing more, and closes once those answers are written, writes' answers after the log acknowledged them.
     func drain() {
-        guard !isClosed, !closeWhenAnswered else { return }
+        guard phase.takesRequests else { return }
         if parked == nil { answerCompleteLines(everyLine: true) }
         if deferUntilUnparked(.drain) { return }
-        closeWhenAnswered = true
-        lingersWhenAnswered = true
-        stopReading()
-        scheduleCommit()
-        scheduleFlush()
+        closeWhenAnswered(lingering: true)
     }
 
     /// Reads nothing more and closes the connection once every answer so far is written.
     func closeAfterAnswers() {
         input.clear()
-        closeWhenAnswered = true
-        stopReading()
+        closeWhenAnswered(lingering: false)
+    }
+
+    /// Reads nothing more, and closes once every answer so far is written (lingering first for a
+    /// graceful stop). A connection already closing keeps lingering if it was to; one lingering or closed
+    /// stays so.
+    private func closeWhenAnswered(lingering: Bool) {
+        switch phase {
+        case .reading:
+            phase = .closingWhenAnswered(lingers: lingering)
+            updateInterest()
+        case .paused:
+            phase = .closingWhenAnswered(lingers: lingering)
+        case .closingWhenAnswered(let lingers):
+            phase = .closingWhenAnswered(lingers: lingers || lingering)
+        case .lingering, .closed:
+            return
+        }
         scheduleCommit()
         scheduleFlush()
     }
@@ -326,12 +286,12 @@ final class ServedConnection {
     /// Answers the lines a capped turn left in `input` (see `answerCompleteLines`), on the next turn.
     func resume() {
         isQueuedForResume = false
-        guard !isClosed, hasUnansweredLines, isReading, parked == nil else { return }
+        guard hasUnansweredLines, phase == .reading, parked == nil else { return }
         answerCompleteLines()
         sendAnswers()
     }
 
-    private func scheduleResume() {
+    func scheduleResume() {
         guard !isQueuedForResume, !isClosed else { return }
         isQueuedForResume = true
         loop.needsResume(self)
@@ -341,250 +301,6 @@ final class ServedConnection {
     /// silent client legitimately waits for.
     var isIdle: Bool {
         !answers.hasWaiting && unsentByteCount == 0 && !hasUnansweredLines && parked == nil && (watches?.count ?? 0) == 0
-    }
-
-    // MARK: Answers
-
-    /// Answers one line read at `started` (monotonic ns); returns the clock when its answer was ready.
-    @discardableResult
-    func answer(_ line: ByteBuffer, startedAt started: UInt64) -> UInt64 {
-        let answer: RequestProcessor.Answer
-        var note = RequestProcessor.Note()
-        let ownWritesPending = unansweredWrites > 0
-        // Where this line's answer starts, for a read that must wait for the log after all.
-        let answerStart = heldReads == nil ? 0 : answers.appendPosition
-        if !answers.hasWaiting {
-            // Spelled out, not through `answers.appending`: through the closure, perf showed `respond` out
-            // of line (about 1% of the loop's samples at 50 connections pipelining 16 checks).
-            answer = processor.respond(
-                to: line, access: access, into: &answers.ready, noting: &note, ownWritesPending: ownWritesPending)
-        } else {
-            let processor = self.processor
-            let access = self.access
-            answer = answers.appending { output in
-                processor.respond(to: line, access: access, into: &output, noting: &note, ownWritesPending: ownWritesPending)
-            }
-        }
-        switch answer {
-        case .written:
-            if let heldReads, note.operation?.readsStore == true, let unacknowledged = heldReads.unacknowledged {
-                holdAnswer(from: answerStart, of: line, until: unacknowledged, operation: note.operation!, startedAt: started)
-                return monotonicNanoseconds()
-            }
-            return record(note, startedAt: started)
-        case .write(let write, let id):
-            return submit(WriteRequest(write: write, id: id), note: note, startedAt: started)
-        case .afterOwnWrites:
-            park(line, until: .ownWrites, startedAt: started)
-        case .afterSnapshot(let id):
-            let token = answers.takeToken()
-            answers.wait(for: 
-                WaitingAnswer(
-                    token: token, answer: nil, awaitedSequence: 0, id: nil, trailing: ByteBuffer(), notice: nil, operation: .snapshot,
-                    startedAt: started
-                )
-            )
-            let loop = self.loop
-            let connection = UncheckedConnection(self)
-            context.processor.takeSnapshot(id: id) { answer, error in
-                loop.execute { connection.value.complete(token, with: answer, error: error) }
-            }
-        case .watch(let request, let id):
-            note.error = handle(request, id: id)
-            return record(note, startedAt: started)
-        case .auth(let token, let id):
-            note.error = authenticate(token: token, id: id)
-            return record(note, startedAt: started)
-        case .stats(let id):
-            let statistics = context.statistics.report(processor: context.processor)
-            appendAnswer { ResponseEncoder.write(.stats(statistics), id: id, into: &$0) }
-            return record(note, startedAt: started)
-        case .afterSequence(let sequence, let id):
-            park(line, id: id, operation: note.operation ?? .check, startedAt: started, until: sequence)
-        case .afterFeedChange(let wait, let milliseconds, let id):
-            park(
-                line, id: id, operation: .changes, startedAt: started, until: wait.after + 1, reason: .feedChange(wait),
-                waitMilliseconds: UInt64(milliseconds)
-            )
-        case .reload(let id):
-            // Read here, on the loop: the auth file is small, the operation rare and admin-only.
-            switch context.reloadAccessTokens() {
-            case .success(let count):
-                appendAnswer { ResponseEncoder.write(.reloaded(tokens: count), id: id, into: &$0) }
-            case .failure(let error):
-                note.error = error.wireError.code
-                appendAnswer { ResponseEncoder.write(error.wireError, id: id, into: &$0) }
-            }
-            return record(note, startedAt: started)
-        }
-        return monotonicNanoseconds()
-    }
-
-    // MARK: Writing
-
-    func scheduleFlush() {
-        guard !isQueuedForFlush, !isClosed else { return }
-        isQueuedForFlush = true
-        loop.needsFlush(self)
-    }
-
-    /// Answers not yet taken by the socket: `answers.ready`, and with TLS what waits encrypted.
-    var unsentByteCount: Int { answers.ready.readableBytes + (tls?.output.readableBytes ?? 0) }
-
-    /// Writes what `answers.ready` holds (encrypted first, with TLS); what the socket does not take waits for
-    /// it to be writable.
-    func flush() {
-        isQueuedForFlush = false
-        guard !isClosed, !isLingering else { return }
-        if let tls {
-            do {
-                try tls.encrypt(&answers.ready)
-            } catch {
-                close()
-                return
-            }
-            guard sent(write(&tls.output)) else { return }
-        } else {
-            guard sent(write(&answers.ready)) else { return }
-        }
-        if wantsWritable { watchWritable(false) }
-        if !isReading, !closeWhenAnswered, parked == nil, unsentByteCount < Self.lowWaterMark { startReading() }
-        // `startReading` may have answered lines left by the per-turn cap, the last of them closing the
-        // connection: those answers are written first (it scheduled a flush).
-        if closeWhenAnswered, !answers.hasWaiting, parked == nil, unsentByteCount == 0 {
-            if lingersWhenAnswered { linger() } else { close() }
-        }
-    }
-
-    /// How long a lingering connection waits for its client to close.
-    static let lingerMilliseconds: UInt64 = 2000
-
-    /// Ends a drained connection without a reset. Closing a socket whose input holds unread bytes (requests
-    /// a pipelining client sent after the stop began) makes the kernel send a reset, which throws away the
-    /// answers still in its send buffer: the client would lose answers the server wrote. So the write side
-    /// is shut instead (the client reads every answer, then the end of the stream), and whatever the client
-    /// still sends is read and dropped until it closes, for at most `lingerMilliseconds`.
-    private func linger() {
-        guard !isLingering else { return }
-        guard shutdown(descriptor, Int32(SHUT_WR)) == 0 else {
-            close()
-            return
-        }
-        isLingering = true
-        isReading = false
-        wantsWritable = false
-        updateInterest()
-        loop.noteLingering(self, until: monotonicMilliseconds() + Self.lingerMilliseconds)
-    }
-
-    /// Reads and drops what a lingering connection's client sends; closes at its end or on an error.
-    private func discardInput() {
-        withUnsafeTemporaryAllocation(byteCount: Self.readSize, alignment: 1) { scratch in
-            for _ in 0..<4 {  // a turn's share, like a read's
-                let count = read(descriptor, scratch.baseAddress, scratch.count)
-                if count > 0 { continue }
-                if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
-                close()
-                return
-            }
-        }
-    }
-
-    /// What `write` achieved.
-    private enum WriteOutcome {
-        /// Everything was sent.
-        case sent
-        /// The socket is full: the rest waits for it to be writable.
-        case full
-        /// The client is gone.
-        case gone
-    }
-
-    /// Sends `buffer` until it is empty, the socket is full or the client is gone. It only sends: what
-    /// follows (watching for room, closing) is `sent(_:)`'s, once `buffer` (often `answers.ready`) is no
-    /// longer being modified, since closing empties the answer queue.
-    @inline(__always)
-    private func write(_ buffer: inout ByteBuffer) -> WriteOutcome {
-        while buffer.readableBytes > 0 {
-            let written = buffer.withUnsafeReadableBytes { bytes in
-                send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-            }
-            if written > 0 {
-                buffer.moveReaderIndex(forwardBy: written)
-                continue
-            }
-            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .full }
-            if written < 0 && errno == EINTR { continue }
-            return .gone
-        }
-        buffer.clear()
-        return .sent
-    }
-
-    /// Acts on a write's outcome; true when everything was sent.
-    private func sent(_ outcome: WriteOutcome) -> Bool {
-        switch outcome {
-        case .sent: return true
-        case .full: watchWritable(true)
-        case .gone: close()
-        }
-        return false
-    }
-
-    // MARK: Interest
-
-    func stopReading() {
-        guard isReading else { return }
-        isReading = false
-        updateInterest()
-    }
-
-    func startReading() {
-        isReading = true
-        // What the client sent while it was not read counts as activity: the idle sweep must not close it
-        // before it is read.
-        lastActivity = loop.turnStarted
-        updateInterest()
-        // Lines that arrived while reading was off may already be buffered whole: they are answered next
-        // turn (`resume`), after the other connections have had theirs. Answered here, inside the turn's
-        // last flushes, a client that reads its answers as fast as they are written was answered again and
-        // again in one turn: a `ping` waited 450 ms (p50) behind one client pipelining pages of 1,000
-        // memberships (Tools/limits/measure.py).
-        hasUnansweredLines = true
-        scheduleResume()
-    }
-
-    private func watchWritable(_ on: Bool) {
-        guard wantsWritable != on else { return }
-        wantsWritable = on
-        updateInterest()
-    }
-
-    private func updateInterest() {
-        var interest: Epoll.Interest = []
-        if isReading || isLingering { interest.insert(.readable) }
-        if wantsWritable { interest.insert(.writable) }
-        if !loop.watch(self, interest) { close() }
-    }
-
-    /// Closes the socket now; answers not yet written are dropped.
-    func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        tls?.discard()
-        tls = nil
-        loop.forget(self)
-        _ = Glibc.close(descriptor)
-        // Writes this connection made whose answers were still waiting are durable once the log says so,
-        // whether or not their writer is there to read the answer: watchers are still told.
-        let groupCommit = loop.groupCommit
-        answers.dropWaiting { groupCommit?.publishWhenCommitted($0) }
-        if parked != nil {
-            parked = nil
-            context.processor.sequenceWaiters.cancel(self)
-        }
-        dropAllWatches()
-        context.onClose(kind)
     }
 }
 
