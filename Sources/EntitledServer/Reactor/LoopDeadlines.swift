@@ -8,7 +8,7 @@ import HeapModule
 /// Entries are not removed when what they wait for is done early (a parked read answered, a lingering
 /// connection closed): the action checks, when it comes due, whether it still applies. Each waits at most
 /// its own bounded time (`--min-seq-wait`, 2 s of lingering), so stale entries cannot pile up.
-/// (Access ends, for `expired` pushes, are kept apart, by the store (`ServingLoop+AccessEnds.swift`): they
+/// (Access ends, for `expired` pushes, are kept apart, by the store (`AccessEndTimer.swift`): they
 /// run by the store's clock, not the monotonic one.)
 struct LoopDeadlines {
     enum Action {
