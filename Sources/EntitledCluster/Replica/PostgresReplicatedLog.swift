@@ -53,15 +53,14 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
 
     public func submit(_ write: StoreWrite, completion: @escaping @Sendable (Result<AppliedWrite, WriteFailure>) -> Void) {
         let pending = PendingWrite(write: write, deadline: .now + options.writeTimeout, completion: completion)
-        let (refusal, waiter) = state.withLockedValue { state -> (String?, EventLoopPromise<Void>?) in
-            if state.stopping { return ("the node is stopping", nil) }
-            if !state.connected {
-                return ("the database is unreachable (\(state.lastError ?? "connecting")); writes are refused until it is back, checks still answer", nil)
-            }
+        let (refusal, waiter) = state.withLockedValue { state -> (WriteFailure.Cause?, EventLoopPromise<Void>?) in
+            if state.stopping { return (.nodeStopping, nil) }
+            // Writes are refused until the database is back; checks still answer.
+            if !state.connected { return (.databaseUnreachable(lastError: state.lastError), nil) }
             state.queue.append(pending)
             return (nil, state.queue.count >= state.wakeThreshold ? state.takeWaiter() : nil)
         }
-        if let refusal { pending.complete(.failure(WriteFailure(.notMade, reason: refusal))) }
+        if let refusal { pending.complete(.failure(WriteFailure(refusal))) }
         waiter?.succeed()
     }
 
@@ -121,7 +120,7 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
             defer { state.queue = [] }
             return (state.queue, state.takeWaiter())
         }
-        for write in queued { write.complete(.failure(WriteFailure(.notMade, reason: "the node is stopping"))) }
+        for write in queued { write.complete(.failure(WriteFailure(.nodeStopping))) }
         waiter?.succeed()
         let (task, sweeper) = running.withLockedValue { $0 }
         await task?.value
@@ -154,16 +153,8 @@ public final class PostgresReplicatedLog: ReplicatedLog, Sendable {
             return (expired, unknown, state.lastError)
         }
         let timeout = ClusterTables.seconds(options.writeTimeout)
-        for write in expired {
-            write.complete(
-                .failure(WriteFailure(.notMade, reason: "the database did not take the write within \(timeout) s (\(lastError ?? "the cluster's write lock is busy"))"))
-            )
-        }
-        for write in unknown {
-            write.complete(
-                .failure(WriteFailure(.unknown, reason: "the database did not confirm the commit within \(timeout) s (\(lastError ?? "no answer"))"))
-            )
-        }
+        for write in expired { write.complete(.failure(WriteFailure(.notTakenInTime(seconds: timeout, lastError: lastError)))) }
+        for write in unknown { write.complete(.failure(WriteFailure(.commitNotConfirmedInTime(seconds: timeout, lastError: lastError)))) }
     }
 
     /// Opens a connection on `eventLoop`, with the deadline `options.connectTimeout`, and errors that name

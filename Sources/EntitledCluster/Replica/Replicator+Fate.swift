@@ -28,7 +28,7 @@ extension Replicator {
             }
             guard let first = try await tables.firstChange(ofGroup: group.decided.id) else {
                 logger.notice("a group of writes whose commit went unanswered had not committed", metadata: ["group": "\(group.decided.id)"])
-                fail(group.decided, .notMade, reason: "the change was not committed (\(group.reason)); nothing was changed")
+                fail(group.decided, because: .notCommitted(cause: group.reason))
                 continue
             }
             var decided = group.decided
@@ -57,8 +57,8 @@ extension Replicator {
     }
 
     /// The node stops: groups still unsettled are answered `outcome_unknown`.
-    func finishUnresolved(reason: String) {
-        for group in unresolved { fail(group.decided, .unknown, reason: reason) }
+    func finishUnresolved() {
+        for group in unresolved { fail(group.decided, because: .stoppedBeforeFateKnown) }
         unresolved = []
     }
 }

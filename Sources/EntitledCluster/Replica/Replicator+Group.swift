@@ -88,7 +88,7 @@ extension Replicator {
             if store.sequence >= group.last {
                 answerFromReplica(group)
             } else {
-                fail(group, .unknown, reason: "its group was committed as changes \(group.first) to \(group.last), which the database no longer shows")
+                fail(group, because: .committedChangesGone(first: group.first, last: group.last))
             }
             return
         }
@@ -177,11 +177,11 @@ extension Replicator {
         return carried
     }
 
-    /// Tells every writer of `group` it failed, with `outcome`.
-    func fail(_ group: DecidedGroup, _ outcome: WriteFailure.Outcome, reason: String) {
+    /// Tells every writer of `group` it failed, because of `cause`.
+    func fail(_ group: DecidedGroup, because cause: WriteFailure.Cause) {
         let failed = Set(group.members.map { ObjectIdentifier($0.write) })
         state.withLockedValue { $0.undecidedFates.removeAll { failed.contains(ObjectIdentifier($0)) } }
-        for member in group.members { member.write.complete(.failure(WriteFailure(outcome, reason: reason))) }
+        for member in group.members { member.write.complete(.failure(WriteFailure(cause))) }
     }
 
     /// A group failed: the connection goes with it (the caller rethrows and the loop reconnects), and

@@ -100,7 +100,7 @@ final class Replicator: @unchecked Sendable {
             tables = nil
             setListening(false)
         }
-        finishUnresolved(reason: "the node stopped before it learned whether its last group of writes committed")
+        finishUnresolved()
     }
 
     /// Listens for other nodes' commits and works on one connection, until it fails or the node stops.
@@ -240,7 +240,7 @@ final class Replicator: @unchecked Sendable {
             logger.error("lost the database; checks go on from memory, writes are refused until it is back", metadata: ["reason": "\(reason)"])
         }
         for write in queued {
-            write.complete(.failure(WriteFailure(.notMade, reason: "the database is unreachable (\(reason))")))
+            write.complete(.failure(WriteFailure(.databaseLost(cause: reason))))
         }
     }
 

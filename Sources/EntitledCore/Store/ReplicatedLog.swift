@@ -44,39 +44,6 @@ extension ReplicaObserver {
     public func replicaWithholdsReads(_ reason: String?) {}
 }
 
-/// Why a write was not acknowledged, and what its writer can know of its change.
-public struct WriteFailure: Error, Sendable, Hashable {
-    /// What the writer may conclude about the change.
-    public enum Outcome: Sendable, Hashable {
-        /// Certainly not made, anywhere: retrying cannot make a duplicate.
-        case notMade
-        /// It may have been made: the writer retries with the same idempotency key (or looks) to find out.
-        case unknown
-    }
-
-    public var outcome: Outcome
-    /// What went wrong, for the writer and the operator.
-    public var reason: String
-    /// The store refused the write (it changed nothing): answered with the refusal's own code.
-    public var refusal: StoreError?
-    /// For a commit through several changes that failed part way: the newest change that was made
-    /// durable before the failure (and stays). The writes through it were made, and are answered so; only
-    /// those after it failed. `nil` when no part of the commit is known to have been kept.
-    public var madeThrough: UInt64?
-
-    public init(_ outcome: Outcome, reason: String) {
-        self.outcome = outcome
-        self.reason = reason
-    }
-
-    /// The store refused the write.
-    public static func refused(_ error: StoreError) -> WriteFailure {
-        var failure = WriteFailure(.notMade, reason: error.message)
-        failure.refusal = error
-        return failure
-    }
-}
-
 /// How far a node's replica is from the system of record, and how its writes fare.
 public struct ReplicationStatus: Sendable, Hashable {
     /// The system of record, for people, without any password (`postgres://entitled@db:5432/app`).

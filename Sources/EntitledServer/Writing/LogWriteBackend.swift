@@ -71,7 +71,7 @@ final class LogWriteBackend: WriteBackend {
     /// after the writer thread's timer already synced its first writes, which were made and stay (memory
     /// is put back to them before the failure is reported, so the log's acknowledged change is final).
     private static func failure(_ error: JournalError, of log: LogWriter) -> WriteFailure {
-        var failure = RequestProcessor.failure(error)
+        var failure = WriteFailure(.journal(error))
         failure.madeThrough = log.acknowledgedSequence
         return failure
     }

@@ -98,11 +98,4 @@ extension RequestProcessor {
             )
         }
     }
-
-    /// A failure of the log as the writer of a change it did not make durable is told.
-    static func failure(_ error: JournalError) -> WriteFailure {
-        error.changeMayRemain
-            ? WriteFailure(.unknown, reason: error.reason)
-            : WriteFailure(.notMade, reason: "\(error.reason) (it is undone, and not on disk)")
-    }
 }

@@ -63,7 +63,7 @@ final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
                 return (true, state.observer)
             }
             if fails {
-                completion(.failure(WriteFailure(.notMade, reason: "the in-process test log failed this group on purpose")))
+                completion(.failure(WriteFailure(.notCommitted(cause: "the in-process test log failed this group on purpose"))))
                 return
             }
             do {
@@ -71,7 +71,8 @@ final class InProcessReplicatedLog: ReplicatedLog, @unchecked Sendable {
                 observer?.replicaApplied(through: applied.sequence, notices: applied.notice.map { [$0] } ?? [])
                 completion(.success(applied))
             } catch {
-                completion(.failure(WriteFailure(.unknown, reason: "\(error)")))
+                // This log's store is its system of record: a change it could not carry out was not made.
+                completion(.failure(WriteFailure(.notCommitted(cause: "\(error)"))))
             }
         }
     }
