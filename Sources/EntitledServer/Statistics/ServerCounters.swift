@@ -1,5 +1,4 @@
 import EntitledCore
-import EntitledStorage
 import EntitledWire
 import NIOConcurrencyHelpers
 
@@ -96,29 +95,5 @@ public final class ServerCounters: Sendable {
 
     func total(of event: LoopStatistics.Event) -> UInt64 {
         loops.reduce(0) { $0 &+ $1.count(of: event) }
-    }
-}
-
-extension ServerStatistics.Persistence {
-    init(_ status: PersistenceStatus) {
-        self.init(
-            fsync: status.fsync.rawValue, lastChange: status.lastChange, changesSinceSnapshot: status.changesSinceSnapshot,
-            logBytesSinceSnapshot: status.logBytesSinceSnapshot, logBytesWritten: status.logBytesWritten, logSyncs: status.logSyncs,
-            snapshotFile: status.snapshotFile, snapshotChange: status.snapshotChange, snapshotBytes: status.snapshotBytes,
-            snapshotWrittenAt: status.snapshotWrittenAt, snapshotMilliseconds: status.snapshotMilliseconds,
-            snapshotsWritten: status.snapshotsWritten,
-            unwritable: status.outage.map {
-                Unwritable(kind: $0.kind.rawValue, reason: $0.reason, since: $0.since, resumesByItself: $0.resumesByItself, retries: $0.retries)
-            },
-            logOutages: status.logOutages,
-            groupCommit: GroupCommit(
-                groups: status.groupCommit.groups, changes: status.groupCommit.changes, meanSize: status.groupCommit.meanGroupSize,
-                largest: status.groupCommit.largestGroup,
-                meanSyncMicros: status.groupCommit.meanSyncMicroseconds(syncs: status.logSyncs),
-                maxSyncMicros: Double(status.groupCommit.longestSyncNanoseconds) / 1_000,
-                meanWaitMicros: status.groupCommit.meanOldestWaitMicroseconds,
-                maxWaitMicros: Double(status.groupCommit.longestWaitNanoseconds) / 1_000, handedOff: status.groupCommit.handedOff
-            )
-        )
     }
 }

@@ -52,13 +52,13 @@ extension ResponseEncoder {
             return
         }
         buffer.writeStaticString(",\"persistence\":{\"fsync\":")
-        buffer.writeJSONString(persistence.fsync)
+        buffer.writeJSONString(persistence.fsync.rawValue)
         buffer.writeString(
             ",\"lastChange\":\(persistence.lastChange),\"changesSinceSnapshot\":\(persistence.changesSinceSnapshot),\"logBytesSinceSnapshot\":\(persistence.logBytesSinceSnapshot),\"logBytesWritten\":\(persistence.logBytesWritten),\"logSyncs\":\(persistence.logSyncs),\"logOutages\":\(persistence.logOutages),\"writable\":\(persistence.writable)"
         )
         if let unwritable = persistence.unwritable {
             buffer.writeStaticString(",\"unwritable\":{\"kind\":")
-            buffer.writeJSONString(unwritable.kind)
+            buffer.writeJSONString(unwritable.kind.rawValue)
             buffer.writeStaticString(",\"reason\":")
             buffer.writeJSONString(unwritable.reason)
             buffer.writeStaticString(",\"since\":")

@@ -83,7 +83,8 @@ public struct ServerStatistics: Sendable {
 
     /// The newest snapshot and what the log holds beyond it.
     public struct Persistence: Sendable {
-        public var fsync: String
+        /// When the log is forced to disk (the server's `--fsync`).
+        public var fsync: FsyncPolicy
         public var lastChange: UInt64
         public var changesSinceSnapshot: UInt64
         public var logBytesSinceSnapshot: Int
@@ -142,28 +143,47 @@ public struct ServerStatistics: Sendable {
         /// Whether the server takes writes.
         public var writable: Bool { unwritable == nil }
 
+        /// When the log is forced to disk, as `stats` spells it (`persistence.fsync`): the server's
+        /// `--fsync` setting (EntitledStorage's `FsyncPolicy`, which this module does not know).
+        public enum FsyncPolicy: String, Sendable, CaseIterable {
+            /// Every write is on disk before it is acknowledged.
+            case always
+            /// Writes are synced once a second.
+            case everysec
+            /// The server never syncs; the operating system writes when it likes.
+            case no
+        }
+
         /// Why writes are refused: the log's disk is full (writes resume by themselves) or failed (until a restart).
         public struct Unwritable: Sendable {
-            /// `disk_full` or `disk_failed`.
-            public var kind: String
+            /// Which failure it is, as `stats` spells it (`persistence.unwritable.kind`).
+            public enum Kind: String, Sendable, CaseIterable {
+                /// The disk refused space; writes resume by themselves once it takes them again.
+                case diskFull = "disk_full"
+                /// A write or sync failed otherwise; writes resume only after a restart.
+                case diskFailed = "disk_failed"
+            }
+
+            public var kind: Kind
             /// The sentence writers get with `unavailable`.
             public var reason: String
             public var since: Timestamp
-            public var resumesByItself: Bool
             /// Attempts to write again so far.
             public var retries: Int
 
-            public init(kind: String, reason: String, since: Timestamp, resumesByItself: Bool, retries: Int) {
+            /// Whether writes resume by themselves (a full disk) or only after a restart.
+            public var resumesByItself: Bool { kind == .diskFull }
+
+            public init(kind: Kind, reason: String, since: Timestamp, retries: Int) {
                 self.kind = kind
                 self.reason = reason
                 self.since = since
-                self.resumesByItself = resumesByItself
                 self.retries = retries
             }
         }
 
         public init(
-            fsync: String, lastChange: UInt64, changesSinceSnapshot: UInt64, logBytesSinceSnapshot: Int, logBytesWritten: Int,
+            fsync: FsyncPolicy, lastChange: UInt64, changesSinceSnapshot: UInt64, logBytesSinceSnapshot: Int, logBytesWritten: Int,
             logSyncs: Int, snapshotFile: String?, snapshotChange: UInt64, snapshotBytes: Int?, snapshotWrittenAt: Timestamp?,
             snapshotMilliseconds: Int64?, snapshotsWritten: Int, unwritable: Unwritable? = nil, logOutages: Int = 0,
             groupCommit: GroupCommit? = nil
