@@ -225,7 +225,7 @@ extension EntitledRequest {
     }
 
     /// Applies a store's lifecycle event to a membership: a renewal, a cancellation, a billing issue, ...
-    /// (`Names.eventTypes`).
+    /// (`EntitledEventName`).
     ///
     /// - Parameters:
     ///   - eventId: the store's id of the event; the same id again is answered `"applied":false`,
@@ -236,6 +236,19 @@ extension EntitledRequest {
     ///   - gracePeriodExpiresAt: for `billing_issue`, when the grace period ends.
     ///   - product: for `product_change`, the new product.
     /// The server refuses a field the type does not use.
+    public static func event(
+        membership: String, type: EntitledEventName, eventId: String, eventTime: String, expiresAt: String? = nil,
+        gracePeriodExpiresAt: String? = nil, product: String? = nil, transactionId: String? = nil, reason: String? = nil
+    ) -> EntitledRequest {
+        event(
+            membership: membership, type: type.rawValue, eventId: eventId, eventTime: eventTime, expiresAt: expiresAt,
+            gracePeriodExpiresAt: gracePeriodExpiresAt, product: product, transactionId: transactionId, reason: reason
+        )
+    }
+
+    /// An `event` whose type is given as its protocol name: for a name a person typed (entitlectl's
+    /// `event`), which a newer server may know and this library not yet. Code that sends a type it knows
+    /// passes an `EntitledEventName`, which cannot be misspelt.
     public static func event(
         membership: String, type: String, eventId: String, eventTime: String, expiresAt: String? = nil,
         gracePeriodExpiresAt: String? = nil, product: String? = nil, transactionId: String? = nil, reason: String? = nil
@@ -315,9 +328,6 @@ extension EntitledRequest {
         public static let ownerships = ["purchased", "family_shared"]
         public static let grantTypes = ["purchase", "family_sharing", "offer_code", "manual"]
         /// The `type`s of an `event`.
-        public static let eventTypes = [
-            "renewal", "cancellation", "uncancellation", "billing_issue", "billing_recovered", "expiration", "pause",
-            "resume", "product_change", "refund", "extension", "refund_reversal",
-        ]
+        public static let eventTypes = EntitledEventName.allCases.map(\.rawValue)
     }
 }

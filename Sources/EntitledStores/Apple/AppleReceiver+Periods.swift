@@ -16,15 +16,15 @@ extension AppleReceiver {
         guard !membership.transactions.contains(where: { $0.id == transaction.transactionID }), let expiresAt = transaction.expiresAt else {
             return []
         }
-        func event(_ type: String, expiresAt: Int64? = nil, product: String? = nil, transactionID: String? = nil) -> EntitledRequest {
+        func event(_ type: EntitledEventName, expiresAt: Int64? = nil, product: String? = nil, transactionID: String? = nil) -> EntitledRequest {
             .event(
-                membership: membership.id, type: type, eventId: "app_store:\(transaction.transactionID):\(type)", eventTime: time,
+                membership: membership.id, type: type, eventId: "app_store:\(transaction.transactionID):\(type.rawValue)", eventTime: time,
                 expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) }, product: product, transactionId: transactionID, reason: reason
             )
         }
         var events: [EntitledRequest] = []
-        if transaction.productID != membership.productId { events.append(event("product_change", product: transaction.productID)) }
-        events.append(event("renewal", expiresAt: expiresAt, transactionID: transaction.transactionID))
+        if transaction.productID != membership.productId { events.append(event(.productChange, product: transaction.productID)) }
+        events.append(event(.renewal, expiresAt: expiresAt, transactionID: transaction.transactionID))
         return events
     }
 }

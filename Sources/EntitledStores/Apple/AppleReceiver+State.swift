@@ -78,7 +78,7 @@ extension AppleReceiver {
             membership = granted
         }
         guard var current = membership else { return StateSyncOutcome(outcome: .unmatched("no membership"), membership: nil) }
-        func event(_ type: String, version: String, time: Int64, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil)
+        func event(_ type: EntitledEventName, version: String, time: Int64, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil)
             -> EntitledRequest
         {
             .event(
@@ -99,15 +99,15 @@ extension AppleReceiver {
             }
             let purchased = state.transactions[index]["purchaseDate"]?.intValue.map(Int64.init) ?? sync.now
             if transaction.productID != current.productId {
-                current = try await writer.apply(event("product_change", version: transaction.transactionID, time: purchased, product: transaction.productID), redatingTo: sync.now) ?? current
+                current = try await writer.apply(event(.productChange, version: transaction.transactionID, time: purchased, product: transaction.productID), redatingTo: sync.now) ?? current
             }
             guard let expiresAt = transaction.expiresAt else { continue }
-            current = try await writer.apply(event("renewal", version: transaction.transactionID, time: purchased, expiresAt: expiresAt, transaction: transaction.transactionID), redatingTo: sync.now) ?? current
+            current = try await writer.apply(event(.renewal, version: transaction.transactionID, time: purchased, expiresAt: expiresAt, transaction: transaction.transactionID), redatingTo: sync.now) ?? current
         }
         let newestID = transactions[transactions.count - 1].transactionID
         if let revoked = newest["revocationDate"]?.intValue.map(Int64.init) {
             if current.revokedAt == nil {
-                current = try await writer.apply(event("refund", version: newestID, time: revoked, transaction: newestID), redatingTo: sync.now) ?? current
+                current = try await writer.apply(event(.refund, version: newestID, time: revoked, transaction: newestID), redatingTo: sync.now) ?? current
             }
         } else if current.revokedAt == nil {
             for request in stateEvents(state, current, newest: transactions[transactions.count - 1], event: event) {
@@ -122,7 +122,7 @@ extension AppleReceiver {
     /// The events that bring `membership` to the status and renewal info of `state`, beyond its periods.
     private func stateEvents(
         _ state: AppleSubscriptionState, _ membership: MembershipInfo, newest: AppleTransaction,
-        event: (String, String, Int64, Int64?, Int64?, String?, String?) -> EntitledRequest
+        event: (EntitledEventName, String, Int64, Int64?, Int64?, String?, String?) -> EntitledRequest
     ) -> [EntitledRequest] {
         guard let status = state.status else { return [] }
         var events: [EntitledRequest] = []
@@ -134,23 +134,23 @@ extension AppleReceiver {
         switch status {
         case 1, 3, 4:
             if status == 1, membership.billingIssueDetectedAt != nil {
-                events.append(event("billing_recovered", version, signed, nil, nil, nil, nil))
+                events.append(event(.billingRecovered, version, signed, nil, nil, nil, nil))
             }
             if status == 3 || status == 4, membership.billingIssueDetectedAt == nil {
                 let grace = status == 4 ? state.renewal?["gracePeriodExpiresDate"]?.intValue.map(Int64.init) : nil
-                events.append(event("billing_issue", version, signed, nil, grace, nil, nil))
+                events.append(event(.billingIssue, version, signed, nil, grace, nil, nil))
             }
             if renews, !membership.willRenew {
-                events.append(event("uncancellation", version, signed, nil, nil, nil, nil))
+                events.append(event(.uncancellation, version, signed, nil, nil, nil, nil))
             } else if !renews, membership.willRenew {
-                events.append(event("cancellation", version, signed, nil, nil, nil, nil))
+                events.append(event(.cancellation, version, signed, nil, nil, nil, nil))
             }
         case 2:
             if membership.status != "expired" || membership.willRenew {
-                events.append(event("expiration", version, newest.expiresAt ?? signed, nil, nil, nil, nil))
+                events.append(event(.expiration, version, newest.expiresAt ?? signed, nil, nil, nil, nil))
             }
         case 5:
-            events.append(event("refund", version, signed, nil, nil, nil, newest.transactionID))
+            events.append(event(.refund, version, signed, nil, nil, nil, newest.transactionID))
         default:
             break
         }

@@ -158,9 +158,9 @@ public struct AppleReceiver: Sendable {
         guard let membership else {
             return .unmatched("original transaction \(original) belongs to another user, and the transfer rule keeps it there")
         }
-        func event(_ type: String, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transactionID: String? = nil) -> EntitledRequest {
+        func event(_ type: EntitledEventName, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transactionID: String? = nil) -> EntitledRequest {
             .event(
-                membership: membership.id, type: type, eventId: "\(notification.uuid):\(type)", eventTime: notification.time,
+                membership: membership.id, type: type, eventId: "\(notification.uuid):\(type.rawValue)", eventTime: notification.time,
                 expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) }, gracePeriodExpiresAt: grace.map { ProtocolTime.string(milliseconds: $0) },
                 product: product, transactionId: transactionID, reason: notification.reason
             )
@@ -195,22 +195,22 @@ public struct AppleReceiver: Sendable {
             // a new transaction is a new period, as for SUBSCRIBED.
             events = newPeriod()
         case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"):
-            events.append(event("cancellation"))
+            events.append(event(.cancellation))
         case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"):
-            events.append(event("uncancellation"))
+            events.append(event(.uncancellation))
         case ("DID_FAIL_TO_RENEW", let subtype):
             // Billing retry; with GRACE_PERIOD, access continues until the renewal info's gracePeriodExpiresDate.
             let grace = subtype == "GRACE_PERIOD" ? notification.renewal?["gracePeriodExpiresDate"]?.intValue.map(Int64.init) : nil
-            events.append(event("billing_issue", grace: grace))
+            events.append(event(.billingIssue, grace: grace))
         case ("GRACE_PERIOD_EXPIRED", _), ("EXPIRED", _):
             // EXPIRED: VOLUNTARY, BILLING_RETRY, PRICE_INCREASE (consent not given), PRODUCT_NOT_FOR_SALE or none.
-            events.append(event("expiration"))
+            events.append(event(.expiration))
         case ("RENEWAL_EXTENDED", _):
             // "The App Store extended the subscription renewal date for a specific subscription" (Extend a
             // Subscription Renewal Date, or one subscription of a mass extension): the transaction's
             // expiresDate is the new renewal date. RevenueCat: SUBSCRIPTION_EXTENDED.
             if let expiresAt = transaction.expiresAt {
-                events.append(event("extension", expiresAt: expiresAt))
+                events.append(event(.extension, expiresAt: expiresAt))
             } else {
                 unchanged = "RENEWAL_EXTENDED for a transaction without an expiry"
             }
@@ -228,12 +228,12 @@ public struct AppleReceiver: Sendable {
             // REFUND: the transaction (the current period, or a one-time purchase) was refunded. REVOKE: a
             // purchase shared through Family Sharing is no longer shared. Both take access away: a `refund`,
             // final but for a reversal; a period paid later begins a new membership.
-            events.append(event("refund", transactionID: transaction.transactionID))
+            events.append(event(.refund, transactionID: transaction.transactionID))
         case ("REFUND_REVERSED", _):
             // "The App Store reversed a previously granted refund due to a dispute that the customer raised. If
             // your app revoked content or services as a result of the related refund, it needs to reinstate
             // them." The one event a membership revoked by a refund still takes (Protocol/PROTOCOL.md, Revocation).
-            events.append(event("refund_reversal", transactionID: transaction.transactionID))
+            events.append(event(.refundReversal, transactionID: transaction.transactionID))
         case ("REFUND_DECLINED", _):
             unchanged = "Apple declined the customer's refund request: access stays as it is"
         case ("CONSUMPTION_REQUEST", _):
@@ -255,9 +255,9 @@ public struct AppleReceiver: Sendable {
         // A membership this notification granted has the renewal info's value already.
         if notification.carriesRenewalState, !granted, let renews, membership.revokedAt == nil {
             // `willRenew` once the events above are applied: a renewal sets it.
-            let renewed = events.contains { $0.fields.first { $0.key == "type" }?.value.stringValue == "renewal" }
+            let renewed = events.contains { $0.fields.first { $0.key == "type" }?.value.stringValue == EntitledEventName.renewal.rawValue }
             if renews != (renewed || membership.willRenew) {
-                events.append(event(renews ? "uncancellation" : "cancellation"))
+                events.append(event(renews ? .uncancellation : .cancellation))
             }
         }
         if events.isEmpty, !granted, let unchanged { return .ignored(unchanged) }

@@ -31,7 +31,7 @@ extension GooglePlayReceiver {
             membership =
                 try await writer.apply(
                     .event(
-                        membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time,
+                        membership: membership.id, type: .refund, eventId: context.eventID(.refund), eventTime: context.time,
                         transactionId: purchase["orderId"]?.stringValue, reason: context.reason
                     )
                 ) ?? membership

@@ -26,7 +26,7 @@ extension GooglePlayReceiver {
             return .ignored("the refund of an earlier period's order (\(orderID)): the current period, order \(newest), is still paid for")
         }
         try await writer.apply(
-            .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: orderID, reason: context.reason)
+            .event(membership: membership.id, type: .refund, eventId: context.eventID(.refund), eventTime: context.time, transactionId: orderID, reason: context.reason)
         )
         return writer.outcome
     }

@@ -137,7 +137,7 @@ public struct GooglePlayReceiver: Sendable {
         /// An import or a reconciliation (`StateSync`): its reason, and the grant's history.
         var sync: StateSync?
 
-        func eventID(_ kind: String) -> String { "\(messageID):\(kind)" }
+        func eventID(_ kind: EntitledEventName) -> String { "\(messageID):\(kind.rawValue)" }
         var reason: String { sync?.reason ?? "google_play \(messageID)" }
     }
 
@@ -247,7 +247,7 @@ public struct GooglePlayReceiver: Sendable {
             guard membership.revokedAt == nil else { return finished(writer.outcome, membership, writer) }
             membership =
                 try await writer.apply(
-                    .event(membership: membership.id, type: "refund", eventId: context.eventID("refund"), eventTime: context.time, transactionId: order, reason: context.reason)
+                    .event(membership: membership.id, type: .refund, eventId: context.eventID(.refund), eventTime: context.time, transactionId: order, reason: context.reason)
                 ) ?? membership
             return finished(writer.outcome, membership, writer)
         }
@@ -283,7 +283,7 @@ public struct GooglePlayReceiver: Sendable {
         replacing: Bool = false, _ context: Context
     ) -> [EntitledRequest] {
         var events: [EntitledRequest] = []
-        func add(_ type: String, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil) {
+        func add(_ type: EntitledEventName, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil) {
             events.append(
                 .event(
                     membership: membership.id, type: type, eventId: context.eventID(type), eventTime: context.time,
@@ -294,11 +294,11 @@ public struct GooglePlayReceiver: Sendable {
         }
         let currentEnd = membership.expiresAt.flatMap(ProtocolTime.milliseconds) ?? 0
         var willRenew = membership.willRenew
-        if product != membership.productId { add("product_change", product: product) }
+        if product != membership.productId { add(.productChange, product: product) }
         switch state {
         case "SUBSCRIPTION_STATE_ACTIVE", "SUBSCRIPTION_STATE_CANCELED":
             if membership.pausedAt != nil {
-                add("resume", expiresAt: expiry)
+                add(.resume, expiresAt: expiry)
             } else if let expiry, expiry > currentEnd || (replacing && !membership.transactions.contains { $0.id == order }) {
                 // A replacing purchase's new order is its first period, whatever its end: a downgrade's (or a
                 // crossgrade's) may end before the replaced plan's would have.
@@ -308,26 +308,26 @@ public struct GooglePlayReceiver: Sendable {
                     // (SUBSCRIPTION_DEFERRED, purchases.subscriptionsv2.defer,
                     // https://developer.android.com/google/play/billing/subscriptions#defer-billing): the same
                     // period made longer, as RevenueCat's SUBSCRIPTION_EXTENDED; not a renewal, which counts one.
-                    add("extension", expiresAt: expiry)
+                    add(.extension, expiresAt: expiry)
                 } else {
-                    add("renewal", expiresAt: expiry, transaction: known ? nil : order)
+                    add(.renewal, expiresAt: expiry, transaction: known ? nil : order)
                     willRenew = true
                 }
             } else if membership.billingIssueDetectedAt != nil {
-                add("billing_recovered")
+                add(.billingRecovered)
             }
             let renews = state == "SUBSCRIPTION_STATE_ACTIVE" && autoRenews
-            if !renews, willRenew { add("cancellation") } else if renews, !willRenew { add("uncancellation") }
+            if !renews, willRenew { add(.cancellation) } else if renews, !willRenew { add(.uncancellation) }
         case "SUBSCRIPTION_STATE_IN_GRACE_PERIOD":
-            if membership.billingIssueDetectedAt == nil { add("billing_issue", grace: expiry) }
+            if membership.billingIssueDetectedAt == nil { add(.billingIssue, grace: expiry) }
         case "SUBSCRIPTION_STATE_ON_HOLD":
-            if membership.billingIssueDetectedAt == nil || membership.gracePeriodExpiresAt != nil { add("billing_issue") }
+            if membership.billingIssueDetectedAt == nil || membership.gracePeriodExpiresAt != nil { add(.billingIssue) }
         case "SUBSCRIPTION_STATE_PAUSED":
-            if membership.pausedAt == nil { add("pause") }
+            if membership.pausedAt == nil { add(.pause) }
         case "SUBSCRIPTION_STATE_EXPIRED":
             // Also when its access ran out by time while it was still to renew: the expiration ends the
             // renewal too, as the App Store's does.
-            if membership.status != "expired" || membership.willRenew, membership.revokedAt == nil { add("expiration") }
+            if membership.status != "expired" || membership.willRenew, membership.revokedAt == nil { add(.expiration) }
         default:
             break
         }

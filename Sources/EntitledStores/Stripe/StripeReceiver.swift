@@ -127,7 +127,7 @@ public struct StripeReceiver: Sendable {
         /// An import or a reconciliation (`StateSync`): its reason, and the grant's original purchase time.
         var sync: StateSync?
 
-        func eventID(_ kind: String) -> String { "\(id):\(kind)" }
+        func eventID(_ kind: EntitledEventName) -> String { "\(id):\(kind.rawValue)" }
         var reason: String { sync?.reason ?? "stripe \(type) \(id)" }
     }
 
@@ -197,7 +197,7 @@ public struct StripeReceiver: Sendable {
     /// The events that bring `membership` to the state `subscription` describes.
     func events(for subscription: StripeSubscription, membership: MembershipInfo, _ event: EventContext) -> [EntitledRequest] {
         var events: [EntitledRequest] = []
-        func add(_ type: String, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil) {
+        func add(_ type: EntitledEventName, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil) {
             events.append(
                 .event(
                     membership: membership.id, type: type, eventId: event.eventID(type), eventTime: event.time,
@@ -222,44 +222,44 @@ public struct StripeReceiver: Sendable {
             // is the change's transaction, so that a refund of it finds the membership; with a new period
             // (the billing interval changed, which resets the anchor) the renewal below takes the invoice.
             let paidNow = subscription.status == "active" && !movedOn ? newInvoice : nil
-            add("product_change", product: subscription.product, transaction: paidNow)
+            add(.productChange, product: subscription.product, transaction: paidNow)
         }
         switch subscription.status {
         case "active", "trialing":
             if membership.pausedAt != nil {
                 // Resumed (https://docs.stripe.com/api/subscriptions/resume): by default a new period starts
                 // then, paid at once: the renewal below, which records its invoice.
-                add("resume", expiresAt: movedOn ? nil : periodEnd)
+                add(.resume, expiresAt: movedOn ? nil : periodEnd)
             }
             if movedOn, subscription.status == "trialing", membership.periodType == "trial" {
                 // A trial extended (its trial_end moved; Stripe's period ends with it): still a trial, no
                 // payment, no renewal. The trial's end with a payment is an `active` subscription whose
                 // period moved on: the renewal below.
-                add("extension", expiresAt: periodEnd)
+                add(.extension, expiresAt: periodEnd)
             } else if movedOn {
-                add("renewal", expiresAt: periodEnd, transaction: newInvoice)
+                add(.renewal, expiresAt: periodEnd, transaction: newInvoice)
                 willRenew = true
             } else if membership.billingIssueDetectedAt != nil {
-                add("billing_recovered")
+                add(.billingRecovered)
             }
             if subscription.cancelsAtPeriodEnd, willRenew {
-                add("cancellation")
+                add(.cancellation)
             } else if !subscription.cancelsAtPeriodEnd, !willRenew {
-                add("uncancellation")
+                add(.uncancellation)
             }
         case "past_due":
             // Stripe has moved the period on and is retrying the charge: access goes on for the grace
             // period after the end of the period that was paid for.
             if membership.billingIssueDetectedAt == nil {
                 let graceFrom = currentEnd > 0 ? currentEnd : event.created * 1000
-                add("billing_issue", grace: graceFrom + Int64(settings.gracePeriodDays) * 86_400_000)
+                add(.billingIssue, grace: graceFrom + Int64(settings.gracePeriodDays) * 86_400_000)
             }
         case "canceled", "unpaid", "incomplete_expired":
             // Also when its access ran out by time while it was still to renew: the expiration ends the
             // renewal too, as the App Store's does.
-            if membership.status != "expired" || membership.willRenew, membership.revokedAt == nil { add("expiration") }
+            if membership.status != "expired" || membership.willRenew, membership.revokedAt == nil { add(.expiration) }
         case "paused":
-            if membership.pausedAt == nil { add("pause") }
+            if membership.pausedAt == nil { add(.pause) }
         default:
             break
         }
@@ -292,7 +292,7 @@ public struct StripeReceiver: Sendable {
             return .ignored("invoice \(invoice) paid a period that is over; the access now is paid by invoice \(later), which is not refunded")
         }
         try await writer.apply(
-            .event(membership: membership.id, type: "refund", eventId: event.eventID("refund"), eventTime: event.time, transactionId: invoice, reason: event.reason)
+            .event(membership: membership.id, type: .refund, eventId: event.eventID(.refund), eventTime: event.time, transactionId: invoice, reason: event.reason)
         )
         return writer.outcome
     }

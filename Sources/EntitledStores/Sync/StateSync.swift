@@ -25,8 +25,8 @@ public struct StateSync: Sendable, Hashable {
     public var reason: String { purpose.rawValue }
 
     /// An event id: `import:app_store:<original>:renewal:<transaction>`.
-    public func eventID(store: String, subscription: String, kind: String, version: String) -> String {
-        "\(purpose.rawValue):\(store):\(subscription):\(kind):\(version)"
+    public func eventID(store: String, subscription: String, kind: EntitledEventName, version: String) -> String {
+        "\(purpose.rawValue):\(store):\(subscription):\(kind.rawValue):\(version)"
     }
 
     public var time: String { ProtocolTime.string(milliseconds: now) }

@@ -21,13 +21,13 @@ extension WhopReceiver {
         }
         if membership.transactions.contains(where: { $0.id == paymentID }) { return .duplicate }
         if let newEnd = try renewedPeriodEnd(payment, of: membership, eventTime: ProtocolTime.milliseconds(context.time)) {
-            try await writer.apply(event(membership, "renewal", expiresAt: newEnd, transaction: paymentID, context))
+            try await writer.apply(event(membership, .renewal, expiresAt: newEnd, transaction: paymentID, context))
             return writer.outcome
         }
         guard membership.billingIssueDetectedAt != nil else {
             return .ignored("payment \(paymentID) pays no period after the membership's current one (not a renewal): nothing to change")
         }
-        try await writer.apply(event(membership, "billing_recovered", context))
+        try await writer.apply(event(membership, .billingRecovered, context))
         return writer.outcome
     }
 

@@ -16,7 +16,7 @@ extension WhopReceiver {
     func refunded(_ data: JSONValue, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
         switch Self.refundExtent(data) {
         case .whole:
-            return try await applyToPaymentsMembership(data, "refund", context)
+            return try await applyToPaymentsMembership(data, .refund, context)
         case .part(let reason):
             return .ignored(reason)
         case .unknown(let reason):

@@ -83,7 +83,7 @@ public struct WhopReceiver: Sendable {
         var type: String
         var time: String
 
-        func eventID(_ kind: String) -> String { "\(id):\(kind)" }
+        func eventID(_ kind: EntitledEventName) -> String { "\(id):\(kind.rawValue)" }
         var reason: String { "whop \(type) \(id)" }
     }
 
@@ -138,11 +138,11 @@ public struct WhopReceiver: Sendable {
             // A membership that went invalid had its access end then: valid again with a period end past
             // that is a renewal too.
             if membership.pausedAt != nil {
-                try await writer.apply(event(membership, "resume", expiresAt: periodEnd, context))
+                try await writer.apply(event(membership, .resume, expiresAt: periodEnd, context))
             } else if periodEnd > (currentEnd ?? .max) {
-                try await writer.apply(event(membership, "renewal", expiresAt: periodEnd, context))
+                try await writer.apply(event(membership, .renewal, expiresAt: periodEnd, context))
             } else if membership.billingIssueDetectedAt != nil {
-                try await writer.apply(event(membership, "billing_recovered", context))
+                try await writer.apply(event(membership, .billingRecovered, context))
             }
         }
         return writer.outcome
@@ -153,17 +153,17 @@ public struct WhopReceiver: Sendable {
         guard let membership = try await writer.membership(ofOriginalTransaction: whop.id) else {
             return .unmatched("no membership holds Whop membership \(whop.id)")
         }
-        if membership.isActive { try await writer.apply(event(membership, "expiration", context)) }
+        if membership.isActive { try await writer.apply(event(membership, .expiration, context)) }
         return writer.outcome
     }
 
     /// A renewal payment failed: a billing issue; access lasts until the period's end, and a membership
     /// that goes valid again (a retry succeeded) recovers.
     private func paymentFailed(_ data: JSONValue, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
-        try await applyToPaymentsMembership(data, "billing_issue", context)
+        try await applyToPaymentsMembership(data, .billingIssue, context)
     }
 
-    func applyToPaymentsMembership(_ data: JSONValue, _ type: String, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
+    func applyToPaymentsMembership(_ data: JSONValue, _ type: EntitledEventName, _ context: Context) async throws(ReceiveFailure) -> NotificationOutcome {
         let payment = data["payment"] ?? data
         guard let membershipID = payment["membership"]?.storeID ?? payment["membership_id"]?.stringValue else {
             return .unmatched("the payment names no Whop membership")
@@ -176,7 +176,7 @@ public struct WhopReceiver: Sendable {
         return writer.outcome
     }
 
-    func event(_ membership: MembershipInfo, _ type: String, expiresAt: Int64? = nil, transaction: String? = nil, _ context: Context) -> EntitledRequest {
+    func event(_ membership: MembershipInfo, _ type: EntitledEventName, expiresAt: Int64? = nil, transaction: String? = nil, _ context: Context) -> EntitledRequest {
         .event(
             membership: membership.id, type: type, eventId: context.eventID(type), eventTime: context.time,
             expiresAt: expiresAt.map { ProtocolTime.string(milliseconds: $0) }, transactionId: transaction, reason: context.reason

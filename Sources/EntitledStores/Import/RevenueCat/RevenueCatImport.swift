@@ -64,7 +64,7 @@ public struct RevenueCatImport: Sendable {
             membership = granted
         }
         guard var current = membership else { return StateSyncOutcome(outcome: .unmatched("no membership"), membership: nil, notes: notes) }
-        func event(_ type: String, version: String, time: Int64, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil)
+        func event(_ type: EntitledEventName, version: String, time: Int64, expiresAt: Int64? = nil, grace: Int64? = nil, product: String? = nil, transaction: String? = nil)
             -> EntitledRequest
         {
             .event(
@@ -75,10 +75,10 @@ public struct RevenueCatImport: Sendable {
         }
         for row in rows.dropFirst() where !current.transactions.contains(where: { $0.id == row.transactionID }) {
             if row.product != current.productId {
-                current = try await writer.apply(event("product_change", version: row.transactionID, time: row.startsAt, product: row.product)) ?? current
+                current = try await writer.apply(event(.productChange, version: row.transactionID, time: row.startsAt, product: row.product)) ?? current
             }
             guard let end = row.endsAt else { continue }
-            current = try await writer.apply(event("renewal", version: row.transactionID, time: row.startsAt, expiresAt: end, transaction: row.transactionID)) ?? current
+            current = try await writer.apply(event(.renewal, version: row.transactionID, time: row.startsAt, expiresAt: end, transaction: row.transactionID)) ?? current
         }
         if rows.dropLast().contains(where: { $0.refundedAt != nil }) { notes.append("an earlier period was refunded; access follows the newest") }
         guard current.revokedAt == nil else {
@@ -86,18 +86,18 @@ public struct RevenueCatImport: Sendable {
         }
         let version = newest.transactionID
         if let refunded = newest.refundedAt {
-            current = try await writer.apply(event("refund", version: version, time: refunded, transaction: newest.transactionID)) ?? current
+            current = try await writer.apply(event(.refund, version: version, time: refunded, transaction: newest.transactionID)) ?? current
             return StateSyncOutcome(outcome: writer.outcome, membership: current, changes: writer.appliedKinds, notes: notes)
         }
         if let unsubscribed = newest.unsubscribeDetectedAt, current.willRenew {
-            current = try await writer.apply(event("cancellation", version: version, time: unsubscribed)) ?? current
+            current = try await writer.apply(event(.cancellation, version: version, time: unsubscribed)) ?? current
         }
         if let billing = newest.billingIssueDetectedAt, current.billingIssueDetectedAt == nil {
-            current = try await writer.apply(event("billing_issue", version: version, time: billing, grace: newest.gracePeriodEndsAt)) ?? current
+            current = try await writer.apply(event(.billingIssue, version: version, time: billing, grace: newest.gracePeriodEndsAt)) ?? current
         }
         let accessEnd = max(newest.endsAt ?? .max, newest.gracePeriodEndsAt ?? .min)
         if accessEnd < sync.now, current.status != "expired" || current.willRenew {
-            current = try await writer.apply(event("expiration", version: version, time: accessEnd)) ?? current
+            current = try await writer.apply(event(.expiration, version: version, time: accessEnd)) ?? current
         }
         return StateSyncOutcome(outcome: writer.outcome, membership: current, changes: writer.appliedKinds, notes: notes)
     }
