@@ -171,6 +171,9 @@ public final class EntitledAsyncConnection: Sendable {
     /// How many `send`s are waiting for their answers.
     public var inFlight: Int { state.inFlight }
 
+    /// How long `send` waits for an answer when given no timeout.
+    public static let defaultRequestTimeout: Duration = .seconds(10)
+
     /// Sends one request and waits for its answer; an error answer (`"ok":false`) is returned, not thrown.
     ///
     /// When the request has an `id`, the answer must carry the same one, else the stream is out of step
@@ -181,7 +184,7 @@ public final class EntitledAsyncConnection: Sendable {
     ///   `malformedResponse` or `responseTooLarge` when the connection failed (idem); `closed` after
     ///   `close()`; `cancelled` when the waiting task was cancelled (the request stays in the pipeline and
     ///   its answer is dropped when it comes).
-    public func send(_ request: EntitledRequest, timeout: Duration = .seconds(10)) async throws(EntitledClientError)
+    public func send(_ request: EntitledRequest, timeout: Duration = defaultRequestTimeout) async throws(EntitledClientError)
         -> EntitledResponse
     {
         try await send(
@@ -192,7 +195,7 @@ public final class EntitledAsyncConnection: Sendable {
     /// Sends one protocol line exactly as given (it must not contain a newline) and waits for its
     /// answer, as `send(_:timeout:)` does but without checking the answer's `id`: for requests this
     /// library has no constructor for, and for conformance tools that must send the bytes they were given.
-    public func send(line: String, timeout: Duration = .seconds(10)) async throws(EntitledClientError) -> EntitledResponse {
+    public func send(line: String, timeout: Duration = defaultRequestTimeout) async throws(EntitledClientError) -> EntitledResponse {
         try await send(line: line, expectedID: nil, timeout: timeout)
     }
 
