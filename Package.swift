@@ -142,7 +142,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                // The loops' expiry timers (watch).
+                // The loops' deadlines (LoopDeadlines: parked reads, lingering connections, the sweep).
                 .product(name: "HeapModule", package: "swift-collections"),
                 // TLS on TCP: NIOSSL's handler, driven by the loops through an EmbeddedChannel per connection.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -329,8 +329,9 @@ let package = Package(
         .testTarget(name: "EntitledClientTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
         .testTarget(name: "EntitledConsoleTests", dependencies: ["EntitledConsole", "EntitledClient"]),
         .testTarget(name: "EntitlectlTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
-        // Test helpers shared by the test targets: the real server as a child process, temporary folders.
-        .target(name: "EntitledTestSupport", path: "Tests/EntitledTestSupport"),
+        // Test helpers shared by the test targets: the real server as a child process, temporary folders, a
+        // socket spoken to byte by byte, Python programs run from the package root, the client's test helpers.
+        .target(name: "EntitledTestSupport", dependencies: ["EntitledClient"], path: "Tests/EntitledTestSupport"),
         // The helpers' own tests: the real PostgreSQL server the cluster tests run against.
         .testTarget(name: "EntitledTestSupportTests", dependencies: ["EntitledTestSupport"]),
         .testTarget(name: "EntitledStorageTests", dependencies: ["EntitledStorage", "EntitledCore", "EntitledTestSupport"]),
@@ -338,22 +339,67 @@ let package = Package(
             name: "EntitledWireTests",
             dependencies: ["EntitledWire", "EntitledCore", .product(name: "NIOCore", package: "swift-nio")]
         ),
+        // The socket server in process: its loops, framing, answer queue, commit hold, request processor,
+        // authentication and limits, through `EntitledServer` started by the test itself.
         .testTarget(
             name: "EntitledServerTests",
             dependencies: [
                 "EntitledClient",
                 "EntitledServer",
+                "EntitledStorage",
                 "EntitledTestSupport",
                 "EntitledWire",
                 "EntitledCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            // The TLS tests' self-signed certificate and key, read by path.
+            // The TLS tests' self-signed certificates and keys, read by path (by EntitledTests, entitlectl's
+            // tests and the Python client's too, through TestCertificates).
             exclude: ["Fixtures"]
+        ),
+        // The `entitled` executable run as a real process, as EntitlectlTests runs `entitlectl`: its flags,
+        // start-up errors and warnings, signals, the auth file's reload, TLS options, durability across
+        // restarts and kill -9, the data directory it starts on, and entitled-loadgen against it. The modules
+        // it imports only write the data directories a test starts the process on.
+        .testTarget(
+            name: "EntitledTests",
+            dependencies: [
+                "EntitledClient",
+                "EntitledTestSupport",
+                "EntitledCore",
+                "EntitledStorage",
+                "EntitledServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // Protocol/ proved against a real server: the conformance scenarios and the Python client.
+        .testTarget(name: "ProtocolTests", dependencies: ["EntitledClient", "EntitledTestSupport"]),
+        // The Prometheus exposition of the server's counters, in process and through `entitled --metrics-port`.
+        .testTarget(
+            name: "EntitledMetricsTests",
+            dependencies: [
+                "EntitledMetrics",
+                "EntitledServer",
+                "EntitledStorage",
+                "EntitledCore",
+                "EntitledWire",
+                "EntitledClient",
+                "EntitledTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The settings' layers (command line > environment > file > default) and their checks, in process and
+        // through `entitled --config`.
+        .testTarget(
+            name: "EntitledConfigurationTests",
+            dependencies: [
+                "EntitledConfiguration", "EntitledClient", "EntitledTestSupport",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import EntitledClient
 import EntitledServer
+import EntitledTestSupport
 import Foundation
 import Testing
 

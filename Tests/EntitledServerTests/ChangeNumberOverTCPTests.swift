@@ -1,6 +1,7 @@
 import EntitledClient
 import EntitledCore
 import EntitledServer
+import EntitledTestSupport
 import Foundation
 import Testing
 

@@ -146,7 +146,7 @@ struct ClusterNodeTests {
     @Test func everyConformanceScenarioPassesAgainstANodeOfACluster() async throws {
         try await withClusterNode(commitDelay: .milliseconds(1)) { server, _ in
             let run = try PythonRun(
-                interpreter: try ConformanceTests.pythonWithJSONSchema(),
+                interpreter: PythonRun.interpreterWithJSONSchema(),
                 ["Tools/conformance/run.py", "--require-schema", "--host", "127.0.0.1", "--port", String(server.port)]
             )
             #expect(run.exitedNormally && run.status == 0, "run.py exited with status \(run.status):\n\(run.output)")

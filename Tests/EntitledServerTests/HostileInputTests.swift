@@ -1,4 +1,5 @@
 import EntitledClient
+import EntitledTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -27,7 +27,7 @@ import Testing
         defer { listener.finish().release() }
         let idle = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(idle) }
-        let answer = try LoadingAnswersTests.call(idle, #"{"op":"ping"}"#)
+        let answer = try LoopbackSocket.call(idle, #"{"op":"ping"}"#)
         #expect(answer.contains(#""code":"loading""#), "\(answer)")
         #expect(answer.contains(#""loaded":3"#) && answer.contains(#""total":10"#), "\(answer)")
 
@@ -65,6 +65,6 @@ import Testing
 
         let other = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(other) }
-        #expect(try LoadingAnswersTests.call(other, #"{"op":"stats","id":7}"#).contains(#""code":"loading""#))
+        #expect(try LoopbackSocket.call(other, #"{"op":"stats","id":7}"#).contains(#""code":"loading""#))
     }
 }

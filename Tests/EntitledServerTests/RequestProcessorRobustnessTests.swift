@@ -1,21 +1,9 @@
 import EntitledCore
 import EntitledServer
+import EntitledTestSupport
 import Foundation
 import NIOCore
 import Testing
-
-/// A small seeded generator (SplitMix64) so that a failing input can be reproduced from the seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
 
 @Suite("Whatever a client sends, the processor answers one valid JSON line")
 struct RequestProcessorRobustnessTests {
@@ -45,7 +33,7 @@ struct RequestProcessorRobustnessTests {
 
     @Test func mutatedValidRequestsNeverBreakTheResponseFraming() {
         let processor = RequestProcessor(store: EntitlementStore())
-        var random = SeededGenerator(state: 20261122)
+        var random = SeededRandom(seed: 20261122)
         for _ in 0..<20_000 {
             var bytes = Array(Self.validLines.randomElement(using: &random)!.utf8)
             for _ in 0..<Int.random(in: 1...4, using: &random) {
@@ -64,7 +52,7 @@ struct RequestProcessorRobustnessTests {
 
     @Test func randomBytesNeverBreakTheResponseFraming() {
         let processor = RequestProcessor(store: EntitlementStore())
-        var random = SeededGenerator(state: 7117)
+        var random = SeededRandom(seed: 7117)
         for _ in 0..<5_000 {
             let count = Int.random(in: 0...200, using: &random)
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }.filter { $0 != 10 }

@@ -1,14 +1,14 @@
 import EntitledClient
 import EntitledServer
+import EntitledTestSupport
 import Foundation
 import Testing
 
 /// TLS on TCP (`--tls-cert`, `--tls-key`), against an in-process server with the self-signed test
 /// certificate in Fixtures/ (valid for localhost and 127.0.0.1 until 2126).
 @Suite struct TLSTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-    static let certificate = fixtures.appendingPathComponent("test-tls-cert.pem").path
-    static let key = fixtures.appendingPathComponent("test-tls-key.pem").path
+    static let certificate = TestCertificates.certificate
+    static let key = TestCertificates.key
 
     static func withTLSServer(unixSocket: Bool = false, _ body: (RunningServer) async throws -> Void) async throws {
         let tls = try ServerTLS(certificateChainFile: certificate, privateKeyFile: key)

@@ -25,4 +25,17 @@ public enum LoopbackSocket {
         }
         return descriptor
     }
+
+    /// Sends `line` and a newline on `descriptor` and reads one answer line, byte by byte so that nothing
+    /// after it is taken from the socket; what came before the end if the server closed, maybe nothing.
+    public static func call(_ descriptor: Int32, _ line: String) throws -> String {
+        _ = (line + "\n").withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        var answer: [UInt8] = []
+        var byte: UInt8 = 0
+        while recv(descriptor, &byte, 1, 0) == 1 {
+            if byte == UInt8(ascii: "\n") { return String(decoding: answer, as: UTF8.self) }
+            answer.append(byte)
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
 }

@@ -12,16 +12,18 @@ import Darwin
 /// to the byte (split writes, invalid UTF-8, CRLF, half-close, resets, batches in one write, a full
 /// receive buffer). Tests that exchange requests and answers use EntitledClient instead: there is one
 /// Swift client of the protocol in the repository.
-final class RawSocket {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+public final class RawSocket {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+
+        public init(description: String) { self.description = description }
     }
 
     private var descriptor: Int32
     private var received: [UInt8] = []
     private var sawEndOfStream = false
     /// The stream ended with a reset (ECONNRESET) rather than an orderly end: answers may have been lost.
-    private(set) var wasReset = false
+    public private(set) var wasReset = false
 
     /// Connects over TCP to 127.0.0.1. A `receiveBufferSize` shrinks the socket's receive buffer (set
     /// before connecting, so the TCP window follows), for tests of clients that read slowly or never.
@@ -29,7 +31,7 @@ final class RawSocket {
     /// `host` and `source` (IPv4 addresses) connect elsewhere and from a given local address: another
     /// loopback address (127.1.2.3) or one of the machine's own, for tests of what the server does per
     /// client address.
-    init(
+    public init(
         port: Int, host: String = "127.0.0.1", from source: String? = nil, timeoutSeconds: Int = 10, receiveBufferSize: Int32? = nil
     ) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -68,7 +70,7 @@ final class RawSocket {
     }
 
     /// Connects to a Unix domain socket.
-    init(unixSocketPath path: String, timeoutSeconds: Int = 10) throws {
+    public init(unixSocketPath path: String, timeoutSeconds: Int = 10) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
         var address = sockaddr_un()
@@ -99,12 +101,12 @@ final class RawSocket {
     }
 
     /// Sends `text` as it is (no newline added).
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try send(bytes: Array(text.utf8))
     }
 
     /// Sends raw bytes as they are.
-    func send(bytes: [UInt8]) throws {
+    public func send(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -114,7 +116,7 @@ final class RawSocket {
     }
 
     /// Sends as much of `bytes` as the socket takes without blocking; returns how many bytes it took.
-    func sendWithoutBlocking(bytes: [UInt8]) throws -> Int {
+    public func sendWithoutBlocking(bytes: [UInt8]) throws -> Int {
         let written = bytes.withUnsafeBytes {
             Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         }
@@ -126,7 +128,7 @@ final class RawSocket {
     }
 
     /// Resets the connection (SO_LINGER 0, then close): the server sees ECONNRESET, not an orderly end.
-    func reset() {
+    public func reset() {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
         Glibc.close(descriptor)
@@ -134,12 +136,12 @@ final class RawSocket {
     }
 
     /// Closes the sending side (the server sees end of input) but keeps reading.
-    func closeSending() {
+    public func closeSending() {
         shutdown(descriptor, Int32(SHUT_WR))
     }
 
     /// The next response line without its newline, or `nil` when the server closed the connection.
-    func readLine() throws -> String? {
+    public func readLine() throws -> String? {
         while true {
             if let newline = received.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: received[..<newline], as: UTF8.self)
@@ -165,7 +167,7 @@ final class RawSocket {
     }
 
     /// Every complete line the server has sent so far, without waiting for more.
-    func readAvailableLines() -> [String] {
+    public func readAvailableLines() -> [String] {
         while !sawEndOfStream {
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
@@ -184,7 +186,7 @@ final class RawSocket {
     }
 
     /// Whether the server has closed the connection (reads end of stream with no further line).
-    func isClosedByServer() throws -> Bool {
+    public func isClosedByServer() throws -> Bool {
         try readLine() == nil
     }
 }
@@ -192,7 +194,7 @@ final class RawSocket {
 extension RawSocket {
     /// The next line, read as an answer by the client library's parser; fails when the server closed the
     /// connection instead.
-    func readResponse() throws -> EntitledResponse {
+    public func readResponse() throws -> EntitledResponse {
         guard let line = try readLine() else { throw Failure(description: "the server closed the connection") }
         return try EntitledResponse(line: line)
     }

@@ -28,10 +28,10 @@ import Testing
         for _ in 0..<20 { _ = try await connection.send(line: #"{"op":"check","user":"u1","product":"pro"}"#) }
         _ = try await connection.send(line: "not json")
 
-        let first = try await Self.get("/metrics", port: metricsPort)
+        let first = try await MetricsScrape.get("/metrics", port: metricsPort)
         #expect(first.status == 200)
         #expect(first.headers.contains("Content-Type: text/plain; version=0.0.4"))
-        let metrics = Self.samples(first.body)
+        let metrics = MetricsScrape.samples(first.body)
         #expect(metrics[#"entitled_requests_total{op="check"}"#] == 20)
         #expect(metrics[#"entitled_requests_total{op="grant"}"#] == 1)
         #expect(metrics[#"entitled_errors_total{code="bad_json"}"#] == 1)
@@ -58,7 +58,7 @@ import Testing
 
         // A second scrape counts on from the first.
         for _ in 0..<5 { _ = try await connection.send(line: #"{"op":"check","user":"u1","product":"pro"}"#) }
-        let second = Self.samples(try await Self.get("/metrics", port: metricsPort).body)
+        let second = MetricsScrape.samples(try await MetricsScrape.get("/metrics", port: metricsPort).body)
         #expect(second[#"entitled_requests_total{op="check"}"#] == 25)
         #expect(second[#"entitled_request_duration_seconds_count{op="check"}"#] == 25)
         await connection.close()
@@ -68,11 +68,11 @@ import Testing
         let directory = try TemporaryDirectory()
         let (process, port, metricsPort) = try Self.startServer(directory)
         defer { _ = process.stop() }
-        #expect(try await Self.get("/", port: metricsPort).status == 404)
-        #expect(try await Self.get("/metrics", port: metricsPort, method: "POST").status == 405)
-        #expect(try await Self.get("/metrics", port: metricsPort, method: "HEAD").status == 200)
+        #expect(try await MetricsScrape.get("/", port: metricsPort).status == 404)
+        #expect(try await MetricsScrape.get("/metrics", port: metricsPort, method: "POST").status == 405)
+        #expect(try await MetricsScrape.get("/metrics", port: metricsPort, method: "HEAD").status == 200)
         // The protocol port answers an HTTP request line as the bad JSON it is.
-        let answer = try await Self.exchange("GET /metrics HTTP/1.1\r\n\r\n", port: port)
+        let answer = try await MetricsScrape.exchange("GET /metrics HTTP/1.1\r\n\r\n", port: port)
         #expect(answer.hasPrefix(#"{"ok":false,"error":{"code":"bad_json""#), "\(answer)")
     }
 
@@ -99,39 +99,5 @@ import Testing
         _ = try process.startAndWaitUntilReady()
         defer { _ = process.stop() }
         #expect(!process.readyLine.contains("metrics"))
-    }
-
-    // MARK: Helpers
-
-    /// The samples of a Prometheus text body, by name with labels.
-    static func samples(_ body: String) -> [String: Double] {
-        var samples: [String: Double] = [:]
-        for line in body.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
-            samples[String(line[..<space])] = value
-        }
-        return samples
-    }
-
-    /// One HTTP/1.1 request over a fresh connection, `Connection: close`: status, header block, body.
-    static func get(_ path: String, port: Int, method: String = "GET") async throws -> (status: Int, headers: String, body: String) {
-        let response = try await exchange("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: port)
-        let parts = response.components(separatedBy: "\r\n\r\n")
-        let status = Int(parts[0].split(separator: " ").dropFirst().first ?? "") ?? 0
-        return (status, parts[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
-    }
-
-    /// Sends `request` and reads until the server closes (or 5 s pass without a byte).
-    static func exchange(_ request: String, port: Int) async throws -> String {
-        try await onDedicatedThread {
-            let socket = try RawSocket(port: port, timeoutSeconds: 5)
-            try socket.send(request)
-            socket.closeSending()
-            var text = ""
-            while let line = try? socket.readLine() {
-                text += line + "\n"
-            }
-            return text
-        }
     }
 }

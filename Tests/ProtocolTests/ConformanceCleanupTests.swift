@@ -15,7 +15,7 @@ struct ConformanceCleanupTests {
         defer { server.stop() }
         let createdFile = server.directory.path + "/created.json"
         let run = try PythonRun(
-            interpreter: try ConformanceTests.pythonWithJSONSchema(),
+            interpreter: PythonRun.interpreterWithJSONSchema(),
             ["Tools/conformance/run.py", "--host", "127.0.0.1", "--port", String(server.port), "--created-file", createdFile]
         )
         #expect(run.exitedNormally && run.status == 0, "run.py exited with status \(run.status):\n\(run.output)")

@@ -52,7 +52,7 @@ import Testing
         let port = try #require(try next.startAndWaitUntilReady(timeout: .seconds(120)))
         let socket = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(socket) }
-        let check = try LoadingAnswersTests.call(socket, #"{"op":"check","user":"u\#(Self.memberships - 1)","entitlement":"pro"}"#)
+        let check = try LoopbackSocket.call(socket, #"{"op":"check","user":"u\#(Self.memberships - 1)","entitlement":"pro"}"#)
         #expect(check.hasPrefix(#"{"ok":true,"active":true"#), "\(check)")
         #expect(next.stop() == 0)
     }

@@ -10,7 +10,7 @@ struct ConformanceTests {
         let server = try RunningEntitled()
         defer { server.stop() }
         let run = try PythonRun(
-            interpreter: try Self.pythonWithJSONSchema(),
+            interpreter: PythonRun.interpreterWithJSONSchema(),
             ["Tools/conformance/run.py", "--require-schema", "--host", "127.0.0.1", "--port", String(server.port)]
         )
         #expect(run.exitedNormally && run.status == 0, "run.py exited with status \(run.status):\n\(run.output)")
@@ -26,7 +26,7 @@ struct ConformanceTests {
             .filter { $0.hasSuffix(".ndjson") }.sorted().map { "Protocol/conformance/restricted/" + $0 }
         #expect(scenarios.count >= 2)
         let run = try PythonRun(
-            interpreter: try Self.pythonWithJSONSchema(),
+            interpreter: PythonRun.interpreterWithJSONSchema(),
             ["Tools/conformance/run.py", "--require-schema", "--host", "127.0.0.1", "--port", String(server.port)] + scenarios,
             // The clean-up's admin token, where `ps` does not show it (a public test value all the same).
             environment: ["ENTITLED_TOKEN": "conformance-admin-token-0001"]
@@ -39,15 +39,5 @@ struct ConformanceTests {
     /// arguments unchanged.
     static func fromRepository(_ argument: String) -> String {
         argument.hasPrefix("Protocol/") ? PythonRun.packageRoot.appendingPathComponent(argument).path : argument
-    }
-
-    /// The first Python that can import `jsonschema`: the one on PATH, else the system's, where .ci/run
-    /// installs Debian's python3-jsonschema. Without either the test fails, naming what to install.
-    static func pythonWithJSONSchema() throws -> String {
-        for candidate in ["python3", "/usr/bin/python3"] {
-            if let probe = try? PythonRun(interpreter: candidate, ["-c", "import jsonschema"]), probe.status == 0 { return candidate }
-        }
-        Issue.record("no python3 can import jsonschema: install Debian's python3-jsonschema (apt-get install -y python3-jsonschema)")
-        return "python3"
     }
 }

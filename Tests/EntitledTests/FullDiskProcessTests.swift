@@ -46,7 +46,7 @@ struct FullDiskProcessTests {
         let afterHost = try #require(server.readyLine.range(of: "metrics http://127.0.0.1:")).upperBound
         let metricsPort = try #require(Int(server.readyLine[afterHost...].prefix { $0.isNumber }))
         func metrics() async throws -> [String: Double] {
-            MetricsEndpointTests.samples(try await MetricsEndpointTests.get("/metrics", port: metricsPort).body)
+            MetricsScrape.samples(try await MetricsScrape.get("/metrics", port: metricsPort).body)
         }
         #expect(try await metrics()["entitled_log_writable"] == 1)
 

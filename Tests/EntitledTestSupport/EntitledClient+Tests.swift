@@ -5,7 +5,7 @@ import EntitledClient
 extension EntitledAsyncConnection {
     /// A connection over TCP to a server on 127.0.0.1, where the in-process servers and the `entitled`
     /// processes of these tests listen.
-    static func local(port: Int) async throws -> EntitledAsyncConnection {
+    public static func local(port: Int) async throws -> EntitledAsyncConnection {
         try await connect(to: .tcp(host: "127.0.0.1", port: port))
     }
 
@@ -13,7 +13,7 @@ extension EntitledAsyncConnection {
     ///
     /// Waiting ends by cancelling the read, and a cancelled read ends an `AsyncStream` for good, so after a
     /// `nil` no further push can be read: this waits for a push that must come, it cannot show none did.
-    func nextPush(within timeout: Duration = .seconds(10)) async -> EntitledPush? {
+    public func nextPush(within timeout: Duration = .seconds(10)) async -> EntitledPush? {
         await withTaskGroup(of: EntitledPush?.self) { group in
             group.addTask {
                 var iterator = self.pushes.makeAsyncIterator()
@@ -31,7 +31,7 @@ extension EntitledAsyncConnection {
 
     /// Closes the connection and returns the pushes that had arrived and were not read: all of them, as
     /// `pushes` hands out what it holds before it ends.
-    func closeAndCollectUnreadPushes() async -> [EntitledPush] {
+    public func closeAndCollectUnreadPushes() async -> [EntitledPush] {
         await close()
         var unread: [EntitledPush] = []
         for await push in pushes { unread.append(push) }
@@ -41,8 +41,8 @@ extension EntitledAsyncConnection {
 
 extension EntitledResponse {
     /// The `active` of a `check` answer.
-    var active: Bool? { self["active"]?.boolValue }
+    public var active: Bool? { self["active"]?.boolValue }
 
     /// The code of an error answer (`bad_request`, `not_found`, ...); `nil` for a success.
-    var errorCode: String? { error?.code.rawValue }
+    public var errorCode: String? { error?.code.rawValue }
 }

@@ -7,10 +7,10 @@ import Testing
 /// expired, wrong name) and what to do, by the async and the blocking client, against a real `entitled`
 /// process serving the fixture certificates of Fixtures/ (made by Fixtures/make-test-certificates.sh).
 @Suite struct TLSTrustTests {
-    static let fixtures = TLSTests.fixtures
+    static let fixtures = TestCertificates.directory
     static let testCA = fixtures.appendingPathComponent("test-ca-cert.pem").path
     /// Self-signed, for localhost and 127.0.0.1.
-    static let selfSigned = (TLSTests.certificate, TLSTests.key)
+    static let selfSigned = (TestCertificates.certificate, TestCertificates.key)
     /// Issued by the test CA for localhost and 127.0.0.1; expired on 2021-01-01.
     static let expired = (
         fixtures.appendingPathComponent("test-expired-cert.pem").path, fixtures.appendingPathComponent("test-expired-key.pem").path
@@ -67,7 +67,7 @@ import Testing
     @Test func aCertificateSignedByACANotTrustedIsAnUnknownCA() async throws {
         let server = try Self.server(Self.exampleCom)
         // Trusts only the self-signed certificate, not the CA that signed the server's.
-        let errors = try await Self.failures(port: server.port, tls: EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate))
+        let errors = try await Self.failures(port: server.port, tls: EntitledClientTLS(trustedCertificatesFile: TestCertificates.certificate))
         #expect(errors.count == 2)
         for error in errors {
             #expect(error.code == "untrusted_certificate")
@@ -123,7 +123,7 @@ import Testing
 
     @Test func aTrustedCertificateStillConnects() async throws {
         let server = try Self.server(Self.selfSigned)
-        let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
+        let tls = try EntitledClientTLS(trustedCertificatesFile: TestCertificates.certificate)
         let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: server.port), tls: tls)
         #expect(try await connection.send(.ping).isOK)
         #expect(try await Self.blockingError(.tcp(host: "127.0.0.1", port: server.port), tls: tls) == nil)

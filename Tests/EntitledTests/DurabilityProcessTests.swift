@@ -40,7 +40,7 @@ struct DurabilityProcessTests {
     @Test func aGracefulStopAndStartGiveTheSameStateForRandomOperations() async throws {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/data"
-        var random = SeededGenerator(state: 314)
+        var random = SeededRandom(seed: 314)
         var (server, port) = try Self.start(data, in: directory)
         var connection = try await EntitledAsyncConnection.local(port: port)
         var ids: [String] = []
@@ -384,7 +384,7 @@ final class StormClient: Sendable {
 
     func run() async {
         guard let connection = try? await EntitledAsyncConnection.local(port: port) else { return }
-        var random = SeededGenerator(state: UInt64(client) &+ 99)
+        var random = SeededRandom(seed: UInt64(client) &+ 99)
         var mine: [String] = []
         var myGuests: [String: [String]] = [:]
         for step in 0..<100_000 {

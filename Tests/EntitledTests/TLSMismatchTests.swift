@@ -11,7 +11,7 @@ import Testing
 @Suite struct TLSMismatchTests {
 
     static func tlsServer() throws -> RunningEntitled {
-        try RunningEntitled(arguments: ["--tls-cert", TLSTests.certificate, "--tls-key", TLSTests.key])
+        try RunningEntitled(arguments: ["--tls-cert", TestCertificates.certificate, "--tls-key", TestCertificates.key])
     }
 
     @Test func aPlainTextClientOnTheTLSPortIsToldToUseTLS() async throws {
@@ -44,7 +44,7 @@ import Testing
             #"{"ok":false,"error":{"code":"tls_required","message":"this port speaks TLS: connect with TLS (entitlectl --tls, EntitledClientTLS, Python tls=)"}}"#
         ])
         // The server is unharmed, and TLS clients are served.
-        let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
+        let tls = try EntitledClientTLS(trustedCertificatesFile: TestCertificates.certificate)
         let connection = try await EntitledAsyncConnection.connect(to: .tcp(host: "127.0.0.1", port: port), tls: tls)
         #expect(try await connection.send(.ping).isOK)
     }
@@ -52,7 +52,7 @@ import Testing
     @Test func aTLSClientOnAPlainPortIsToldThePortDoesNotSpeakTLS() async throws {
         let server = try RunningEntitled()
         let address = ServerAddress.tcp(host: "127.0.0.1", port: server.port)
-        let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
+        let tls = try EntitledClientTLS(trustedCertificatesFile: TestCertificates.certificate)
         await #expect(throws: EntitledClientError.serverDoesNotSpeakTLS(address: address)) {
             _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(60), tls: tls)
         }
@@ -70,10 +70,10 @@ import Testing
     @Test func aTLSServerAtItsConnectionLimitIsNotTakenForAPlainPort() async throws {
         // Beyond the limit a TLS port closes a connection without the `busy` line, during the handshake.
         let server = try RunningEntitled(arguments: [
-            "--tls-cert", TLSTests.certificate, "--tls-key", TLSTests.key, "--max-connections", "1",
+            "--tls-cert", TestCertificates.certificate, "--tls-key", TestCertificates.key, "--max-connections", "1",
         ])
         let address = ServerAddress.tcp(host: "127.0.0.1", port: server.port)
-        let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
+        let tls = try EntitledClientTLS(trustedCertificatesFile: TestCertificates.certificate)
         let first = try await EntitledAsyncConnection.connect(to: address, tls: tls)
         #expect(try await first.send(.ping).isOK)
         do {
@@ -94,7 +94,7 @@ import Testing
         defer { withExtendedLifetime(reserved) {} }
         let port = reserved.port
         let address = ServerAddress.tcp(host: "127.0.0.1", port: port)
-        let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
+        let tls = try EntitledClientTLS(trustedCertificatesFile: TestCertificates.certificate)
         await #expect(throws: EntitledClientError.cannotConnect(address: address, reason: "connection refused")) {
             _ = try await EntitledAsyncConnection.connect(to: address, tls: tls)
         }
@@ -105,7 +105,7 @@ import Testing
         // A listening socket that accepts (the kernel does) and never answers.
         let listener = try SilentListener()
         let address = ServerAddress.tcp(host: "127.0.0.1", port: listener.port)
-        let tls = try EntitledClientTLS(trustedCertificatesFile: TLSTests.certificate)
+        let tls = try EntitledClientTLS(trustedCertificatesFile: TestCertificates.certificate)
         await #expect(throws: EntitledClientError.tlsHandshakeFailed(address: address, reason: "no TLS handshake within 1 s")) {
             _ = try await EntitledAsyncConnection.connect(to: address, timeout: .seconds(1), tls: tls)
         }

@@ -53,18 +53,6 @@ import Testing
         return StartingServer(directory: directory, process: process, port: port)
     }
 
-    /// Sends `line` on `socket` and reads one answer line.
-    static func call(_ socket: Int32, _ line: String) throws -> String {
-        _ = (line + "\n").withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-        var answer: [UInt8] = []
-        var byte: UInt8 = 0
-        while recv(socket, &byte, 1, 0) == 1 {
-            if byte == UInt8(ascii: "\n") { return String(decoding: answer, as: UTF8.self) }
-            answer.append(byte)
-        }
-        return String(decoding: answer, as: UTF8.self)  // closed: what came before the end, maybe nothing
-    }
-
     @Test func aStartingServerAnswersLoadingWithItsProgressThenServesOnTheSamePort() throws {
         let starting = try Self.startLoading(["--log-level", "info"])
         let (server, port) = (starting.process, starting.port)
@@ -72,7 +60,7 @@ import Testing
 
         let early = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(early) }
-        let answer = try Self.call(early, #"{"op":"check","user":"u1","entitlement":"pro","id":"first"}"#)
+        let answer = try LoopbackSocket.call(early, #"{"op":"check","user":"u1","entitlement":"pro","id":"first"}"#)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any], "\(answer)")
         #expect(object["ok"] as? Bool == false)
         #expect(object["id"] as? String == "first")
@@ -82,16 +70,16 @@ import Testing
         #expect(loaded >= 0 && loaded <= total && total <= 300_000)
         #expect((error["message"] as? String)?.contains("loading its data") == true)
         // Every request, `ping` included, until it is ready; a line that is not JSON too.
-        #expect(try Self.call(early, #"{"op":"ping"}"#).contains(#""code":"loading""#))
-        #expect(try Self.call(early, "not json").contains(#""code":"loading""#))
+        #expect(try LoopbackSocket.call(early, #"{"op":"ping"}"#).contains(#""code":"loading""#))
+        #expect(try LoopbackSocket.call(early, "not json").contains(#""code":"loading""#))
 
         // Ready on the same port; the connection taken while loading is closed.
         let readyPort = try server.waitUntilReady(timeout: .seconds(120))
         #expect(readyPort == port)
-        #expect(try Self.call(early, #"{"op":"ping"}"#).isEmpty, "a connection made while loading stays open after the start")
+        #expect(try LoopbackSocket.call(early, #"{"op":"ping"}"#).isEmpty, "a connection made while loading stays open after the start")
         let served = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(served) }
-        let check = try Self.call(served, #"{"op":"check","user":"u299999","entitlement":"pro"}"#)
+        let check = try LoopbackSocket.call(served, #"{"op":"check","user":"u299999","entitlement":"pro"}"#)
         #expect(check.hasPrefix(#"{"ok":true,"active":true"#), "\(check)")
     }
 
@@ -101,9 +89,9 @@ import Testing
         defer { _ = server.stop() }
         let socket = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(socket) }
-        let answer = try Self.call(socket, String(repeating: "x", count: 4096))
+        let answer = try LoopbackSocket.call(socket, String(repeating: "x", count: 4096))
         #expect(answer.contains(#""code":"too_large""#), "\(answer)")
-        #expect(try Self.call(socket, #"{"op":"ping"}"#).isEmpty, "the connection stays open after a line over the limit")
+        #expect(try LoopbackSocket.call(socket, #"{"op":"ping"}"#).isEmpty, "the connection stays open after a line over the limit")
         #expect(try server.waitUntilReady(timeout: .seconds(120)) == port)
     }
 
@@ -113,11 +101,11 @@ import Testing
         defer { _ = server.stop() }
         let kept = try (0..<2).map { _ in try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30) }
         defer { kept.forEach { close($0) } }
-        for socket in kept { #expect(try Self.call(socket, #"{"op":"ping"}"#).contains(#""code":"loading""#)) }
+        for socket in kept { #expect(try LoopbackSocket.call(socket, #"{"op":"ping"}"#).contains(#""code":"loading""#)) }
         // One over the limit is closed as soon as it is accepted.
         let extra = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(extra) }
-        #expect(try Self.call(extra, #"{"op":"ping"}"#).isEmpty, "a connection over the limit was answered while loading")
+        #expect(try LoopbackSocket.call(extra, #"{"op":"ping"}"#).isEmpty, "a connection over the limit was answered while loading")
         #expect(try server.waitUntilReady(timeout: .seconds(120)) == port)
     }
 
@@ -129,7 +117,7 @@ import Testing
         // LoadingRetryTests): whenever the pool's request lands, it gets the ready server's answer.
         let probe = try LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30)
         defer { close(probe) }
-        #expect(try Self.call(probe, #"{"op":"ping"}"#).contains(#""code":"loading""#))
+        #expect(try LoopbackSocket.call(probe, #"{"op":"ping"}"#).contains(#""code":"loading""#))
         let pool = EntitledPool(address: .tcp(host: "127.0.0.1", port: port), configuration: .init(connections: 1, requestTimeout: .seconds(120)))
         let access = try await pool.check(user: "u299999", entitlement: "pro")
         #expect(access.isActive)

@@ -5,7 +5,7 @@ import Foundation
 /// Swift concurrency has as many pool threads as cores, two here: a test blocked in `recv` on one of them
 /// halves what every other test running meanwhile gets, and timing-sensitive neighbours (idle timeouts,
 /// backpressure stalls) then fail for reasons that are not theirs.
-func onDedicatedThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+public func onDedicatedThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
             continuation.resume(with: Swift.Result { try body() })
@@ -15,7 +15,7 @@ func onDedicatedThread<Value: Sendable>(_ body: @escaping @Sendable () throws ->
 }
 
 /// Values handed to a dedicated thread and back, used by one thread at a time (the awaiting test waits).
-final class Handoff<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
+public final class Handoff<Value>: @unchecked Sendable {
+    public var value: Value
+    public init(_ value: Value) { self.value = value }
 }

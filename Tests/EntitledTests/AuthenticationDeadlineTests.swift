@@ -42,7 +42,7 @@ import Testing
 
     @Test func aTLSHandshakeSentAByteAtATimeIsClosedAtTheDeadline() throws {
         let server = try RunningEntitled(
-            tokens: [.admin], arguments: ["--tls-cert", TLSTests.certificate, "--tls-key", TLSTests.key, "--auth-timeout", "1", "--idle-timeout", "300"]
+            tokens: [.admin], arguments: ["--tls-cert", TestCertificates.certificate, "--tls-key", TestCertificates.key, "--auth-timeout", "1", "--idle-timeout", "300"]
         )
         let trickle = try RawSocket(port: server.port, timeoutSeconds: 1)
         // The first bytes of a ClientHello, then one more every 0.3 s.
