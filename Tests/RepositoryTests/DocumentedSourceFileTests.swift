@@ -8,7 +8,7 @@ import Testing
 struct DocumentedSourceFileTests {
     @Test func everySwiftFileAMarkdownDocumentNamesExists() throws {
         let root = MarkdownLinkTests.packageRoot
-        let sourceFiles = try Self.swiftFiles(under: root)
+        let sourceFiles = Self.swiftFiles(under: root)
         var missing: [String] = []
         for document in try MarkdownDocument.all(under: root) {
             let text = try String(contentsOf: document.url, encoding: .utf8)
@@ -41,19 +41,8 @@ struct DocumentedSourceFileTests {
         files.contains { $0 == name || $0.hasSuffix("/" + name) }
     }
 
-    /// Every `.swift` file below `root`, as paths from it, build folders left out.
-    static func swiftFiles(under root: URL) throws -> [String] {
-        let keys: [URLResourceKey] = [.isDirectoryKey]
-        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys) else { return [] }
-        var found: [String] = []
-        for case let url as URL in walker {
-            let name = url.lastPathComponent
-            if name.hasPrefix(".build") || name == ".git" {
-                walker.skipDescendants()
-                continue
-            }
-            if name.hasSuffix(".swift") { found.append(String(url.path.dropFirst(root.path.count + 1))) }
-        }
-        return found
+    /// Every `.swift` file below `root`, as paths from it.
+    static func swiftFiles(under root: URL) -> [String] {
+        RepositoryFiles.urls(under: root, endingWith: ".swift").map { String($0.path.dropFirst(root.path.count + 1)) }
     }
 }

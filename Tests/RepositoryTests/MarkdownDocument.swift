@@ -86,17 +86,6 @@ struct MarkdownDocument {
 
     /// Every Markdown file under `root`, build folders and hidden folders excluded.
     static func all(under root: URL) throws -> [MarkdownDocument] {
-        let keys: [URLResourceKey] = [.isDirectoryKey]
-        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys) else { return [] }
-        var documents: [MarkdownDocument] = []
-        for case let url as URL in walker {
-            let name = url.lastPathComponent
-            if name.hasPrefix(".") {
-                walker.skipDescendants()
-                continue
-            }
-            if url.pathExtension == "md" { documents.append(try MarkdownDocument(url: url, root: root)) }
-        }
-        return documents.sorted { $0.url.path < $1.url.path }
+        try RepositoryFiles.urls(under: root, endingWith: ".md").map { try MarkdownDocument(url: $0, root: root) }
     }
 }

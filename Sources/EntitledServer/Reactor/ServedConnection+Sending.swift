@@ -130,6 +130,7 @@ extension ServedConnection {
 
     /// Reads again a connection that was paused.
     func startReading() {
+        guard phase == .paused else { return }  // closing, lingering or closed stays so
         phase = .reading
         // What the client sent while it was not read counts as activity: the idle sweep must not close it
         // before it is read.

@@ -14,6 +14,8 @@ extension ServingLoop {
 
     /// Graceful stop: no new connections, and every connection answers what it has read, then closes.
     func beginDraining(until deadline: UInt64) {
+        // A stop at once asked for first stands (the loop leaves at the end of this turn).
+        guard phase != .stopping else { return }
         phase = .draining(until: deadline)
         for listener in listeners.values {
             epoll.remove(listener.descriptor)
