@@ -12,9 +12,11 @@ public struct RequestProcessor: Sendable {
     public let store: EntitlementStore
     /// Where every write goes, and from where its change is published once committed.
     let writes: any WriteBackend
-    /// A single server's log, which `writes` is too: its answers wait for each loop's end-of-turn commit
+    /// A single server's log, which `writes` is: its answers wait for each loop's end-of-turn commit
     /// (`GroupCommit`). `nil` on a node of a cluster, whose answers wait for nothing of its loops'.
-    let log: LogWriteBackend?
+    /// Found from `writes` rather than kept beside it: the processor is copied on every line a connection
+    /// answers behind a waiting one, and each reference it holds is one more retain and release there.
+    var log: LogWriteBackend? { writes as? LogWriteBackend }
     /// Who is told of committed changes: watchers, and reads waiting for a change (`minSeq`).
     let publication: Publication
     /// The exports held between their pages.
@@ -44,9 +46,7 @@ public struct RequestProcessor: Sendable {
         let publication = Publication()
         self.store = store
         self.publication = publication
-        let log = LogWriteBackend(store: store, durable: nil, publication: publication)
-        self.log = log
-        self.writes = log
+        self.writes = LogWriteBackend(store: store, durable: nil, publication: publication)
     }
 
     /// A single server whose store lives in a data directory: a write is answered once the log holds it.
@@ -54,9 +54,7 @@ public struct RequestProcessor: Sendable {
         let publication = Publication()
         self.store = durable.store
         self.publication = publication
-        let log = LogWriteBackend(store: durable.store, durable: durable, publication: publication)
-        self.log = log
-        self.writes = log
+        self.writes = LogWriteBackend(store: durable.store, durable: durable, publication: publication)
     }
 
     /// A node of a cluster: `store` is its replica of `replicated`, which decides, commits and applies
@@ -65,7 +63,6 @@ public struct RequestProcessor: Sendable {
         let publication = Publication()
         self.store = store
         self.publication = publication
-        self.log = nil
         self.writes = ReplicatedWriteBackend(store: store, replicated: replicated, publication: publication)
     }
 

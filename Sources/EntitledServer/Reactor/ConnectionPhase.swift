@@ -1,16 +1,19 @@
 /// Where a `ServedConnection` is between accept and close. One value rather than a flag each, so that
 /// no combination the connection cannot be in (closing and reading, lingering and paused) can be written.
-enum ConnectionPhase: Equatable {
+/// No case carries a value: a phase is one byte, compared on every event and line of the check path.
+enum ConnectionPhase {
     /// Its socket is read and its requests answered.
     case reading
     /// Not read for now: too many answers wait for a client that does not read them (until they fall
     /// below `ServedConnection.lowWaterMark`), or a request is parked until it may be answered. Lines
     /// already read are still answered when they may be.
     case paused
-    /// Reads nothing more (the client closed its side, sent a line over the limit, or the server is
-    /// stopping) and closes once every answer is written: after lingering when `lingers` (a graceful
-    /// stop), at once otherwise.
-    case closingWhenAnswered(lingers: Bool)
+    /// Reads nothing more (the client closed its side, or sent a line over the limit) and closes once
+    /// every answer is written.
+    case closingWhenAnswered
+    /// Reads nothing more (a graceful stop) and, once every answer is written, lingers rather than
+    /// closes: see `lingering`.
+    case lingeringWhenAnswered
     /// Its write side is shut: what the client still sends is read and dropped until it closes, for at
     /// most `ServedConnection.lingerMilliseconds` (`ServedConnection.linger`).
     case lingering
@@ -21,7 +24,7 @@ enum ConnectionPhase: Equatable {
     var takesRequests: Bool {
         switch self {
         case .reading, .paused: true
-        case .closingWhenAnswered, .lingering, .closed: false
+        case .closingWhenAnswered, .lingeringWhenAnswered, .lingering, .closed: false
         }
     }
 }

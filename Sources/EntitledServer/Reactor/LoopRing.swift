@@ -36,10 +36,12 @@ final class LoopRing {
         }
     }
 
+    /// Whether receives were queued this turn (`completeReceives` has work).
+    var hasReceives: Bool { !receiving.isEmpty }
+
     /// Submits the receives queued during this turn's events in one system call, then lets each
     /// connection answer what it got.
     func completeReceives(turnStarted: UInt64) {
-        guard !receiving.isEmpty else { return }
         ring.submitAndWait()
         while let completion = ring.nextCompletion() {
             let index = Int(completion.tag)

@@ -40,8 +40,8 @@ extension ServedConnection {
         if phase == .paused, parked == nil, unsentByteCount < Self.lowWaterMark { startReading() }
         // `startReading` may have answered lines left by the per-turn cap, the last of them closing the
         // connection: those answers are written first (it scheduled a flush).
-        if case .closingWhenAnswered(let lingers) = phase, !answers.hasWaiting, parked == nil, unsentByteCount == 0 {
-            if lingers { linger() } else { close() }
+        if phase == .closingWhenAnswered || phase == .lingeringWhenAnswered, !answers.hasWaiting, parked == nil, unsentByteCount == 0 {
+            if phase == .lingeringWhenAnswered { linger() } else { close() }
         }
     }
 

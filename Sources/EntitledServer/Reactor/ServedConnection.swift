@@ -268,14 +268,15 @@ final class ServedConnection {
     /// graceful stop). A connection already closing keeps lingering if it was to; one lingering or closed
     /// stays so.
     private func closeWhenAnswered(lingering: Bool) {
+        let next: ConnectionPhase = lingering ? .lingeringWhenAnswered : .closingWhenAnswered
         switch phase {
         case .reading:
-            phase = .closingWhenAnswered(lingers: lingering)
+            phase = next
             updateInterest()
-        case .paused:
-            phase = .closingWhenAnswered(lingers: lingering)
-        case .closingWhenAnswered(let lingers):
-            phase = .closingWhenAnswered(lingers: lingers || lingering)
+        case .paused, .closingWhenAnswered:
+            phase = next
+        case .lingeringWhenAnswered:
+            break  // lingering wins
         case .lingering, .closed:
             return
         }

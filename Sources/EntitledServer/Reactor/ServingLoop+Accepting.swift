@@ -22,7 +22,7 @@ extension ServingLoop {
 
     /// Takes over an accepted connection's socket.
     func adopt(_ descriptor: Int32, kind: ConnectionKind) {
-        guard phase == .serving else {
+        guard phase.isServing else {
             close(descriptor)
             context.onClose(kind)  // counted when it was admitted
             return

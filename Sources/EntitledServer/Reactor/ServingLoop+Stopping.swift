@@ -10,12 +10,24 @@ extension ServingLoop {
         case draining(until: UInt64)
         /// Stops at the end of this turn.
         case stopping
+
+        // Pattern matches rather than `==`: read every turn, and a comparison of cases that carry values
+        // is a call to the synthesized `==`.
+        /// Whether the loop serves (neither draining nor stopping).
+        var isServing: Bool {
+            if case .serving = self { true } else { false }
+        }
+
+        /// Whether the loop stops at the end of this turn.
+        var isStopping: Bool {
+            if case .stopping = self { true } else { false }
+        }
     }
 
     /// Graceful stop: no new connections, and every connection answers what it has read, then closes.
     func beginDraining(until deadline: UInt64) {
         // A stop at once asked for first stands (the loop leaves at the end of this turn).
-        guard phase != .stopping else { return }
+        guard !phase.isStopping else { return }
         phase = .draining(until: deadline)
         for listener in listeners.values {
             epoll.remove(listener.descriptor)

@@ -31,11 +31,10 @@ final class ServingLoop: @unchecked Sendable {
     /// This loop's counters: written on its thread only.
     let statistics: LoopStatistics
     let epoll: Epoll
-    /// Where a turn's receives and sends go in one system call each; `nil` where the kernel refused a ring
-    /// (or `ServerConfiguration.usesIoUring` is off): then each connection reads and sends its own.
-    private var ring: LoopRing?
-    /// Whether this loop sends through a ring (read on the loop's thread).
-    var hasRing: Bool { ring != nil }
+    /// Whether this loop receives and sends through an io_uring (`LoopRing`, set when its thread starts;
+    /// read on it): a turn's receives and sends go in one system call each. Without one (the kernel
+    /// refused it, or `ServerConfiguration.usesIoUring` is off) each connection reads and sends its own.
+    private(set) var hasRing = false
     /// The most events one `epoll_wait` reports.
     static let eventCapacity = 256
 
@@ -107,7 +106,7 @@ final class ServingLoop: @unchecked Sendable {
         self.context = context
         self.logger = logger
         groupCommit = context.processor.log.map { GroupCommit(log: $0, longestHoldNanoseconds: longestCommitHoldNanoseconds) }
-        if index == 0 { accessEnds = AccessEndTimer(store: context.processor.store, watchHub: context.processor.watchHub) }
+        if index == 0 { accessEnds = AccessEndTimer() }
         self.epoll = try Epoll()
         wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard wakeDescriptor >= 0 else { throw SocketError(operation: "eventfd") }
@@ -198,10 +197,13 @@ final class ServingLoop: @unchecked Sendable {
         // For `top -H` and /proc: an unnamed thread shows its creator's name (a Swift concurrency worker's).
         nameCurrentThread("entitled-loop\(index)")
         if sweepsConnections { deadlines.add(.sweepConnections, at: 0) }
+        // Made here, and kept in this frame rather than in a property the turn would read each time: only
+        // the thread that made a ring may submit to it.
+        var ring: LoopRing?
         if context.usesIoUring {
-            // Made here: only the thread that made a ring may submit to it.
             do {
                 ring = try LoopRing(connectionsPerTurn: Self.eventCapacity)
+                hasRing = true
                 if index == 0 { logger.debug("receiving and sending through io_uring: one system call for each per loop turn") }
             } catch {
                 if index == 0 { logger.notice("receiving and sending with one system call per connection", metadata: ["reason": "\(error)"]) }
@@ -209,7 +211,7 @@ final class ServingLoop: @unchecked Sendable {
         }
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: Self.eventCapacity)
         defer { events.deallocate() }
-        while phase != .stopping {
+        while !phase.isStopping {
             let ready = waitForEvents(into: events)
             turnStarted = coarseMonotonicMilliseconds()
             for offset in 0..<ready {
@@ -231,16 +233,16 @@ final class ServingLoop: @unchecked Sendable {
                     }
                 }
             }
-            ring?.completeReceives(turnStarted: turnStarted)
+            if let ring, ring.hasReceives { ring.completeReceives(turnStarted: turnStarted) }
             runPostedTasks()
-            accessEnds?.takeDueEnds(turnStarted: turnStarted)
+            accessEnds?.takeDueEnds(of: context.processor.store, tellingWatchersThrough: context.processor.watchHub, turnStarted: turnStarted)
             // Checked here, not in the functions: at one request per turn, the calls alone cost ~40 instructions.
             if let soonest = deadlines.soonest, soonest <= turnStarted { runDueDeadlines() }
             if !toResume.isEmpty { resumeConnections() }
             // Not held while a barrier waits for this turn's commit (`afterCurrentTurn`), nor while stopping.
-            groupCommit?.endOfTurn(on: self, mustCommit: !afterCommit.isEmpty || phase != .serving)
+            if let groupCommit, groupCommit.hasWaiting { groupCommit.endOfTurn(on: self, mustCommit: !afterCommit.isEmpty || !phase.isServing) }
             if !afterCommit.isEmpty { runAfterCommitTasks() }
-            flushConnections()
+            flushConnections(through: ring)
             if case .draining(let deadline) = phase {
                 if connections.allSatisfy({ $0 == nil }) || monotonicMilliseconds() >= deadline { phase = .stopping }
             }
@@ -295,7 +297,7 @@ final class ServingLoop: @unchecked Sendable {
             // Timed from the turn's start rather than a fresh clock read: a few milliseconds late is fine.
             timeout = soonest > turnStarted ? Int32(min(soonest - turnStarted, 1000)) : 0
         }
-        if let untilEnd = accessEnds?.millisecondsUntilNextEnd(turnStarted: turnStarted) {
+        if let untilEnd = accessEnds?.millisecondsUntilNextEnd(of: context.processor.store, turnStarted: turnStarted) {
             timeout = timeout < 0 ? untilEnd : min(timeout, untilEnd)
         }
         return timeout
@@ -394,7 +396,9 @@ final class ServingLoop: @unchecked Sendable {
         if slot < connections.count, connections[slot] === connection { connections[slot] = nil }
     }
 
-    private func flushConnections() {
+    /// Writes the answers of the connections that have some at the end of this turn: through `ring` in one
+    /// system call when several do.
+    private func flushConnections(through ring: LoopRing?) {
         while !toFlush.isEmpty {
             swap(&toFlush, &flushing)
             if let ring, flushing.count > 1 {  // one connection: a plain send, as for reads above

@@ -9,7 +9,7 @@ import EntitledCore
 /// which is the only place the writer thread's callback touches it (hence unchecked `Sendable`).
 final class GroupCommit: @unchecked Sendable {
     /// Where a commit is asked for, and what it may wait for.
-    private enum Phase: Equatable {
+    private enum Phase {
         /// The next turn with writes waiting commits them.
         case ready
         /// A commit is out with the log's writer thread (asked for at `askedAt`, monotonic ns) and not
@@ -45,8 +45,15 @@ final class GroupCommit: @unchecked Sendable {
         waiting.append(connection)
     }
 
+    /// Whether connections have writes waiting for a commit (the loop asks before `endOfTurn`: a turn
+    /// without writes then costs one comparison).
+    var hasWaiting: Bool { !waiting.isEmpty }
+
     /// Whether writes wait and nothing holds them back: the loop commits them without sleeping first.
-    var isDue: Bool { !waiting.isEmpty && phase == .ready }
+    var isDue: Bool {
+        guard !waiting.isEmpty, case .ready = phase else { return false }
+        return true
+    }
 
     /// When a held commit is asked for even if not everyone is back (monotonic ns), while writes wait for
     /// it: the loop sleeps no longer.
