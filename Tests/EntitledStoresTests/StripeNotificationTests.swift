@@ -9,14 +9,13 @@ import EntitledStores
 /// life becomes one membership's; redeliveries and old events change nothing; whatever is refused changes
 /// nothing; an unreachable `entitled` answers 503 and the retry applies once.
 @Suite struct StripeNotificationTests {
-    let entitled: RunningEntitled
-    let stores: RunningStores
-    let client: EntitledConnection
+    let processes: StripeReceiverProcesses
+    var entitled: RunningEntitled { processes.entitled }
+    var stores: RunningStores { processes.stores }
+    var client: EntitledConnection { processes.client }
 
     init() throws {
-        entitled = try RunningEntitled()
-        stores = try RunningStores(entitled: "127.0.0.1:\(entitled.port)", environment: ["ENTITLED_STORES_STRIPE_SECRET": StripeFixtures.secret])
-        client = EntitledConnection(address: .tcp(host: "127.0.0.1", port: entitled.port))
+        processes = try StripeReceiverProcesses()
     }
 
     func deliver(_ body: [UInt8]) throws -> HTTPReply {
